@@ -1,0 +1,42 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import type { AppProps } from 'aws-cdk-lib';
+import { BurnrateStack } from './burnrate-stack.ts';
+import type { BurnrateStackProps } from './burnrate-stack.ts';
+
+export const DEFAULT_STACK_NAME = 'Burnrate';
+
+export interface BuildAppProps {
+  /** Passed to `new App()`: tests give `context` (e.g. `'aws:cdk:bundling-stacks': []`) and `outdir`. */
+  app?: AppProps;
+  /** Overrides for the stack; the stack name comes from context `stackName` (default `Burnrate`). */
+  stack?: BurnrateStackProps;
+}
+
+/** The CDK app: one BurnrateStack. Used by `cdk` (below) and by the infra tests. */
+export function buildApp(props: BuildAppProps = {}): { app: App; stack: BurnrateStack } {
+  const app = new App(props.app);
+  const stackName = String(app.node.tryGetContext('stackName') ?? DEFAULT_STACK_NAME);
+  const stack = new BurnrateStack(app, stackName, {
+    stackName,
+    description: 'Burnrate: spend tracking API (HTTP API, Lambda, DynamoDB, Cognito)',
+    ...props.stack,
+  });
+  return { app, stack };
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+// Run by the CDK CLI (`npx tsx infra/app.ts`): the App synthesizes itself into CDK_OUTDIR on exit.
+if (isMain()) {
+  buildApp().app.synth();
+}

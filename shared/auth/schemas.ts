@@ -1,0 +1,40 @@
+/** Request schemas of the /auth endpoints (zod/mini: the same schemas validate requests and feed OpenAPI). */
+import * as z from 'zod/mini';
+
+const name = (label: string) =>
+  z.string().check(z.trim(), z.minLength(1, `${label} must not be empty.`), z.maxLength(100, `${label} must be at most 100 characters.`));
+
+/** Trimmed, lower-cased, a plausible address. */
+export const Email = z.pipe(
+  z.string().check(z.trim(), z.toLowerCase(), z.maxLength(254, 'email must be at most 254 characters.')),
+  z.email('email must be a valid e-mail address.'),
+);
+
+/** API.md: at least 8 characters with an upper-case letter, a lower-case letter and a digit. */
+export const Password = z.string().check(
+  z.minLength(8, 'password must be at least 8 characters.'),
+  z.maxLength(256, 'password must be at most 256 characters.'),
+  z.regex(/[A-Z]/, 'password must contain an upper-case letter.'),
+  z.regex(/[a-z]/, 'password must contain a lower-case letter.'),
+  z.regex(/[0-9]/, 'password must contain a digit.'),
+);
+
+export const RegisterBody = z.strictObject({
+  email: Email,
+  password: Password,
+  firstName: name('firstName'),
+  lastName: name('lastName'),
+  companyName: name('companyName'),
+});
+export type RegisterBody = z.infer<typeof RegisterBody>;
+
+export const LoginBody = z.strictObject({
+  email: z.string().check(z.trim(), z.toLowerCase(), z.minLength(1, 'email is required.'), z.maxLength(254)),
+  password: z.string().check(z.minLength(1, 'password is required.'), z.maxLength(256)),
+});
+export type LoginBody = z.infer<typeof LoginBody>;
+
+export const RefreshBody = z.strictObject({
+  refreshToken: z.string().check(z.minLength(1, 'refreshToken is required.'), z.maxLength(8192)),
+});
+export type RefreshBody = z.infer<typeof RefreshBody>;

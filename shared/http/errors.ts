@@ -1,0 +1,73 @@
+/**
+ * Typed errors. Domain code throws these; the HTTP layer maps them ONCE to RFC 9457 problem details.
+ * A 4xx's title/detail is shown to the client; anything else becomes a generic 500.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    /** `type` becomes `/problems/<slug>`. */
+    readonly slug: string,
+    readonly title: string,
+    readonly detail?: string,
+    readonly errors?: FieldError[],
+    /** Extra response headers (e.g. Retry-After). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail ?? title);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends HttpError {
+  constructor(detail: string, errors?: FieldError[]) {
+    super(400, 'validation-error', 'Your request is not valid.', detail, errors);
+  }
+}
+
+export class MalformedRequest extends HttpError {
+  constructor(detail: string) {
+    super(400, 'malformed-request', 'The request body could not be read.', detail);
+  }
+}
+
+export class Unauthorized extends HttpError {
+  constructor(detail = 'A valid bearer token is required.') {
+    super(401, 'unauthorized', 'Unauthorized.', detail, undefined, { 'www-authenticate': 'Bearer' });
+  }
+}
+
+export class NotFound extends HttpError {
+  constructor(detail = 'The resource does not exist.') {
+    super(404, 'not-found', 'Not found.', detail);
+  }
+}
+
+export class Conflict extends HttpError {
+  constructor(detail: string, slug = 'conflict') {
+    super(409, slug, 'Conflict.', detail);
+  }
+}
+
+export class PayloadTooLarge extends HttpError {
+  constructor(limitBytes: number) {
+    super(413, 'payload-too-large', 'The request body is too large.', `The body must be at most ${limitBytes} bytes.`);
+  }
+}
+
+export class TooManyRequests extends HttpError {
+  constructor(detail: string, slug = 'too-many-requests', retryAfterSeconds?: number) {
+    super(
+      429,
+      slug,
+      'Too many requests.',
+      detail,
+      undefined,
+      retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
+    );
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The HTTP stack every API handler uses (middy):
+ *   Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your function.
+ * A handler file is then a thin adapter: declare its schemas, call one domain function, return a reply.
+ */
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpCors from '@middy/http-cors';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { $ZodType } from 'zod/v4/core';
+import { config } from '#shared/config.ts';
+import { logger } from '#shared/http/logger.ts';
+import { HttpError } from '#shared/http/errors.ts';
+import { problemResponse } from '#shared/http/problem.ts';
+import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
+import { validate } from '#shared/http/validate.ts';
+import { authenticate, type AuthContext } from '#shared/http/auth-context.ts';
+
+export type HandlerAuth = 'jwt' | 'none';
+
+export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
+  auth: A;
+  body?: $ZodType<B>;
+  query?: $ZodType<Q>;
+  params?: $ZodType<P>;
+  maxBodyBytes?: number;
+}
+
+export interface HandlerInput<A extends HandlerAuth, B, Q, P> {
+  auth: A extends 'jwt' ? AuthContext : undefined;
+  body: B;
+  query: Q;
+  params: P;
+  requestId: string;
+  event: APIGatewayProxyEventV2;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown): Reply => ({ status: 201, body });
+export const noContent = (): Reply => ({ status: 204 });
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+const requestIdOf = (event: Event) => event.requestContext?.requestId ?? '';
+
+/** Maps every error once to RFC 9457 problem+json; logs 5xx with their cause, 4xx briefly. */
+function problemErrors(): MiddlewareObj<Event, Result> {
+  return {
+    onError: (request) => {
+      const error = request.error;
+      if (error instanceof HttpError && error.status < 500) {
+        logger.info('request refused', { status: error.status, problem: error.slug });
+      } else {
+        logger.error('request failed', error as Error);
+      }
+      request.response = problemResponse(error, requestIdOf(request.event));
+    },
+  };
+}
+
+function toResult(reply: Reply, requestId: string): Result {
+  const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
+  if (reply.body === undefined) return { statusCode: reply.status, headers };
+  return {
+    statusCode: reply.status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(reply.body),
+  };
+}
+
+const cors = () =>
+  httpCors({
+    origins: config().corsOrigins,
+    headers: 'authorization,content-type,x-api-key',
+    methods: 'GET,POST,PATCH,DELETE,OPTIONS',
+    exposeHeaders: 'x-request-id,retry-after,location',
+    maxAge: 600,
+  });
+
+export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined, P = undefined>(
+  spec: HandlerSpec<A, B, Q, P>,
+  fn: (input: HandlerInput<A, B, Q, P>) => Promise<Reply>,
+) {
+  const maxBodyBytes = spec.maxBodyBytes ?? MAX_BODY_BYTES;
+  const inner = async (event: Event, _context: Context): Promise<Result> => {
+    const requestId = requestIdOf(event);
+    const auth = spec.auth === 'jwt' ? await authenticate(event) : undefined;
+    if (auth) logger.appendKeys({ accountId: auth.accountId, userId: auth.userId });
+    const body = spec.body
+      ? validate(spec.body, parseJsonObject(rawBody(event.body, event.isBase64Encoded), maxBodyBytes), 'body')
+      : undefined;
+    const query = spec.query ? validate(spec.query, event.queryStringParameters ?? {}, 'query') : undefined;
+    const params = spec.params ? validate(spec.params, event.pathParameters ?? {}, 'path') : undefined;
+    const reply = await fn({ auth, body, query, params, requestId, event } as HandlerInput<A, B, Q, P>);
+    return toResult(reply, requestId);
+  };
+  return middy<Event, Result>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(cors())
+    .use(problemErrors())
+    .handler(inner);
+}

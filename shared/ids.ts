@@ -1,0 +1,26 @@
+import { ulid } from 'ulid';
+
+/** Public id prefixes (API.md: `br_`, `usr_`, `bud_`, `rul_`, `alt_`, `ink_` + ULID). */
+export const ID_PREFIX = {
+  account: 'br',
+  user: 'usr',
+  budget: 'bud',
+  rule: 'rul',
+  alert: 'alt',
+  ingestKey: 'ink',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIX[kind]}_${ulid()}`;
+}
+
+const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
+const patterns = Object.fromEntries(
+  Object.entries(ID_PREFIX).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}_${ULID}$`)]),
+) as Record<IdKind, RegExp>;
+
+export function isId(kind: IdKind, value: string): boolean {
+  return patterns[kind].test(value);
+}

@@ -1,0 +1,62 @@
+/**
+ * The route table: the ONE source read by the CDK stack (infra/) and the local gateway (local/).
+ * Paths use API Gateway syntax (`/keys/{hash}`) and are relative to the `/api` prefix.
+ */
+export type AuthKind =
+  /** Cognito ID token in `Authorization: Bearer`, checked by API Gateway's JWT authorizer (locally by the gateway). */
+  | 'jwt'
+  /** Public. */
+  | 'none'
+  /** Machine secret in `x-api-key`, checked by the handler. */
+  | 'ingestKey'
+  /** Stripe-Signature over the raw body, checked by the handler. */
+  | 'stripe';
+
+/** DynamoDB actions a function may use on the table (and its indexes): granted exactly, nothing more. */
+export type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'ConditionCheckItem'
+  | 'BatchWriteItem';
+
+/** Cognito admin actions a function may call on the user pool. */
+export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser';
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  /** Handler module under functions/, without extension: `auth/register` → functions/auth/register.ts */
+  handler: string;
+  auth: AuthKind;
+  table: TableAction[];
+  cognito?: CognitoAction[];
+}
+
+export const API_PREFIX = '/api';
+
+export const routes: readonly Route[] = [
+  { method: 'GET', path: '/health', handler: 'health/get', auth: 'none', table: [] },
+  {
+    method: 'POST',
+    path: '/auth/register',
+    handler: 'auth/register',
+    auth: 'none',
+    table: ['PutItem', 'GetItem'],
+    cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
+  },
+  { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: [] },
+  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: [] },
+  { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', table: ['BatchGetItem', 'GetItem'] },
+];
+
+/** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */
+export function routeId(route: Route): string {
+  return route.handler
+    .split(/[/-]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}

@@ -1,0 +1,323 @@
+/**
+ * CDK assertions on the synthesized BurnrateStack. One synth (bundling skipped) shared by every test.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '#infra/app.ts';
+import { TABLE } from '#shared/db/table.ts';
+import { API_PREFIX, routes } from '#shared/routes.ts';
+import type { Route } from '#shared/routes.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Resource {
+  Type: string;
+  Properties?: Record<string, any>;
+  [key: string]: unknown;
+}
+interface Statement {
+  Effect: string;
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: unknown;
+}
+
+let outdir: string;
+let template: Template;
+let resources: Record<string, Resource>;
+
+/** Resources of one CloudFormation type, by logical id. */
+function ofType(type: string): [string, Resource][] {
+  return Object.entries(resources).filter(([, r]) => r.Type === type);
+}
+
+function only(type: string): [string, Resource] {
+  const found = ofType(type);
+  expect(found, `exactly one ${type}`).toHaveLength(1);
+  return found[0]!;
+}
+
+function props(resource: Resource): Record<string, any> {
+  return resource.Properties ?? {};
+}
+
+function asList<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/** The logical id in `{Ref: id}` or `{'Fn::GetAtt': [id, attr]}`. */
+function refId(value: unknown): string | undefined {
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (typeof v.Ref === 'string') return v.Ref;
+    const getAtt = v['Fn::GetAtt'];
+    if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  }
+  return undefined;
+}
+
+/** Every IAM statement anywhere in the template (policies, inline role policies, trust policies). */
+function allStatements(node: unknown = resources): Statement[] {
+  if (Array.isArray(node)) return node.flatMap((n) => allStatements(n));
+  if (!node || typeof node !== 'object') return [];
+  const found: Statement[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'Statement' && Array.isArray(value)) found.push(...(value as Statement[]));
+    else found.push(...allStatements(value));
+  }
+  return found;
+}
+
+const routeKey = (route: Route) => `${route.method} ${API_PREFIX}${route.path}`;
+
+function apiRoute(route: Route): Resource {
+  const matches = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => props(r).RouteKey === routeKey(route));
+  expect(matches, routeKey(route)).toHaveLength(1);
+  return matches[0]![1];
+}
+
+/** Follows route → integration → Lambda function; returns the function's logical id. */
+function functionIdOf(route: Route): string {
+  const target = props(apiRoute(route)).Target as { 'Fn::Join': [string, unknown[]] };
+  const integrationId = refId(target['Fn::Join'][1].at(-1));
+  expect(integrationId, `${routeKey(route)} has an integration`).toBeDefined();
+  const integration = resources[integrationId!]!;
+  expect(integration.Type).toBe('AWS::ApiGatewayV2::Integration');
+  const functionId = refId(props(integration).IntegrationUri);
+  expect(resources[functionId!]?.Type).toBe('AWS::Lambda::Function');
+  return functionId!;
+}
+
+/** The IAM statements attached to a function's execution role. */
+function statementsOf(functionId: string): Statement[] {
+  const roleId = refId(props(resources[functionId]!).Role);
+  expect(roleId).toBeDefined();
+  const inline = allStatements(props(resources[roleId!]!).Policies ?? []);
+  const attached = ofType('AWS::IAM::Policy')
+    .filter(([, p]) => asList(props(p).Roles).some((r) => refId(r) === roleId))
+    .flatMap(([, p]) => allStatements(props(p).PolicyDocument));
+  return [...inline, ...attached];
+}
+
+function actionsWithPrefix(statements: Statement[], prefix: string): string[] {
+  return statements.flatMap((s) => asList(s.Action)).filter((a) => a.startsWith(prefix));
+}
+
+beforeAll(() => {
+  mkdirSync(join(ROOT, '.test-data'), { recursive: true });
+  outdir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
+  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [] }, outdir } });
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Record<string, Resource>;
+}, 60_000);
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('routes and functions', () => {
+  it('has a handler file on disk for every route', () => {
+    const missing = routes.filter((r) => !existsSync(join(ROOT, 'functions', `${r.handler}.ts`)));
+    expect(missing.map((r) => r.handler)).toEqual([]);
+  });
+
+  it('has exactly one Lambda function per route, and no custom resources', () => {
+    template.resourceCountIs('AWS::Lambda::Function', routes.length);
+    expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::'))).toEqual([]);
+  });
+
+  it('has one API route per table entry, each with its own function', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length);
+    const functionIds = routes.map(functionIdOf);
+    expect(new Set(functionIds).size).toBe(routes.length);
+  });
+
+  it('puts the JWT authorizer on exactly the jwt routes', () => {
+    const [authorizerId] = only('AWS::ApiGatewayV2::Authorizer');
+    for (const route of routes) {
+      const p = props(apiRoute(route));
+      if (route.auth === 'jwt') {
+        expect(p.AuthorizationType, routeKey(route)).toBe('JWT');
+        expect(refId(p.AuthorizerId), routeKey(route)).toBe(authorizerId);
+      } else {
+        expect(p.AuthorizationType ?? 'NONE', routeKey(route)).toBe('NONE');
+        expect(p.AuthorizerId, routeKey(route)).toBeUndefined();
+      }
+    }
+  });
+
+  it('runs every function on nodejs22.x / arm64 with its own one-month log group and the config env', () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(0);
+    const [tableId] = only('AWS::DynamoDB::Table');
+    const [poolId] = only('AWS::Cognito::UserPool');
+    const [clientId] = only('AWS::Cognito::UserPoolClient');
+    for (const [id, fn] of functions) {
+      const p = props(fn);
+      expect(p.Runtime, id).toBe('nodejs22.x');
+      expect(p.Architectures, id).toEqual(['arm64']);
+      expect(p.MemorySize, id).toBe(512);
+      expect(p.Timeout, id).toBe(10);
+      const env = p.Environment.Variables as Record<string, unknown>;
+      expect(refId(env.TABLE_NAME), id).toBe(tableId);
+      expect(refId(env.USER_POOL_ID), id).toBe(poolId);
+      expect(refId(env.USER_POOL_CLIENT_ID), id).toBe(clientId);
+      expect(env.CORS_ORIGINS, id).toBe('*');
+      expect(env.NODE_OPTIONS, id).toBeUndefined();
+      const logGroup = resources[refId(p.LoggingConfig?.LogGroup)!];
+      expect(logGroup?.Type, id).toBe('AWS::Logs::LogGroup');
+      expect(props(logGroup!).RetentionInDays, id).toBe(30);
+    }
+  });
+});
+
+describe('IAM', () => {
+  it('never grants a wildcard action', () => {
+    const statements = allStatements();
+    expect(statements.length).toBeGreaterThan(0);
+    for (const s of statements) {
+      expect(s.NotAction).toBeUndefined();
+      for (const action of asList(s.Action)) {
+        expect(action).not.toMatch(/^\*$|^dynamodb:\*$|^cognito-idp:\*$/);
+        expect(action).not.toContain('*');
+      }
+    }
+  });
+
+  it('grants each function exactly the DynamoDB and Cognito actions its route lists', () => {
+    for (const route of routes) {
+      const statements = statementsOf(functionIdOf(route));
+      const dynamo = actionsWithPrefix(statements, 'dynamodb:');
+      const cognito = actionsWithPrefix(statements, 'cognito-idp:');
+      expect(new Set(dynamo), route.handler).toEqual(new Set(route.table.map((a) => `dynamodb:${a}`)));
+      expect(new Set(cognito), route.handler).toEqual(new Set((route.cognito ?? []).map((a) => `cognito-idp:${a}`)));
+      // Nothing else but the logging the basic execution role brings.
+      const others = statements
+        .flatMap((s) => asList(s.Action))
+        .filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('cognito-idp:') && a !== 'sts:AssumeRole');
+      expect(others, route.handler).toEqual([]);
+    }
+  });
+
+  it('scopes DynamoDB grants to the table and its indexes, Cognito grants to the pool', () => {
+    const [tableId] = only('AWS::DynamoDB::Table');
+    const [poolId] = only('AWS::Cognito::UserPool');
+    for (const s of allStatements()) {
+      const actions = asList(s.Action);
+      const resourcesJson = JSON.stringify(s.Resource);
+      if (actions.some((a) => a.startsWith('dynamodb:'))) {
+        expect(resourcesJson).toContain(tableId);
+        expect(resourcesJson).toContain('/index/*');
+      }
+      if (actions.some((a) => a.startsWith('cognito-idp:'))) {
+        expect(refId(s.Resource)).toBe(poolId);
+      }
+    }
+  });
+});
+
+describe('table', () => {
+  it('is on-demand with pk/sk, the GSIs, TTL and point-in-time recovery, and is retained', () => {
+    const [, table] = only('AWS::DynamoDB::Table');
+    const p = props(table);
+    expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(p.KeySchema).toEqual([
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+    ]);
+    expect(p.GlobalSecondaryIndexes).toEqual(
+      TABLE.indexes.map((i) => ({
+        IndexName: i.name,
+        KeySchema: [
+          { AttributeName: i.partitionKey, KeyType: 'HASH' },
+          { AttributeName: i.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    );
+    const keyAttributes = [TABLE.partitionKey, TABLE.sortKey, ...TABLE.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+    expect(p.AttributeDefinitions).toEqual(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' })));
+    expect(p.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
+    expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+  });
+});
+
+describe('Cognito', () => {
+  it('has the contract password policy, email sign-in and no self sign-up', () => {
+    const [, pool] = only('AWS::Cognito::UserPool');
+    const p = props(pool);
+    expect(p.Policies.PasswordPolicy).toMatchObject({
+      MinimumLength: 8,
+      RequireUppercase: true,
+      RequireLowercase: true,
+      RequireNumbers: true,
+      RequireSymbols: false,
+    });
+    expect(p.UsernameAttributes).toEqual(['email']);
+    expect(p.UsernameConfiguration).toEqual({ CaseSensitive: false });
+    expect(p.AdminCreateUserConfig.AllowAdminCreateUserOnly).toBe(true);
+    expect(p.AccountRecoverySetting.RecoveryMechanisms).toEqual([{ Name: 'verified_email', Priority: 1 }]);
+    const custom = (p.Schema as { Name: string; Mutable?: boolean; AttributeDataType: string }[]).filter((a) =>
+      ['accountId', 'userId'].includes(a.Name),
+    );
+    expect(custom).toHaveLength(2);
+    for (const attribute of custom) expect(attribute).toMatchObject({ AttributeDataType: 'String', Mutable: false });
+    expect(pool.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has a public client that reads but can never write the custom attributes', () => {
+    const [, client] = only('AWS::Cognito::UserPoolClient');
+    const p = props(client);
+    expect(p.GenerateSecret).toBe(false);
+    expect(new Set(p.ExplicitAuthFlows)).toEqual(new Set(['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH']));
+    expect(p.AllowedOAuthFlows).toBeUndefined();
+    expect(p.ReadAttributes).toEqual(expect.arrayContaining(['custom:accountId', 'custom:userId']));
+    expect(p.WriteAttributes.length).toBeGreaterThan(0); // an absent list would mean "all standard attributes"
+    expect((p.WriteAttributes as string[]).filter((a) => a.startsWith('custom:'))).toEqual([]);
+    expect(p.TokenValidityUnits.IdToken).toBe('minutes');
+    expect(p.IdTokenValidity).toBe(60);
+    expect(p.TokenValidityUnits.RefreshToken).toBe('minutes');
+    expect(p.RefreshTokenValidity).toBe(30 * 24 * 60);
+  });
+
+  it('backs the API with a JWT authorizer for the pool whose audience is the client', () => {
+    const [, authorizer] = only('AWS::ApiGatewayV2::Authorizer');
+    const [poolId] = only('AWS::Cognito::UserPool');
+    const [clientId] = only('AWS::Cognito::UserPoolClient');
+    const p = props(authorizer);
+    expect(p.AuthorizerType).toBe('JWT');
+    expect(p.IdentitySource).toEqual(['$request.header.Authorization']);
+    expect(p.JwtConfiguration.Audience.map(refId)).toEqual([clientId]);
+    expect(JSON.stringify(p.JwtConfiguration.Issuer)).toContain(poolId);
+  });
+});
+
+describe('HTTP API', () => {
+  it('answers CORS preflight for the dashboard', () => {
+    const [, api] = only('AWS::ApiGatewayV2::Api');
+    const cors = props(api).CorsConfiguration;
+    expect(cors.AllowOrigins).toEqual(['*']);
+    expect(new Set(cors.AllowHeaders)).toEqual(new Set(['authorization', 'content-type', 'x-api-key']));
+    expect(new Set(cors.AllowMethods)).toEqual(new Set(['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS']));
+  });
+
+  it('throttles the auto-deployed default stage', () => {
+    const [, stage] = only('AWS::ApiGatewayV2::Stage');
+    expect(props(stage)).toMatchObject({
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+    });
+  });
+
+  it('exports the API URL (with /api), pool, client and table', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'TableName', 'UserPoolClientId', 'UserPoolId']);
+    expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\/api"\]\]\}$/);
+  });
+});

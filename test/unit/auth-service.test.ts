@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { register, login, ORPHAN_AGE_MS, type Deps } from '#shared/auth/service.ts';
+import { BadCredentials, IdentityExists, PasswordRefused, type Identity } from '#shared/auth/identity.ts';
+import { EmailTaken } from '#shared/db/accounts.ts';
+import { RegisterBody } from '#shared/auth/schemas.ts';
+import type { HttpError } from '#shared/http/errors.ts';
+import { safeParse } from 'zod/mini';
+
+const input = { email: 'ada@example.com', password: 'Passw0rdX', firstName: 'Ada', lastName: 'L', companyName: 'Analytical' };
+const NOW = new Date('2026-11-21T22:00:00.000Z');
+
+function token(claims: Record<string, unknown>): string {
+  return `h.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.s`;
+}
+
+/** In-memory fakes that record what happened (the integration suite runs the real Cognito and DynamoDB). */
+function fakes(options: { txError?: Error; identities?: Map<string, Date>; emails?: Set<string>; createError?: Error } = {}) {
+  const identities = options.identities ?? new Map<string, Date>();
+  const emails = options.emails ?? new Set<string>();
+  const calls: string[] = [];
+  const identity: Identity = {
+    async createUser(user) {
+      calls.push(`create ${user.email}`);
+      if (options.createError) throw options.createError;
+      if (identities.has(user.email)) throw new IdentityExists();
+      identities.set(user.email, NOW);
+    },
+    async deleteUser(email) {
+      calls.push(`delete ${email}`);
+      identities.delete(email);
+    },
+    async createdAt(email) {
+      return identities.get(email);
+    },
+    async signIn(email) {
+      if (!identities.has(email)) throw new BadCredentials();
+      return { token: token({ 'custom:accountId': 'br_1', 'custom:userId': 'usr_1' }), refreshToken: 'r', expiresIn: 3600 };
+    },
+    async refresh() {
+      return { token: 't', refreshToken: 'r', expiresIn: 3600 };
+    },
+  };
+  const deps: Deps = {
+    identity,
+    now: () => NOW,
+    accounts: {
+      async createAccountWithOwner(_account, user) {
+        if (options.txError) throw options.txError;
+        if (emails.has(user.email)) throw new EmailTaken();
+        emails.add(user.email);
+      },
+      async emailRegistered(email) {
+        return emails.has(email);
+      },
+      async getAccountAndUser() {
+        return {};
+      },
+    },
+  };
+  return { deps, identities, emails, calls };
+}
+
+const statusOf = async (promise: Promise<unknown>) => promise.then(() => 0, (error: HttpError) => error.status);
+
+describe('register', () => {
+  it('creates identity then items, and signs in', async () => {
+    const { deps, identities, emails } = fakes();
+    const result = await register(input, deps);
+    expect(result.accountId).toMatch(/^br_[0-9A-Z]{26}$/);
+    expect(result.userId).toMatch(/^usr_[0-9A-Z]{26}$/);
+    expect(result.expiresIn).toBe(3600);
+    expect(identities.has(input.email) && emails.has(input.email)).toBe(true);
+  });
+  it('removes the identity when the transaction fails, and rethrows', async () => {
+    const { deps, identities, calls } = fakes({ txError: new Error('ProvisionedThroughputExceededException') });
+    await expect(register(input, deps)).rejects.toThrow('ProvisionedThroughputExceededException');
+    expect(identities.size).toBe(0);
+    expect(calls).toEqual([`create ${input.email}`, `delete ${input.email}`]);
+  });
+  it('answers 409 when the e-mail item exists, leaving no identity behind', async () => {
+    const { deps, identities } = fakes({ emails: new Set([input.email]) });
+    expect(await statusOf(register(input, deps))).toBe(409);
+    expect(identities.size).toBe(0);
+  });
+  it('answers 409 for an existing identity with an account', async () => {
+    const { deps } = fakes({ identities: new Map([[input.email, NOW]]), emails: new Set([input.email]) });
+    expect(await statusOf(register(input, deps))).toBe(409);
+  });
+  it('answers 409 for a fresh identity without account (a register in flight)', async () => {
+    const recent = new Date(NOW.getTime() - 1000);
+    const { deps, identities } = fakes({ identities: new Map([[input.email, recent]]) });
+    expect(await statusOf(register(input, deps))).toBe(409);
+    expect(identities.get(input.email)).toBe(recent);
+  });
+  it('replaces an orphaned identity (older than the orphan age, no account)', async () => {
+    const old = new Date(NOW.getTime() - ORPHAN_AGE_MS - 1);
+    const { deps, identities, emails } = fakes({ identities: new Map([[input.email, old]]) });
+    const result = await register(input, deps);
+    expect(result.accountId).toMatch(/^br_/);
+    expect(identities.get(input.email)).toBe(NOW);
+    expect(emails.has(input.email)).toBe(true);
+  });
+  it('turns a password the identity service refuses into a 400 on password', async () => {
+    const { deps } = fakes({ createError: new PasswordRefused() });
+    expect(await statusOf(register(input, deps))).toBe(400);
+  });
+});
+
+describe('login', () => {
+  it('returns the ids from the token', async () => {
+    const { deps } = fakes({ identities: new Map([[input.email, NOW]]) });
+    expect(await login({ email: input.email, password: 'x' }, deps)).toMatchObject({ accountId: 'br_1', userId: 'usr_1' });
+  });
+  it('answers 401 for an unknown user', async () => {
+    const { deps } = fakes();
+    expect(await statusOf(login({ email: 'nobody@example.com', password: 'x' }, deps))).toBe(401);
+  });
+});
+
+describe('RegisterBody', () => {
+  const errorsOf = (body: unknown) => {
+    const result = safeParse(RegisterBody, body);
+    return result.success ? [] : result.error.issues.map((i) => i.path.join('.') || (i as { keys?: string[] }).keys?.join(','));
+  };
+  it('trims and lower-cases the e-mail', () => {
+    const result = safeParse(RegisterBody, { ...input, email: '  Ada@Example.COM ' });
+    expect(result.success && result.data.email).toBe('ada@example.com');
+  });
+  it.each(['short1A', 'alllowercase1', 'ALLUPPERCASE1', 'NoDigitsHere'])('refuses the password %s', (password) => {
+    expect(errorsOf({ ...input, password })).toEqual(['password']);
+  });
+  it('refuses empty and over-long names, a bad e-mail and unknown fields', () => {
+    expect(errorsOf({ ...input, firstName: '  ' })).toEqual(['firstName']);
+    expect(errorsOf({ ...input, lastName: 'x'.repeat(101) })).toEqual(['lastName']);
+    expect(errorsOf({ ...input, companyName: '' })).toEqual(['companyName']);
+    expect(errorsOf({ ...input, email: 'not-an-email' })).toEqual(['email']);
+    expect(errorsOf({ ...input, accountId: 'br_x' })).toEqual(['accountId']);
+  });
+});

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { parseJsonObject, rawBody } from '#shared/http/body.ts';
+import { validate } from '#shared/http/validate.ts';
+import { problemResponse, PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
+import { Conflict, HttpError, NotFound, ValidationError } from '#shared/http/errors.ts';
+import { created, httpHandler } from '#shared/http/handler.ts';
+import { authFromClaims } from '#shared/http/auth-context.ts';
+import { apiEvent, lambdaContext } from './helpers.ts';
+
+const statusOf = (fn: () => unknown): number => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as HttpError).status;
+  }
+  return 0;
+};
+
+describe('parseJsonObject', () => {
+  it('parses an object', () => {
+    expect(parseJsonObject('{"a":1,"b":{"c":[1,2]}}')).toEqual({ a: 1, b: { c: [1, 2] } });
+  });
+  it.each([
+    ['empty', ''],
+    ['whitespace', '  \n'],
+    ['malformed', '{"a":'],
+    ['an array', '[1,2]'],
+    ['a string', '"x"'],
+    ['a number', '42'],
+    ['null', 'null'],
+  ])('refuses %s with 400', (_name, text) => {
+    expect(statusOf(() => parseJsonObject(text))).toBe(400);
+  });
+  it.each(['__proto__', 'constructor', 'prototype'])('refuses the key %s at any depth', (key) => {
+    expect(statusOf(() => parseJsonObject(`{"${key}":{"admin":true}}`))).toBe(400);
+    expect(statusOf(() => parseJsonObject(`{"a":[{"${key}":1}]}`))).toBe(400);
+    expect(statusOf(() => parseJsonObject(`{"a":{"\\u005f_proto__":1}}`.replace('__proto__', key)))).toBe(400);
+  });
+  it('answers 413 past the size cap, counting bytes not characters', () => {
+    expect(statusOf(() => parseJsonObject(`{"a":"${'x'.repeat(100)}"}`, 50))).toBe(413);
+    expect(statusOf(() => parseJsonObject(`{"a":"${'é'.repeat(20)}"}`, 40))).toBe(413);
+    expect(parseJsonObject(`{"a":"${'x'.repeat(10)}"}`, 50)).toEqual({ a: 'x'.repeat(10) });
+  });
+  it('decodes base64 bodies', () => {
+    expect(rawBody(Buffer.from('{"a":1}').toString('base64'), true)).toBe('{"a":1}');
+    expect(rawBody(undefined, false)).toBe('');
+  });
+});
+
+describe('validate', () => {
+  const Schema = z.strictObject({ limit: z.number().check(z.positive()), nested: z.optional(z.strictObject({ name: z.string() })) });
+  it('returns the parsed value', () => {
+    expect(validate(Schema, { limit: 3 }, 'body')).toEqual({ limit: 3 });
+  });
+  it('lists every problem with its path, unknown fields included', () => {
+    try {
+      validate(Schema, { limit: -1, accountId: 'br_x', nested: { name: 3, spend: 1 } }, 'body');
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      const paths = (error as ValidationError).errors!.map((e) => e.path).sort();
+      expect(paths).toEqual(['accountId', 'limit', 'nested.name', 'nested.spend']);
+    }
+  });
+  it('prefixes query and path errors', () => {
+    try {
+      validate(z.strictObject({ limit: z.string() }), {}, 'query');
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ValidationError).errors![0]!.path).toBe('query.limit');
+    }
+  });
+});
+
+describe('problemResponse', () => {
+  it('renders an HttpError as RFC 9457 problem+json', () => {
+    const res = problemResponse(new Conflict('Taken.', 'email-taken'), 'req-9');
+    expect(res.statusCode).toBe(409);
+    expect(res.headers!['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+    expect(JSON.parse(res.body!)).toEqual({
+      type: '/problems/email-taken',
+      title: 'Conflict.',
+      status: 409,
+      detail: 'Taken.',
+      instance: '/requests/req-9',
+    });
+  });
+  it('never shows the text of an unexpected error', () => {
+    const error = new Error('ResourceNotFoundException: arn:aws:dynamodb:us-east-1:123:table/secret at stack');
+    const res = problemResponse(error, 'req-9');
+    expect(res.statusCode).toBe(500);
+    expect(res.body).not.toContain('dynamodb');
+    expect(res.body).not.toContain('stack');
+    expect(JSON.parse(res.body!).type).toBe('/problems/internal-error');
+  });
+});
+
+describe('authFromClaims', () => {
+  const good = { 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000', email: 'a@b.co' };
+  it('takes the account and user from the claims', () => {
+    expect(authFromClaims(good)).toEqual({ accountId: good['custom:accountId'], userId: good['custom:userId'], email: 'a@b.co' });
+  });
+  it.each([
+    ['no account', { ...good, 'custom:accountId': undefined }],
+    ['a malformed account', { ...good, 'custom:accountId': 'acct_1' }],
+    ['no user', { ...good, 'custom:userId': undefined }],
+  ])('refuses %s with 401', (_name, claims) => {
+    expect(statusOf(() => authFromClaims(claims))).toBe(401);
+  });
+});
+
+describe('httpHandler', () => {
+  const Body = z.strictObject({ name: z.string().check(z.minLength(1)) });
+  const echo = httpHandler({ auth: 'none', body: Body }, async ({ body }) => created({ hello: body.name }));
+  const authed = httpHandler({ auth: 'jwt' }, async ({ auth }) => created({ accountId: auth.accountId }));
+  const failing = httpHandler({ auth: 'none' }, async () => {
+    throw new Error('secret internals');
+  });
+  const notFound = httpHandler({ auth: 'none' }, async () => {
+    throw new NotFound();
+  });
+
+  it('parses, validates and replies with JSON and the request id', async () => {
+    const res = await echo(apiEvent({ body: '{"name":"x"}' }), lambdaContext);
+    expect(res.statusCode).toBe(201);
+    expect(res.headers!['content-type']).toBe('application/json');
+    expect(res.headers!['x-request-id']).toBe('req-1');
+    expect(JSON.parse(res.body!)).toEqual({ hello: 'x' });
+  });
+  it('answers a validation problem with field paths', async () => {
+    const res = await echo(apiEvent({ body: '{"name":"","extra":1}' }), lambdaContext);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers!['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+    const problem = JSON.parse(res.body!);
+    expect(problem.type).toBe('/problems/validation-error');
+    expect(problem.errors.map((e: { path: string }) => e.path).sort()).toEqual(['extra', 'name']);
+  });
+  it('answers malformed JSON with 400 and a too-large body with 413', async () => {
+    expect((await echo(apiEvent({ body: '{nope' }), lambdaContext)).statusCode).toBe(400);
+    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+    expect((await echo(apiEvent({ body: big }), lambdaContext)).statusCode).toBe(413);
+  });
+  it('hides internals of unexpected errors behind a 500', async () => {
+    const res = await failing(apiEvent(), lambdaContext);
+    expect(res.statusCode).toBe(500);
+    expect(res.body).not.toContain('secret');
+  });
+  it('maps typed errors', async () => {
+    expect((await notFound(apiEvent(), lambdaContext)).statusCode).toBe(404);
+  });
+  it('reads the account from verified authorizer claims only', async () => {
+    const claims = { 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000' };
+    const res = await authed(apiEvent({ claims, body: '{"accountId":"br_other"}' }), lambdaContext);
+    expect(JSON.parse(res.body!)).toEqual({ accountId: claims['custom:accountId'] });
+  });
+  it('answers 401 when a jwt route has no authorizer claims and no token', async () => {
+    const res = await authed(apiEvent(), lambdaContext);
+    expect(res.statusCode).toBe(401);
+    expect(res.headers!['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+  });
+  it('adds CORS headers to successes and problems alike', async () => {
+    const ok = await echo(apiEvent({ body: '{"name":"x"}', headers: { origin: 'https://app.example' } }), lambdaContext);
+    const bad = await echo(apiEvent({ body: '{', headers: { origin: 'https://app.example' } }), lambdaContext);
+    expect(ok.headers!['Access-Control-Allow-Origin']).toBe('*');
+    expect(bad.headers!['Access-Control-Allow-Origin']).toBe('*');
+  });
+});

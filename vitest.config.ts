@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+const env = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+};
+
+/** Three layers: pure units, integration against the real local stack, CDK template assertions. */
+export default defineConfig({
+  test: {
+    env,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/integration/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+          env,
+        },
+      },
+      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, env } },
+    ],
+  },
+});
