@@ -1,15 +1,14 @@
-/** The auth domain: register, login, refresh, me. Handlers call these; these call the identity service and the repository. */
-import { Conflict, NotFound, Unauthorized, ValidationError } from '#shared/http/errors.ts';
+/** The auth domain: register, login, refresh (`me` lives in me.ts: it needs no identity client). Handlers call these; these call the identity service and the repository. */
+import { Conflict, Unauthorized, ValidationError } from '#shared/http/errors.ts';
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
 import * as accounts from '#shared/db/accounts.ts';
 import { BadCredentials, IdentityExists, PasswordRefused, decodePayload, identity, type Identity } from '#shared/auth/identity.ts';
 import type { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
-import type { AuthContext } from '#shared/http/auth-context.ts';
 
 export interface Deps {
   identity: Identity;
-  accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered' | 'getAccountAndUser'>;
+  accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered'>;
   now: () => Date;
 }
 
@@ -94,19 +93,4 @@ export async function refresh(input: RefreshBody, deps: Deps = defaultDeps) {
     if (error instanceof BadCredentials) throw new Unauthorized('The refresh token is invalid, expired or revoked.');
     throw error;
   }
-}
-
-export async function me(auth: AuthContext, deps: Deps = defaultDeps) {
-  const { account, user } = await deps.accounts.getAccountAndUser(auth.accountId, auth.userId);
-  if (!account || !user) throw new NotFound('The account or user does not exist.');
-  return {
-    user: { userId: user.userId, email: user.email, firstName: user.firstName, lastName: user.lastName, createdAt: user.createdAt },
-    account: {
-      accountId: account.accountId,
-      companyName: account.companyName,
-      plan: account.plan,
-      billingStatus: account.billingStatus,
-      createdAt: account.createdAt,
-    },
-  };
 }

@@ -11,6 +11,8 @@ export interface AuthContext {
 }
 
 export function authFromClaims(claims: TokenClaims): AuthContext {
+  // API Gateway's JWT authorizer also lets Cognito access tokens through; only ID tokens carry our claims.
+  if (claims.token_use !== 'id') throw new Unauthorized('An ID token is required.');
   const accountId = claims['custom:accountId'];
   const userId = claims['custom:userId'];
   const email = claims.email;

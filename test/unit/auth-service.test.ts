@@ -52,9 +52,6 @@ function fakes(options: { txError?: Error; identities?: Map<string, Date>; email
       async emailRegistered(email) {
         return emails.has(email);
       },
-      async getAccountAndUser() {
-        return {};
-      },
     },
   };
   return { deps, identities, emails, calls };

@@ -97,7 +97,7 @@ describe('problemResponse', () => {
 });
 
 describe('authFromClaims', () => {
-  const good = { 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000', email: 'a@b.co' };
+  const good = { token_use: 'id', 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000', email: 'a@b.co' };
   it('takes the account and user from the claims', () => {
     expect(authFromClaims(good)).toEqual({ accountId: good['custom:accountId'], userId: good['custom:userId'], email: 'a@b.co' });
   });
@@ -105,6 +105,7 @@ describe('authFromClaims', () => {
     ['no account', { ...good, 'custom:accountId': undefined }],
     ['a malformed account', { ...good, 'custom:accountId': 'acct_1' }],
     ['no user', { ...good, 'custom:userId': undefined }],
+    ['an access token', { ...good, token_use: 'access' }],
   ])('refuses %s with 401', (_name, claims) => {
     expect(statusOf(() => authFromClaims(claims))).toBe(401);
   });
@@ -150,7 +151,7 @@ describe('httpHandler', () => {
     expect((await notFound(apiEvent(), lambdaContext)).statusCode).toBe(404);
   });
   it('reads the account from verified authorizer claims only', async () => {
-    const claims = { 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000' };
+    const claims = { token_use: 'id', 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000' };
     const res = await authed(apiEvent({ claims, body: '{"accountId":"br_other"}' }), lambdaContext);
     expect(JSON.parse(res.body!)).toEqual({ accountId: claims['custom:accountId'] });
   });

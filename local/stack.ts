@@ -1,0 +1,133 @@
+/**
+ * The whole local stack in one call: DynamoDB Local and cognito-local as children, the environment the
+ * handlers read, and the gateway — which listens last, so `GET /api/health` answering means ready.
+ */
+import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { resetConfig } from '#shared/config.ts';
+import { describeExit, type SupervisedChild } from '#local/child.ts';
+import { startCognitoLocal, type CognitoLocal } from '#local/cognito.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb.ts';
+import { createGateway } from '#local/gateway.ts';
+
+export const LOCAL_TABLE_NAME = 'burnrate';
+export const STACK_INFO_FILE = 'local-stack.json';
+
+/** What `<dataDir>/local-stack.json` holds: everything a test or script needs to reach the stack. */
+export interface LocalStackInfo {
+  apiUrl: string;
+  dynamodbEndpoint: string;
+  cognitoEndpoint: string;
+  userPoolId: string;
+  userPoolClientId: string;
+  tableName: string;
+  region: string;
+}
+
+export interface LocalStackOptions {
+  port: number;
+  dataDir: string;
+  dynamodbPort: number;
+  cognitoPort: number;
+  /** Interface the gateway listens on (default 127.0.0.1; `0.0.0.0` exposes it). */
+  host?: string;
+  /** No request log lines. */
+  quiet?: boolean;
+  /** Copy the children's output to stderr (for debugging them). */
+  echoChildren?: boolean;
+}
+
+export interface LocalStack extends LocalStackInfo {
+  dataDir: string;
+  /**
+   * Resolves when DynamoDB Local or cognito-local exits without `stop()` having been called — the stack is
+   * then broken. Never rejects.
+   */
+  unexpectedExit: Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const echo = options.echoChildren ?? false;
+
+  const [dynamo, cognito] = await Promise.allSettled([
+    startDynamoDbLocal({ port: options.dynamodbPort, dir: join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE_NAME, echo }),
+    startCognitoLocal({ port: options.cognitoPort, dir: join(dataDir, 'cognito'), echo }),
+  ]);
+  if (dynamo.status === 'rejected' || cognito.status === 'rejected') {
+    await Promise.all([dynamo, cognito].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    const reasons = [dynamo, cognito].flatMap((r) => (r.status === 'rejected' ? [errorText(r.reason)] : []));
+    throw new Error(reasons.join('\n'));
+  }
+  const children: Array<DynamoDbLocal | CognitoLocal> = [dynamo.value, cognito.value];
+  const stopChildren = () => Promise.all(children.map((c) => c.stop())).then(() => undefined);
+
+  const host = options.host ?? '127.0.0.1';
+  const info: LocalStackInfo = {
+    apiUrl: `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}/api`,
+    dynamodbEndpoint: dynamo.value.endpoint,
+    cognitoEndpoint: cognito.value.endpoint,
+    userPoolId: cognito.value.userPoolId,
+    userPoolClientId: cognito.value.userPoolClientId,
+    tableName: LOCAL_TABLE_NAME,
+    region: LOCAL_REGION,
+  };
+
+  // The handlers read these at module scope: set them before the gateway imports any handler.
+  Object.assign(process.env, {
+    TABLE_NAME: info.tableName,
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
+    COGNITO_ENDPOINT: info.cognitoEndpoint,
+    USER_POOL_ID: info.userPoolId,
+    USER_POOL_CLIENT_ID: info.userPoolClientId,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+  });
+  resetConfig();
+
+  const gateway = createGateway({ logRequests: options.quiet ? false : undefined });
+  try {
+    await gateway.preload();
+    gateway.server.listen({ port: options.port, host });
+    await once(gateway.server, 'listening');
+  } catch (error) {
+    await stopChildren();
+    const code = (error as NodeJS.ErrnoException).code;
+    throw code === 'EADDRINUSE'
+      ? new Error(`Port ${options.port} (the API) is already in use. Stop whatever holds it, or set PORT to another port.`)
+      : error;
+  }
+  await writeFile(join(dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
+
+  let stopping = false;
+  const unexpectedExit = new Promise<string>((resolveExit) => {
+    for (const { child } of children) {
+      void child.exited.then((exit) => {
+        if (!stopping && !child.stopping) resolveExit(describeExit(child as SupervisedChild, exit));
+      });
+    }
+  });
+
+  return {
+    ...info,
+    dataDir,
+    unexpectedExit,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      const closed = new Promise<void>((done) => gateway.server.close(() => done()));
+      gateway.server.closeAllConnections();
+      await Promise.all([closed, stopChildren()]);
+    },
+  };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,78 @@
+/**
+ * `npm start`: every handler on this machine behind http://localhost:3000/api, with DynamoDB Local and
+ * cognito-local keeping their data under .data/.
+ *
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), HOST (127.0.0.1),
+ * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { startLocalStack, type LocalStack } from '#local/stack.ts';
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    throw new Error(`${name} must be a port number (1-65535), got "${raw}".`);
+  }
+  return value;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const dataDir = resolve(process.env.DATA_DIR || '.data');
+  const shown = relative(process.cwd(), dataDir) || '.';
+  const options = {
+    port: port('PORT', 3000),
+    dataDir,
+    dynamodbPort: port('DYNAMODB_PORT', 8000),
+    cognitoPort: port('COGNITO_PORT', 9229),
+    host: process.env.HOST || undefined,
+    quiet: process.env.LOG_REQUESTS === '0',
+    echoChildren: process.env.DEBUG_LOCAL === '1',
+  };
+  await mkdir(join(dataDir, 'outbox'), { recursive: true });
+
+  console.log(`Starting the local stack (data in ${shown}/) ...`);
+  let stack: LocalStack | undefined;
+  let stopping = false;
+
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping the local stack ...`);
+    await stack?.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', (s) => void shutdown(s));
+  process.on('SIGTERM', (s) => void shutdown(s));
+
+  stack = await startLocalStack(options);
+  if (stopping) {
+    // A signal arrived while starting: stop what just came up.
+    await stack.stop();
+    process.exit(0);
+  }
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`DynamoDB Local at ${stack.dynamodbEndpoint} (table ${stack.tableName}, data in ${shown}/dynamodb)`);
+  console.log(
+    `cognito-local  at ${stack.cognitoEndpoint} (user pool ${stack.userPoolId}, app client ${stack.userPoolClientId}, data in ${shown}/cognito)`,
+  );
+  console.log(`Outbox (e-mail) in ${shown}/outbox/`);
+  console.log(`API at ${stack.apiUrl} (ready in ${seconds} s; Ctrl-C stops)`);
+
+  const reason = await stack.unexpectedExit;
+  // Ctrl-C reaches the children too (same process group): give our own signal handler the first word.
+  await new Promise((r) => setTimeout(r, 200));
+  if (stopping) return;
+  stopping = true;
+  console.error(`\nThe local stack is broken: ${reason}`);
+  await stack.stop();
+  process.exit(1);
+}
+
+main().catch((error: unknown) => {
+  console.error(`\nCould not start the local stack:\n${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

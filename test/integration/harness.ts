@@ -1,0 +1,116 @@
+/**
+ * Helpers for integration tests against the local stack started by global-setup.ts.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import type { LocalStackInfo } from '#local/stack.ts';
+
+/** The running stack's endpoints and ids. */
+export function stack(): LocalStackInfo {
+  return inject('stack');
+}
+
+export interface ApiOptions {
+  method?: string;
+  /** Sent as JSON (with `content-type: application/json` unless `headers` says otherwise). */
+  body?: unknown;
+  /** Sent as is, instead of `body` (a JSON content type unless `headers` says otherwise). */
+  rawBody?: string | Uint8Array;
+  /** Sent as `Authorization: Bearer <token>` when set. */
+  token?: string | undefined;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON for a JSON content type (problem+json included), the text otherwise, undefined when empty. */
+  body: T;
+}
+
+/** One request to the stack's API; `path` is relative to the `/api` prefix (`/auth/me`). */
+export async function api<T = any>(path: string, options: ApiOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = {};
+  let body: string | Uint8Array | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  Object.assign(headers, options.headers);
+
+  const res = await fetch(`${stack().apiUrl}${path}`, {
+    method: options.method ?? 'GET',
+    headers,
+    body: body as BodyInit | undefined,
+  });
+  const text = await res.text();
+  let parsed: unknown = text === '' ? undefined : text;
+  if (text !== '' && /[/+]json\b/.test(res.headers.get('content-type') ?? '')) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // leave the text: the test will show it
+    }
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+/** An e-mail address no other test uses. */
+export function uniqueEmail(prefix = 'user'): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}@example.com`;
+}
+
+export interface RegisterInput {
+  email: string;
+  password: string;
+  firstName: string;
+  lastName: string;
+  companyName: string;
+}
+
+export interface RegisteredUser extends RegisterInput {
+  accountId: string;
+  userId: string;
+  token: string;
+  refreshToken: string;
+  expiresIn: number;
+  /** The whole 201 body. */
+  body: Record<string, unknown>;
+}
+
+/** Registers a fresh user through `POST /auth/register`; throws unless it answers 201. */
+export async function registerUser(overrides: Partial<RegisterInput> = {}): Promise<RegisteredUser> {
+  const input: RegisterInput = {
+    email: uniqueEmail(),
+    password: `Pw${randomBytes(6).toString('hex')}9`,
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    companyName: `Company ${randomUUID().slice(0, 8)}`,
+    ...overrides,
+  };
+  const res = await api('/auth/register', { method: 'POST', body: input });
+  if (res.status !== 201) {
+    throw new Error(`registerUser: POST /auth/register answered ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+  return { ...input, ...res.body, body: res.body };
+}
+
+let documentClient: DynamoDBDocumentClient | undefined;
+
+/** A document client on the stack's DynamoDB Local, to plant or read items directly. Table: `stack().tableName`. */
+export function dynamo(): DynamoDBDocumentClient {
+  if (!documentClient) {
+    const s = stack();
+    documentClient = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: s.dynamodbEndpoint,
+        region: s.region,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
+  }
+  return documentClient;
+}
