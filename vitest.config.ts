@@ -4,6 +4,7 @@ const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  CURSOR_SECRET: 'unit-test-cursor-secret',
 };
 
 /** Three layers: pure units, integration against the real local stack, CDK template assertions. */

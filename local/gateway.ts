@@ -87,15 +87,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const problem = (error: unknown) => reply(problemResponse(error, requestId));
 
     if (method === 'OPTIONS' && (rawPath === API_PREFIX || rawPath.startsWith(`${API_PREFIX}/`))) {
-      return reply({
-        statusCode: 204,
-        headers: {
-          ...(cors['access-control-allow-origin'] ? cors : {}),
-          'access-control-allow-methods': CORS_ALLOW_METHODS,
-          'access-control-allow-headers': CORS_ALLOW_HEADERS,
-          'access-control-max-age': '600',
-        },
-      });
+      const preflight = cors['access-control-allow-origin']
+        ? {
+            ...cors,
+            'access-control-allow-methods': CORS_ALLOW_METHODS,
+            'access-control-allow-headers': CORS_ALLOW_HEADERS,
+            'access-control-max-age': '600',
+          }
+        : {};
+      return send(res, { statusCode: 204 }, requestId, preflight);
     }
 
     const matches = compiled.flatMap((c) => {
@@ -413,8 +413,14 @@ function send(
 ): number {
   const status = result.statusCode ?? 200;
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(cors)) headers[name] = value;
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  for (const [name, value] of Object.entries(result.headers ?? {})) {
+    const lower = name.toLowerCase();
+    // With CORS configured on the API, API Gateway ignores the integration's CORS headers and sends its own.
+    if (!lower.startsWith('access-control-')) headers[lower] = String(value);
+  }
+  for (const [name, value] of Object.entries(cors)) {
+    headers[name] = name === 'vary' && headers.vary ? `${headers.vary}, ${value}` : value;
+  }
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   headers['apigw-requestid'] = requestId;
   const body =

@@ -51,6 +51,9 @@ export interface LocalStack extends LocalStackInfo {
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // Before the first SDK client is made: the SDK's notices about Node versions are noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
   const echo = options.echoChildren ?? false;
 
   const [dynamo, cognito] = await Promise.allSettled([

@@ -22,7 +22,8 @@ function port(name: string, fallback: number): number {
 async function main(): Promise<void> {
   const started = performance.now();
   const dataDir = resolve(process.env.DATA_DIR || '.data');
-  const shown = relative(process.cwd(), dataDir) || '.';
+  const fromCwd = relative(process.cwd(), dataDir);
+  const shown = fromCwd === '' ? '.' : fromCwd.startsWith('..') ? dataDir : fromCwd;
   const options = {
     port: port('PORT', 3000),
     dataDir,

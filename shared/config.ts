@@ -14,6 +14,8 @@ export interface Config {
   cognitoEndpoint?: string;
   /** Allowed CORS origins for the dashboard SPA (comma-separated in env; `*` allows any). */
   corsOrigins: string[];
+  /** HMAC key of pagination cursors (a Secrets Manager value in AWS; generated and kept under .data/ locally). */
+  cursorSecret: string;
 }
 
 let cached: Config | undefined;
@@ -36,6 +38,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     userPoolClientId: env.USER_POOL_CLIENT_ID ?? '',
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     cognitoEndpoint: env.COGNITO_ENDPOINT || undefined,
+    cursorSecret: env.CURSOR_SECRET ?? '',
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
   };
 }

@@ -51,6 +51,16 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: [] },
   { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: [] },
   { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', table: ['BatchGetItem', 'GetItem'] },
+  // Ingest keys. TransactWriteItems is authorized per action: its Puts need PutItem, its Deletes DeleteItem.
+  { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', table: ['Query', 'PutItem'] },
+  { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', table: ['Query'] },
+  { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', table: ['GetItem', 'DeleteItem'] },
+  // Ingestion: the key lookup (GetItem), its once-a-minute touch and the aggregates (UpdateItem), the
+  // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+  { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', table: ['Query'] },
+  { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', table: ['UpdateItem'] },
 ];
 
 /** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */

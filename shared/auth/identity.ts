@@ -142,7 +142,10 @@ export const identity = {
           AuthParameters: { USERNAME: email, PASSWORD: password },
         }),
       ),
-    );
+    ).catch((error: unknown) => {
+      // cognito-local answers a wrong password with InvalidPasswordException; at sign-in it is a wrong credential.
+      throw error instanceof PasswordRefused ? new BadCredentials(error.message) : error;
+    });
     if (res.ChallengeName) throw new BadCredentials(`unexpected challenge ${res.ChallengeName}`);
     return session(res.AuthenticationResult);
   },

@@ -1,6 +1,6 @@
 /** Repository for accounts, their users, and e-mail uniqueness. Items share the account's partition. */
-import { BatchGetCommand, GetCommand, TransactWriteCommand, type BatchGetCommandInput, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { db, failedConditions, tableName } from '#shared/db/client.ts';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, db, failedConditions, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 
 export type Plan = 'FREE' | 'GROWTH' | 'SCALE';
@@ -13,6 +13,11 @@ export interface Account {
   billingStatus: BillingStatus;
   createdAt: string;
   updatedAt: string;
+  /** Keys discovered so far (raised by ingestion, exactly once per key). */
+  keyCount?: number;
+  /** The Stripe subscription's current period (paid plans). */
+  periodStart?: string;
+  periodEnd?: string;
 }
 
 export interface User {
@@ -64,7 +69,7 @@ export async function emailRegistered(email: string): Promise<boolean> {
   return res.Item !== undefined;
 }
 
-function toAccount(item: Record<string, unknown>): Account {
+export function toAccount(item: Record<string, unknown>): Account {
   return {
     accountId: item.accountId as string,
     companyName: item.companyName as string,
@@ -72,6 +77,9 @@ function toAccount(item: Record<string, unknown>): Account {
     billingStatus: item.billingStatus as BillingStatus,
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
+    keyCount: (item.keyCount as number | undefined) ?? 0,
+    ...(typeof item.periodStart === 'string' ? { periodStart: item.periodStart } : {}),
+    ...(typeof item.periodEnd === 'string' ? { periodEnd: item.periodEnd } : {}),
   };
 }
 
@@ -87,19 +95,11 @@ function toUser(item: Record<string, unknown>): User {
   };
 }
 
-/** The account and one of its users in a single BatchGetItem (retrying unprocessed keys with backoff). */
+/** The account and one of its users in a single BatchGetItem. */
 export async function getAccountAndUser(accountId: string, userId: string): Promise<{ account?: Account; user?: User }> {
   const accountKey = keys.account(accountId);
   const userKey = keys.user(accountId, userId);
-  let request: BatchGetCommandInput['RequestItems'] = { [tableName()]: { Keys: [{ ...accountKey }, { ...userKey }] } };
-  const items: Record<string, unknown>[] = [];
-  for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-    if (attempt === 5) throw new Error('BatchGetItem left keys unprocessed after 5 attempts');
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-    const res: BatchGetCommandOutput = await db().send(new BatchGetCommand({ RequestItems: request }));
-    items.push(...(res.Responses?.[tableName()] ?? []));
-    request = res.UnprocessedKeys;
-  }
+  const items = await batchGet([accountKey, userKey]);
   const accountItem = items.find((item) => item.sk === accountKey.sk);
   const userItem = items.find((item) => item.sk === userKey.sk);
   return { account: accountItem && toAccount(accountItem), user: userItem && toUser(userItem) };

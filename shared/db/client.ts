@@ -1,5 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type BatchGetCommandOutput,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 
 let client: DynamoDBDocumentClient | undefined;
@@ -24,3 +30,46 @@ export function failedConditions(error: unknown): number[] {
   const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
   return reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
 }
+
+export type Item = Record<string, unknown>;
+
+const BATCH_GET_MAX = 100;
+
+/** BatchGetItem of any number of keys: ≤ 100 per call, calls in parallel, unprocessed keys retried with backoff. */
+export async function batchGet(keyList: { pk: string; sk: string }[], projection?: string): Promise<Item[]> {
+  const calls: Promise<Item[]>[] = [];
+  for (let i = 0; i < keyList.length; i += BATCH_GET_MAX) {
+    calls.push(batchGetOnce(keyList.slice(i, i + BATCH_GET_MAX), projection));
+  }
+  return (await Promise.all(calls)).flat();
+}
+
+async function batchGetOnce(keyList: { pk: string; sk: string }[], projection?: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let pending: { pk: string; sk: string }[] = keyList;
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === 6) throw new Error('BatchGetItem left keys unprocessed after 6 attempts');
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    const res: BatchGetCommandOutput = await db().send(
+      new BatchGetCommand({
+        RequestItems: { [tableName()]: { Keys: pending, ...(projection ? { ProjectionExpression: projection } : {}) } },
+      }),
+    );
+    items.push(...(res.Responses?.[tableName()] ?? []));
+    pending = (res.UnprocessedKeys?.[tableName()]?.Keys as { pk: string; sk: string }[] | undefined) ?? [];
+  }
+  return items;
+}
+
+/** Every page of a Query (bounded lists only: an account's keys, one key's days). */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await db().send(new QueryCommand({ TableName: tableName(), ...input, ExclusiveStartKey: start }));
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+

@@ -36,8 +36,9 @@ export class MalformedRequest extends HttpError {
 }
 
 export class Unauthorized extends HttpError {
-  constructor(detail = 'A valid bearer token is required.') {
-    super(401, 'unauthorized', 'Unauthorized.', detail, undefined, { 'www-authenticate': 'Bearer' });
+  /** `scheme` names the credential in `WWW-Authenticate`: `Bearer` for user tokens, `ApiKey` for ingest keys. */
+  constructor(detail = 'A valid bearer token is required.', scheme = 'Bearer') {
+    super(401, 'unauthorized', 'Unauthorized.', detail, undefined, { 'www-authenticate': scheme });
   }
 }
 

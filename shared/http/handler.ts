@@ -16,7 +16,10 @@ import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
 import { authenticate, type AuthContext } from '#shared/http/auth-context.ts';
 
-export type HandlerAuth = 'jwt' | 'none';
+/** Who may call: a Cognito ID token (`jwt`), anyone (`none`), or a handler-specific check (an ingest key, a Stripe signature). */
+export type Authenticator<T> = (event: APIGatewayProxyEventV2) => Promise<T>;
+export type HandlerAuth = 'jwt' | 'none' | Authenticator<unknown>;
+type AuthOf<A> = A extends 'jwt' ? AuthContext : A extends Authenticator<infer T> ? T : undefined;
 
 export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
   auth: A;
@@ -24,10 +27,15 @@ export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
   query?: $ZodType<Q>;
   params?: $ZodType<P>;
   maxBodyBytes?: number;
+  /**
+   * The body may be left out: an empty (or blank) body then parses as `{}` before validation, for endpoints whose
+   * fields are all optional (`POST /ingest-keys`). A body that is sent is read exactly as without this option.
+   */
+  optionalBody?: boolean;
 }
 
 export interface HandlerInput<A extends HandlerAuth, B, Q, P> {
-  auth: A extends 'jwt' ? AuthContext : undefined;
+  auth: AuthOf<A>;
   body: B;
   query: Q;
   params: P;
@@ -91,10 +99,11 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
   const maxBodyBytes = spec.maxBodyBytes ?? MAX_BODY_BYTES;
   const inner = async (event: Event, _context: Context): Promise<Result> => {
     const requestId = requestIdOf(event);
-    const auth = spec.auth === 'jwt' ? await authenticate(event) : undefined;
-    if (auth) logger.appendKeys({ accountId: auth.accountId, userId: auth.userId });
+    const auth = spec.auth === 'jwt' ? await authenticate(event) : spec.auth === 'none' ? undefined : await spec.auth(event);
+    if (auth && typeof auth === 'object' && 'accountId' in auth) logger.appendKeys({ accountId: auth.accountId as string });
+    const text = spec.body ? rawBody(event.body, event.isBase64Encoded) : '';
     const body = spec.body
-      ? validate(spec.body, parseJsonObject(rawBody(event.body, event.isBase64Encoded), maxBodyBytes), 'body')
+      ? validate(spec.body, spec.optionalBody && text.trim() === '' ? {} : parseJsonObject(text, maxBodyBytes), 'body')
       : undefined;
     const query = spec.query ? validate(spec.query, event.queryStringParameters ?? {}, 'query') : undefined;
     const params = spec.params ? validate(spec.params, event.pathParameters ?? {}, 'path') : undefined;

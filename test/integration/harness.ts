@@ -43,7 +43,7 @@ export async function api<T = any>(path: string, options: ApiOptions = {}): Prom
   const res = await fetch(`${stack().apiUrl}${path}`, {
     method: options.method ?? 'GET',
     headers,
-    body: body as BodyInit | undefined,
+    body: body as RequestInit['body'],
   });
   const text = await res.text();
   let parsed: unknown = text === '' ? undefined : text;

@@ -1,0 +1,213 @@
+/**
+ * Writes one planned chunk of ingested events in ONE TransactWriteItems: every event's exactly-once item
+ * (conditional Put) together with the aggregate ADDs it causes. Either all of it counts or none of it does.
+ */
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
+import type { Chunk, Sums } from '#shared/ingest/chunks.ts';
+
+type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Exactly-once items outlive the oldest timestamp ingestion accepts (35 days). */
+export const EVENT_TTL_SECONDS = 36 * 24 * 60 * 60;
+
+export interface ChunkWrite {
+  accountId: string;
+  chunk: Chunk;
+  now: Date;
+  today: string;
+  month: string;
+  /** Start of the plan period the chunk's requests count against. */
+  periodStart: string;
+}
+
+/** What the transaction's cancellation tells: events already counted, keys someone else created, or a retryable clash. */
+export type ChunkOutcome =
+  | { status: 'written' }
+  | { status: 'conditions'; duplicateRequestIds: string[]; existingKeys: string[] }
+  | { status: 'retry' };
+
+const SUM_FIELDS = ['costMicros', 'requests', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'unpricedRequests'] as const;
+
+/** `ADD costMicros :costMicros, requests :requests, ...` */
+function addSums(sums: Sums): { expr: string; values: Record<string, number> } {
+  return {
+    expr: SUM_FIELDS.map((f) => `${f} :${f}`).join(', '),
+    values: Object.fromEntries(SUM_FIELDS.map((f) => [`:${f}`, sums[f]])),
+  };
+}
+
+export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: ({ requestId: string } | { newKey: string } | null)[] } {
+  const TableName = tableName();
+  const { accountId, chunk, now } = w;
+  const at = now.toISOString();
+  const expiresAt = Math.floor(now.getTime() / 1000) + EVENT_TTL_SECONDS;
+  const actions: Action[] = [];
+  const meaning: ({ requestId: string } | { newKey: string } | null)[] = [];
+
+  for (const e of chunk.events) {
+    actions.push({
+      Put: {
+        TableName,
+        Item: {
+          ...keys.event(accountId, e.requestId),
+          type: 'Event',
+          keyHash: e.keyHash,
+          provider: e.provider,
+          model: e.model,
+          costMicros: e.costMicros,
+          timestamp: e.timestamp,
+          receivedAt: at,
+          expiresAt,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    meaning.push({ requestId: e.requestId });
+  }
+
+  for (const kdm of chunk.keyDayModels.values()) {
+    const add = addSums(kdm.sums);
+    actions.push({
+      Update: {
+        TableName,
+        Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model ADD ${add.expr}`,
+        ExpressionAttributeNames: { '#date': 'date' },
+        ExpressionAttributeValues: { ':date': kdm.date, ':provider': kdm.provider, ':model': kdm.model, ...add.values },
+      },
+    });
+    meaning.push(null);
+  }
+
+  const rolling = rollingNames(w.today, w.month);
+  const stale = staleRollingNames(w.today, w.month);
+  for (const key of chunk.keys.values()) {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {
+      ':now': at,
+      ':provider': key.provider,
+      ':accountId': accountId,
+      ':keyHash': key.keyHash,
+      ':cost': key.total.costMicros,
+      ':requests': key.total.requests,
+      ':unpriced': key.total.unpricedRequests,
+    };
+    const sets = [
+      'accountId = :accountId',
+      'keyHash = :keyHash',
+      'provider = if_not_exists(provider, :provider)',
+      'firstSeenAt = if_not_exists(firstSeenAt, :now)',
+      'lastSeenAt = :now',
+    ];
+    if (key.hint !== undefined) {
+      sets.push('hint = if_not_exists(hint, :hint)');
+      values[':hint'] = key.hint;
+    }
+    if (key.isNew) {
+      const index = keys.providerKeyIndex(accountId, key.keyHash);
+      sets.push('gsi1pk = :gsi1pk, gsi1sk = :gsi1sk');
+      values[':gsi1pk'] = index.gsi1pk;
+      values[':gsi1sk'] = index.gsi1sk;
+    }
+    const adds = ['totalCostMicros :cost', 'totalRequests :requests', 'unpricedRequests :unpriced'];
+    const rollingAdds: [string, number][] = [];
+    if (key.today.requests > 0) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
+    if (key.month.requests > 0) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
+    rollingAdds.forEach(([name, value], i) => {
+      names[`#r${i}`] = name;
+      values[`:r${i}`] = value;
+      adds.push(`#r${i} :r${i}`);
+    });
+    stale.forEach((name, i) => (names[`#s${i}`] = name));
+    actions.push({
+      Update: {
+        TableName,
+        Key: keys.providerKey(accountId, key.keyHash),
+        UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')} REMOVE ${stale.map((_, i) => `#s${i}`).join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        // A new key is created by exactly one writer; a racing batch learns it exists and retries as "known".
+        ...(key.isNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+      },
+    });
+    meaning.push(key.isNew ? { newKey: key.keyHash } : null);
+  }
+
+  const usage = (Key: { pk: string; sk: string }, label: string, value: string, sums: Sums): Action => {
+    const add = addSums(sums);
+    return {
+      Update: {
+        TableName,
+        Key,
+        UpdateExpression: `SET #label = :label ADD ${add.expr}`,
+        ExpressionAttributeNames: { '#label': label },
+        ExpressionAttributeValues: { ':label': value, ...add.values },
+      },
+    };
+  };
+  for (const [date, sums] of chunk.days) {
+    actions.push(usage(keys.usageDay(accountId, date), 'date', date, sums));
+    meaning.push(null);
+  }
+  for (const [month, sums] of chunk.months) {
+    actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums));
+    meaning.push(null);
+  }
+
+  actions.push({
+    Update: {
+      TableName,
+      Key: keys.usagePeriod(accountId, w.periodStart),
+      UpdateExpression: 'SET periodStart = :start ADD trackedRequests :n',
+      ExpressionAttributeValues: { ':start': w.periodStart, ':n': chunk.events.length },
+    },
+  });
+  meaning.push(null);
+
+  if (chunk.newKeys > 0) {
+    actions.push({
+      Update: {
+        TableName,
+        Key: keys.account(accountId),
+        UpdateExpression: 'ADD keyCount :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':n': chunk.newKeys },
+      },
+    });
+    meaning.push(null);
+  }
+  return { actions, meaning };
+}
+
+const RETRYABLE = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
+  const { actions, meaning } = buildChunkActions(w);
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: actions }));
+    return { status: 'written' };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : '';
+    if (name === 'TransactionConflictException' || name === 'ThrottlingException' || name === 'ProvisionedThroughputExceededException') {
+      return { status: 'retry' };
+    }
+    if (name !== 'TransactionCanceledException') throw error;
+    const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+    const duplicateRequestIds: string[] = [];
+    const existingKeys: string[] = [];
+    let retry = false;
+    reasons.forEach((reason, i) => {
+      const m = meaning[i];
+      if (reason.Code === 'ConditionalCheckFailed' && m && 'requestId' in m) duplicateRequestIds.push(m.requestId);
+      else if (reason.Code === 'ConditionalCheckFailed' && m && 'newKey' in m) existingKeys.push(m.newKey);
+      else if (reason.Code && RETRYABLE.has(reason.Code)) retry = true;
+      else if (reason.Code && reason.Code !== 'None') throw error; // an unexpected failure: let it surface as a 500
+    });
+    if (duplicateRequestIds.length > 0 || existingKeys.length > 0) return { status: 'conditions', duplicateRequestIds, existingKeys };
+    if (retry) return { status: 'retry' };
+    throw error;
+  }
+}

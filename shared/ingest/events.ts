@@ -1,0 +1,91 @@
+/**
+ * One event's way from JSON to a priced, normalized record — or to a rejection with a code.
+ * Pure: no I/O. Money in integer micro-dollars.
+ */
+import { safeParse } from 'zod/mini';
+import { IngestEvent } from '#shared/ingest/schemas.ts';
+import { issuesToFieldErrors } from '#shared/http/validate.ts';
+import { costMicros, hasAtMostSixDecimals, usdToMicros } from '#shared/pricing/pricing.ts';
+import { isoDate } from '#shared/time/periods.ts';
+
+export const MAX_FUTURE_MS = 5 * 60 * 1000;
+export const MAX_AGE_MS = 35 * 24 * 60 * 60 * 1000;
+
+export type RejectCode =
+  | 'invalid_event'
+  | 'timestamp_in_future'
+  | 'timestamp_too_old'
+  | 'plan_limit_reached'
+  | 'key_limit_reached'
+  | 'unavailable';
+
+export interface Rejection {
+  index: number;
+  code: RejectCode;
+  message: string;
+}
+
+export interface PricedEvent {
+  index: number;
+  requestId: string;
+  keyHash: string;
+  keyHint?: string;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+  /** false: an unknown model without costUsd (tracked at cost 0, counted in `unpricedRequests`). */
+  priced: boolean;
+  /** ISO 8601 UTC with milliseconds. */
+  timestamp: string;
+  /** The event's UTC day. */
+  date: string;
+}
+
+export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent | Rejection {
+  const parsed = safeParse(IngestEvent, raw);
+  if (!parsed.success) {
+    const message = issuesToFieldErrors(parsed.error.issues)
+      .map((e) => (e.path ? `${e.path}: ${e.message}` : e.message))
+      .join('; ');
+    return { index, code: 'invalid_event', message };
+  }
+  const e = parsed.data;
+  const cached = e.cachedInputTokens ?? 0;
+  if (cached > e.inputTokens) {
+    return { index, code: 'invalid_event', message: 'cachedInputTokens: must not be more than inputTokens.' };
+  }
+  if (e.costUsd !== undefined && !hasAtMostSixDecimals(e.costUsd)) {
+    return { index, code: 'invalid_event', message: 'costUsd: must have at most 6 decimals.' };
+  }
+  const at = e.timestamp === undefined ? now : new Date(e.timestamp);
+  if (at.getTime() > now.getTime() + MAX_FUTURE_MS) {
+    return { index, code: 'timestamp_in_future', message: 'timestamp: more than 5 minutes ahead of the server clock.' };
+  }
+  if (at.getTime() < now.getTime() - MAX_AGE_MS) {
+    return { index, code: 'timestamp_too_old', message: 'timestamp: older than 35 days.' };
+  }
+  const computed =
+    e.costUsd !== undefined
+      ? { costMicros: usdToMicros(e.costUsd), priced: true }
+      : costMicros({ provider: e.provider, model: e.model, inputTokens: e.inputTokens, cachedInputTokens: cached, outputTokens: e.outputTokens });
+  return {
+    index,
+    requestId: e.requestId,
+    keyHash: e.keyHash,
+    ...(e.keyHint === undefined ? {} : { keyHint: e.keyHint }),
+    provider: e.provider,
+    model: e.model,
+    inputTokens: e.inputTokens,
+    cachedInputTokens: cached,
+    outputTokens: e.outputTokens,
+    costMicros: computed.costMicros,
+    priced: computed.priced,
+    timestamp: at.toISOString(),
+    date: isoDate(at),
+  };
+}
+
+export const isRejection = (value: PricedEvent | Rejection): value is Rejection => 'code' in value;

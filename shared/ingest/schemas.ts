@@ -1,0 +1,47 @@
+/** Request schemas of POST /ingest. The batch is checked as a whole; each event on its own (one bad event does not sink the batch). */
+import * as z from 'zod/mini';
+
+export const MAX_EVENTS = 1000;
+const MAX_TOKENS = 1_000_000_000;
+
+/** The body: 1–1000 events. Events are validated one by one by `IngestEvent`, so here they are only "objects". */
+export const IngestBody = z.strictObject({
+  events: z.array(z.unknown()).check(
+    z.minLength(1, 'events must hold at least one event.'),
+    z.maxLength(MAX_EVENTS, `events must hold at most ${MAX_EVENTS} events.`),
+  ),
+});
+export type IngestBody = z.infer<typeof IngestBody>;
+
+const tokens = (field: string) =>
+  z.number(`${field} must be a number.`).check(
+    z.int(`${field} must be an integer.`),
+    z.minimum(0, `${field} must be ≥ 0.`),
+    z.maximum(MAX_TOKENS, `${field} must be at most ${MAX_TOKENS}.`),
+  );
+
+export const IngestEvent = z.strictObject({
+  requestId: z.string('requestId must be a string.').check(z.minLength(1, 'requestId must not be empty.'), z.maxLength(128, 'requestId must be at most 128 characters.')),
+  keyHash: z.string('keyHash must be a string.').check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.')),
+  keyHint: z.optional(
+    z.string().check(z.trim(), z.minLength(1, 'keyHint must not be empty.'), z.maxLength(32, 'keyHint must be at most 32 characters (send only a few characters of the key).')),
+  ),
+  provider: z.string('provider must be a string.').check(
+    z.trim(),
+    z.toLowerCase(),
+    z.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/, 'provider must be 1–32 characters of a-z, 0-9, ".", "_" or "-".'),
+  ),
+  model: z.string('model must be a string.').check(
+    z.trim(),
+    z.toLowerCase(),
+    z.minLength(1, 'model must not be empty.'),
+    z.maxLength(128, 'model must be at most 128 characters.'),
+    z.regex(/^[^\u0000-\u001f#]+$/, 'model must not contain control characters or "#".'),
+  ),
+  inputTokens: tokens('inputTokens'),
+  outputTokens: tokens('outputTokens'),
+  cachedInputTokens: z.optional(tokens('cachedInputTokens')),
+  costUsd: z.optional(z.number('costUsd must be a number.').check(z.minimum(0, 'costUsd must be ≥ 0.'), z.maximum(1_000_000_000, 'costUsd must be at most 1000000000.'))),
+  timestamp: z.optional(z.iso.datetime({ offset: true, error: 'timestamp must be an ISO 8601 date-time.' })),
+});
+export type IngestEvent = z.infer<typeof IngestEvent>;

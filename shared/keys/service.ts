@@ -1,0 +1,129 @@
+/** The keys domain: list (by month-to-date spend), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
+import { NotFound, ValidationError } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
+import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.ts';
+import { rollingNames } from '#shared/db/rolling.ts';
+import type { Item } from '#shared/db/client.ts';
+import * as repo from '#shared/db/provider-keys.ts';
+import type { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+
+export const MAX_RANGE_DAYS = 366;
+const HASH = /^[0-9a-f]{64}$/;
+
+const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
+
+export function toKeyView(item: Item, now: Date) {
+  const r = rollingNames(isoDate(now), isoMonth(now));
+  return {
+    hash: item.keyHash as string,
+    label: (item.label as string | null | undefined) ?? null,
+    hint: (item.hint as string | undefined) ?? null,
+    provider: item.provider as string,
+    firstSeenAt: item.firstSeenAt as string,
+    lastSeenAt: item.lastSeenAt as string,
+    spend: {
+      today: microsToUsd(num(item[r.dayCost])),
+      monthToDate: microsToUsd(num(item[r.monthCost])),
+      total: microsToUsd(num(item.totalCostMicros)),
+    },
+    requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
+    unpricedRequests: num(item.unpricedRequests),
+  };
+}
+
+type Position = { c: number; h: string };
+
+/** Most month-to-date spend first, then by hash: a total order, so a cursor is a position in it. */
+const before = (a: Position, b: Position) => a.c > b.c || (a.c === b.c && a.h < b.h);
+
+export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const monthCost = rollingNames(isoDate(now), isoMonth(now)).monthCost;
+  const ranked = (await repo.listProviderKeys(accountId))
+    .map((item) => ({ item, pos: { c: num(item[monthCost]), h: item.keyHash as string } }))
+    .sort((a, b) => (before(a.pos, b.pos) ? -1 : before(b.pos, a.pos) ? 1 : 0));
+  let start = 0;
+  if (query.cursor) {
+    const after = decodeCursor(query.cursor, accountId, 'keys') as Position;
+    if (typeof after?.c !== 'number' || typeof after?.h !== 'string') throw new ValidationError('The cursor is not valid for this list.');
+    start = ranked.findIndex((entry) => before(after, entry.pos));
+    if (start < 0) start = ranked.length;
+  }
+  const page = ranked.slice(start, start + limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((entry) => toKeyView(entry.item, now)),
+    nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, 'keys', last.pos) : null,
+  };
+}
+
+/** The date range of a breakdown: default the current month to today; at most 366 days. */
+export function breakdownRange(query: KeyBreakdownQuery, now: Date): { from: string; to: string } {
+  const to = query.to ?? isoDate(now);
+  const from = query.from ?? `${to.slice(0, 7)}-01`;
+  const errors = [];
+  if (!parseDate(from)) errors.push({ path: 'query.from', message: 'from is not a calendar date.' });
+  if (!parseDate(to)) errors.push({ path: 'query.to', message: 'to is not a calendar date.' });
+  if (errors.length) throw new ValidationError('The date range is not valid.', errors);
+  if (from > to) throw new ValidationError('from must not be after to.', [{ path: 'query.from', message: 'from must not be after to.' }]);
+  const days = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
+  if (days > MAX_RANGE_DAYS) {
+    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: 'query.from', message: `The range spans ${days} days.` }]);
+  }
+  return { from, to };
+}
+
+interface Totals {
+  costMicros: number;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+const zero = (): Totals => ({ costMicros: 0, requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
+function addItem(t: Totals, item: Item): void {
+  t.costMicros += num(item.costMicros);
+  t.requests += num(item.requests);
+  t.inputTokens += num(item.inputTokens);
+  t.cachedInputTokens += num(item.cachedInputTokens);
+  t.outputTokens += num(item.outputTokens);
+}
+const totalsView = ({ costMicros, ...rest }: Totals) => ({ costUsd: microsToUsd(costMicros), ...rest });
+
+/** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
+export function breakdown(items: Item[], from: string, to: string) {
+  const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
+  const byModel = new Map<string, { provider: string; model: string; totals: Totals }>();
+  for (const item of items) {
+    const day = daily.get(item.date as string);
+    if (!day) continue;
+    addItem(day, item);
+    const id = `${item.provider as string}|${item.model as string}`;
+    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero() });
+    addItem(byModel.get(id)!.totals, item);
+  }
+  return {
+    from,
+    to,
+    daily: [...daily].map(([date, t]) => ({ date, ...totalsView(t) })),
+    byModel: [...byModel.values()]
+      .sort((a, b) => b.totals.costMicros - a.totals.costMicros || b.totals.requests - a.totals.requests)
+      .map(({ provider, model, totals }) => ({ provider, model, ...totalsView(totals) })),
+  };
+}
+
+export async function getKey(accountId: string, hash: string, query: KeyBreakdownQuery, now = new Date()) {
+  const { from, to } = breakdownRange(query, now);
+  if (!HASH.test(hash)) throw new NotFound('No such key.');
+  const [item, days] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to)]);
+  if (!item) throw new NotFound('No such key.');
+  return { ...toKeyView(item, now), breakdown: breakdown(days, from, to) };
+}
+
+export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {
+  const item = HASH.test(hash) ? await repo.setLabel(accountId, hash, body.label, now) : undefined;
+  if (!item) throw new NotFound('No such key.');
+  return toKeyView(item, now);
+}

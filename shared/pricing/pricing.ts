@@ -1,0 +1,240 @@
+/**
+ * The built-in price table and exact money arithmetic. Pure: no I/O beyond the static import of prices.json.
+ *
+ * Units:
+ * - Money is an integer number of MICRO-DOLLARS (µ$): 1 USD = 1_000_000 µ$. Every money value this module
+ *   returns is a `number` that is a safe integer; dollars as floating point never take part in arithmetic.
+ * - A price is an integer number of µ$ PER MILLION TOKENS: "$0.075 per 1M tokens" is 75_000. prices.json keeps
+ *   the providers' own figures (decimal strings of USD per 1M tokens); they are converted exactly at load.
+ * - Token counts are integers ≥ 0.
+ * - Dollars exist only at the JSON edge: `usdToMicros` / `microsToUsd` convert exactly, through decimal strings.
+ */
+import builtInTable from './prices.json' with { type: 'json' };
+
+/** µ$ per 1,000,000 tokens (an integer). */
+export type MicrosPerMillionTokens = number;
+
+export interface ModelPrice {
+  readonly provider: string;
+  readonly model: string;
+  readonly input: MicrosPerMillionTokens;
+  /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
+  readonly cachedInput: MicrosPerMillionTokens;
+  readonly output: MicrosPerMillionTokens;
+}
+
+export interface PriceTable {
+  readonly source: string;
+  readonly asOf: string;
+  readonly models: readonly ModelPrice[];
+}
+
+export interface Usage {
+  readonly provider: string;
+  readonly model: string;
+  /** All input tokens, cached ones included. */
+  readonly inputTokens: number;
+  /** The part of `inputTokens` read from the provider's cache. */
+  readonly cachedInputTokens?: number;
+  readonly outputTokens: number;
+}
+
+export interface Cost {
+  /** Integer µ$; 0 when the model is not priced. */
+  readonly costMicros: number;
+  readonly priced: boolean;
+}
+
+const MICROS_PER_USD = 1_000_000n;
+const USD_DECIMALS = 6;
+const TOKENS_PER_PRICE = 1_000_000n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Decimal strings ↔ micro-dollars (string arithmetic only; never `value * 1e6`)
+
+/** A decimal as an exact integer coefficient and a scale: value = (negative ? -1 : 1) × coefficient × 10^-scale. */
+interface Decimal {
+  readonly negative: boolean;
+  readonly coefficient: bigint;
+  readonly scale: number;
+}
+
+/** Parses "12", "0.075", "-3.5", and the exponent forms `String(number)` produces ("1e-7", "1.5e-7", "1e+21"). */
+function parseDecimal(text: string): Decimal | undefined {
+  const match = /^(-)?(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match;
+  const trimmed = fraction.replace(/0+$/, ''); // "2.50" has two decimals written but one that matters
+  return {
+    negative: sign === '-',
+    coefficient: BigInt(whole + trimmed),
+    scale: trimmed.length - Number(exponent),
+  };
+}
+
+/** The exact integer number of millionths in `decimal`, or undefined if it has more than 6 decimals. */
+function toMillionths(decimal: Decimal): bigint | undefined {
+  if (decimal.scale > USD_DECIMALS) return undefined;
+  const magnitude = decimal.coefficient * 10n ** BigInt(USD_DECIMALS - decimal.scale);
+  return decimal.negative ? -magnitude : magnitude;
+}
+
+/** True if `value` is a finite number whose shortest decimal form has at most 6 decimals (0.72 yes, 0.1 + 0.2 no). */
+export function hasAtMostSixDecimals(value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const decimal = parseDecimal(String(value));
+  return decimal !== undefined && decimal.scale <= USD_DECIMALS;
+}
+
+/**
+ * Dollars (a JSON number, ≥ 0, at most 6 decimals) → exact integer µ$. Goes through the number's shortest decimal
+ * string, so 0.3 is 300_000 and 1e-6 is 1. Throws RangeError for negatives, more than 6 decimals, NaN/Infinity,
+ * or a result past Number.MAX_SAFE_INTEGER.
+ */
+export function usdToMicros(value: number): number {
+  if (!Number.isFinite(value)) throw new RangeError(`Not a finite dollar amount: ${value}`);
+  const decimal = parseDecimal(String(value));
+  if (decimal === undefined) throw new RangeError(`Not a dollar amount: ${value}`);
+  if (decimal.negative) throw new RangeError(`Negative dollar amount: ${value}`);
+  const micros = toMillionths(decimal);
+  if (micros === undefined) throw new RangeError(`More than 6 decimals in dollar amount: ${value}`);
+  if (micros > MAX_SAFE) throw new RangeError(`Dollar amount too large: ${value}`);
+  return Number(micros);
+}
+
+/**
+ * Integer µ$ → dollars as a JSON number with at most 6 decimals that prints exactly (720_000 → 0.72, 1 → 0.000001,
+ * 10_000_000 → 10). Built as a decimal string then `Number()`: exact (round-trips through `String`) for every
+ * |micros| < 10^15, i.e. up to 15 significant digits; beyond that it is the nearest double.
+ */
+export function microsToUsd(micros: number): number {
+  if (!Number.isSafeInteger(micros)) throw new RangeError(`Not an integer number of micro-dollars: ${micros}`);
+  const magnitude = BigInt(Math.abs(micros));
+  const whole = magnitude / MICROS_PER_USD;
+  const fraction = (magnitude % MICROS_PER_USD).toString().padStart(USD_DECIMALS, '0').replace(/0+$/, '');
+  const text = `${micros < 0 ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+  return Number(text);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The price table
+
+function priceString(value: unknown, where: string): MicrosPerMillionTokens {
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) {
+    throw new Error(`${where}: a price must be a decimal string of USD per 1M tokens, got ${JSON.stringify(value)}`);
+  }
+  const written = value.split('.')[1] ?? '';
+  const micros = written.length > USD_DECIMALS ? undefined : toMillionths(parseDecimal(value) as Decimal);
+  if (micros === undefined) throw new RangeError(`${where}: more than 6 decimals in price "${value}"`);
+  if (micros > MAX_SAFE) throw new RangeError(`${where}: price "${value}" too large`);
+  return Number(micros);
+}
+
+function nonEmptyString(value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new Error(`${where} must be a non-empty string`);
+  return value;
+}
+
+/** Validates a price table document (the shape of prices.json) and converts its prices to µ$ per 1M tokens. */
+export function loadPriceTable(data: unknown): PriceTable {
+  if (typeof data !== 'object' || data === null) throw new Error('price table: not an object');
+  const doc = data as Record<string, unknown>;
+  const source = nonEmptyString(doc.source, 'price table: source');
+  const asOf = nonEmptyString(doc.asOf, 'price table: asOf');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) throw new Error(`price table: asOf must be YYYY-MM-DD, got "${asOf}"`);
+  if (doc.unit !== 'USD per 1M tokens') throw new Error('price table: unit must be "USD per 1M tokens"');
+  if (!Array.isArray(doc.models)) throw new Error('price table: models must be an array');
+
+  const seen = new Set<string>();
+  const models = doc.models.map((entry: unknown, index): ModelPrice => {
+    const where = `price table: models[${index}]`;
+    if (typeof entry !== 'object' || entry === null) throw new Error(`${where}: not an object`);
+    const row = entry as Record<string, unknown>;
+    const provider = nonEmptyString(row.provider, `${where}.provider`);
+    const model = nonEmptyString(row.model, `${where}.model`);
+    const key = indexKey(provider, model);
+    if (seen.has(key)) throw new Error(`${where}: duplicate ${provider}/${model}`);
+    seen.add(key);
+    return {
+      provider,
+      model,
+      input: priceString(row.input, `${where}.input`),
+      cachedInput: priceString(row.cachedInput, `${where}.cachedInput`),
+      output: priceString(row.output, `${where}.output`),
+    };
+  });
+  return { source, asOf, models };
+}
+
+function indexKey(provider: string, model: string): string {
+  return `${provider.toLowerCase()}/${model.toLowerCase()}`;
+}
+
+/** The built-in table (prices.json), validated once at module load. */
+export const PRICE_TABLE: PriceTable = loadPriceTable(builtInTable);
+
+const PRICE_INDEX: ReadonlyMap<string, ModelPrice> = new Map(
+  PRICE_TABLE.models.map((price) => [indexKey(price.provider, price.model), price]),
+);
+
+/** `-2024-08-06` (OpenAI) or `-20241022` (Anthropic) at the end of a model name. */
+const DATE_SUFFIX = /-(?:20\d{2}-\d{2}-\d{2}|20\d{6})$/;
+/** Anthropic's moving alias (`claude-3-5-haiku-latest`). Not stripped for OpenAI: `chatgpt-4o-latest` is its own model. */
+const LATEST_SUFFIX = /-latest$/;
+
+/** The family a dated (or, for Anthropic, `-latest`) model name belongs to; undefined if the name has no such suffix. */
+function familyOf(provider: string, model: string): string | undefined {
+  const dateless = model.replace(DATE_SUFFIX, '');
+  if (dateless !== model) return dateless;
+  if (provider === 'anthropic' && LATEST_SUFFIX.test(model)) return model.replace(LATEST_SUFFIX, '');
+  return undefined;
+}
+
+/**
+ * The price of a model, case-insensitively: the exact name first, then the family of a dated name
+ * (`gpt-4o-mini-2024-07-18` → `gpt-4o-mini`, `claude-sonnet-4-20250514` → `claude-sonnet-4`). No prefix
+ * matching: an unknown `gpt-4o-audio-preview` is unknown, not gpt-4o.
+ */
+export function priceFor(provider: string, model: string): ModelPrice | undefined {
+  const p = provider.toLowerCase();
+  const m = model.toLowerCase();
+  const exact = PRICE_INDEX.get(indexKey(p, m));
+  if (exact) return exact;
+  const family = familyOf(p, m);
+  return family === undefined ? undefined : PRICE_INDEX.get(indexKey(p, family));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cost of one call
+
+function tokenCount(value: number, name: string): bigint {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be an integer ≥ 0, got ${value}`);
+  return BigInt(value);
+}
+
+/**
+ * The cost of one provider call in integer µ$:
+ *   ((inputTokens − cachedInputTokens) × input + cachedInputTokens × cachedInput + outputTokens × output) / 1,000,000
+ * with prices in µ$ per 1M tokens. The sum is computed exactly in BigInt; ROUNDING: the exact result is rounded
+ * HALF-UP to the nearest whole micro-dollar, once, at the end (0.45 µ$ → 0, 0.5 µ$ → 1, 1.5 µ$ → 2).
+ * An unknown model costs 0 and is reported as not priced. Throws RangeError on a negative or non-integer count,
+ * on cachedInputTokens > inputTokens (callers validate first; this is a guard), and on a cost past
+ * Number.MAX_SAFE_INTEGER µ$.
+ */
+export function costMicros(usage: Usage): Cost {
+  const input = tokenCount(usage.inputTokens, 'inputTokens');
+  const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
+  const output = tokenCount(usage.outputTokens, 'outputTokens');
+  if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
+
+  const price = priceFor(usage.provider, usage.model);
+  if (!price) return { costMicros: 0, priced: false };
+
+  // Units of this sum: tokens × µ$ per 1M tokens, i.e. millionths of a micro-dollar.
+  const exact =
+    (input - cached) * BigInt(price.input) + cached * BigInt(price.cachedInput) + output * BigInt(price.output);
+  const rounded = (exact + TOKENS_PER_PRICE / 2n) / TOKENS_PER_PRICE; // half-up; exact ≥ 0 so `/` is floor
+  if (rounded > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
+  return { costMicros: Number(rounded), priced: true };
+}
