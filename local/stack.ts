@@ -3,7 +3,8 @@
  * handlers read, and the gateway — which listens last, so `GET /api/health` answering means ready.
  */
 import { once } from 'node:events';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
 import { describeExit, type SupervisedChild } from '#local/child.ts';
@@ -89,6 +90,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     COGNITO_ENDPOINT: info.cognitoEndpoint,
     USER_POOL_ID: info.userPoolId,
     USER_POOL_CLIENT_ID: info.userPoolClientId,
+    CURSOR_SECRET: await localSecret(join(dataDir, 'cursor-secret')),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
   });
@@ -129,6 +131,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await Promise.all([closed, stopChildren()]);
     },
   };
+}
+
+/** A random secret made on first start and kept under the data folder (so cursors survive a restart). */
+async function localSecret(file: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const secret = randomBytes(32).toString('hex');
+    await writeFile(file, `${secret}\n`, { mode: 0o600 });
+    return secret;
+  }
 }
 
 function errorText(error: unknown): string {

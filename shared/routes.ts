@@ -61,6 +61,7 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', table: ['Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', table: ['UpdateItem'] },
+  { method: 'GET', path: '/billing/status', handler: 'billing/status', auth: 'jwt', table: ['GetItem'] },
 ];
 
 /** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */

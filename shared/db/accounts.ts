@@ -104,3 +104,8 @@ export async function getAccountAndUser(accountId: string, userId: string): Prom
   const userItem = items.find((item) => item.sk === userKey.sk);
   return { account: accountItem && toAccount(accountItem), user: userItem && toUser(userItem) };
 }
+
+export async function getAccount(accountId: string): Promise<Account | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(accountId) }));
+  return res.Item && toAccount(res.Item);
+}

@@ -62,6 +62,7 @@ describe('/ingest-keys', () => {
       name: 'CI runner',
       prefix: first.prefix,
       createdAt: first.createdAt,
+      updatedAt: first.createdAt,
       lastUsedAt: null,
     });
     const text = JSON.stringify(items);

@@ -1,0 +1,5 @@
+import { httpHandler, ok } from '#shared/http/handler.ts';
+import { billingStatus } from '#shared/billing/status.ts';
+
+/** GET /billing/status → 200 {plan, billingStatus, usage: {trackedRequests, limit, keys, keyLimit}, currentPeriodEnd} */
+export const handler = httpHandler({ auth: 'jwt' }, async ({ auth }) => ok(await billingStatus(auth.accountId)));

@@ -1,0 +1,24 @@
+/** GET /billing/status: the plan, its limits and this period's exact usage (two GetItems). */
+import { NotFound } from '#shared/http/errors.ts';
+import { getAccount } from '#shared/db/accounts.ts';
+import { trackedRequests } from '#shared/db/usage.ts';
+import { currentPeriod, PLANS } from '#shared/billing/plans.ts';
+
+export async function billingStatus(accountId: string, now = new Date()) {
+  const account = await getAccount(accountId);
+  if (!account) throw new NotFound('The account does not exist.');
+  const period = currentPeriod(account, now);
+  const limits = PLANS[account.plan];
+  return {
+    plan: account.plan,
+    billingStatus: account.billingStatus,
+    usage: {
+      trackedRequests: await trackedRequests(accountId, period.start),
+      limit: limits.trackedRequests,
+      keys: account.keyCount ?? 0,
+      keyLimit: limits.keys,
+    },
+    currentPeriodStart: period.start,
+    currentPeriodEnd: period.end,
+  };
+}
