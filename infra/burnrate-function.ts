@@ -8,7 +8,8 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IUserPool, IUserPoolClient } from 'aws-cdk-lib/aws-cognito';
-import type { Route } from '#shared/routes.ts';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { CognitoAction, Route, TableAction } from '#shared/routes.ts';
 
 /** The repository root (this file lives in `<root>/infra/`). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -21,13 +22,8 @@ export function handlerEntry(route: Pick<Route, 'handler'>): string {
 /** Lets ESM bundles `require()` the CommonJS dependencies they pull in. */
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
-export interface BurnrateFunctionProps {
-  route: Route;
-  table: ITable;
-  userPool: IUserPool;
-  userPoolClient: IUserPoolClient;
-  /** Allowed CORS origins, handed to the handler as `CORS_ORIGINS` (comma-separated). */
-  corsOrigins: readonly string[];
+/** Settings every function shares, with the project's defaults. */
+export interface FunctionDefaults {
   /** @default 512 */
   memorySize?: number;
   /** @default 10 seconds */
@@ -38,20 +34,68 @@ export interface BurnrateFunctionProps {
   logRetention?: RetentionDays;
 }
 
+/** A route's function: env and grants come from the route table. */
+export interface RouteFunctionProps extends FunctionDefaults {
+  route: Route;
+  table: ITable;
+  userPool: IUserPool;
+  userPoolClient: IUserPoolClient;
+  /** Allowed CORS origins, handed to the handler as `CORS_ORIGINS` (comma-separated). */
+  corsOrigins: readonly string[];
+}
+
+/** Any other function (a queue consumer): its handler module, its environment and exactly its grants. */
+export interface HandlerFunctionProps extends FunctionDefaults {
+  /** Handler module under functions/, without extension: `notify/worker`. */
+  entry: string;
+  description: string;
+  table: ITable;
+  /** Besides TABLE_NAME, which every function gets. */
+  environment?: Record<string, string>;
+  grants: { table: readonly TableAction[]; cognito?: readonly CognitoAction[]; userPool?: IUserPool };
+}
+
+export type BurnrateFunctionProps = RouteFunctionProps | HandlerFunctionProps;
+
+const isRoute = (props: BurnrateFunctionProps): props is RouteFunctionProps => 'route' in props;
+
 /**
- * One route's Lambda with the project's defaults: Node 22 on arm64, an ESM bundle with the AWS SDK inside,
- * its own log group, and IAM grants of exactly the table and Cognito actions the route declares.
+ * A Lambda with the project's defaults: Node 22 on arm64, an ESM bundle with the AWS SDK inside, its own log
+ * group, and IAM grants of exactly the table and Cognito actions declared — by its route (`route`), or by
+ * `grants` for a function that no route serves (`entry`).
  */
 export class BurnrateFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
-  readonly route: Route;
+  /** The route it serves; undefined for a non-route function. */
+  readonly route: Route | undefined;
 
   constructor(scope: Construct, id: string, props: BurnrateFunctionProps) {
     super(scope, id);
-    const { route, table, userPool, userPoolClient } = props;
+    const { table } = props;
     const sourceMap = props.sourceMap ?? false;
-    this.route = route;
+    const spec = isRoute(props)
+      ? {
+          entry: props.route.handler,
+          description: `${props.route.method} ${props.route.path}`,
+          environment: {
+            USER_POOL_ID: props.userPool.userPoolId,
+            USER_POOL_CLIENT_ID: props.userPoolClient.userPoolClientId,
+            CORS_ORIGINS: props.corsOrigins.join(','),
+          },
+          tableActions: props.route.table,
+          cognitoActions: props.route.cognito ?? [],
+          userPool: props.userPool as IUserPool | undefined,
+        }
+      : {
+          entry: props.entry,
+          description: props.description,
+          environment: props.environment ?? {},
+          tableActions: props.grants.table,
+          cognitoActions: props.grants.cognito ?? [],
+          userPool: props.grants.userPool,
+        };
+    this.route = isRoute(props) ? props.route : undefined;
 
     // An explicit log group instead of the deprecated `logRetention`, which adds a custom-resource Lambda.
     this.logGroup = new LogGroup(this, 'Logs', {
@@ -60,8 +104,8 @@ export class BurnrateFunction extends Construct {
     });
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: `${route.method} ${route.path}`,
-      entry: handlerEntry(route),
+      description: spec.description,
+      entry: handlerEntry({ handler: spec.entry }),
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
@@ -72,9 +116,7 @@ export class BurnrateFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         TABLE_NAME: table.tableName,
-        USER_POOL_ID: userPool.userPoolId,
-        USER_POOL_CLIENT_ID: userPoolClient.userPoolClientId,
-        CORS_ORIGINS: props.corsOrigins.join(','),
+        ...spec.environment,
         ...(sourceMap ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
       },
       bundling: {
@@ -89,22 +131,53 @@ export class BurnrateFunction extends Construct {
       },
     });
 
-    if (route.table.length > 0) {
+    if (spec.tableActions.length > 0) {
       this.function.addToRolePolicy(
         new PolicyStatement({
-          actions: route.table.map((action) => `dynamodb:${action}`),
+          actions: spec.tableActions.map((action) => `dynamodb:${action}`),
           resources: [table.tableArn, `${table.tableArn}/index/*`],
         }),
       );
     }
-    const cognito = route.cognito ?? [];
-    if (cognito.length > 0) {
+    if (spec.cognitoActions.length > 0) {
+      if (!spec.userPool) throw new Error(`${id}: Cognito actions need a user pool`);
       this.function.addToRolePolicy(
         new PolicyStatement({
-          actions: cognito.map((action) => `cognito-idp:${action}`),
-          resources: [userPool.userPoolArn],
+          actions: spec.cognitoActions.map((action) => `cognito-idp:${action}`),
+          resources: [spec.userPool.userPoolArn],
         }),
       );
     }
   }
+}
+
+/** What the billing functions (routes with `stripe: true`) need to talk to Stripe. */
+export interface StripeSettings {
+  /** The Secrets Manager secret `{secretKey, webhookSecret}` (JSON). */
+  secret: ISecret;
+  /** Stripe price ids of the paid plans. */
+  prices: { GROWTH?: string; SCALE?: string };
+  successUrl?: string;
+  cancelUrl?: string;
+  portalReturnUrl?: string;
+}
+
+/**
+ * Gives a billing function its Stripe configuration: the secret's ARN (read at cold start by
+ * shared/billing/stripe.ts), the price ids and redirect URLs as env, and `secretsmanager:GetSecretValue` on exactly
+ * that secret — nothing else (no DescribeSecret, no other secret).
+ */
+export function grantStripe(fn: BurnrateFunction, stripe: StripeSettings): void {
+  const env: Record<string, string | undefined> = {
+    STRIPE_SECRET_ARN: stripe.secret.secretArn,
+    STRIPE_PRICE_GROWTH: stripe.prices.GROWTH,
+    STRIPE_PRICE_SCALE: stripe.prices.SCALE,
+    BILLING_SUCCESS_URL: stripe.successUrl,
+    BILLING_CANCEL_URL: stripe.cancelUrl,
+    BILLING_PORTAL_RETURN_URL: stripe.portalReturnUrl,
+  };
+  for (const [name, value] of Object.entries(env)) if (value) fn.function.addEnvironment(name, value);
+  // A secret imported by name has a partial ARN; the real one ends in `-` and 6 random characters.
+  const arn = stripe.secret.secretFullArn ?? `${stripe.secret.secretArn}-??????`;
+  fn.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [arn] }));
 }

@@ -10,12 +10,17 @@ import {
   UserPoolClient,
 } from 'aws-cdk-lib/aws-cognito';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routeId, routes as defaultRoutes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
-import { BurnrateFunction } from './burnrate-function.ts';
+import { BurnrateFunction, grantStripe, type StripeSettings } from './burnrate-function.ts';
+import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 
 export interface ThrottleProps {
   /** Steady-state requests per second for the whole stage. */
@@ -31,7 +36,27 @@ export interface BurnrateStackProps extends StackProps {
   corsOrigins?: readonly string[];
   /** Default stage throttling. @default context `throttleRateLimit` / `throttleBurstLimit`, else 100 / 200 */
   throttle?: ThrottleProps;
+  /** Alert e-mail and links. @default from context `sesIdentity`, `alertEmailFrom`, `dashboardUrl` */
+  alerts?: Partial<AlertSettings>;
 }
+
+export interface AlertSettings {
+  /** The SES identity (domain or address) alert e-mail is sent from; the notifier may use no other. */
+  sesIdentity: string;
+  /** The From address. @default `alerts@<sesIdentity>` */
+  alertEmailFrom: string;
+  /** The dashboard's URL, linked from alert e-mail. @default none */
+  dashboardUrl?: string;
+}
+
+export const DEFAULT_SES_IDENTITY = 'example.com';
+/** The notifier's timeout: a webhook's 5 s, SES calls for each user, DynamoDB, for 10 records in parallel. */
+export const NOTIFIER_TIMEOUT = Duration.seconds(30);
+/** Receives of one alert message before it moves to the dead-letter queue (MAX_ATTEMPTS 5 per channel + 1). */
+export const ALERTS_MAX_RECEIVE_COUNT = 6;
+
+/** Name of the Secrets Manager secret with the Stripe keys (context `stripeSecretName`). */
+export const DEFAULT_STRIPE_SECRET_NAME = 'burnrate/stripe';
 
 export const DEFAULT_THROTTLE: ThrottleProps = { rateLimit: 100, burstLimit: 200 };
 
@@ -51,6 +76,11 @@ export class BurnrateStack extends Stack {
   readonly stage: HttpStage;
   /** One function per route, by `routeId(route)`. */
   readonly functions: ReadonlyMap<string, BurnrateFunction>;
+  /** Created alerts, one message each, consumed by the notifier. */
+  readonly alertsQueue: Queue;
+  readonly alertsDeadLetterQueue: Queue;
+  /** Delivers alerts (e-mail through SES, signed webhooks). */
+  readonly notifier: BurnrateFunction;
 
   constructor(scope: Construct, id: string, props: BurnrateStackProps = {}) {
     super(scope, id, props);
@@ -134,6 +164,45 @@ export class BurnrateStack extends Stack {
       identitySource: ['$request.header.Authorization'],
     });
 
+    const alerts = this.alertSettings(props.alerts ?? {});
+    this.alertsDeadLetterQueue = new Queue(this, 'AlertsDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.alertsQueue = new Queue(this, 'AlertsQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // AWS's advice for Lambda consumers: at least 6× the function timeout, so a retry never overlaps a run.
+      visibilityTimeout: Duration.seconds(NOTIFIER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.alertsDeadLetterQueue, maxReceiveCount: ALERTS_MAX_RECEIVE_COUNT },
+    });
+
+    this.notifier = new BurnrateFunction(this, 'Notifier', {
+      entry: 'notify/worker',
+      description: 'Delivers alerts from the alerts queue: e-mail (SES) and signed webhooks',
+      table: this.table,
+      timeout: NOTIFIER_TIMEOUT,
+      environment: {
+        ALERT_EMAIL_FROM: alerts.alertEmailFrom,
+        SES_IDENTITY: alerts.sesIdentity,
+        ...(alerts.dashboardUrl ? { DASHBOARD_URL: alerts.dashboardUrl } : {}),
+      },
+      // The alert and the account's webhook secret (GetItem), claims and outcomes of deliveries and the secret's
+      // lazy creation (UpdateItem), the account's users for e-mail (Query).
+      grants: { table: ['GetItem', 'UpdateItem', 'Query'] },
+    });
+    this.notifier.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['ses:SendEmail', 'ses:SendRawEmail'],
+        resources: [this.formatArn({ service: 'ses', resource: 'identity', resourceName: alerts.sesIdentity })],
+      }),
+    );
+    this.notifier.function.addEventSource(
+      new SqsEventSource(this.alertsQueue, { batchSize: 10, reportBatchItemFailures: true }),
+    );
+
+    const stripe = this.stripeSettings();
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
@@ -145,6 +214,18 @@ export class BurnrateStack extends Stack {
         corsOrigins,
       });
       functions.set(id, fn);
+      if (route.publishesAlerts) {
+        fn.function.addEnvironment('ALERTS_QUEUE_URL', this.alertsQueue.queueUrl);
+        // SendMessageBatch is authorized as sqs:SendMessage; the queue's SSE is SQS-managed (no KMS grant).
+        fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+      }
+      // Billing: the Stripe secret (read access to it alone) and config for the functions that call Stripe; the
+      // webhook also on its own Function URL (no API Gateway in between; the handler verifies Stripe's signature).
+      if (route.stripe) grantStripe(fn, stripe);
+      if (route.auth === 'stripe') {
+        const url = fn.function.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+        new CfnOutput(this, 'StripeWebhookUrl', { value: url.url, description: 'Stripe webhook endpoint (Function URL)' });
+      }
       this.api.addRoutes({
         path: `${API_PREFIX}${route.path}`,
         methods: [HttpMethod[route.method]],
@@ -158,6 +239,46 @@ export class BurnrateStack extends Stack {
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: this.userPoolClient.userPoolClientId });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+
+  /** Props first, then context, then the defaults. */
+  private alertSettings(given: Partial<AlertSettings>): AlertSettings {
+    const text = (key: keyof AlertSettings): string | undefined => {
+      const value: unknown = given[key] ?? this.node.tryGetContext(key);
+      return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+    };
+    const sesIdentity = text('sesIdentity') ?? DEFAULT_SES_IDENTITY;
+    if (/[*?\s]/.test(sesIdentity)) throw new Error(`sesIdentity must be one SES identity (a domain or address), got "${sesIdentity}"`);
+    const dashboardUrl = text('dashboardUrl');
+    return {
+      sesIdentity,
+      alertEmailFrom: text('alertEmailFrom') ?? `alerts@${sesIdentity}`,
+      ...(dashboardUrl ? { dashboardUrl } : {}),
+    };
+  }
+
+  /**
+   * Stripe, from context: `stripeSecretName` (default `burnrate/stripe`: a Secrets Manager secret created outside
+   * the stack, JSON `{secretKey, webhookSecret}`), `stripePriceGrowth` / `stripePriceScale` (price ids), and the
+   * redirect URLs `billingSuccessUrl` / `billingCancelUrl` / `billingPortalReturnUrl` (default: under `dashboardUrl`).
+   */
+  private stripeSettings(): StripeSettings {
+    const text = (key: string): string | undefined => {
+      const value: unknown = this.node.tryGetContext(key);
+      return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+    };
+    const dashboard = text('dashboardUrl')?.replace(/\/+$/, '');
+    const secret = Secret.fromSecretNameV2(this, 'StripeSecret', text('stripeSecretName') ?? DEFAULT_STRIPE_SECRET_NAME);
+    const successUrl = text('billingSuccessUrl') ?? (dashboard && `${dashboard}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`);
+    const cancelUrl = text('billingCancelUrl') ?? (dashboard && `${dashboard}/billing?checkout=canceled`);
+    const portalReturnUrl = text('billingPortalReturnUrl') ?? (dashboard && `${dashboard}/billing`);
+    return {
+      secret,
+      prices: { GROWTH: text('stripePriceGrowth'), SCALE: text('stripePriceScale') },
+      ...(successUrl ? { successUrl } : {}),
+      ...(cancelUrl ? { cancelUrl } : {}),
+      ...(portalReturnUrl ? { portalReturnUrl } : {}),
+    };
   }
 
   private corsOriginsFromContext(): string[] {

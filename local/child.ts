@@ -44,17 +44,24 @@ export function supervise(name: string, child: ChildProcess, options: { echo?: b
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // However this process ends (an uncaught error, process.exit), the child must not outlive it.
+  const killOnExit = () => {
+    if (!exitInfo) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
 
   const exited = new Promise<ExitInfo>((resolve) => {
     child.on('error', (error) => {
       // A spawn failure emits 'error' and may never emit 'exit'.
       if (child.pid === undefined) {
         exitInfo = { code: null, signal: null, error };
+        process.off('exit', killOnExit);
         resolve(exitInfo);
       }
     });
     child.once('exit', (code, signal) => {
       exitInfo = { code, signal };
+      process.off('exit', killOnExit);
       resolve(exitInfo);
     });
   });

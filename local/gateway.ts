@@ -64,7 +64,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const resolveHandler = options.resolveHandler ?? importHandler;
   const modules = new Map<string, Promise<LambdaHandler>>();
 
-  /** Loads each handler once; a failed load is retried on the next request (the file may appear meanwhile). */
+  /**
+   * Loads each handler once, lazily: a broken module breaks only its own routes (500, logged). A failed load
+   * is retried on the next request, which helps when the handler file appears later; a module that failed
+   * further down its imports stays failed in Node's module cache until a restart.
+   */
   function loadHandler(name: string): Promise<LambdaHandler> {
     let loading = modules.get(name);
     if (!loading) {
@@ -125,11 +129,13 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
 
     const body = await readBody(req, bodyLimit);
     if (body === 'too-large') {
-      res.setHeader('connection', 'close');
       const status = problem(new PayloadTooLarge(bodyLimit));
-      // Let the client finish sending (so it reads the 413 instead of a reset), discarding the rest.
+      // Discard the rest so the client can finish sending and read the 413 (closing now would make it fail
+      // with EPIPE instead); a client still sending after 2 s is cut off.
       req.resume();
-      setTimeout(() => req.socket.destroy(), 2000).unref();
+      setTimeout(() => {
+        if (!req.complete) req.socket.destroy();
+      }, 2000).unref();
       return status;
     }
 

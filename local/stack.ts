@@ -7,13 +7,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
-import { describeExit, type SupervisedChild } from '#local/child.ts';
+import { assertPortFree, describeExit, type SupervisedChild } from '#local/child.ts';
 import { startCognitoLocal, type CognitoLocal } from '#local/cognito.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb.ts';
 import { createGateway } from '#local/gateway.ts';
+import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#local/stripe-mock.ts';
+import { startAlertQueue } from '#local/alert-queue.ts';
+import { setLocalAlertSink } from '#shared/notify/queue.ts';
 
 export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
+const CURSOR_SECRET_FILE = 'cursor-secret';
 
 /** What `<dataDir>/local-stack.json` holds: everything a test or script needs to reach the stack. */
 export interface LocalStackInfo {
@@ -24,6 +28,10 @@ export interface LocalStackInfo {
   userPoolClientId: string;
   tableName: string;
   region: string;
+  /** The local Stripe stand-in (local/stripe-mock.ts): API base of the SDK and origin of its checkout pages. */
+  stripeUrl: string;
+  /** The webhook signing secret the stand-in signs with and the API verifies with (tests sign events with it). */
+  stripeWebhookSecret: string;
 }
 
 export interface LocalStackOptions {
@@ -37,6 +45,8 @@ export interface LocalStackOptions {
   quiet?: boolean;
   /** Copy the children's output to stderr (for debugging them). */
   echoChildren?: boolean;
+  /** Port of the Stripe stand-in. @default env STRIPE_PORT, else any free port */
+  stripePort?: number;
 }
 
 export interface LocalStack extends LocalStackInfo {
@@ -56,6 +66,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
   const echo = options.echoChildren ?? false;
+  // Fail in a moment, not after the children started, when the API's own port is taken.
+  await assertPortFree(options.port, 'the API', 'PORT');
 
   const [dynamo, cognito] = await Promise.allSettled([
     startDynamoDbLocal({ port: options.dynamodbPort, dir: join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE_NAME, echo }),
@@ -70,6 +82,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const stopChildren = () => Promise.all(children.map((c) => c.stop())).then(() => undefined);
 
   const host = options.host ?? '127.0.0.1';
+  // The Stripe stand-in: the handlers' real Stripe SDK talks to it; its Pay/Cancel pages send signed webhooks here.
+  const stripeMock = await startStripeMock({
+    port: options.stripePort ?? Number(process.env.STRIPE_PORT || 0),
+    host,
+    dataDir: join(dataDir, 'stripe'),
+    webhookUrl: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${options.port}/api/billing/webhook`,
+  }).catch(async (error: unknown) => {
+    await stopChildren();
+    throw error;
+  });
   const info: LocalStackInfo = {
     apiUrl: `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}/api`,
     dynamodbEndpoint: dynamo.value.endpoint,
@@ -78,6 +100,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     userPoolClientId: cognito.value.userPoolClientId,
     tableName: LOCAL_TABLE_NAME,
     region: LOCAL_REGION,
+    stripeUrl: stripeMock.url,
+    stripeWebhookSecret: stripeMock.webhookSecret,
   };
 
   // The handlers read these at module scope: set them before the gateway imports any handler.
@@ -90,11 +114,29 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     COGNITO_ENDPOINT: info.cognitoEndpoint,
     USER_POOL_ID: info.userPoolId,
     USER_POOL_CLIENT_ID: info.userPoolClientId,
-    CURSOR_SECRET: await localSecret(join(dataDir, 'cursor-secret')),
+    // One given in the environment wins (the test setup passes the test project's), else the kept one.
+    CURSOR_SECRET: process.env.CURSOR_SECRET || (await localSecret(join(dataDir, CURSOR_SECRET_FILE))),
+    // Alerts: e-mail to .eml files in the outbox, webhooks to http:// receivers on this machine allowed.
+    OUTBOX_DIR: join(dataDir, 'outbox'),
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+    ALERT_EMAIL_FROM: process.env.ALERT_EMAIL_FROM || 'alerts@burnrate.localhost',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+    // Billing: the real Stripe SDK against the stand-in; the redirect URLs at its local pages.
+    STRIPE_API_BASE: stripeMock.url,
+    STRIPE_SECRET_KEY: LOCAL_STRIPE_SECRET_KEY,
+    STRIPE_WEBHOOK_SECRET: stripeMock.webhookSecret,
+    STRIPE_PRICE_GROWTH: LOCAL_STRIPE_PRICES.GROWTH,
+    STRIPE_PRICE_SCALE: LOCAL_STRIPE_PRICES.SCALE,
+    BILLING_SUCCESS_URL: stripeMock.pages.success,
+    BILLING_CANCEL_URL: stripeMock.pages.cancel,
+    BILLING_PORTAL_RETURN_URL: stripeMock.pages.portalReturn,
   });
   resetConfig();
+  await mkdir(join(dataDir, 'outbox'), { recursive: true });
+  // The alerts queue and its notifier, in-process (AWS: SQS + the notifier Lambda).
+  const alertQueue = startAlertQueue({ region: info.region });
+  setLocalAlertSink((messages) => alertQueue.publish(messages));
 
   const gateway = createGateway({ logRequests: options.quiet ? false : undefined });
   try {
@@ -102,6 +144,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     gateway.server.listen({ port: options.port, host });
     await once(gateway.server, 'listening');
   } catch (error) {
+    setLocalAlertSink(undefined);
+    await alertQueue.stop();
+    await stripeMock.stop();
     await stopChildren();
     const code = (error as NodeJS.ErrnoException).code;
     throw code === 'EADDRINUSE'
@@ -128,7 +173,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stopping = true;
       const closed = new Promise<void>((done) => gateway.server.close(() => done()));
       gateway.server.closeAllConnections();
-      await Promise.all([closed, stopChildren()]);
+      setLocalAlertSink(undefined);
+      await closed;
+      await alertQueue.stop();
+      await stripeMock.stop();
+      await stopChildren();
     },
   };
 }

@@ -3,7 +3,8 @@
  * cognito-local keeping their data under .data/.
  *
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), HOST (127.0.0.1),
- * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr).
+ * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
+ * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup).
  */
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
@@ -17,6 +18,13 @@ function port(name: string, fallback: number): number {
     throw new Error(`${name} must be a port number (1-65535), got "${raw}".`);
   }
   return value;
+}
+
+// A reader that went away (a closed pipe) must not crash the stack before it stopped its children.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
 }
 
 async function main(): Promise<void> {
@@ -48,6 +56,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', (s) => void shutdown(s));
   process.on('SIGTERM', (s) => void shutdown(s));
+  process.on('SIGHUP', (s) => void shutdown(s));
+  if (process.env.STOP_ON_STDIN_END === '1') {
+    // Started by a test run: when that process dies, however abruptly, our stdin closes and we stop too.
+    process.stdin.on('end', () => void shutdown('SIGHUP')).resume();
+  }
 
   stack = await startLocalStack(options);
   if (stopping) {

@@ -16,6 +16,37 @@ export interface Config {
   corsOrigins: string[];
   /** HMAC key of pagination cursors (a Secrets Manager value in AWS; generated and kept under .data/ locally). */
   cursorSecret: string;
+  /**
+   * Local and tests only (env `ALLOW_INSECURE_WEBHOOKS=true`): alert-rule webhook URLs may then use `http:` and
+   * point at loopback/private/link-local hosts, so a test can run a plain-http receiver on 127.0.0.1. Never set
+   * in AWS: there a webhook must be `https:` on a public host (no SSRF into the VPC or the metadata service).
+   */
+  allowInsecureWebhooks: boolean;
+  /** Stripe and billing settings, read on first access (only the billing functions need them). */
+  readonly billing: BillingConfig;
+}
+
+/**
+ * Billing configuration (env). In AWS the Stripe secrets come from Secrets Manager: `STRIPE_SECRET_ARN` names a
+ * JSON secret `{secretKey, webhookSecret}` read once per container by shared/billing/stripe.ts; locally (and in
+ * tests) `STRIPE_SECRET_KEY` / `STRIPE_WEBHOOK_SECRET` carry the values themselves.
+ */
+export interface BillingConfig {
+  /** `STRIPE_SECRET_KEY` (local/tests). */
+  secretKey?: string;
+  /** `STRIPE_WEBHOOK_SECRET` (local/tests). */
+  webhookSecret?: string;
+  /** `STRIPE_SECRET_ARN` (AWS): the Secrets Manager secret holding both. */
+  secretArn?: string;
+  /** `STRIPE_API_BASE`, local only: `http://127.0.0.1:<port>` of the Stripe stand-in. */
+  apiBase?: string;
+  /** Stripe price ids of the paid plans (`STRIPE_PRICE_GROWTH`, `STRIPE_PRICE_SCALE`). */
+  prices: { GROWTH?: string; SCALE?: string };
+  /** Where Stripe Checkout sends the browser back (`BILLING_SUCCESS_URL`, `BILLING_CANCEL_URL`). */
+  successUrl: string;
+  cancelUrl: string;
+  /** Where the customer portal's "return" link goes (`BILLING_PORTAL_RETURN_URL`). */
+  portalReturnUrl: string;
 }
 
 let cached: Config | undefined;
@@ -31,6 +62,7 @@ export function resetConfig(): void {
 }
 
 export function readConfig(env: NodeJS.ProcessEnv): Config {
+  let billing: BillingConfig | undefined;
   return {
     tableName: env.TABLE_NAME ?? 'burnrate',
     region: env.AWS_REGION ?? 'us-east-1',
@@ -40,5 +72,24 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     cognitoEndpoint: env.COGNITO_ENDPOINT || undefined,
     cursorSecret: env.CURSOR_SECRET ?? '',
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
+    allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
+    get billing() {
+      billing ??= readBillingConfig(env);
+      return billing;
+    },
+  };
+}
+
+function readBillingConfig(env: NodeJS.ProcessEnv): BillingConfig {
+  const opt = (name: string) => env[name] || undefined;
+  return {
+    secretKey: opt('STRIPE_SECRET_KEY'),
+    webhookSecret: opt('STRIPE_WEBHOOK_SECRET'),
+    secretArn: opt('STRIPE_SECRET_ARN'),
+    apiBase: opt('STRIPE_API_BASE'),
+    prices: { GROWTH: opt('STRIPE_PRICE_GROWTH'), SCALE: opt('STRIPE_PRICE_SCALE') },
+    successUrl: env.BILLING_SUCCESS_URL ?? '',
+    cancelUrl: env.BILLING_CANCEL_URL ?? '',
+    portalReturnUrl: env.BILLING_PORTAL_RETURN_URL ?? '',
   };
 }

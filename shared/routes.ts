@@ -34,6 +34,10 @@ export interface Route {
   auth: AuthKind;
   table: TableAction[];
   cognito?: CognitoAction[];
+  /** The function hands created alerts to the notifier: it may send to the alerts queue (`ALERTS_QUEUE_URL`). */
+  publishesAlerts?: true;
+  /** The function calls Stripe: it gets read access to exactly the Stripe secret, and the price ids. */
+  stripe?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -57,11 +61,35 @@ export const routes: readonly Route[] = [
   { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', table: ['GetItem', 'DeleteItem'] },
   // Ingestion: the key lookup (GetItem), its once-a-minute touch and the aggregates (UpdateItem), the
   // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+  // ... and then alert evaluation: the account's budgets and rules (Query), spend and fired items (BatchGetItem),
+  // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', table: ['Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', table: ['UpdateItem'] },
+  // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
+  // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
+  { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', table: ['Query', 'BatchGetItem'] },
+  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', table: ['Query', 'BatchGetItem', 'PutItem'] },
+  { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', table: ['GetItem', 'BatchGetItem', 'PutItem'] },
+  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', table: ['DeleteItem'] },
+  // Alert rules: the list and count (Query), the rule and the watched key (GetItem), whole-item writes.
+  { method: 'GET', path: '/alert-rules', handler: 'alert-rules/list', auth: 'jwt', table: ['Query'] },
+  { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', table: ['Query', 'GetItem', 'PutItem'] },
+  { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', table: ['GetItem', 'PutItem'] },
+  { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', table: ['DeleteItem'] },
+  { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', table: ['Query'] },
+  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', table: ['UpdateItem'] },
+  // The webhook signing secret: read from the account item, created there on first use (if_not_exists).
+  { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', table: ['GetItem', 'UpdateItem'] },
   { method: 'GET', path: '/billing/status', handler: 'billing/status', auth: 'jwt', table: ['GetItem'] },
+  // Billing. Checkout: the account (GetItem), and on the first checkout the customer link — the account's
+  // stripeCustomerId (UpdateItem) with its STRIPECUSTOMER# lookup item (PutItem) in one transaction.
+  { method: 'POST', path: '/billing/checkout', handler: 'billing/checkout', auth: 'jwt', table: ['GetItem', 'UpdateItem', 'PutItem'], stripe: true },
+  { method: 'POST', path: '/billing/portal', handler: 'billing/portal', auth: 'jwt', table: ['GetItem'], stripe: true },
+  // Stripe's webhook (no JWT: the handler checks the signature; in AWS also on a Lambda Function URL): the dedupe
+  // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
+  { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },
 ];
 
 /** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */

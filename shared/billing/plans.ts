@@ -1,5 +1,6 @@
 /** Plans and their limits (API.md "Billing"), and the period a plan's usage counts in. Pure. */
-import type { Plan } from '#shared/db/accounts.ts';
+import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
+import { config } from '#shared/config.ts';
 
 export interface PlanLimits {
   /** Tracked requests a period. */
@@ -32,4 +33,59 @@ export function currentPeriod(account: { plan: Plan; periodStart?: string; perio
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   return { start: start.toISOString(), end: end.toISOString() };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stripe: the ONE place where Stripe price ids and subscription statuses become plans and billing statuses.
+
+export type PaidPlan = Exclude<Plan, 'FREE'>;
+export const PAID_PLANS: readonly PaidPlan[] = ['GROWTH', 'SCALE'];
+
+/** Price id of each paid plan (from configuration: env `STRIPE_PRICE_GROWTH` / `STRIPE_PRICE_SCALE`). */
+export type PriceTable = Partial<Record<PaidPlan, string>>;
+
+const configuredPrices = (): PriceTable => config().billing.prices;
+
+/** The plan a Stripe price id sells, or undefined for a price that is not one of ours. */
+export function planForPrice(priceId: string | undefined | null, prices: PriceTable = configuredPrices()): PaidPlan | undefined {
+  if (!priceId) return undefined;
+  return PAID_PLANS.find((plan) => prices[plan] === priceId);
+}
+
+/** The Stripe price id of a paid plan; throws (a 500: a deployment error) when it is not configured. */
+export function priceForPlan(plan: PaidPlan, prices: PriceTable = configuredPrices()): string {
+  const price = prices[plan];
+  if (!price) throw new Error(`no Stripe price is configured for plan ${plan} (STRIPE_PRICE_${plan})`);
+  return price;
+}
+
+/**
+ * Stripe subscription status → billingStatus.
+ * - `active` → ACTIVE; `trialing` → TRIALING.
+ * - `past_due` and `unpaid` → PAST_DUE: a renewal payment failed; Stripe is retrying (past_due) or has given up
+ *   retrying but keeps the subscription open (unpaid). Both are "the customer owes money".
+ * - `canceled` and `incomplete_expired` → CANCELED: the subscription is over (the account drops to FREE).
+ * - `incomplete` → INCOMPLETE: the first payment has not gone through yet.
+ * - `paused` → INCOMPLETE (our decision): a trial ended without a payment method, so Stripe stopped invoicing
+ *   until the customer adds one. Like `incomplete`, the plan is chosen but payment is still needed before it is in
+ *   force; it is neither a failed renewal (PAST_DUE) nor over (CANCELED: Stripe can resume it).
+ * - Anything newer that we do not know → INCOMPLETE (never grants more than a status we understand).
+ */
+export function billingStatusFromStripe(status: string): BillingStatus {
+  switch (status) {
+    case 'active':
+      return 'ACTIVE';
+    case 'trialing':
+      return 'TRIALING';
+    case 'past_due':
+    case 'unpaid':
+      return 'PAST_DUE';
+    case 'canceled':
+    case 'incomplete_expired':
+      return 'CANCELED';
+    case 'incomplete':
+    case 'paused':
+    default:
+      return 'INCOMPLETE';
+  }
 }

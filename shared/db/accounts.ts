@@ -18,6 +18,15 @@ export interface Account {
   /** The Stripe subscription's current period (paid plans). */
   periodStart?: string;
   periodEnd?: string;
+  /** The account's Stripe customer (created by the first checkout; a `STRIPECUSTOMER#` item points back). */
+  stripeCustomerId?: string;
+  /** The Stripe subscription whose state the plan follows. */
+  stripeSubscriptionId?: string;
+  /**
+   * When the billing state was last changed: the `created` time of the Stripe event that changed it (ISO, ms).
+   * A webhook event older than this never overwrites the state (shared/billing/webhook.ts).
+   */
+  billingUpdatedAt?: string;
 }
 
 export interface User {
@@ -80,6 +89,9 @@ export function toAccount(item: Record<string, unknown>): Account {
     keyCount: (item.keyCount as number | undefined) ?? 0,
     ...(typeof item.periodStart === 'string' ? { periodStart: item.periodStart } : {}),
     ...(typeof item.periodEnd === 'string' ? { periodEnd: item.periodEnd } : {}),
+    ...(typeof item.stripeCustomerId === 'string' ? { stripeCustomerId: item.stripeCustomerId } : {}),
+    ...(typeof item.stripeSubscriptionId === 'string' ? { stripeSubscriptionId: item.stripeSubscriptionId } : {}),
+    ...(typeof item.billingUpdatedAt === 'string' ? { billingUpdatedAt: item.billingUpdatedAt } : {}),
   };
 }
 
@@ -105,7 +117,56 @@ export async function getAccountAndUser(accountId: string, userId: string): Prom
   return { account: accountItem && toAccount(accountItem), user: userItem && toUser(userItem) };
 }
 
-export async function getAccount(accountId: string): Promise<Account | undefined> {
-  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(accountId) }));
+export async function getAccount(accountId: string, consistent = false): Promise<Account | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.account(accountId), ConsistentRead: consistent }));
   return res.Item && toAccount(res.Item);
+}
+
+/**
+ * Links a Stripe customer to the account, once: the account's `stripeCustomerId` (only if it has none) and the
+ * `STRIPECUSTOMER#` lookup item, in one transaction. Returns the customer the account ends up with: `customerId`,
+ * or the one a concurrent request linked first.
+ */
+export async function linkStripeCustomer(accountId: string, customerId: string, now = new Date()): Promise<string> {
+  const at = now.toISOString();
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.account(accountId),
+              UpdateExpression: 'SET stripeCustomerId = :cus, updatedAt = :now',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(stripeCustomerId)',
+              ExpressionAttributeValues: { ':cus': customerId, ':now': at },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.stripeCustomer(customerId), type: 'StripeCustomer', customerId, accountId, createdAt: at },
+              ConditionExpression: notExists,
+            },
+          },
+        ],
+      }),
+    );
+    return customerId;
+  } catch (error) {
+    if (!failedConditions(error).includes(0)) throw error;
+    // Another request linked one first (or the account is gone): read what it wrote, strongly consistent.
+    const res = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.account(accountId), ProjectionExpression: 'stripeCustomerId', ConsistentRead: true }),
+    );
+    const linked = res.Item?.stripeCustomerId;
+    if (typeof linked !== 'string') throw error;
+    return linked;
+  }
+}
+
+/** The account a Stripe customer belongs to (its `STRIPECUSTOMER#` item), if any. */
+export async function accountOfStripeCustomer(customerId: string): Promise<string | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.stripeCustomer(customerId), ProjectionExpression: 'accountId' }));
+  return res.Item?.accountId as string | undefined;
 }

@@ -5,12 +5,20 @@
  *   ACCOUNT#<a>             ACCOUNT                      the account (plan, billing status, key count)
  *   ACCOUNT#<a>             USER#<userId>                a user of the account
  *   ACCOUNT#<a>             INGESTKEY#<ink_id>           an ingest key (no secret; its hash and lastUsedAt)
+ *   ACCOUNT#<a>             CFG#BUDGET#<bud_id>          a budget   } one Query on begins_with(CFG#) loads all an
+ *   ACCOUNT#<a>             CFG#RULE#<rul_id>            a rule     } account's budgets and rules for evaluation
+ *   ALERTS#<a>              ALERT#<alt_id>               an alert (ULID ids: newest first by sort key)
+ *                                                        gsi1: ALERTS#<a>#<status> / ALERT#<alt_id> lists by status
+ *   FIRED#<a>#<source>#<level>#<period>  FIRED           "this rule/budget fired at this level in this period": its
+ *                                                        conditional Put decides that exactly one alert is created
  *   EMAIL#<email>           EMAIL                        uniqueness of an e-mail address across all accounts
  *   INGESTSECRET#<sha256>   INGESTSECRET                 O(1) lookup of an ingest key by its secret's hash
  *   EVENT#<a>#<requestId>   EVENT                        exactly-once item of one ingested event (TTL 35+ days)
  *   KEY#<a>#<keyHash>       KEY                          a discovered provider key: label, hint, totals, today/month counters
  *                                                        gsi1: ACCOUNT#<a>#KEYS / KEY#<keyHash> lists an account's keys
  *   KEY#<a>#<keyHash>       DAY#<date>#<provider>#<model> one key's spend on one UTC day with one model
+ *   STRIPEEVENT#<evt_id>    STRIPEEVENT                  a Stripe webhook event applied (written with its state change)
+ *   STRIPECUSTOMER#<cus_id> STRIPECUSTOMER               which account a Stripe customer belongs to
  *   USAGE#<a>               DAY#<date> | MONTH#<yyyy-mm>  the account's spend per UTC day / calendar month
  *   USAGE#<a>               PERIOD#<periodStart>         plan usage (tracked requests) in a billing period
  */
@@ -41,6 +49,20 @@ export const keys = {
     sk: `DAY#${date}#${provider}#${model}`,
   }),
 
+  budget: (accountId: string, budgetId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#BUDGET#${budgetId}` }),
+  rule: (accountId: string, ruleId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#RULE#${ruleId}` }),
+  alert: (accountId: string, alertId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: `ALERT#${alertId}` }),
+  /** GSI attributes that list an account's alerts by status. */
+  alertIndex: (accountId: string, alertId: string, status: string) => ({ gsi1pk: `ALERTS#${accountId}#${status}`, gsi1sk: `ALERT#${alertId}` }),
+  /** `source` is a rule or budget id (or `plan`); `level` e.g. `threshold`, `exceeded`, `fired`; `period` the day/week/month/key. */
+  fired: (accountId: string, source: string, level: string, period: string): Key => ({
+    pk: `FIRED#${accountId}#${source}#${level}#${period}`,
+    sk: 'FIRED',
+  }),
+
+  stripeEvent: (eventId: string): Key => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
+  stripeCustomer: (customerId: string): Key => ({ pk: `STRIPECUSTOMER#${customerId}`, sk: 'STRIPECUSTOMER' }),
+
   usageDay: (accountId: string, date: string): Key => ({ pk: usagePk(accountId), sk: `DAY#${date}` }),
   usageMonth: (accountId: string, month: string): Key => ({ pk: usagePk(accountId), sk: `MONTH#${month}` }),
   usagePeriod: (accountId: string, periodStart: string): Key => ({ pk: usagePk(accountId), sk: `PERIOD#${periodStart}` }),
@@ -49,7 +71,13 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY') => ({ pk: accountPk(accountId), skPrefix: `${kind}#` }),
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE') => ({
+    pk: accountPk(accountId),
+    skPrefix: `${kind}#`,
+  }),
+  /** An account's alerts, newest first: all (base table) or one status (gsi1). */
+  alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
+  alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),
   /** All keys of an account, on gsi1. */
   providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk }),
   /** One key's day × model items from `from` to `to` (inclusive, YYYY-MM-DD). */

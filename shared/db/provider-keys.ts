@@ -4,13 +4,31 @@ import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.
 import { keys, queries } from '#shared/db/keys.ts';
 import { toAccount, type Account } from '#shared/db/accounts.ts';
 
-/** What ingestion needs before it writes: the account and which of the batch's keys exist — one BatchGetItem. */
-export async function loadIngestContext(accountId: string, keyHashes: string[]): Promise<{ account?: Account; known: Set<string> }> {
+/**
+ * What ingestion needs before it writes, in one BatchGetItem: the account, which of the batch's keys exist, and
+ * the tracked requests of the period starting at `periodStart` (the caller's guess: the calendar month; it reads
+ * again if the account's period turns out to be another).
+ */
+export async function loadIngestContext(
+  accountId: string,
+  keyHashes: string[],
+  periodStart: string,
+): Promise<{ account?: Account; known: Set<string>; trackedRequests: number }> {
   const accountKey = keys.account(accountId);
-  const items = await batchGet([accountKey, ...keyHashes.map((h) => keys.providerKey(accountId, h))]);
+  const usageKey = keys.usagePeriod(accountId, periodStart);
+  const items = await batchGet([accountKey, usageKey, ...keyHashes.map((h) => keys.providerKey(accountId, h))]);
   const accountItem = items.find((item) => item.pk === accountKey.pk && item.sk === accountKey.sk);
+  const usageItem = items.find((item) => item.pk === usageKey.pk && item.sk === usageKey.sk);
   const known = new Set(items.filter((item) => item.sk === 'KEY').map((item) => item.keyHash as string));
-  return { account: accountItem && toAccount(accountItem), known };
+  return { account: accountItem && toAccount(accountItem), known, trackedRequests: (usageItem?.trackedRequests as number | undefined) ?? 0 };
+}
+
+/** Which of these request ids were counted before (their exactly-once items exist) — for honest answers at a limit. */
+export async function countedBefore(accountId: string, requestIds: string[]): Promise<Set<string>> {
+  if (requestIds.length === 0) return new Set();
+  const items = await batchGet(requestIds.map((id) => keys.event(accountId, id)), 'pk');
+  const byPk = new Map(requestIds.map((id) => [keys.event(accountId, id).pk, id]));
+  return new Set(items.map((item) => byPk.get(item.pk as string)!));
 }
 
 /** All keys of an account (one Query on gsi1, every page). */

@@ -21,12 +21,16 @@ export interface ChunkWrite {
   month: string;
   /** Start of the plan period the chunk's requests count against. */
   periodStart: string;
+  /** The plan's limits: checked atomically by the same transaction that adds to the counters. */
+  limits: { trackedRequests: number; keys: number };
 }
 
 /** What the transaction's cancellation tells: events already counted, keys someone else created, or a retryable clash. */
 export type ChunkOutcome =
   | { status: 'written' }
   | { status: 'conditions'; duplicateRequestIds: string[]; existingKeys: string[] }
+  /** The period's tracked requests or the key count would pass the plan's limit: nothing was written. */
+  | { status: 'limit' }
   | { status: 'retry' };
 
 const SUM_FIELDS = ['costMicros', 'requests', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'unpricedRequests'] as const;
@@ -39,13 +43,15 @@ function addSums(sums: Sums): { expr: string; values: Record<string, number> } {
   };
 }
 
-export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: ({ requestId: string } | { newKey: string } | null)[] } {
+type Meaning = { requestId: string } | { newKey: string } | { limit: 'requests' | 'keys' } | null;
+
+export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: Meaning[] } {
   const TableName = tableName();
   const { accountId, chunk, now } = w;
   const at = now.toISOString();
   const expiresAt = Math.floor(now.getTime() / 1000) + EVENT_TTL_SECONDS;
   const actions: Action[] = [];
-  const meaning: ({ requestId: string } | { newKey: string } | null)[] = [];
+  const meaning: Meaning[] = [];
 
   for (const e of chunk.events) {
     actions.push({
@@ -162,10 +168,11 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
       TableName,
       Key: keys.usagePeriod(accountId, w.periodStart),
       UpdateExpression: 'SET periodStart = :start ADD trackedRequests :n',
-      ExpressionAttributeValues: { ':start': w.periodStart, ':n': chunk.events.length },
+      ConditionExpression: 'attribute_not_exists(trackedRequests) OR trackedRequests <= :max',
+      ExpressionAttributeValues: { ':start': w.periodStart, ':n': chunk.events.length, ':max': w.limits.trackedRequests - chunk.events.length },
     },
   });
-  meaning.push(null);
+  meaning.push({ limit: 'requests' });
 
   if (chunk.newKeys > 0) {
     actions.push({
@@ -173,11 +180,11 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
         TableName,
         Key: keys.account(accountId),
         UpdateExpression: 'ADD keyCount :n',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':n': chunk.newKeys },
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(keyCount) OR keyCount <= :max)',
+        ExpressionAttributeValues: { ':n': chunk.newKeys, ':max': w.limits.keys - chunk.newKeys },
       },
     });
-    meaning.push(null);
+    meaning.push({ limit: 'keys' });
   }
   return { actions, meaning };
 }
@@ -199,14 +206,18 @@ export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
     const duplicateRequestIds: string[] = [];
     const existingKeys: string[] = [];
     let retry = false;
+    let limit = false;
     reasons.forEach((reason, i) => {
       const m = meaning[i];
       if (reason.Code === 'ConditionalCheckFailed' && m && 'requestId' in m) duplicateRequestIds.push(m.requestId);
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'newKey' in m) existingKeys.push(m.newKey);
+      else if (reason.Code === 'ConditionalCheckFailed' && m && 'limit' in m) limit = true;
       else if (reason.Code && RETRYABLE.has(reason.Code)) retry = true;
       else if (reason.Code && reason.Code !== 'None') throw error; // an unexpected failure: let it surface as a 500
     });
+    // Duplicates and raced keys first: without them the chunk may well fit the limit.
     if (duplicateRequestIds.length > 0 || existingKeys.length > 0) return { status: 'conditions', duplicateRequestIds, existingKeys };
+    if (limit) return { status: 'limit' };
     if (retry) return { status: 'retry' };
     throw error;
   }

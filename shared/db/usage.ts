@@ -4,9 +4,14 @@ import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 
 /** Requests tracked in the plan period that starts at `periodStart`. */
-export async function trackedRequests(accountId: string, periodStart: string): Promise<number> {
+export async function trackedRequests(accountId: string, periodStart: string, consistent = false): Promise<number> {
   const res = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.usagePeriod(accountId, periodStart), ProjectionExpression: 'trackedRequests' }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.usagePeriod(accountId, periodStart),
+      ProjectionExpression: 'trackedRequests',
+      ConsistentRead: consistent,
+    }),
   );
   return (res.Item?.trackedRequests as number | undefined) ?? 0;
 }

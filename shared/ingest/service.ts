@@ -1,15 +1,20 @@
 /**
- * POST /ingest: price each event, drop repeats, and write the rest exactly once with their aggregates.
- * One bad event is reported by index and does not sink the batch.
+ * POST /ingest: price each event, drop repeats, fit the plan's limits, and write the rest exactly once with
+ * their aggregates; then evaluate alerts. One bad event is reported by index and does not sink the batch.
  */
 import { isRejection, priceEvent, type PricedEvent, type Rejection } from '#shared/ingest/events.ts';
-import { planChunks, type ChunkContext } from '#shared/ingest/chunks.ts';
+import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks.ts';
+import { fitToLimits } from '#shared/ingest/limits.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
-import { loadIngestContext } from '#shared/db/provider-keys.ts';
-import { currentPeriod } from '#shared/billing/plans.ts';
+import { countedBefore, loadIngestContext } from '#shared/db/provider-keys.ts';
+import { getAccount } from '#shared/db/accounts.ts';
+import { trackedRequests } from '#shared/db/usage.ts';
+import { currentPeriod, PLANS } from '#shared/billing/plans.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
+import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
+import { raisePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -24,7 +29,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Full-jitter exponential backoff. */
 const backoff = (attempt: number) => sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
 
-export async function ingest(accountId: string, rawEvents: readonly unknown[], now = new Date()): Promise<IngestResult> {
+/** Validates and prices every event; a repeat of a requestId inside the batch counts once, as a duplicate. */
+function priceAll(rawEvents: readonly unknown[], now: Date) {
   const rejected: Rejection[] = [];
   const events: PricedEvent[] = [];
   const seen = new Set<string>();
@@ -32,26 +38,59 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   rawEvents.forEach((raw, index) => {
     const result = priceEvent(raw, index, now);
     if (isRejection(result)) rejected.push(result);
-    else if (seen.has(result.requestId)) duplicates += 1; // a repeat inside the batch counts once
+    else if (seen.has(result.requestId)) duplicates += 1;
     else {
       seen.add(result.requestId);
       events.push(result);
     }
   });
-  if (events.length === 0) return { accepted: 0, duplicates, rejected };
+  return { events, rejected, duplicates };
+}
 
-  const { account, known } = await loadIngestContext(accountId, [...new Set(events.map((e) => e.keyHash))]);
+export async function ingest(accountId: string, rawEvents: readonly unknown[], now = new Date()): Promise<IngestResult> {
+  const priced = priceAll(rawEvents, now);
+  const rejected = priced.rejected;
+  let duplicates = priced.duplicates;
+  if (priced.events.length === 0) return { accepted: 0, duplicates, rejected };
+
+  const monthPeriod = currentPeriod({ plan: 'FREE' }, now);
+  const context = await loadIngestContext(accountId, [...new Set(priced.events.map((e) => e.keyHash))], monthPeriod.start);
+  const { account, known } = context;
   if (!account) throw new NotFound('The account does not exist.');
   const period = currentPeriod(account, now);
+  const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
+  const limits = PLANS[account.plan];
   const ctx: ChunkContext & { knownKeys: Set<string> } = { knownKeys: known, today: isoDate(now), month: isoMonth(now) };
 
+  /** Fits events into the room left; reports the rest (but repeats of events counted before are duplicates). */
+  let limitReached = false;
+  const fit = async (events: PricedEvent[], used: { requests: number; keys: number }): Promise<PricedEvent[]> => {
+    const room = { requests: limits.trackedRequests - used.requests, newKeys: limits.keys - used.keys, known: ctx.knownKeys };
+    const { allowed, refused } = fitToLimits(events, room);
+    if (refused.length === 0) return allowed;
+    const counted = await countedBefore(accountId, refused.map((r) => events.find((e) => e.index === r.index)!.requestId));
+    for (const r of refused) {
+      if (counted.has(events.find((e) => e.index === r.index)!.requestId)) duplicates += 1;
+      else {
+        rejected.push(r);
+        limitReached = true;
+      }
+    }
+    return allowed;
+  };
+
   let accepted = 0;
-  const queue = planChunks(events, ctx).map((chunk) => ({ chunk, attempt: 0 }));
+  const discovered: Discovered[] = [];
+  const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
+  const queue: { chunk: Chunk; attempt: number }[] = plan(await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }), 0);
   while (queue.length > 0) {
     const { chunk, attempt } = queue.shift()!;
-    const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start });
+    const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start, limits });
     if (outcome.status === 'written') {
       accepted += chunk.events.length;
+      for (const key of chunk.keys.values()) {
+        if (key.isNew) discovered.push({ keyHash: key.keyHash, provider: key.provider, ...(key.hint ? { hint: key.hint } : {}) });
+      }
       continue;
     }
     if (attempt + 1 >= MAX_ATTEMPTS) {
@@ -61,18 +100,24 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       }
       continue;
     }
-    let remaining = chunk.events;
     if (outcome.status === 'conditions') {
       // Events counted before (a replay, or a racing batch) are duplicates; keys created meanwhile are known now.
       const dup = new Set(outcome.duplicateRequestIds);
       duplicates += dup.size;
-      remaining = chunk.events.filter((e) => !dup.has(e.requestId));
       outcome.existingKeys.forEach((k) => ctx.knownKeys.add(k));
+      queue.unshift(...plan(chunk.events.filter((e) => !dup.has(e.requestId)), attempt + 1));
+    } else if (outcome.status === 'limit') {
+      // A racing batch took the room we counted on: re-read it (strongly consistent) and refit all not yet written.
+      const pending = [...chunk.events, ...queue.splice(0).flatMap((q) => q.chunk.events)];
+      const [fresh, requests] = await Promise.all([getAccount(accountId, true), trackedRequests(accountId, period.start, true)]);
+      queue.push(...plan(await fit(pending, { requests, keys: fresh?.keyCount ?? 0 }), attempt + 1));
     } else {
       await backoff(attempt);
+      queue.unshift(...plan(chunk.events, attempt + 1));
     }
-    queue.unshift(...planChunks(remaining, ctx).map((next) => ({ chunk: next, attempt: attempt + 1 })));
   }
   rejected.sort((a, b) => a.index - b.index);
+  if (limitReached) await raisePlanLimitAlert(accountId, account.plan, period, now);
+  if (accepted > 0) await evaluateAfterIngest(accountId, discovered, now);
   return { accepted, duplicates, rejected };
 }

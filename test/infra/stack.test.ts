@@ -102,6 +102,25 @@ function statementsOf(functionId: string): Statement[] {
   return [...inline, ...attached];
 }
 
+/** The function the alerts queue's event source mapping invokes. */
+function notifierId(): string {
+  const [, mapping] = only('AWS::Lambda::EventSourceMapping');
+  const id = refId(props(mapping).FunctionName);
+  expect(resources[id!]?.Type).toBe('AWS::Lambda::Function');
+  return id!;
+}
+
+/** The alerts queue: the one with a redrive policy (the other queue is its DLQ). */
+function alertsQueue(): { queueId: string; dlqId: string; queue: Resource } {
+  const queues = ofType('AWS::SQS::Queue');
+  expect(queues).toHaveLength(2);
+  const withDlq = queues.filter(([, q]) => props(q).RedrivePolicy !== undefined);
+  expect(withDlq).toHaveLength(1);
+  const [queueId, queue] = withDlq[0]!;
+  const dlqId = refId(props(queue).RedrivePolicy.deadLetterTargetArn)!;
+  return { queueId, dlqId, queue };
+}
+
 function actionsWithPrefix(statements: Statement[], prefix: string): string[] {
   return statements.flatMap((s) => asList(s.Action)).filter((a) => a.startsWith(prefix));
 }
@@ -124,8 +143,8 @@ describe('routes and functions', () => {
     expect(missing.map((r) => r.handler)).toEqual([]);
   });
 
-  it('has exactly one Lambda function per route, and no custom resources', () => {
-    template.resourceCountIs('AWS::Lambda::Function', routes.length);
+  it('has exactly one Lambda function per route plus the notifier, and no custom resources', () => {
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::'))).toEqual([]);
   });
 
@@ -155,17 +174,20 @@ describe('routes and functions', () => {
     const [tableId] = only('AWS::DynamoDB::Table');
     const [poolId] = only('AWS::Cognito::UserPool');
     const [clientId] = only('AWS::Cognito::UserPoolClient');
+    const notifier = notifierId();
     for (const [id, fn] of functions) {
       const p = props(fn);
       expect(p.Runtime, id).toBe('nodejs22.x');
       expect(p.Architectures, id).toEqual(['arm64']);
       expect(p.MemorySize, id).toBe(512);
-      expect(p.Timeout, id).toBe(10);
+      expect(p.Timeout, id).toBe(id === notifier ? 30 : 10);
       const env = p.Environment.Variables as Record<string, unknown>;
       expect(refId(env.TABLE_NAME), id).toBe(tableId);
-      expect(refId(env.USER_POOL_ID), id).toBe(poolId);
-      expect(refId(env.USER_POOL_CLIENT_ID), id).toBe(clientId);
-      expect(env.CORS_ORIGINS, id).toBe('*');
+      if (id !== notifier) {
+        expect(refId(env.USER_POOL_ID), id).toBe(poolId);
+        expect(refId(env.USER_POOL_CLIENT_ID), id).toBe(clientId);
+        expect(env.CORS_ORIGINS, id).toBe('*');
+      }
       expect(env.NODE_OPTIONS, id).toBeUndefined();
       const logGroup = resources[refId(p.LoggingConfig?.LogGroup)!];
       expect(logGroup?.Type, id).toBe('AWS::Logs::LogGroup');
@@ -176,7 +198,8 @@ describe('routes and functions', () => {
 
 describe('IAM', () => {
   it('never grants a wildcard action', () => {
-    const statements = allStatements();
+    // Deny statements may use wildcards: enforceSSL on the queues denies `sqs:*` over plain HTTP.
+    const statements = allStatements().filter((s) => s.Effect === 'Allow');
     expect(statements.length).toBeGreaterThan(0);
     for (const s of statements) {
       expect(s.NotAction).toBeUndefined();
@@ -194,11 +217,11 @@ describe('IAM', () => {
       const cognito = actionsWithPrefix(statements, 'cognito-idp:');
       expect(new Set(dynamo), route.handler).toEqual(new Set(route.table.map((a) => `dynamodb:${a}`)));
       expect(new Set(cognito), route.handler).toEqual(new Set((route.cognito ?? []).map((a) => `cognito-idp:${a}`)));
-      // Nothing else but the logging the basic execution role brings.
+      // Nothing else but the logging the basic execution role brings (and sending to the alerts queue).
       const others = statements
         .flatMap((s) => asList(s.Action))
         .filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('cognito-idp:') && a !== 'sts:AssumeRole');
-      expect(others, route.handler).toEqual([]);
+      expect(others, route.handler).toEqual(route.publishesAlerts ? ['sqs:SendMessage'] : []);
     }
   });
 
@@ -320,4 +343,103 @@ describe('HTTP API', () => {
     expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'TableName', 'UserPoolClientId', 'UserPoolId']);
     expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\/api"\]\]\}$/);
   });
+});
+
+describe('alert delivery', () => {
+  it('has an encrypted alerts queue with a dead-letter queue after 6 receives, kept 14 days', () => {
+    const { queueId, dlqId, queue } = alertsQueue();
+    expect(dlqId).not.toBe(queueId);
+    expect(resources[dlqId]?.Type).toBe('AWS::SQS::Queue');
+    expect(props(queue).RedrivePolicy.maxReceiveCount).toBe(6);
+    expect(props(resources[dlqId]!).MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    for (const id of [queueId, dlqId]) expect(props(resources[id]!).SqsManagedSseEnabled, id).toBe(true);
+    // At least 6× the notifier's timeout.
+    expect(props(queue).VisibilityTimeout).toBeGreaterThanOrEqual(6 * props(resources[notifierId()]!).Timeout);
+  });
+
+  it('refuses plain-HTTP access to both queues', () => {
+    const { queueId, dlqId } = alertsQueue();
+    for (const id of [queueId, dlqId]) {
+      const policies = ofType('AWS::SQS::QueuePolicy').filter(([, p]) => asList(props(p).Queues).some((q) => refId(q) === id));
+      expect(policies, id).toHaveLength(1);
+      const statements = allStatements(props(policies[0]![1]).PolicyDocument);
+      expect(statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s).includes('aws:SecureTransport'))).toBe(true);
+    }
+  });
+
+  it('feeds the notifier from the queue in batches of 10, reporting batch item failures', () => {
+    const { queueId } = alertsQueue();
+    const [, mapping] = only('AWS::Lambda::EventSourceMapping');
+    const p = props(mapping);
+    expect(refId(p.EventSourceArn)).toBe(queueId);
+    expect(p.BatchSize).toBe(10);
+    expect(p.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('grants the notifier exactly GetItem, UpdateItem and Query on the table, and SES on the identity only', () => {
+    const statements = statementsOf(notifierId());
+    expect(new Set(actionsWithPrefix(statements, 'dynamodb:'))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
+    const ses = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('ses:')));
+    expect(ses).toHaveLength(1);
+    expect(new Set(asList(ses[0]!.Action))).toEqual(new Set(['ses:SendEmail', 'ses:SendRawEmail']));
+    const sesResources = asList(ses[0]!.Resource);
+    expect(sesResources).toHaveLength(1);
+    const arn = JSON.stringify(sesResources[0]);
+    expect(arn).toContain(':ses:');
+    expect(arn).toContain(':identity/example.com');
+    expect(arn).not.toContain('*');
+    expect(actionsWithPrefix(statements, 'cognito-idp:')).toEqual([]);
+    // Reading the queue: what the event source mapping needs, nothing to send.
+    expect(actionsWithPrefix(statements, 'sqs:')).not.toContain('sqs:SendMessage');
+  });
+
+  it('configures the notifier with the sender and the SES identity', () => {
+    const env = props(resources[notifierId()]!).Environment.Variables as Record<string, unknown>;
+    expect(env.ALERT_EMAIL_FROM).toBe('alerts@example.com');
+    expect(env.SES_IDENTITY).toBe('example.com');
+    expect(env.DASHBOARD_URL).toBeUndefined();
+    expect(env.ALERTS_QUEUE_URL).toBeUndefined();
+  });
+
+  it('lets exactly the routes that publish alerts send to the queue, with its URL in their env', () => {
+    const { queueId } = alertsQueue();
+    const ingest = routes.find((r) => r.path === '/ingest' && r.method === 'POST')!;
+    expect(ingest.publishesAlerts).toBe(true);
+    for (const route of routes) {
+      const id = functionIdOf(route);
+      const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
+      const send = statementsOf(id).filter((s) => asList(s.Action).includes('sqs:SendMessage'));
+      if (route.publishesAlerts) {
+        expect(refId(env.ALERTS_QUEUE_URL), route.handler).toBe(queueId);
+        expect(send, route.handler).toHaveLength(1);
+        expect(refId(send[0]!.Resource), route.handler).toBe(queueId);
+      } else {
+        expect(env.ALERTS_QUEUE_URL, route.handler).toBeUndefined();
+        expect(send, route.handler).toEqual([]);
+      }
+    }
+  });
+
+  it('takes the SES identity, sender and dashboard URL from context', () => {
+    const dir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
+    try {
+      const { stack } = buildApp({
+        app: {
+          context: { 'aws:cdk:bundling-stacks': [], sesIdentity: 'mail.burnrate.dev', dashboardUrl: 'https://app.burnrate.dev' },
+          outdir: dir,
+        },
+      });
+      const json = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+      const mapping = Object.values(json).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!;
+      const fn = json[refId(props(mapping).FunctionName)!]!;
+      expect(props(fn).Environment.Variables).toMatchObject({
+        ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev',
+        SES_IDENTITY: 'mail.burnrate.dev',
+        DASHBOARD_URL: 'https://app.burnrate.dev',
+      });
+      expect(JSON.stringify(json)).toContain(':identity/mail.burnrate.dev');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -45,26 +45,32 @@ export interface StackProcess {
 
 /**
  * Starts `local/start.ts` as a child on fresh free ports and waits until `GET /api/health` answers 200.
- * `dataDir` defaults to a new temp directory.
+ * `dataDir` defaults to a new temp directory; `extraEnv` is added to the child's environment.
  */
-export async function startStackProcess(dataDir?: string): Promise<StackProcess> {
+export async function startStackProcess(
+  dataDir?: string,
+  extraEnv: Partial<NodeJS.ProcessEnv> = {},
+): Promise<StackProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'burnrate-it-')));
   const [port, dynamodbPort, cognitoPort] = await distinctFreePorts(3);
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
+      ...extraEnv,
       PORT: String(port),
       DATA_DIR: dir,
       DYNAMODB_PORT: String(dynamodbPort),
       COGNITO_PORT: String(cognitoPort),
       LOG_REQUESTS: '0',
+      // Our end of its stdin closes when this process dies: the stack then stops instead of living on.
+      STOP_ON_STDIN_END: '1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
     },
     // Its own process group: a last-resort SIGKILL reaches DynamoDB Local and cognito-local too.
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -130,7 +136,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 export default async function setup(project: TestProject) {
-  const stack = await startStackProcess();
+  // The project's `test.env` (e.g. CURSOR_SECRET) reaches the handlers too, as it reaches the test workers.
+  const stack = await startStackProcess(undefined, project.config.env);
   project.provide('stack', stack.info);
   return async () => {
     await stack.stop();

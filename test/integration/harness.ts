@@ -3,7 +3,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#shared/db/keys.ts';
 import { inject } from 'vitest';
 import type { LocalStackInfo } from '#local/stack.ts';
 
@@ -113,4 +114,17 @@ export function dynamo(): DynamoDBDocumentClient {
     );
   }
   return documentClient;
+}
+
+/** Puts an account on a plan directly (tests that need more than FREE's 5 keys; billing itself is tested elsewhere). */
+export async function setPlan(accountId: string, plan: 'FREE' | 'GROWTH' | 'SCALE'): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: stack().tableName,
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET #plan = :plan',
+      ExpressionAttributeNames: { '#plan': 'plan' },
+      ExpressionAttributeValues: { ':plan': plan },
+    }),
+  );
 }

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
-import { api, registerUser, type RegisteredUser } from './harness.ts';
+import { api, registerUser, setPlan, type RegisteredUser } from './harness.ts';
 
 const PROBLEM = 'application/problem+json';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -12,8 +12,10 @@ interface Tenant {
   ingestKey: string;
 }
 
+/** A tenant on SCALE: these tests discover many keys (FREE allows 5; limits.test.ts covers FREE). */
 async function tenant(): Promise<Tenant> {
   const user = await registerUser();
+  await setPlan(user.accountId, 'SCALE');
   const res = await api('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
   expect(res.status).toBe(201);
   return { user, ingestKey: res.body.key };
@@ -115,7 +117,7 @@ describe('POST /ingest', () => {
     expect(list.body.items[0].spend.total).toBe(10);
     const status = await api('/billing/status', { token: racer.user.token });
     expect(status.status).toBe(200);
-    expect(status.body).toMatchObject({ plan: 'FREE', billingStatus: 'ACTIVE', usage: { trackedRequests: 20, limit: 10000, keys: 1, keyLimit: 5 } });
+    expect(status.body).toMatchObject({ plan: 'SCALE', billingStatus: 'ACTIVE', usage: { trackedRequests: 20, limit: 10_000_000, keys: 1, keyLimit: 1000 } });
   });
 
   it('reports bad events by index without sinking the batch', async () => {

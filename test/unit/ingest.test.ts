@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isRejection, priceEvent, type PricedEvent } from '#shared/ingest/events.ts';
 import { actionCount, MAX_ACTIONS, planChunks } from '#shared/ingest/chunks.ts';
+import { fitToLimits } from '#shared/ingest/limits.ts';
 import { breakdown, breakdownRange } from '#shared/keys/service.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
 import type { HttpError } from '#shared/http/errors.ts';
@@ -152,5 +153,30 @@ describe('key breakdown', () => {
       { provider: 'openai', model: 'gpt-4o', costUsd: 2, requests: 4, inputTokens: 12, cachedInputTokens: 1, outputTokens: 7 },
       { provider: 'openai', model: 'gpt-4o-mini', costUsd: 0.000001, requests: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 },
     ]);
+  });
+});
+
+describe('fitToLimits', () => {
+  const e = (index: number, keyHash = HASH_A) => ({ ...priced({ ...base, requestId: `f${index}`, keyHash }, index) });
+  it('gives the room to the earliest events and refuses the rest', () => {
+    const { allowed, refused } = fitToLimits([e(2), e(0), e(1)], { requests: 2, newKeys: 0, known: new Set([HASH_A]) });
+    expect(allowed.map((x) => x.index)).toEqual([0, 1]);
+    expect(refused).toEqual([{ index: 2, code: 'plan_limit_reached', message: expect.any(String) }]);
+  });
+  it('admits new keys up to the limit and refuses every event of a key past it', () => {
+    const HASH_C = 'c'.repeat(64);
+    const { allowed, refused } = fitToLimits([e(0, HASH_B), e(1, HASH_C), e(2, HASH_B), e(3, HASH_C), e(4)], {
+      requests: 100,
+      newKeys: 1,
+      known: new Set([HASH_A]),
+    });
+    expect(allowed.map((x) => x.index)).toEqual([0, 2, 4]);
+    expect(refused.map((r) => [r.index, r.code])).toEqual([
+      [1, 'key_limit_reached'],
+      [3, 'key_limit_reached'],
+    ]);
+  });
+  it('refuses everything when nothing is left', () => {
+    expect(fitToLimits([e(0)], { requests: 0, newKeys: 5, known: new Set() }).allowed).toEqual([]);
   });
 });

@@ -1,0 +1,200 @@
+/**
+ * Small helpers shared by the benchmarks: options, free ports, a worker pool, a progress bar on stderr,
+ * percentiles, aligned tables. Benchmarks print figures; they never assert on timings.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options
+
+/**
+ * An integer option from argv (`--events=100`, `--events 100`, `EVENTS=100`) or the environment (`EVENTS`).
+ * argv wins over the environment. Throws on anything that is not an integer ≥ `min`.
+ */
+export function intOption(name: string, fallback: number, min = 1): number {
+  const raw = argOption(name) ?? process.env[name.toUpperCase()];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw.replace(/_/g, ''));
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name.toUpperCase()} must be an integer ≥ ${min}, got "${raw}".`);
+  return value;
+}
+
+function argOption(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  const long = `--${name.toLowerCase()}`;
+  const env = `${name.toUpperCase()}=`;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.startsWith(`${long}=`)) return arg.slice(long.length + 1);
+    if (arg === long) return args[i + 1];
+    if (arg.startsWith(env)) return arg.slice(env.length);
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Ports and the machine
+
+/** `n` distinct free TCP ports on 127.0.0.1 (each found by listening on port 0; all held until all are known). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  return ports;
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${process.platform}/${process.arch}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running work
+
+/**
+ * Runs `task(i)` for i in [0, total) with at most `concurrency` in flight (at 1: a plain sequential loop).
+ * Each worker takes the next index when its task is done.
+ */
+export async function pool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const index = next++;
+      await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress
+
+/**
+ * `[#####.....] 42% 8400/20000 events  1234 ev/s` on stderr: redrawn in place with `\r` when stderr is a TTY
+ * (at most 10 times a second), otherwise one line per 10% done.
+ */
+export class Progress {
+  private done = 0;
+  private readonly started = performance.now();
+  private lastDraw = 0;
+  private lastTenth = 0;
+  private readonly tty = process.stderr.isTTY === true;
+
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+    private readonly unit = 'events',
+    private readonly rateUnit = 'ev/s',
+  ) {}
+
+  add(n: number): void {
+    this.done += n;
+    if (this.tty) {
+      const now = performance.now();
+      if (now - this.lastDraw >= 100 || this.done >= this.total) {
+        this.lastDraw = now;
+        process.stderr.write(`\r${this.line()}\x1b[K`);
+      }
+      return;
+    }
+    const tenth = Math.floor((this.done / this.total) * 10);
+    if (tenth > this.lastTenth) {
+      this.lastTenth = tenth;
+      process.stderr.write(`${this.line()}\n`);
+    }
+  }
+
+  /** Ends the bar's line (TTY only; the 100% line was drawn by the last `add`). */
+  finish(): void {
+    if (this.tty) process.stderr.write(`\r${this.line()}\x1b[K\n`);
+  }
+
+  private line(): string {
+    const width = 30;
+    const ratio = this.total === 0 ? 1 : Math.min(1, this.done / this.total);
+    const filled = Math.round(ratio * width);
+    const seconds = (performance.now() - this.started) / 1000;
+    const rate = seconds > 0 ? Math.round(this.done / seconds) : 0;
+    const pct = String(Math.floor(ratio * 100)).padStart(3);
+    return `${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct}% ${this.done}/${this.total} ${this.unit}  ${rate} ${this.rateUnit}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Statistics
+
+export interface Summary {
+  count: number;
+  mean: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** Nearest-rank percentile of an ascending array (p in 0–100). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((s, v) => s + v, 0);
+  return {
+    count: sorted.length,
+    mean: sorted.length ? sum / sorted.length : Number.NaN,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Printing
+
+/** `1234.5` → `1,235`; `digits` decimals kept. */
+export function num(value: number, digits = 0): string {
+  if (!Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** Milliseconds with a precision that suits their size. */
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
+}
+
+/**
+ * An aligned table: the first row is the header; columns after the first are right-aligned unless `left` lists them.
+ * Returns the text (lines joined by `\n`).
+ */
+export function table(rows: readonly (readonly string[])[], options: { left?: number[]; indent?: string } = {}): string {
+  const left = new Set([0, ...(options.left ?? [])]);
+  const indent = options.indent ?? '  ';
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  const line = (row: readonly string[]) =>
+    indent + row.map((cell, i) => (left.has(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
+  const [header, ...body] = rows;
+  if (!header) return '';
+  return [line(header), indent + widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+/** A section title. */
+export function heading(text: string): string {
+  return `\n== ${text} ${'='.repeat(Math.max(0, 100 - text.length - 4))}`;
+}

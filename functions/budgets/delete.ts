@@ -1,0 +1,9 @@
+import { httpHandler, noContent } from '#shared/http/handler.ts';
+import { BudgetParams } from '#shared/budgets/schemas.ts';
+import { deleteBudget } from '#shared/budgets/service.ts';
+
+/** DELETE /budgets/{id} → 204. Unknown or another account's id: 404. */
+export const handler = httpHandler({ auth: 'jwt', params: BudgetParams }, async ({ auth, params }) => {
+  await deleteBudget(auth.accountId, params.id);
+  return noContent();
+});

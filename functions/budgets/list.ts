@@ -1,0 +1,5 @@
+import { httpHandler, ok } from '#shared/http/handler.ts';
+import { listBudgets } from '#shared/budgets/service.ts';
+
+/** GET /budgets → 200 {items, nextCursor: null}: every budget with its month-to-date spend, newest first. */
+export const handler = httpHandler({ auth: 'jwt' }, async ({ auth }) => ok(await listBudgets(auth.accountId)));

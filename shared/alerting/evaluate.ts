@@ -1,0 +1,213 @@
+/**
+ * After each ingestion write: compare the account's active budgets and rules with the new totals and create
+ * each alert exactly once per threshold and period. `planAlerts` is pure; `evaluateAfterIngest` does the I/O:
+ * one Query (budgets + rules), one BatchGetItem (spend), one BatchGetItem (already fired?), then a conditional
+ * transaction per NEW alert only — and hands the created alerts to delivery, which never runs on this path.
+ */
+import { newId } from '#shared/ids.ts';
+import { logger } from '#shared/http/logger.ts';
+import { microsToUsd, usdToMicros } from '#shared/pricing/pricing.ts';
+import { addDays } from '#shared/time/periods.ts';
+import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from '#shared/db/alerts.ts';
+import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
+import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
+import { publishAlerts } from '#shared/notify/queue.ts';
+
+export interface Discovered {
+  keyHash: string;
+  provider: string;
+  hint?: string;
+}
+
+export interface Candidate {
+  fired: FiredKey;
+  alert: Alert;
+}
+
+const usd = (micros: number) => `$${microsToUsd(micros).toFixed(2)}${micros % 10_000 !== 0 ? ` (${microsToUsd(micros)})` : ''}`;
+const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(0, 8)}…)` : `${hash.slice(0, 12)}…`);
+
+export function makeAlert(
+  accountId: string,
+  now: Date,
+  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string },
+): Alert {
+  return {
+    id: newId('alert'),
+    accountId,
+    type: fields.type,
+    status: 'triggered',
+    ruleId: fields.ruleId ?? null,
+    budgetId: fields.budgetId ?? null,
+    keyHash: fields.keyHash ?? null,
+    title: fields.title,
+    message: fields.message,
+    period: fields.period,
+    thresholdMicros: fields.thresholdMicros,
+    observedMicros: fields.observedMicros,
+    deliveries: fields.channels.map((channel) => ({ channel, status: 'pending', attempts: 0 })),
+    ...(fields.webhookUrl ? { webhookUrl: fields.webhookUrl } : {}),
+    triggeredAt: now.toISOString(),
+    acknowledgedAt: null,
+    acknowledgedBy: null,
+  };
+}
+
+function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date): Candidate[] {
+  const observed = b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : spend.accountMonth();
+  const name = b.name ?? (b.scope === 'KEY' && b.keyHash ? `key ${keyName(b.keyHash)}` : 'account');
+  const where = b.scope === 'KEY' && b.keyHash ? `key ${keyName(b.keyHash)}` : 'the whole account';
+  const out: Candidate[] = [];
+  if (reachesThreshold(observed, b.monthlyLimitMicros, b.alertThreshold)) {
+    const thresholdMicros = Math.ceil((b.monthlyLimitMicros * b.alertThreshold) / 100);
+    out.push({
+      fired: { source: b.id, level: 'threshold', period: spend.month },
+      alert: makeAlert(accountId, now, {
+        type: 'budget_threshold',
+        budgetId: b.id,
+        keyHash: b.keyHash,
+        title: `Budget "${name}" reached ${b.alertThreshold}% of ${usd(b.monthlyLimitMicros)}`,
+        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the alert threshold of ${b.alertThreshold}% (${usd(thresholdMicros)}) of the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+        period: spend.month,
+        thresholdMicros,
+        observedMicros: observed,
+        channels: ['email'],
+      }),
+    });
+  }
+  if (observed >= b.monthlyLimitMicros) {
+    out.push({
+      fired: { source: b.id, level: 'exceeded', period: spend.month },
+      alert: makeAlert(accountId, now, {
+        type: 'budget_exceeded',
+        budgetId: b.id,
+        keyHash: b.keyHash,
+        title: `Budget "${name}" exceeded: ${usd(observed)} of ${usd(b.monthlyLimitMicros)}`,
+        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+        period: spend.month,
+        thresholdMicros: b.monthlyLimitMicros,
+        observedMicros: observed,
+        channels: ['email'],
+      }),
+    });
+  }
+  return out;
+}
+
+function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discovered: Discovered[], now: Date): Candidate[] {
+  const webhookUrl = (r.config as { webhookUrl?: string }).webhookUrl;
+  const base = { ruleId: r.id, channels: r.channels, ...(webhookUrl ? { webhookUrl } : {}) };
+  if (r.type === 'cost_threshold') {
+    const c = r.config as { threshold: number; period: 'daily' | 'weekly' | 'monthly'; keyHash?: string };
+    const thresholdMicros = usdToMicros(c.threshold);
+    const [period, observed, label] =
+      c.period === 'daily'
+        ? [spend.today, c.keyHash ? spend.keyToday(c.keyHash) : spend.accountDay(spend.today), `on ${spend.today}`]
+        : c.period === 'weekly'
+          ? [spend.week, c.keyHash ? spend.keyWeek(c.keyHash) : spend.accountWeek(), `in the week from ${spend.week}`]
+          : [spend.month, c.keyHash ? spend.keyMonth(c.keyHash) : spend.accountMonth(), `in ${spend.month}`];
+    if (observed < thresholdMicros) return [];
+    const where = c.keyHash ? `of key ${keyName(c.keyHash)}` : 'of the account';
+    return [
+      {
+        fired: { source: r.id, level: 'threshold', period },
+        alert: makeAlert(accountId, now, {
+          ...base,
+          type: 'cost_threshold',
+          keyHash: c.keyHash ?? null,
+          title: `${r.name}: ${c.period} spend reached ${usd(thresholdMicros)}`,
+          message: `Spend ${where} ${label} (UTC) is ${usd(observed)}, at or above the rule "${r.name}" threshold of ${usd(thresholdMicros)}.`,
+          period,
+          thresholdMicros,
+          observedMicros: observed,
+        }),
+      },
+    ];
+  }
+  if (r.type === 'spend_spike') {
+    const c = r.config as { multiplier: number; minSpend: number };
+    const today = spend.accountDay(spend.today);
+    const before = Array.from({ length: 7 }, (_, i) => spend.accountDay(addDays(spend.today, -(i + 1)))).reduce((a, b) => a + b, 0);
+    const minMicros = usdToMicros(c.minSpend);
+    // today ≥ multiplier × (before / 7), compared without dividing
+    if (today <= 0 || today < minMicros || today * 7 < c.multiplier * before) return [];
+    const thresholdMicros = Math.max(minMicros, Math.ceil((c.multiplier * before) / 7));
+    return [
+      {
+        fired: { source: r.id, level: 'spike', period: spend.today },
+        alert: makeAlert(accountId, now, {
+          ...base,
+          type: 'spend_spike',
+          title: `${r.name}: spend spike on ${spend.today}`,
+          message: `Spend on ${spend.today} (UTC) is ${usd(today)}, at least ${c.multiplier}× the average of the 7 days before (${usd(Math.round(before / 7))}) and at least ${usd(minMicros)}.`,
+          period: spend.today,
+          thresholdMicros,
+          observedMicros: today,
+        }),
+      },
+    ];
+  }
+  return discovered.map((k) => ({
+    fired: { source: r.id, level: 'new_key', period: k.keyHash },
+    alert: makeAlert(accountId, now, {
+      ...base,
+      type: 'new_key',
+      keyHash: k.keyHash,
+      title: `${r.name}: new ${k.provider} key ${keyName(k.keyHash, k.hint)}`,
+      message: `A new ${k.provider} key was discovered at ${now.toISOString()}: ${keyName(k.keyHash, k.hint)}.`,
+      period: spend.today,
+      thresholdMicros: null,
+      observedMicros: null,
+    }),
+  }));
+}
+
+/** Every alert the current figures call for (fired or not yet). Pure. */
+export function planAlerts(
+  accountId: string,
+  config: { budgets: Budget[]; rules: Rule[] },
+  spend: SpendSnapshot,
+  discovered: Discovered[],
+  now: Date,
+): Candidate[] {
+  return [
+    ...config.budgets.flatMap((b) => budgetCandidates(accountId, b, spend, now)),
+    ...config.rules.filter((r) => r.isActive).flatMap((r) => ruleCandidates(accountId, r, spend, discovered, now)),
+  ];
+}
+
+/** Keys whose spend the config needs: month/today from key items; weeks from their day items. */
+function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
+  const keyHashes = new Set<string>();
+  const keyWeeks = new Set<string>();
+  for (const b of config.budgets) if (b.scope === 'KEY' && b.keyHash) keyHashes.add(b.keyHash);
+  for (const r of config.rules) {
+    if (!r.isActive || r.type !== 'cost_threshold') continue;
+    const c = r.config as { period: string; keyHash?: string };
+    if (!c.keyHash) continue;
+    if (c.period === 'weekly') keyWeeks.add(c.keyHash);
+    else keyHashes.add(c.keyHash);
+  }
+  return { keyHashes, keyWeeks };
+}
+
+/** Returns the alerts created. Never throws: ingestion has succeeded already, a failure here is logged. */
+export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
+  try {
+    const config = await loadAlertConfig(accountId);
+    const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
+    if (active.budgets.length === 0 && active.rules.length === 0) return [];
+    const spend = await loadSpend(accountId, now, spendNeeds(active));
+    const candidates = planAlerts(accountId, active, spend, discovered, now);
+    const fired = await alreadyFired(accountId, candidates.map((c) => c.fired));
+    const fresh = candidates.filter((c) => !fired.has(firedPk(accountId, c.fired)));
+    const created = (await Promise.all(fresh.map(async (c) => ((await fireAlert(c.alert, c.fired)) ? c.alert : undefined)))).filter(
+      (a): a is Alert => a !== undefined,
+    );
+    if (created.length > 0) await publishAlerts(created.map((a) => ({ accountId, alertId: a.id })));
+    return created;
+  } catch (error) {
+    logger.error('alert evaluation failed', error as Error);
+    return [];
+  }
+}

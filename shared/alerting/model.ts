@@ -1,0 +1,161 @@
+/**
+ * The stored shapes of budgets, alert rules and alerts, and their API views. Shared by the CRUD services,
+ * the evaluation after ingestion (shared/alerting/evaluate.ts) and the notifier (shared/notify/).
+ * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
+ */
+import { microsToUsd } from '#shared/pricing/pricing.ts';
+
+export type BudgetScope = 'ACCOUNT' | 'KEY';
+
+export interface Budget {
+  id: string;
+  name: string | null;
+  monthlyLimitMicros: number;
+  /** Percent of the limit, at most 2 decimals (API `alertThreshold`). */
+  alertThreshold: number;
+  scope: BudgetScope;
+  keyHash: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike';
+export type Channel = 'email' | 'webhook';
+export type Period = 'daily' | 'weekly' | 'monthly';
+
+/** Rule config as the API takes it (dollars as JSON numbers, ≤ 6 decimals). `webhookUrl` is required iff channels has webhook. */
+export type RuleConfig =
+  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string } // cost_threshold
+  | { webhookUrl?: string } // new_key
+  | { multiplier: number; minSpend: number; webhookUrl?: string }; // spend_spike
+
+export interface Rule {
+  id: string;
+  type: RuleType;
+  name: string;
+  config: RuleConfig;
+  channels: Channel[];
+  isActive: boolean;
+  createdAt: string;
+  updatedAt: string;
+  lastTriggeredAt: string | null;
+}
+
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit';
+export type AlertStatus = 'triggered' | 'acknowledged';
+
+/** `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. */
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+export interface Delivery {
+  channel: Channel;
+  status: DeliveryStatus;
+  attempts: number;
+  /** When a notifier claimed it (`sending`); a claim older than the lease may be taken over. */
+  claimedAt?: string;
+  lastError?: string;
+  sentAt?: string;
+}
+
+export interface Alert {
+  id: string;
+  accountId: string;
+  type: AlertType;
+  status: AlertStatus;
+  ruleId: string | null;
+  budgetId: string | null;
+  keyHash: string | null;
+  title: string;
+  message: string;
+  /** The period the alert belongs to: `2026-11-21` (day), `2026-W47`-style week start `2026-11-16`, `2026-11` (month). */
+  period: string;
+  thresholdMicros: number | null;
+  observedMicros: number | null;
+  deliveries: Delivery[];
+  /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
+  webhookUrl?: string;
+  triggeredAt: string;
+  acknowledgedAt: string | null;
+  acknowledgedBy: string | null;
+}
+
+const usdOrNull = (micros: number | null) => (micros === null ? null : microsToUsd(micros));
+
+export function alertView(a: Alert) {
+  return {
+    id: a.id,
+    type: a.type,
+    status: a.status,
+    ruleId: a.ruleId,
+    budgetId: a.budgetId,
+    keyHash: a.keyHash,
+    title: a.title,
+    message: a.message,
+    period: a.period,
+    threshold: usdOrNull(a.thresholdMicros),
+    observedSpend: usdOrNull(a.observedMicros),
+    deliveries: a.deliveries.map((d) => ({ channel: d.channel, status: d.status === 'sending' ? 'pending' : d.status, attempts: d.attempts })),
+    triggeredAt: a.triggeredAt,
+    acknowledgedAt: a.acknowledgedAt,
+    acknowledgedBy: a.acknowledgedBy,
+  };
+}
+
+export function ruleView(r: Rule) {
+  return {
+    id: r.id,
+    type: r.type,
+    name: r.name,
+    config: r.config,
+    channels: r.channels,
+    isActive: r.isActive,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    lastTriggeredAt: r.lastTriggeredAt,
+  };
+}
+
+/** Budget status from spend: `exceeded` at or past the limit, `warning` at or past the threshold. Exact integer math. */
+export function budgetStatus(spendMicros: number, limitMicros: number, thresholdPercent: number): 'ok' | 'warning' | 'exceeded' {
+  if (spendMicros >= limitMicros) return 'exceeded';
+  return reachesThreshold(spendMicros, limitMicros, thresholdPercent) ? 'warning' : 'ok';
+}
+
+/** spend ≥ limit × percent / 100, without division: percent has ≤ 2 decimals, so compare in basis points. */
+export function reachesThreshold(spendMicros: number, limitMicros: number, thresholdPercent: number): boolean {
+  const bp = BigInt(Math.round(thresholdPercent * 100));
+  return BigInt(spendMicros) * 10_000n >= BigInt(limitMicros) * bp;
+}
+
+/** percentUsed rounded to 2 decimals (11 of 10 → 110). */
+export function percentUsed(spendMicros: number, limitMicros: number): number {
+  if (limitMicros <= 0) return 0;
+  // round(spend / limit × 100, 2) = round(spend × 10000 / limit) / 100, half up, in integers
+  const scaled = (BigInt(spendMicros) * 10_000n * 2n + BigInt(limitMicros)) / (2n * BigInt(limitMicros));
+  return Number(scaled) / 100;
+}
+
+export function budgetView(b: Budget, spendMicros: number) {
+  return {
+    id: b.id,
+    name: b.name,
+    monthlyLimit: microsToUsd(b.monthlyLimitMicros),
+    alertThreshold: b.alertThreshold,
+    scope: b.scope,
+    keyHash: b.keyHash,
+    spend: { monthToDate: microsToUsd(spendMicros) },
+    percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),
+    status: budgetStatus(spendMicros, b.monthlyLimitMicros, b.alertThreshold),
+    createdAt: b.createdAt,
+    updatedAt: b.updatedAt,
+  };
+}
+
+/**
+ * The `updatedAt` of a new version: now, but always after the version it replaces (two edits in one millisecond
+ * must still differ, since an edit is conditional on the `updatedAt` it read).
+ */
+export function nextUpdatedAt(now: Date, previous: string): string {
+  const at = now.toISOString();
+  return at > previous ? at : new Date(Date.parse(previous) + 1).toISOString();
+}

@@ -1,0 +1,71 @@
+/**
+ * Spend figures that budgets and rules compare against, read in ONE BatchGetItem: the account's usage items
+ * for today and the 7 days before, this month's, and the key items of the keys asked for (their rolling
+ * today/month counters). A key's week needs its day items: one Query per such key, only when asked.
+ */
+import { batchGet, type Item } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+import { keyDayModels } from '#shared/db/provider-keys.ts';
+import { rollingNames } from '#shared/db/rolling.ts';
+import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
+
+export interface SpendSnapshot {
+  today: string;
+  month: string;
+  /** The Monday of this week. */
+  week: string;
+  accountDay(date: string): number;
+  accountMonth(): number;
+  accountWeek(): number;
+  keyToday(keyHash: string): number;
+  keyMonth(keyHash: string): number;
+  keyWeek(keyHash: string): number;
+  /** Whether the key exists in the account. */
+  hasKey(keyHash: string): boolean;
+}
+
+const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+
+export async function loadSpend(
+  accountId: string,
+  now: Date,
+  opts: { keyHashes?: Iterable<string>; keyWeeks?: Iterable<string> } = {},
+): Promise<SpendSnapshot> {
+  const today = isoDate(now);
+  const month = isoMonth(now);
+  const week = weekStart(now);
+  const days = Array.from({ length: 8 }, (_, i) => addDays(today, -i));
+  const keyHashes = [...new Set(opts.keyHashes ?? [])];
+  const weekKeys = [...new Set(opts.keyWeeks ?? [])];
+
+  const [items, ...weekItems] = await Promise.all([
+    batchGet([
+      ...days.map((d) => keys.usageDay(accountId, d)),
+      keys.usageMonth(accountId, month),
+      ...keyHashes.map((h) => keys.providerKey(accountId, h)),
+    ]),
+    ...weekKeys.map((h) => keyDayModels(accountId, h, week, today)),
+  ]);
+  const bySk = new Map<string, Item>();
+  const keyItems = new Map<string, Item>();
+  for (const item of items) {
+    if (item.sk === 'KEY') keyItems.set(item.keyHash as string, item);
+    else bySk.set(item.sk as string, item);
+  }
+  const dayCost = (date: string) => num(bySk.get(keys.usageDay(accountId, date).sk)?.costMicros);
+  const weekCost = new Map(weekKeys.map((h, i) => [h, weekItems[i]!.reduce((n, item) => n + num(item.costMicros), 0)]));
+  const rolling = rollingNames(today, month);
+
+  return {
+    today,
+    month,
+    week,
+    accountDay: dayCost,
+    accountMonth: () => num(bySk.get(keys.usageMonth(accountId, month).sk)?.costMicros),
+    accountWeek: () => days.filter((d) => d >= week).reduce((n, d) => n + dayCost(d), 0),
+    keyToday: (h) => num(keyItems.get(h)?.[rolling.dayCost]),
+    keyMonth: (h) => num(keyItems.get(h)?.[rolling.monthCost]),
+    keyWeek: (h) => weekCost.get(h) ?? 0,
+    hasKey: (h) => keyItems.has(h),
+  };
+}

@@ -1,0 +1,41 @@
+/** GET /alerts and PATCH /alerts/{id}/acknowledge. */
+import { NotFound, ValidationError } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
+import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { isId } from '#shared/ids.ts';
+import { keys } from '#shared/db/keys.ts';
+import { acknowledgeAlert, listAlerts } from '#shared/db/alerts.ts';
+import { alertView } from '#shared/alerting/model.ts';
+import type { AuthContext } from '#shared/http/auth-context.ts';
+import type { ListAlertsQuery } from '#shared/alerts/schemas.ts';
+
+/** The cursor carries DynamoDB's LastEvaluatedKey; it must point into this account's own alerts. */
+function startKey(accountId: string, query: ListAlertsQuery, list: string): Record<string, unknown> | undefined {
+  if (!query.cursor) return undefined;
+  const key = decodeCursor(query.cursor, accountId, list) as Record<string, unknown> | null;
+  const id = typeof key?.sk === 'string' ? key.sk.replace(/^ALERT#/, '') : '';
+  const expected = keys.alert(accountId, id);
+  const index = query.status ? keys.alertIndex(accountId, id, query.status) : undefined;
+  const valid =
+    isId('alert', id) &&
+    key?.pk === expected.pk &&
+    key.sk === expected.sk &&
+    (!index || (key.gsi1pk === index.gsi1pk && key.gsi1sk === index.gsi1sk));
+  if (!valid) throw new ValidationError('The cursor is not valid for this list.', [{ path: 'query.cursor', message: 'Invalid cursor.' }]);
+  return key!;
+}
+
+export async function listAlertsView(accountId: string, query: ListAlertsQuery) {
+  const list = `alerts:${query.status ?? 'all'}`;
+  const page = await listAlerts(accountId, query.status, query.limit ?? DEFAULT_LIMIT, startKey(accountId, query, list));
+  return {
+    items: page.items.map(alertView),
+    nextCursor: page.lastKey ? encodeCursor(accountId, list, page.lastKey) : null,
+  };
+}
+
+export async function acknowledge(auth: AuthContext, alertId: string, now = new Date()) {
+  const alert = isId('alert', alertId) ? await acknowledgeAlert(auth.accountId, alertId, auth.userId, now) : undefined;
+  if (!alert) throw new NotFound('No such alert.');
+  return alertView(alert);
+}

@@ -1,0 +1,77 @@
+/**
+ * POST /billing/checkout and POST /billing/portal: Stripe Checkout (subscription mode) and the customer portal.
+ * Neither changes the plan: only verified webhook events do (shared/billing/webhook.ts).
+ */
+import { config } from '#shared/config.ts';
+import { Conflict, NotFound } from '#shared/http/errors.ts';
+import { getAccount, linkStripeCustomer, type Account } from '#shared/db/accounts.ts';
+import { priceForPlan, type PaidPlan } from '#shared/billing/plans.ts';
+import { stripe } from '#shared/billing/stripe.ts';
+
+/** Repeats of the same checkout within this window reuse one Checkout Session (Stripe idempotency key). */
+const CHECKOUT_IDEMPOTENCY_WINDOW_MS = 60_000;
+
+/**
+ * 409 when the account must not open a checkout for `plan`: it holds a subscription that is not over (billing
+ * status other than CANCELED). The same plan is `plan-current`; another paid plan is `subscription-exists` (a second
+ * checkout would start a second subscription and bill twice: plan changes go through the portal).
+ */
+export function assertCanCheckout(account: Pick<Account, 'plan' | 'billingStatus'>, plan: PaidPlan): void {
+  if (account.plan === 'FREE' || account.billingStatus === 'CANCELED') return;
+  if (account.plan === plan) {
+    throw new Conflict(`The account is on the ${plan} plan already.`, 'plan-current');
+  }
+  throw new Conflict(
+    `The account has a ${account.plan} subscription: change plans in the billing portal (POST /billing/portal).`,
+    'subscription-exists',
+  );
+}
+
+export async function startCheckout(accountId: string, plan: PaidPlan, now = new Date()): Promise<{ url: string; sessionId: string }> {
+  const account = await getAccount(accountId);
+  if (!account) throw new NotFound('The account does not exist.');
+  assertCanCheckout(account, plan);
+  const price = priceForPlan(plan);
+  const customer = account.stripeCustomerId ?? (await createCustomer(account, now));
+  const { successUrl, cancelUrl } = config().billing;
+  if (!successUrl || !cancelUrl) throw new Error('BILLING_SUCCESS_URL and BILLING_CANCEL_URL must be configured');
+  const bucket = Math.floor(now.getTime() / CHECKOUT_IDEMPOTENCY_WINDOW_MS);
+  const session = await (await stripe()).checkout.sessions.create(
+    {
+      mode: 'subscription',
+      customer,
+      client_reference_id: accountId,
+      line_items: [{ price, quantity: 1 }],
+      metadata: { accountId, plan },
+      subscription_data: { metadata: { accountId } },
+      success_url: successUrl,
+      cancel_url: cancelUrl,
+    },
+    { idempotencyKey: `checkout-${accountId}-${plan}-${bucket}` },
+  );
+  if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a url`);
+  return { url: session.url, sessionId: session.id };
+}
+
+/** A Stripe customer for the account, linked once; a concurrent request's customer wins if it linked first. */
+async function createCustomer(account: Account, now: Date): Promise<string> {
+  const customer = await (await stripe()).customers.create(
+    { name: account.companyName, metadata: { accountId: account.accountId } },
+    // Concurrent first checkouts of one account get the same customer from Stripe.
+    { idempotencyKey: `customer-${account.accountId}` },
+  );
+  return linkStripeCustomer(account.accountId, customer.id, now);
+}
+
+export async function openPortal(accountId: string): Promise<{ url: string }> {
+  const account = await getAccount(accountId);
+  if (!account) throw new NotFound('The account does not exist.');
+  if (!account.stripeCustomerId) {
+    throw new Conflict('The account has no Stripe customer yet: subscribe with POST /billing/checkout first.', 'no-billing-account');
+  }
+  const session = await (await stripe()).billingPortal.sessions.create({
+    customer: account.stripeCustomerId,
+    return_url: config().billing.portalReturnUrl,
+  });
+  return { url: session.url };
+}

@@ -1,0 +1,188 @@
+/**
+ * The Stripe webhook's domain: a verified event → the account's billing state, applied exactly once, and never
+ * overwriting a newer state with an older one.
+ *
+ * - Exactly once: the event's dedupe item is written in the same transaction as the account update
+ *   (shared/db/billing.ts); a replay answers 200 `{received: true, duplicate: true}` and changes nothing.
+ * - Ordering: every change carries the event's `created` time; the account keeps the time of the state it holds
+ *   (`billingUpdatedAt`) and an update only lands when `billingUpdatedAt <= event time` (`shouldApply`). An older
+ *   event is recorded (so it is not retried) and changes nothing.
+ * - Access only from verified events: nothing here (nor anywhere) reads the checkout success redirect.
+ *
+ * Events: `checkout.session.completed` (links the subscription; its state is re-fetched from Stripe),
+ * `customer.subscription.created|updated|deleted`, `invoice.paid`, `invoice.payment_failed`. Others: ignored.
+ */
+import type { Stripe } from '#shared/billing/stripe.ts';
+import { stripe } from '#shared/billing/stripe.ts';
+import { billingStatusFromStripe, planForPrice, type PriceTable } from '#shared/billing/plans.ts';
+import { accountOfStripeCustomer } from '#shared/db/accounts.ts';
+import { applyStripeEvent, stripeEventRecorded, type BillingChange } from '#shared/db/billing.ts';
+import { logger } from '#shared/http/logger.ts';
+
+export const HANDLED_EVENTS = new Set([
+  'checkout.session.completed',
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+  'invoice.paid',
+  'invoice.payment_failed',
+]);
+
+export interface WebhookReply {
+  received: true;
+  /** The event was applied before: nothing changed. */
+  duplicate?: true;
+  /** Not an event we act on, or not about one of our accounts/prices: nothing changed. */
+  ignored?: true;
+  /** Older than the account's billing state, or about a subscription that is not the account's: nothing changed. */
+  stale?: true;
+}
+
+/** The ordering rule: a state with time `eventTime` may replace one with time `current` (ISO instants). */
+export function shouldApply(current: string | undefined, eventTime: string): boolean {
+  return current === undefined || current <= eventTime;
+}
+
+/** Stripe's `created` (epoch seconds) as the ISO instant (ms precision) the account stores. */
+export function eventTime(created: number): string {
+  return new Date(created * 1000).toISOString();
+}
+
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+const idOf = (value: string | { id: string } | null | undefined): string | undefined =>
+  typeof value === 'string' ? value : (value?.id ?? undefined);
+
+/** What a change needs before the account is known. */
+export type PlannedChange = Omit<BillingChange, 'accountId'>;
+export type EventPlan = { change: PlannedChange } | { ignore: string };
+
+/** Legacy (before API 2025-03-31) subscriptions carried the period on the subscription itself. */
+interface LegacyPeriod {
+  current_period_start?: number | null;
+  current_period_end?: number | null;
+}
+
+/**
+ * A subscription's state as a change. Since API 2025-03-31 the period lives on the subscription ITEMS
+ * (`items.data[i].current_period_start/end`); older payloads had it on the subscription: both are read.
+ * An ended subscription (canceled, incomplete_expired) drops the account to FREE with billing status CANCELED.
+ */
+export function subscriptionChange(sub: Stripe.Subscription, time: string, prices?: PriceTable): EventPlan {
+  const status = billingStatusFromStripe(sub.status);
+  const subscriptionId = sub.id;
+  const customerId = idOf(sub.customer);
+  if (status === 'CANCELED') {
+    return { change: { eventTime: time, plan: 'FREE', billingStatus: 'CANCELED', period: null, subscriptionId, customerId, match: 'current-or-none' } };
+  }
+  const items = sub.items?.data ?? [];
+  const item = items.find((i) => planForPrice(i.price?.id, prices));
+  const plan = item && planForPrice(item.price.id, prices);
+  if (!item || !plan) return { ignore: `subscription ${sub.id} sells no price of ours` };
+  const legacy = sub as unknown as LegacyPeriod;
+  const itemPeriod = item as unknown as LegacyPeriod;
+  const start = itemPeriod.current_period_start ?? legacy.current_period_start;
+  const end = itemPeriod.current_period_end ?? legacy.current_period_end;
+  const period = typeof start === 'number' && typeof end === 'number' ? { start: iso(start), end: iso(end) } : undefined;
+  return { change: { eventTime: time, plan, billingStatus: status, period, subscriptionId, customerId, match: 'take-over' } };
+}
+
+/** The subscription an invoice bills (API 2026: `parent.subscription_details`; older: `invoice.subscription`). */
+export function invoiceSubscription(invoice: Stripe.Invoice): string | undefined {
+  const fromParent = idOf(invoice.parent?.subscription_details?.subscription);
+  if (fromParent) return fromParent;
+  const fromLine = invoice.lines?.data?.find((l) => l.parent?.subscription_item_details?.subscription)?.parent?.subscription_item_details
+    ?.subscription;
+  return fromLine ?? idOf((invoice as unknown as { subscription?: string | { id: string } | null }).subscription);
+}
+
+/** The period an invoice paid for: its subscription line's period (the non-proration one first). */
+export function invoicePeriod(invoice: Stripe.Invoice): { start: string; end: string } | undefined {
+  const lines = invoice.lines?.data ?? [];
+  const line =
+    lines.find((l) => l.parent?.type === 'subscription_item_details' && !l.parent.subscription_item_details?.proration) ?? lines[0];
+  if (!line?.period) return undefined;
+  return { start: iso(line.period.start), end: iso(line.period.end) };
+}
+
+/** A verified event → the change it makes (the subscription is fetched for checkout sessions). Not the account yet. */
+export async function planEvent(event: Stripe.Event, prices?: PriceTable): Promise<EventPlan> {
+  const time = eventTime(event.created);
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      const session = event.data.object;
+      const subscriptionId = idOf(session.subscription);
+      if (session.mode !== 'subscription' || !subscriptionId) return { ignore: 'not a subscription checkout' };
+      // The session says nothing about the subscription's state: ask Stripe for it.
+      const sub = await (await stripe()).subscriptions.retrieve(subscriptionId);
+      return subscriptionChange(sub, time, prices);
+    }
+    case 'customer.subscription.created':
+    case 'customer.subscription.updated':
+      return subscriptionChange(event.data.object, time, prices);
+    case 'customer.subscription.deleted': {
+      const sub = event.data.object;
+      return {
+        change: { eventTime: time, plan: 'FREE', billingStatus: 'CANCELED', period: null, subscriptionId: sub.id, customerId: idOf(sub.customer), match: 'current-or-none' },
+      };
+    }
+    case 'invoice.paid':
+    case 'invoice.payment_failed': {
+      const invoice = event.data.object;
+      const subscriptionId = invoiceSubscription(invoice);
+      if (!subscriptionId) return { ignore: 'not a subscription invoice' };
+      const paid = event.type === 'invoice.paid';
+      const period = paid ? invoicePeriod(invoice) : undefined;
+      return { change: { eventTime: time, billingStatus: paid ? 'ACTIVE' : 'PAST_DUE', ...(period ? { period } : {}), subscriptionId, match: 'current' } };
+    }
+    default:
+      return { ignore: `event type ${event.type} is not handled` };
+  }
+}
+
+/** The account an event is about: our metadata / client_reference_id first, else the customer's lookup item. */
+export async function accountOfEvent(event: Stripe.Event): Promise<string | undefined> {
+  const object = event.data.object as {
+    client_reference_id?: string | null;
+    metadata?: Record<string, string> | null;
+    customer?: string | { id: string } | null;
+    parent?: { subscription_details?: { metadata?: Record<string, string> | null } | null } | null;
+  };
+  const direct =
+    object.client_reference_id || object.metadata?.accountId || object.parent?.subscription_details?.metadata?.accountId || undefined;
+  if (direct) return direct;
+  const customerId = idOf(object.customer);
+  return customerId ? accountOfStripeCustomer(customerId) : undefined;
+}
+
+/** Applies one verified Stripe event once. */
+export async function handleStripeEvent(event: Stripe.Event, now = new Date()): Promise<WebhookReply> {
+  const context = { stripeEventId: event.id, stripeEventType: event.type };
+  if (!HANDLED_EVENTS.has(event.type)) {
+    logger.info('stripe event ignored: type not handled', context);
+    return { received: true, ignored: true };
+  }
+  if (await stripeEventRecorded(event.id)) return { received: true, duplicate: true };
+
+  const accountId = await accountOfEvent(event);
+  if (!accountId) {
+    // Answer 200 so Stripe stops retrying an event that can never apply; the log says why.
+    logger.warn('stripe event ignored: no account for it', context);
+    return { received: true, ignored: true };
+  }
+  const plan = await planEvent(event);
+  if ('ignore' in plan) {
+    logger.info(`stripe event ignored: ${plan.ignore}`, { ...context, accountId });
+    return { received: true, ignored: true };
+  }
+  const outcome = await applyStripeEvent(event, { ...plan.change, accountId }, now);
+  if (outcome === 'duplicate') return { received: true, duplicate: true };
+  if (outcome === 'skipped') {
+    logger.info('stripe event recorded without a change: older than the billing state, not the account\'s subscription, or no such account', {
+      ...context,
+      accountId,
+    });
+    return { received: true, stale: true };
+  }
+  logger.info('stripe event applied', { ...context, accountId, plan: plan.change.plan, billingStatus: plan.change.billingStatus });
+  return { received: true };
+}

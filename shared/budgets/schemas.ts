@@ -1,0 +1,111 @@
+/**
+ * Request schemas of the /budgets endpoints (zod/mini, strict objects), and the money / key-hash / name field
+ * schemas that /alert-rules shares. API.md: a money input is ≥ 0, at most 1,000,000,000, at most 6 decimals.
+ */
+import * as z from 'zod/mini';
+import type { Budget } from '#shared/alerting/model.ts';
+import { validate } from '#shared/http/validate.ts';
+import { hasAtMostSixDecimals, microsToUsd } from '#shared/pricing/pricing.ts';
+
+export const MAX_MONEY_USD = 1_000_000_000;
+
+/** A dollar amount: ≥ 0 (or > 0 with `positive`), ≤ 1,000,000,000, at most 6 decimals (exact in micro-dollars). */
+export const money = (field: string, { positive }: { positive: boolean }) =>
+  z.number(`${field} must be a number (US dollars).`).check(
+    positive ? z.gt(0, `${field} must be greater than 0.`) : z.minimum(0, `${field} must be ≥ 0.`),
+    z.maximum(MAX_MONEY_USD, `${field} must be at most ${MAX_MONEY_USD}.`),
+    z.refine(hasAtMostSixDecimals, `${field} must have at most 6 decimals (micro-dollars).`),
+  );
+
+/** A provider key's SHA-256, as ingestion takes it. */
+export const KeyHash = z
+  .string('keyHash must be a string.')
+  .check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.'));
+
+/** A display name: trimmed, 1–100 characters. */
+export const name = (field = 'name') =>
+  z
+    .string(`${field} must be a string.`)
+    .check(z.trim(), z.minLength(1, `${field} must not be empty.`), z.maxLength(100, `${field} must be at most 100 characters.`));
+
+/** True for a finite number with at most 2 decimals (33.33 yes, 33.333 no). Exact: d/100 is the nearest double. */
+export function hasAtMostTwoDecimals(value: number): boolean {
+  return Number.isFinite(value) && Math.round(value * 100) / 100 === value;
+}
+
+/** For PATCH bodies: at least one (known) field. Silent when the body already has problems (an unknown field). */
+export const atLeastOneField = () =>
+  z.refine((patch: unknown) => typeof patch === 'object' && patch !== null && Object.keys(patch).length > 0, {
+    error: 'Send at least one field to update.',
+    when: (payload) => payload.issues.length === 0,
+  });
+
+const AlertThreshold = z.number('alertThreshold must be a number (a percentage of monthlyLimit).').check(
+  z.gt(0, 'alertThreshold must be greater than 0.'),
+  z.maximum(100, 'alertThreshold must be at most 100 (percent of monthlyLimit).'),
+  z.refine(hasAtMostTwoDecimals, 'alertThreshold must have at most 2 decimals.'),
+);
+
+export const BUDGET_SCOPES = ['ACCOUNT', 'KEY'] as const;
+const Scope = z.enum(BUDGET_SCOPES, 'scope must be ACCOUNT or KEY.');
+
+const fields = {
+  /** Optional; null (or absent) means no name. */
+  name: z.optional(z.nullable(name())),
+  monthlyLimit: money('monthlyLimit', { positive: true }),
+  alertThreshold: AlertThreshold,
+  scope: Scope,
+  /** Required with scope KEY, refused with ACCOUNT (null counts as absent). */
+  keyHash: z.optional(z.nullable(KeyHash)),
+};
+
+export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON object.').check(
+  z.superRefine((budget, ctx) => {
+    if (budget.scope === 'KEY' && !budget.keyHash) {
+      ctx.issues.push({ code: 'custom', path: ['keyHash'], message: 'keyHash is required when scope is KEY.', input: budget });
+    }
+    if (budget.scope === 'ACCOUNT' && budget.keyHash) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['keyHash'],
+        message: 'keyHash is not allowed when scope is ACCOUNT (an ACCOUNT budget covers every key).',
+        input: budget,
+      });
+    }
+  }),
+);
+export type CreateBudgetBody = z.infer<typeof CreateBudgetBody>;
+
+/** Partial: at least one field. Each field is checked here; the merged budget is checked by `mergeBudgetPatch`. */
+export const PatchBudgetBody = z
+  .strictObject(
+    {
+      name: fields.name,
+      monthlyLimit: z.optional(fields.monthlyLimit),
+      alertThreshold: z.optional(fields.alertThreshold),
+      scope: z.optional(fields.scope),
+      keyHash: fields.keyHash,
+    },
+    'The body must be a JSON object.',
+  )
+  .check(atLeastOneField());
+export type PatchBudgetBody = z.infer<typeof PatchBudgetBody>;
+
+/** The budget id in the path; the domain checks it (a malformed id is an unknown id: 404). */
+export const BudgetParams = z.strictObject({ id: z.string() });
+export type BudgetParams = z.infer<typeof BudgetParams>;
+
+/**
+ * The stored budget with the patch applied, validated as a whole with the create schema (400 with paths otherwise).
+ * Changing `scope` to ACCOUNT without naming `keyHash` drops the old key hash; `name: null` clears the name.
+ */
+export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): CreateBudgetBody {
+  const merged = {
+    name: patch.name !== undefined ? patch.name : existing.name,
+    monthlyLimit: patch.monthlyLimit ?? microsToUsd(existing.monthlyLimitMicros),
+    alertThreshold: patch.alertThreshold ?? existing.alertThreshold,
+    scope: patch.scope ?? existing.scope,
+    keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope === 'ACCOUNT' ? null : existing.keyHash,
+  };
+  return validate(CreateBudgetBody, merged, 'body');
+}

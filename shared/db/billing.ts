@@ -1,0 +1,166 @@
+/**
+ * Repository of the Stripe webhook's writes: an event's state change on the account and its dedupe item
+ * (`STRIPEEVENT#<evt_id>`), together in ONE TransactWriteItems, so an event is applied exactly once.
+ */
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
+import { db, failedConditions, tableName } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+
+/** How long a dedupe item is kept: Stripe retries an event for 3 days, a manual resend is possible for 30. */
+const DEDUPE_TTL_SECONDS = 90 * 24 * 3600;
+/** A transaction that collides with a concurrent one on the same items is retried this many times. */
+const CONFLICT_ATTEMPTS = 5;
+
+/** What one Stripe event changes on the account. */
+export interface BillingChange {
+  accountId: string;
+  /** The event's `created`, ISO with ms: the time of the state it carries. */
+  eventTime: string;
+  /** Left out: the plan is unchanged (invoice events). */
+  plan?: Plan;
+  billingStatus: BillingStatus;
+  /** The subscription's current period; `null` removes it (back on FREE); left out: unchanged. */
+  period?: { start: string; end: string } | null;
+  /** Linked if the account has none yet. */
+  customerId?: string;
+  subscriptionId: string;
+  /**
+   * Which subscription the change may touch:
+   * `take-over` — a live subscription of the account: it becomes (or stays) the account's subscription;
+   * `current-or-none` — an ended one: only if it is the account's subscription (or none is linked), so ending an old
+   *   subscription never cancels a newer one;
+   * `current` — an invoice: only the account's linked subscription.
+   */
+  match: 'take-over' | 'current-or-none' | 'current';
+}
+
+/** `applied`: the change was written; `duplicate`: the event was seen before; `skipped`: recorded, nothing changed. */
+export type ApplyOutcome = 'applied' | 'duplicate' | 'skipped';
+
+export interface StripeEventRef {
+  id: string;
+  type: string;
+}
+
+/** True when the event's dedupe item exists (a cheap early answer for replays; the transaction still decides). */
+export async function stripeEventRecorded(eventId: string): Promise<boolean> {
+  const res = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.stripeEvent(eventId), ProjectionExpression: 'pk', ConsistentRead: true }),
+  );
+  return res.Item !== undefined;
+}
+
+/**
+ * Applies `change` to the account and records the event, in one transaction:
+ *   [0] Put the dedupe item, if absent        → a replay fails here: `duplicate`, nothing written;
+ *   [1] Update the account, if it exists, its `billingUpdatedAt` is not newer than the event, and (per `match`)
+ *       the subscription is the account's      → otherwise: the dedupe item is recorded alone, `skipped`.
+ */
+export async function applyStripeEvent(event: StripeEventRef, change: BillingChange, now = new Date()): Promise<ApplyOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [{ Put: dedupePut(event, change.accountId, change.eventTime, 'applied', now) }, { Update: accountUpdate(event, change, now) }],
+        }),
+      );
+      return 'applied';
+    } catch (error) {
+      const failed = failedConditions(error);
+      if (failed.includes(0)) return 'duplicate';
+      if (failed.includes(1)) return recordOnly(event, change.accountId, change.eventTime, now);
+      if (attempt < CONFLICT_ATTEMPTS && isConflict(error)) {
+        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt + Math.random() * 20));
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/** Records an event that changes nothing (stale, not the account's subscription, unknown account). */
+export async function recordOnly(event: StripeEventRef, accountId: string | undefined, eventTime: string, now = new Date()): Promise<ApplyOutcome> {
+  try {
+    await db().send(new PutCommand(dedupePut(event, accountId, eventTime, 'skipped', now)));
+    return 'skipped';
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return 'duplicate';
+    throw error;
+  }
+}
+
+function dedupePut(event: StripeEventRef, accountId: string | undefined, eventTime: string, outcome: 'applied' | 'skipped', now: Date) {
+  return {
+    TableName: tableName(),
+    Item: {
+      ...keys.stripeEvent(event.id),
+      type: 'StripeEvent',
+      eventId: event.id,
+      eventType: event.type,
+      accountId,
+      eventCreatedAt: eventTime,
+      outcome,
+      receivedAt: now.toISOString(),
+      expiresAt: Math.floor(now.getTime() / 1000) + DEDUPE_TTL_SECONDS,
+    },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+}
+
+function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) {
+  const names: Record<string, string> = {
+    '#status': 'billingStatus',
+    '#updatedAt': 'billingUpdatedAt',
+    '#sub': 'stripeSubscriptionId',
+  };
+  const values: Record<string, unknown> = {
+    ':status': change.billingStatus,
+    ':t': change.eventTime,
+    ':eid': event.id,
+    ':now': now.toISOString(),
+    ':sub': change.subscriptionId,
+    ':one': 1,
+  };
+  const set = ['#status = :status', '#updatedAt = :t', 'billingEventId = :eid', 'updatedAt = :now'];
+  const remove: string[] = [];
+  if (change.plan) {
+    names['#plan'] = 'plan';
+    values[':plan'] = change.plan;
+    set.push('#plan = :plan');
+  }
+  if (change.match === 'take-over') set.push('#sub = :sub');
+  if (change.customerId) {
+    values[':cus'] = change.customerId;
+    set.push('stripeCustomerId = if_not_exists(stripeCustomerId, :cus)');
+  }
+  if (change.period) {
+    values[':ps'] = change.period.start;
+    values[':pe'] = change.period.end;
+    set.push('periodStart = :ps', 'periodEnd = :pe');
+  } else if (change.period === null) {
+    remove.push('periodStart', 'periodEnd');
+  }
+
+  const conditions = ['attribute_exists(pk)', '(attribute_not_exists(#updatedAt) OR #updatedAt <= :t)'];
+  if (change.match === 'current') conditions.push('#sub = :sub');
+  if (change.match === 'current-or-none') conditions.push('(attribute_not_exists(#sub) OR #sub = :sub)');
+
+  return {
+    TableName: tableName(),
+    Key: keys.account(change.accountId),
+    // billingRevision counts the billing changes applied: one per event, never more (observable in tests).
+    UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''} ADD billingRevision :one`,
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
+function isConflict(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'TransactionConflictException') return true;
+  if (error.name !== 'TransactionCanceledException') return false;
+  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.some((reason) => reason.Code === 'TransactionConflict');
+}

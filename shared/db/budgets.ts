@@ -1,0 +1,101 @@
+/**
+ * Repository of budgets: small, rarely written items in the account's partition (`keys.budget`), so ONE Query
+ * lists them all (and, with the rules, everything alert evaluation compares against: shared/db/alerts.ts).
+ */
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Budget } from '#shared/alerting/model.ts';
+import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
+import { keys, queries } from '#shared/db/keys.ts';
+
+/** The item kind, in `entity` (what evaluation reads) and, like other items of the table, in `type`. */
+export const BUDGET_ENTITY = 'Budget';
+
+function toItem(accountId: string, b: Budget): Item {
+  return {
+    ...keys.budget(accountId, b.id),
+    entity: BUDGET_ENTITY,
+    type: BUDGET_ENTITY,
+    id: b.id,
+    name: b.name,
+    monthlyLimitMicros: b.monthlyLimitMicros,
+    alertThreshold: b.alertThreshold,
+    scope: b.scope,
+    keyHash: b.keyHash,
+    createdAt: b.createdAt,
+    updatedAt: b.updatedAt,
+  };
+}
+
+export function toBudget(item: Item): Budget {
+  return {
+    id: item.id as string,
+    name: (item.name as string | null | undefined) ?? null,
+    monthlyLimitMicros: item.monthlyLimitMicros as number,
+    alertThreshold: item.alertThreshold as number,
+    scope: item.scope as Budget['scope'],
+    keyHash: (item.keyHash as string | null | undefined) ?? null,
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, unknown> } =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
+export async function createBudget(accountId: string, budget: Budget): Promise<void> {
+  await db().send(
+    new PutCommand({ TableName: tableName(), Item: toItem(accountId, budget), ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
+}
+
+/** Every budget of the account, newest first (ULID ids), in ONE strongly consistent Query (all pages). */
+export async function listBudgets(accountId: string): Promise<Budget[]> {
+  const q = queries.accountItems(accountId, 'CFG#BUDGET');
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
+    ScanIndexForward: false,
+    ConsistentRead: true,
+  });
+  return items.map(toBudget);
+}
+
+export async function getBudget(accountId: string, id: string): Promise<Budget | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.budget(accountId, id), ConsistentRead: true }));
+  return res.Item && toBudget(res.Item);
+}
+
+/**
+ * Replaces the whole budget if it is still the version read (`updatedAt = previousUpdatedAt`): `missing` when it
+ * was deleted meanwhile, `conflict` when another edit won.
+ */
+export async function replaceBudget(accountId: string, budget: Budget, previousUpdatedAt: string): Promise<'updated' | 'missing' | 'conflict'> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: toItem(accountId, budget),
+        ConditionExpression: 'attribute_exists(pk) AND updatedAt = :previous',
+        ExpressionAttributeValues: { ':previous': previousUpdatedAt },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'updated';
+  } catch (error) {
+    if (isConditionFailure(error)) return error.Item ? 'conflict' : 'missing';
+    throw error;
+  }
+}
+
+/** False when the account has no such budget. */
+export async function deleteBudget(accountId: string, id: string): Promise<boolean> {
+  try {
+    await db().send(
+      new DeleteCommand({ TableName: tableName(), Key: keys.budget(accountId, id), ConditionExpression: 'attribute_exists(pk)' }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The webhook channel: POST `{id, type, alert}` as JSON to the alert's `webhookUrl`, signed with the account's
+ * secret. Receivers verify `burnrate-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`
+ * (`verifyWebhookSignature` below does exactly that) and dedupe on `burnrate-delivery` (the alert id).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { alertView, type Alert } from '#shared/alerting/model.ts';
+
+export const SIGNATURE_HEADER = 'burnrate-signature';
+export const DELIVERY_HEADER = 'burnrate-delivery';
+export const WEBHOOK_USER_AGENT = 'Burnrate-Webhooks/1';
+export const WEBHOOK_TIMEOUT_MS = 5_000;
+/** The event type of the body; the alert's own type is `alert.type`. */
+export const ALERT_EVENT_TYPE = 'alert.triggered';
+
+export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?: boolean };
+
+const hmacHex = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex');
+
+/** The `burnrate-signature` header value for `body` sent at unix second `t`. */
+export function signWebhook(secret: string, body: string, t: number): string {
+  return `t=${t},v1=${hmacHex(secret, t, body)}`;
+}
+
+/**
+ * For receivers (and tests): true when `header` carries a v1 signature of `body` with `secret` whose timestamp
+ * is within `toleranceSec` of `now` (either side). Compares in constant time.
+ */
+export function verifyWebhookSignature(
+  secret: string,
+  body: string,
+  header: string | null | undefined,
+  toleranceSec = 300,
+  now: Date = new Date(),
+): boolean {
+  if (!header) return false;
+  let t: number | undefined;
+  const signatures: string[] = [];
+  for (const part of header.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (name === 't' && /^\d{1,12}$/.test(value)) t = Number(value);
+    else if (name === 'v1' && /^[0-9a-f]{64}$/.test(value)) signatures.push(value);
+  }
+  if (t === undefined || signatures.length === 0) return false;
+  if (Math.abs(Math.floor(now.getTime() / 1000) - t) > toleranceSec) return false;
+  const expected = Buffer.from(hmacHex(secret, t, body), 'hex');
+  return signatures.some((s) => timingSafeEqual(Buffer.from(s, 'hex'), expected));
+}
+
+/** The exact bytes that are signed and sent. */
+export function webhookBody(alert: Alert): string {
+  return JSON.stringify({ id: alert.id, type: ALERT_EVENT_TYPE, alert: alertView(alert) });
+}
+
+/**
+ * An https URL without credentials (http too when `allowInsecure`, for local receivers); anything else is refused
+ * for good. Where the host resolves to is checked when connecting (`publicOnlyLookup`).
+ */
+export function checkWebhookUrl(url: string | undefined, allowInsecure: boolean): { ok: true; url: URL } | { ok: false; error: string } {
+  if (!url) return { ok: false, error: 'the alert has no webhook URL' };
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, error: 'the webhook URL is not a valid URL' };
+  }
+  if (parsed.username !== '' || parsed.password !== '') return { ok: false, error: 'the webhook URL contains credentials' };
+  if (parsed.protocol === 'https:' || (allowInsecure && parsed.protocol === 'http:')) return { ok: true, url: parsed };
+  return { ok: false, error: 'the webhook URL must use https' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SSRF guard: the rule's URL was checked when it was saved, but a public NAME may resolve to a private address.
+// The check runs inside the connection's own DNS lookup, so the address checked is the address connected to.
+
+/** Loopback, "this host", private, CGNAT, link-local (the metadata service), unique-local, multicast, reserved. */
+const NON_PUBLIC = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
+  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
+}
+
+/** True for an address a webhook must never reach (IPv4-mapped IPv6 addresses are checked as IPv4). */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && NON_PUBLIC.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+const PRIVATE_ADDRESS = 'EWEBHOOKPRIVATE';
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** `dns.lookup` that fails for non-public addresses; for `http.request({lookup})`. */
+function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a.address))) {
+      return callback(Object.assign(new Error('the webhook host resolves to a non-public address'), { code: PRIVATE_ADDRESS }), []);
+    }
+    if (options.all) return callback(null, addresses);
+    const [first] = addresses;
+    return callback(null, first!.address, first!.family);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sending
+
+export interface WebhookOptions {
+  secret: string;
+  /** Local stack and tests: http:// and loopback/private receivers allowed. */
+  allowInsecure: boolean;
+  now?: Date;
+  timeoutMs?: number;
+}
+
+/** One POST: 2xx is sent; any other status (redirects are not followed), a network error or the timeout is a retryable failure. */
+export async function sendWebhook(alert: Alert, options: WebhookOptions): Promise<SendOutcome> {
+  const target = checkWebhookUrl(alert.webhookUrl, options.allowInsecure);
+  if (!target.ok) return { ok: false, error: target.error, permanent: true };
+  const host = target.url.hostname.replace(/^\[|\]$/g, '');
+  // An IP literal is connected to without a lookup: check it here.
+  if (!options.allowInsecure && isNonPublicAddress(host)) return { ok: false, error: 'the webhook host is not public', permanent: true };
+
+  const body = webhookBody(alert);
+  const t = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body, 'utf8')),
+    'user-agent': WEBHOOK_USER_AGENT,
+    [DELIVERY_HEADER]: alert.id,
+    [SIGNATURE_HEADER]: signWebhook(options.secret, body, t),
+  };
+  try {
+    const status = await post(target.url, headers, body, AbortSignal.timeout(timeoutMs), options.allowInsecure ? undefined : publicOnlyLookup);
+    if (status >= 200 && status < 300) return { ok: true };
+    return { ok: false, error: `HTTP ${status}` };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === PRIVATE_ADDRESS) return { ok: false, error: 'the webhook host resolves to a non-public address', permanent: true };
+    return { ok: false, error: networkError(error, timeoutMs) };
+  }
+}
+
+/** The response status. The signal bounds the exchange up to the response's headers. */
+function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, guard?: typeof publicOnlyLookup): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { method: 'POST', headers, signal, ...(guard ? { lookup: guard as unknown as LookupFunction } : {}) },
+      (res) => {
+        // The status decides; the body is drained in the background (the signal still bounds it).
+        res.on('error', () => undefined);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** A short reason without the URL (it may carry a token): `timeout after 5 s`, `ECONNREFUSED`, ... */
+function networkError(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `timeout after ${timeoutMs / 1000} s`;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code.slice(0, 40) : 'network error';
+}
