@@ -140,6 +140,8 @@ async function call<T>(url: string, init: RequestInit & { json?: unknown } = {})
   return { status: res.status, body: parsed as T };
 }
 
+const cpuSeconds = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1e6;
+
 function expectStatus(what: string, res: { status: number; body: unknown }, status: number): void {
   if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
 }
@@ -277,6 +279,7 @@ async function run(): Promise<number> {
   const latencies: number[] = [];
   const progress = new Progress('ingest ', EVENTS);
   counting = true;
+  let cpu = process.cpuUsage();
   started = performance.now();
   await pool(bodies.length, CONCURRENCY, async (i) => {
     const b = bodies[i]!;
@@ -286,6 +289,7 @@ async function run(): Promise<number> {
     progress.add(b.size);
   });
   const ingestSeconds = (performance.now() - started) / 1000;
+  const ingestCpu = cpuSeconds(process.cpuUsage(cpu));
   counting = false;
   progress.finish();
   const ingestRate = EVENTS / ingestSeconds;
@@ -319,6 +323,7 @@ async function run(): Promise<number> {
   console.log(`  throughput        ${num(ingestRate)} events/s (${num(ingestSeconds, 2)} s)`);
   console.log(`  batch latency ms  p50 ${ms(lat.p50)}  p95 ${ms(lat.p95)}  p99 ${ms(lat.p99)}  max ${ms(lat.max)}  (mean ${ms(lat.mean)})`);
   console.log(`  per event         ${ms((lat.mean / BATCH) * 1000)} µs of batch latency (mean)`);
+  console.log(`  CPU of this process ${num(ingestCpu, 2)} s = ${num((ingestCpu / ingestSeconds) * 100)}% of one core (client, gateway, handlers, SDK; DynamoDB Local is a separate JVM)`);
   console.log(`  errors            ${errorCount}`);
   for (const message of errors) console.log(`    ${message}`);
 
@@ -333,7 +338,7 @@ async function run(): Promise<number> {
   console.log(`\n${table(rows, { left: [6] })}`);
   const tx = stats.get('TransactWriteItems');
   if (tx) {
-    console.log(`  TransactWriteItems: ${num(tx.actions / tx.calls, 1)} actions per call, ${num(EVENTS / tx.calls, 1)} events per committed-or-tried call`);
+    console.log(`  TransactWriteItems: ${num(tx.actions / tx.calls, 1)} actions per call, ${num(EVENTS / tx.calls, 1)} events per call`);
   }
   if (CONCURRENCY === 1) {
     const batchMs = latencies.reduce((s, v) => s + v, 0);
@@ -391,6 +396,7 @@ async function run(): Promise<number> {
   if (WARMUP > 0) await pool(WARMUP, CONCURRENCY, put);
   const putLatencies: number[] = [];
   const rawProgress = new Progress('raw put', EVENTS);
+  cpu = process.cpuUsage();
   started = performance.now();
   await pool(EVENTS, CONCURRENCY, async () => {
     const t0 = performance.now();
@@ -399,12 +405,14 @@ async function run(): Promise<number> {
     rawProgress.add(1);
   });
   const rawSeconds = (performance.now() - started) / 1000;
+  const rawCpu = cpuSeconds(process.cpuUsage(cpu));
   rawProgress.finish();
   const rawRate = EVENTS / rawSeconds;
   const putLat = summarize(putLatencies);
   console.log(heading(`Baseline: ${num(EVENTS)} conditional PutItems, concurrency ${CONCURRENCY}`));
   console.log(`  throughput        ${num(rawRate)} puts/s (${num(rawSeconds, 2)} s)`);
   console.log(`  put latency ms    p50 ${ms(putLat.p50)}  p99 ${ms(putLat.p99)}  max ${ms(putLat.max)}  (mean ${ms(putLat.mean)})`);
+  console.log(`  CPU of this process ${num(rawCpu, 2)} s = ${num((rawCpu / rawSeconds) * 100)}% of one core`);
   console.log(`  errors            ${rawErrors}`);
 
   // --- verdict -------------------------------------------------------------------------------------------------------

@@ -425,17 +425,18 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
         }
         return sendJson(res, seen.status, seen.body, { 'idempotent-replayed': 'true' });
       }
-      const { status, body } = await route(method, path, params);
+      // route() is synchronous: the key is stored before any other request can look for it.
+      const { status, body } = route(method, path, params);
       state.idempotency[key] = { fingerprint, status, body, at: Date.now() };
       await save();
       return sendJson(res, status, body);
     }
-    const { status, body } = await route(method, path, params);
+    const { status, body } = route(method, path, params);
     if (method === 'POST') await save();
     return sendJson(res, status, body);
   }
 
-  async function route(method: string, path: string, params: Json): Promise<{ status: number; body: Json }> {
+  function route(method: string, path: string, params: Json): { status: number; body: Json } {
     const ok = (body: Json) => ({ status: 200, body });
     const segments = path.split('/').filter(Boolean); // ['v1', ...]
     const at = (i: number) => segments[i] ?? '';

@@ -90,6 +90,7 @@ export const routes: readonly Route[] = [
   // Stripe's webhook (no JWT: the handler checks the signature; in AWS also on a Lambda Function URL): the dedupe
   // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
   { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },
+  { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 
 /** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */

@@ -3,6 +3,8 @@ import { QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCo
 import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import type { Alert, AlertStatus, Budget, Rule } from '#shared/alerting/model.ts';
+import { BUDGET_ENTITY, toBudget } from '#shared/db/budgets.ts';
+import { RULE_ENTITY, toRule } from '#shared/db/rules.ts';
 
 /** Everything evaluation compares against: ONE Query of the account's CFG# items (budgets and rules). */
 export async function loadAlertConfig(accountId: string): Promise<{ budgets: Budget[]; rules: Rule[] }> {
@@ -14,37 +16,10 @@ export async function loadAlertConfig(accountId: string): Promise<{ budgets: Bud
   const budgets: Budget[] = [];
   const rules: Rule[] = [];
   for (const item of items) {
-    if (item.entity === 'Budget') budgets.push(toBudget(item));
-    else if (item.entity === 'Rule') rules.push(toRule(item));
+    if (item.entity === BUDGET_ENTITY) budgets.push(toBudget(item));
+    else if (item.entity === RULE_ENTITY) rules.push(toRule(item));
   }
   return { budgets, rules };
-}
-
-function toBudget(item: Item): Budget {
-  return {
-    id: item.id as string,
-    name: (item.name as string | null) ?? null,
-    monthlyLimitMicros: item.monthlyLimitMicros as number,
-    alertThreshold: item.alertThreshold as number,
-    scope: item.scope as Budget['scope'],
-    keyHash: (item.keyHash as string | null) ?? null,
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
-  };
-}
-
-function toRule(item: Item): Rule {
-  return {
-    id: item.id as string,
-    type: item.type as Rule['type'],
-    name: item.name as string,
-    config: item.config as Rule['config'],
-    channels: item.channels as Rule['channels'],
-    isActive: item.isActive as boolean,
-    createdAt: item.createdAt as string,
-    updatedAt: item.updatedAt as string,
-    lastTriggeredAt: (item.lastTriggeredAt as string | null) ?? null,
-  };
 }
 
 export interface FiredKey {

@@ -30,7 +30,8 @@ export interface BillingChange {
    * `take-over` — a live subscription of the account: it becomes (or stays) the account's subscription;
    * `current-or-none` — an ended one: only if it is the account's subscription (or none is linked), so ending an old
    *   subscription never cancels a newer one;
-   * `current` — an invoice: only the account's linked subscription.
+   * `current` — an invoice: only the account's linked subscription, while the account is on a paid plan (a late
+   *   invoice of a subscription that ended never sets a FREE account ACTIVE or PAST_DUE).
    */
   match: 'take-over' | 'current-or-none' | 'current';
 }
@@ -124,8 +125,8 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
   };
   const set = ['#status = :status', '#updatedAt = :t', 'billingEventId = :eid', 'updatedAt = :now'];
   const remove: string[] = [];
+  if (change.plan || change.match === 'current') names['#plan'] = 'plan';
   if (change.plan) {
-    names['#plan'] = 'plan';
     values[':plan'] = change.plan;
     set.push('#plan = :plan');
   }
@@ -142,8 +143,12 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
     remove.push('periodStart', 'periodEnd');
   }
 
+  // The ordering rule (shouldApply in shared/billing/webhook.ts) as DynamoDB evaluates it, atomically with the write.
   const conditions = ['attribute_exists(pk)', '(attribute_not_exists(#updatedAt) OR #updatedAt <= :t)'];
-  if (change.match === 'current') conditions.push('#sub = :sub');
+  if (change.match === 'current') {
+    values[':free'] = 'FREE';
+    conditions.push('#sub = :sub', '#plan <> :free');
+  }
   if (change.match === 'current-or-none') conditions.push('(attribute_not_exists(#sub) OR #sub = :sub)');
 
   return {

@@ -221,7 +221,8 @@ describe('IAM', () => {
       const others = statements
         .flatMap((s) => asList(s.Action))
         .filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('cognito-idp:') && a !== 'sts:AssumeRole');
-      expect(others, route.handler).toEqual(route.publishesAlerts ? ['sqs:SendMessage'] : []);
+      const expected = [...(route.publishesAlerts ? ['sqs:SendMessage'] : []), ...(route.stripe ? ['secretsmanager:GetSecretValue'] : [])];
+      expect([...others].sort(), route.handler).toEqual(expected.sort());
     }
   });
 
@@ -340,7 +341,7 @@ describe('HTTP API', () => {
 
   it('exports the API URL (with /api), pool, client and table', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'TableName', 'UserPoolClientId', 'UserPoolId']);
+    expect(Object.keys(outputs).sort()).toEqual(['ApiUrl', 'StripeWebhookUrl', 'TableName', 'UserPoolClientId', 'UserPoolId']);
     expect(JSON.stringify(outputs.ApiUrl!.Value)).toMatch(/\/api"\]\]\}$/);
   });
 });
@@ -438,6 +439,88 @@ describe('alert delivery', () => {
         DASHBOARD_URL: 'https://app.burnrate.dev',
       });
       expect(JSON.stringify(json)).toContain(':identity/mail.burnrate.dev');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('Stripe billing', () => {
+  const webhookRoute = () => routes.find((r) => r.auth === 'stripe')!;
+  const stripeRoutes = () => routes.filter((r) => r.stripe);
+
+  it('serves the webhook on a Function URL with auth NONE (output StripeWebhookUrl) and on the API without authorizer', () => {
+    expect(webhookRoute()).toMatchObject({ method: 'POST', path: '/billing/webhook' });
+    const functionId = functionIdOf(webhookRoute());
+    const [urlId, url] = only('AWS::Lambda::Url');
+    expect(props(url).AuthType).toBe('NONE');
+    expect(refId(props(url).TargetFunctionArn)).toBe(functionId);
+    const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => props(p).Action === 'lambda:InvokeFunctionUrl');
+    expect(permissions).toHaveLength(1);
+    expect(props(permissions[0]![1])).toMatchObject({ Principal: '*', FunctionUrlAuthType: 'NONE' });
+    expect(refId(props(permissions[0]![1]).FunctionName)).toBe(functionId);
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(refId(outputs.StripeWebhookUrl!.Value)).toBe(urlId);
+    const apiRouteProps = props(apiRoute(webhookRoute()));
+    expect(apiRouteProps.AuthorizationType ?? 'NONE').toBe('NONE');
+    expect(apiRouteProps.AuthorizerId).toBeUndefined();
+  });
+
+  it('lets only the billing functions read the Stripe secret, with GetSecretValue on that secret alone', () => {
+    expect(stripeRoutes().map((r) => r.handler).sort()).toEqual(['billing/checkout', 'billing/portal', 'billing/webhook']);
+    const billingRoles = new Set(stripeRoutes().map((r) => refId(props(resources[functionIdOf(r)]!).Role)));
+    const readers = new Set<string | undefined>();
+    for (const [, policy] of ofType('AWS::IAM::Policy')) {
+      const statements = allStatements(props(policy).PolicyDocument).filter((st) => asList(st.Action).some((a) => a.startsWith('secretsmanager:')));
+      if (statements.length === 0) continue;
+      for (const role of asList(props(policy).Roles)) readers.add(refId(role));
+      for (const st of statements) {
+        expect(asList(st.Action)).toEqual(['secretsmanager:GetSecretValue']);
+        expect(JSON.stringify(st.Resource)).toContain(':secret:burnrate/stripe-??????');
+      }
+    }
+    expect(readers).toEqual(billingRoles);
+    // Nothing else has any Secrets Manager permission (inline role policies included).
+    const inline = ofType('AWS::IAM::Role').flatMap(([, role]) => allStatements(props(role).Policies ?? []));
+    expect(inline.flatMap((st) => asList(st.Action)).filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
+  });
+
+  it('hands the billing functions the secret ARN (never a key) and the price ids and URLs from context', () => {
+    const dir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
+    try {
+      const { stack } = buildApp({
+        app: {
+          context: {
+            'aws:cdk:bundling-stacks': [],
+            stripeSecretName: 'prod/stripe',
+            stripePriceGrowth: 'price_G',
+            stripePriceScale: 'price_S',
+            dashboardUrl: 'https://app.burnrate.dev/',
+          },
+          outdir: dir,
+        },
+      });
+      const json = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+      const fns = Object.values(json).filter((r) => r.Type === 'AWS::Lambda::Function');
+      const billing = fns.filter((fn) => String(props(fn).Description).startsWith('POST /billing/'));
+      expect(billing).toHaveLength(3);
+      for (const fn of billing) {
+        const env = props(fn).Environment.Variables as Record<string, unknown>;
+        expect(env).toMatchObject({
+          STRIPE_PRICE_GROWTH: 'price_G',
+          STRIPE_PRICE_SCALE: 'price_S',
+          BILLING_SUCCESS_URL: 'https://app.burnrate.dev/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}',
+          BILLING_CANCEL_URL: 'https://app.burnrate.dev/billing?checkout=canceled',
+          BILLING_PORTAL_RETURN_URL: 'https://app.burnrate.dev/billing',
+        });
+        expect(JSON.stringify(env.STRIPE_SECRET_ARN)).toContain(':secret:prod/stripe');
+        expect(env.STRIPE_SECRET_KEY).toBeUndefined();
+        expect(env.STRIPE_WEBHOOK_SECRET).toBeUndefined();
+      }
+      for (const fn of fns.filter((f) => !billing.includes(f))) {
+        expect(Object.keys(props(fn).Environment.Variables).filter((k) => k.startsWith('STRIPE_'))).toEqual([]);
+      }
+      expect(JSON.stringify(json)).toContain(':secret:prod/stripe-??????');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
-import { resetConfig } from '#shared/config.ts';
 import { register } from '#shared/auth/service.ts';
 import { identity } from '#shared/auth/identity.ts';
 import * as accounts from '#shared/db/accounts.ts';
-import { api, dynamo, registerUser, stack, uniqueEmail } from './harness.ts';
+import { api, dynamo, pointAtStack, registerUser, stack, uniqueEmail } from './harness.ts';
 
 const PASSWORD = 'Sup3rSecret';
 const PROBLEM = 'application/problem+json';
@@ -171,25 +170,11 @@ describe('a failed register leaves nothing behind', () => {
   });
 
   describe('when DynamoDB fails mid-register (a fault injected into the repository, real Cognito)', () => {
-    const saved = { ...process.env };
+    let restore: () => void;
     beforeAll(() => {
-      const s = stack();
-      Object.assign(process.env, {
-        TABLE_NAME: s.tableName,
-        AWS_REGION: s.region,
-        AWS_ACCESS_KEY_ID: 'local',
-        AWS_SECRET_ACCESS_KEY: 'local',
-        DYNAMODB_ENDPOINT: s.dynamodbEndpoint,
-        COGNITO_ENDPOINT: s.cognitoEndpoint,
-        USER_POOL_ID: s.userPoolId,
-        USER_POOL_CLIENT_ID: s.userPoolClientId,
-      });
-      resetConfig();
+      restore = pointAtStack();
     });
-    afterAll(() => {
-      process.env = saved;
-      resetConfig();
-    });
+    afterAll(() => restore());
 
     it('removes the Cognito user, writes no item, and the e-mail registers again', async () => {
       const user = newUser();

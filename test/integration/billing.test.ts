@@ -409,6 +409,13 @@ describe('POST /billing/webhook', () => {
     const paid = await deliver(invoice(sub.id, 'invoice.paid', paidAt));
     expect(paid.body).toEqual({ received: true });
     expect(await status(user)).toMatchObject({ plan: 'GROWTH', billingStatus: 'ACTIVE', currentPeriodEnd: new Date((paidAt + 86400) * 1000).toISOString() });
+
+    // Once the subscription has ended, a late invoice of it leaves the FREE account alone.
+    const deleted = await deliver(stripeEvent('customer.subscription.deleted', { ...sub, status: 'canceled' }, paidAt + 1));
+    expect(deleted.body).toEqual({ received: true });
+    const late = await deliver(invoice(sub.id, 'invoice.payment_failed', paidAt + 2));
+    expect(late.body).toEqual({ received: true, stale: true });
+    expect(await status(user)).toMatchObject({ plan: 'FREE', billingStatus: 'CANCELED' });
   });
 
   it('answers 200 to events it does not act on: other types, unknown accounts, foreign prices', async () => {

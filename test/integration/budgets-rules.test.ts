@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { resetConfig } from '#shared/config.ts';
 import * as budgetsRepo from '#shared/db/budgets.ts';
 import { keys } from '#shared/db/keys.ts';
 import * as rulesRepo from '#shared/db/rules.ts';
-import { api, dynamo, registerUser, stack, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, pointAtStack, dynamo, registerUser, stack, type ApiResponse, type RegisteredUser } from './harness.ts';
 
 const PROBLEM = 'application/problem+json';
 const HOOK = 'https://hooks.example.com/burnrate';
@@ -436,24 +435,13 @@ describe('limits, isolation and auth', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 describe('optimistic updates (the repositories against the stack’s DynamoDB Local)', () => {
-  const saved = { ...process.env };
+  let restore: () => void;
   let t: Tenant;
   beforeAll(async () => {
-    const s = stack();
-    Object.assign(process.env, {
-      TABLE_NAME: s.tableName,
-      AWS_REGION: s.region,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      DYNAMODB_ENDPOINT: s.dynamodbEndpoint,
-    });
-    resetConfig();
+    restore = pointAtStack();
     t = await tenant();
   });
-  afterAll(() => {
-    process.env = saved;
-    resetConfig();
-  });
+  afterAll(() => restore());
 
   it('a Put based on a stale version is refused (conflict), on a deleted item reports missing', async () => {
     const created = (await call(t, 'POST', '/budgets', { monthlyLimit: 5, alertThreshold: 50, scope: 'ACCOUNT' })).body;

@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
+import { resetConfig } from '#shared/config.ts';
 import { inject } from 'vitest';
 import type { LocalStackInfo } from '#local/stack.ts';
 
@@ -127,4 +128,29 @@ export async function setPlan(accountId: string, plan: 'FREE' | 'GROWTH' | 'SCAL
       ExpressionAttributeValues: { ':plan': plan },
     }),
   );
+}
+
+/**
+ * Points this test process's own clients (shared/config) at the running stack, for tests that call domain code
+ * directly (fault injection, repository races). Returns the undo.
+ */
+export function pointAtStack(extra: Record<string, string> = {}): () => void {
+  const saved = { ...process.env };
+  const s = stack();
+  Object.assign(process.env, {
+    TABLE_NAME: s.tableName,
+    AWS_REGION: s.region,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    DYNAMODB_ENDPOINT: s.dynamodbEndpoint,
+    COGNITO_ENDPOINT: s.cognitoEndpoint,
+    USER_POOL_ID: s.userPoolId,
+    USER_POOL_CLIENT_ID: s.userPoolClientId,
+    ...extra,
+  });
+  resetConfig();
+  return () => {
+    process.env = saved;
+    resetConfig();
+  };
 }

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
-import { resetConfig } from '#shared/config.ts';
 import { touchIngestKey } from '#shared/db/ingest-keys.ts';
 import { authenticateIngestKey } from '#shared/ingest-keys/service.ts';
 import type { HttpError } from '#shared/http/errors.ts';
-import { api, dynamo, registerUser, stack, type RegisteredUser } from './harness.ts';
+import { api, pointAtStack, dynamo, registerUser, stack, type RegisteredUser } from './harness.ts';
 
 const PROBLEM = 'application/problem+json';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -167,25 +166,14 @@ describe('/ingest-keys', () => {
 });
 
 describe('authenticateIngestKey against the local table', () => {
-  const saved = { ...process.env };
+  let restore: () => void;
   let user: RegisteredUser;
 
   beforeAll(async () => {
-    const s = stack();
-    Object.assign(process.env, {
-      TABLE_NAME: s.tableName,
-      AWS_REGION: s.region,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      DYNAMODB_ENDPOINT: s.dynamodbEndpoint,
-    });
-    resetConfig();
+    restore = pointAtStack();
     user = await registerUser();
   });
-  afterAll(() => {
-    process.env = saved;
-    resetConfig();
-  });
+  afterAll(() => restore());
 
   const statusOf = async (promise: Promise<unknown>) => {
     try {

@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
-import { resetConfig } from '#shared/config.ts';
 import { keys } from '#shared/db/keys.ts';
 import { newId } from '#shared/ids.ts';
 import { CLAIM_LEASE_MS, deliverAlert, MAX_ATTEMPTS } from '#shared/notify/deliver.ts';
 import { verifyWebhookSignature } from '#shared/notify/webhook.ts';
-import { api, dynamo, registerUser, stack, type RegisteredUser } from './harness.ts';
+import { api, dynamo, pointAtStack, registerUser, stack, type RegisteredUser } from './harness.ts';
 
 interface Received {
   path: string;
@@ -24,18 +23,7 @@ interface Received {
   body: string;
 }
 
-const ENV_KEYS = [
-  'TABLE_NAME',
-  'AWS_REGION',
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'DYNAMODB_ENDPOINT',
-  'OUTBOX_DIR',
-  'ALLOW_INSECURE_WEBHOOKS',
-  'ALERT_EMAIL_FROM',
-  'DASHBOARD_URL',
-] as const;
-const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+let restoreEnv: () => void;
 
 let outbox: string;
 let server: Server;
@@ -49,20 +37,13 @@ const secondEmail = `second-${Date.now().toString(36)}@example.com`;
 let secret: string;
 
 beforeAll(async () => {
-  const s = stack();
   outbox = await mkdtemp(join(tmpdir(), 'burnrate-outbox-'));
-  Object.assign(process.env, {
-    TABLE_NAME: s.tableName,
-    AWS_REGION: s.region,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    DYNAMODB_ENDPOINT: s.dynamodbEndpoint,
+  restoreEnv = pointAtStack({
     OUTBOX_DIR: outbox,
     ALLOW_INSECURE_WEBHOOKS: 'true',
     ALERT_EMAIL_FROM: 'alerts@burnrate.test',
     DASHBOARD_URL: 'https://app.burnrate.test',
   });
-  resetConfig();
 
   server = createServer((req, res) => {
     let body = '';
@@ -82,7 +63,7 @@ beforeAll(async () => {
   const userId = newId('user');
   await dynamo().send(
     new PutCommand({
-      TableName: s.tableName,
+      TableName: stack().tableName,
       Item: {
         ...keys.user(owner.accountId, userId),
         type: 'User',
@@ -105,11 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  for (const k of ENV_KEYS) {
-    if (savedEnv[k] === undefined) delete process.env[k];
-    else process.env[k] = savedEnv[k];
-  }
-  resetConfig();
+  restoreEnv();
   if (outbox) await rm(outbox, { recursive: true, force: true });
 });
 
@@ -235,8 +212,9 @@ describe('deliverAlert', () => {
 
   it('sends each channel once when copies of the message are delivered concurrently', async () => {
     const alert = await plantAlert('/ok-concurrent');
-    const results = await Promise.all([1, 2, 3, 4].map(() => deliverAlert(owner.accountId, alert.id)));
-    expect(results.some((r) => r.done)).toBe(true);
+    // Each copy may see a channel another copy is still sending and answer done=false (the queue retries it);
+    // what matters is that every channel went out exactly once.
+    await Promise.all([1, 2, 3, 4].map(() => deliverAlert(owner.accountId, alert.id)));
     expect(postsTo('/ok-concurrent')).toHaveLength(1);
     expect(await emailsOf(alert)).toHaveLength(2);
     const deliveries = await storedDeliveries(alert);

@@ -1,0 +1,407 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table and the SAME zod schemas the handlers validate
+ * requests with (zod 4's own JSON Schema output: JSON Schema 2020-12 is OpenAPI 3.1's schema dialect).
+ *
+ * `operations` below is the one hand-written part: per handler, the schemas it declares in `httpHandler({...})`,
+ * its success status and response component, and the errors it can answer beyond the ones every route of its
+ * kind can (test/unit/openapi.test.ts checks that every route has an entry and that each entry names the very
+ * schemas its handler file declares).
+ */
+import * as z from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
+import pkg from '../../package.json' with { type: 'json' };
+import { API_PREFIX, routeId, routes as routeTable, type AuthKind, type Route } from '#shared/routes.ts';
+import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
+import { MAX_BODY_BYTES } from '#shared/http/body.ts';
+import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
+import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schemas.ts';
+import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
+import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
+import { CreateRuleBody, PatchRuleBody, RuleParams } from '#shared/rules/schemas.ts';
+import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
+import { CheckoutBody } from '#shared/billing/schemas.ts';
+import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
+
+export const API_TITLE = 'Burnrate API';
+export const API_VERSION: string = pkg.version;
+
+export type JsonSchema = Record<string, unknown>;
+type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+
+/**
+ * Stripe's event envelope, for the document only: the webhook handler declares no body schema (it verifies the
+ * signature over the raw bytes first, then reads the event Stripe's SDK parsed).
+ */
+const StripeEventDoc = z.looseObject({
+  id: z.string(),
+  object: z.literal('event'),
+  type: z.string(),
+  created: z.int(),
+  data: z.looseObject({ object: z.looseObject({}) }),
+});
+
+/** Request body components: the handlers' own schemas (`extra` adds what a refinement checks and JSON Schema cannot say). */
+const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }> = {
+  RegisterRequest: { schema: RegisterBody },
+  LoginRequest: { schema: LoginBody },
+  RefreshRequest: { schema: RefreshBody },
+  CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
+  IngestRequest: { schema: IngestBody },
+  IngestEvent: {
+    schema: IngestEvent,
+    extra: {
+      description:
+        'One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer ' +
+        '(it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 ' +
+        'decimals; `cachedInputTokens` ≤ `inputTokens`; `timestamp` at most 5 minutes ahead and 35 days old.',
+    },
+  },
+  LabelRequest: { schema: LabelBody },
+  CreateBudgetRequest: {
+    schema: CreateBudgetBody,
+    extra: { description: 'Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused with ACCOUNT.' },
+  },
+  PatchBudgetRequest: { schema: PatchBudgetBody, extra: { minProperties: 1, description: 'At least one field; the merged budget is checked as a whole.' } },
+  CreateRuleRequest: {
+    schema: CreateRuleBody,
+    extra: { description: '`config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat.' },
+  },
+  PatchRuleRequest: {
+    schema: PatchRuleBody,
+    extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the merged rule’s type.' },
+  },
+  CheckoutRequest: { schema: CheckoutBody },
+  StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },
+};
+
+export interface OperationSpec {
+  summary: string;
+  /** The schemas the handler declares in `httpHandler({...})`. */
+  body?: $ZodType;
+  query?: $ZodType;
+  params?: $ZodType;
+  /** The body may be left out (`optionalBody` in the handler). */
+  bodyOptional?: true;
+  /** A documented body the handler does not parse with a schema (the Stripe webhook). */
+  rawBody?: $ZodType;
+  status: 200 | 201 | 204;
+  response?: ResponseComponent;
+  /** Errors beyond those of every route of its kind (see `errorStatuses`). */
+  errors?: ErrorStatus[];
+  description?: string;
+}
+
+/** One entry per handler of the route table. */
+export const operations: Record<string, OperationSpec> = {
+  'health/get': { summary: 'Liveness: 200 once every service is ready.', status: 200, response: 'Health' },
+  'openapi/get': { summary: 'This OpenAPI 3.1 document.', status: 200, response: 'OpenApiDocument' },
+  'auth/register': {
+    summary: 'Create an account and its first user; signs in.',
+    body: RegisterBody,
+    status: 201,
+    response: 'AuthSession',
+    errors: [409],
+    description: 'Email is trimmed and lower-cased. Password: 8+ characters with an upper-case letter, a lower-case letter and a digit. An email already registered: 409.',
+  },
+  'auth/login': { summary: 'Sign in.', body: LoginBody, status: 200, response: 'AuthSession', errors: [401] },
+  'auth/refresh': { summary: 'A new ID token from a refresh token.', body: RefreshBody, status: 200, response: 'RefreshedToken', errors: [401] },
+  'auth/me': { summary: 'The current user and account.', status: 200, response: 'Me', errors: [404] },
+  'ingest-keys/create': {
+    summary: 'Create an ingest key; the secret `key` is shown only in this answer.',
+    body: CreateIngestKeyBody,
+    bodyOptional: true,
+    status: 201,
+    response: 'CreatedIngestKey',
+    errors: [409],
+  },
+  'ingest-keys/list': { summary: 'The account’s ingest keys, without secrets.', status: 200, response: 'IngestKeyList' },
+  'ingest-keys/delete': { summary: 'Revoke an ingest key at once.', params: IngestKeyParams, status: 204, errors: [404] },
+  'ingest/post': {
+    summary: `Report 1–${MAX_EVENTS} provider calls (≤ ${MAX_BODY_BYTES} bytes).`,
+    body: IngestBody,
+    status: 200,
+    response: 'IngestResult',
+    description: 'Idempotent per `requestId`: a repeat counts as a duplicate. One bad event does not sink the batch: it is listed in `rejected`.',
+  },
+  'keys/list': { summary: 'Discovered keys, most month-to-date spend first.', query: ListKeysQuery, status: 200, response: 'KeyList' },
+  'keys/get': {
+    summary: 'One key with its daily and per-model spend breakdown.',
+    params: KeyParams,
+    query: KeyBreakdownQuery,
+    status: 200,
+    response: 'KeyDetail',
+    errors: [404],
+    description: 'Default range: the first day of the current month to today (UTC), at most 366 days; every day appears in `daily`.',
+  },
+  'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
+  'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
+  'budgets/create': { summary: 'Create a budget.', body: CreateBudgetBody, status: 201, response: 'Budget', errors: [409] },
+  'budgets/update': {
+    summary: 'Update a budget (partial).',
+    params: BudgetParams,
+    body: PatchBudgetBody,
+    status: 200,
+    response: 'Budget',
+    errors: [404, 409],
+  },
+  'budgets/delete': { summary: 'Delete a budget.', params: BudgetParams, status: 204, errors: [404] },
+  'alert-rules/list': { summary: 'The alert rules.', status: 200, response: 'RuleList' },
+  'alert-rules/create': { summary: 'Create an alert rule.', body: CreateRuleBody, status: 201, response: 'Rule', errors: [409] },
+  'alert-rules/update': {
+    summary: 'Update an alert rule (partial).',
+    params: RuleParams,
+    body: PatchRuleBody,
+    status: 200,
+    response: 'Rule',
+    errors: [404, 409],
+  },
+  'alert-rules/delete': { summary: 'Delete an alert rule.', params: RuleParams, status: 204, errors: [404] },
+  'alerts/list': { summary: 'Triggered alerts, newest first.', query: ListAlertsQuery, status: 200, response: 'AlertList' },
+  'alerts/acknowledge': {
+    summary: 'Acknowledge an alert (a second time keeps the first acknowledgedAt).',
+    params: AlertParams,
+    status: 200,
+    response: 'Alert',
+    errors: [404],
+  },
+  'webhooks/secret': {
+    summary: 'The secret webhook deliveries are signed with (created on first use).',
+    status: 200,
+    response: 'WebhookSecret',
+    errors: [404],
+  },
+  'billing/status': { summary: 'Plan, billing status and this period’s usage.', status: 200, response: 'BillingStatus', errors: [404] },
+  'billing/checkout': {
+    summary: 'Start a Stripe Checkout for a paid plan.',
+    body: CheckoutBody,
+    status: 201,
+    response: 'Checkout',
+    errors: [404, 409],
+    description: 'FREE or an unknown plan: 400. The current plan, or another paid plan while subscribed (change it in the portal): 409.',
+  },
+  'billing/portal': {
+    summary: 'Open Stripe’s customer portal.',
+    status: 201,
+    response: 'Portal',
+    errors: [404, 409],
+    description: 'An account without a Stripe customer (it never started a checkout): 409.',
+  },
+  'billing/webhook': {
+    summary: 'Stripe’s webhook (not for clients).',
+    rawBody: StripeEventDoc,
+    status: 200,
+    response: 'WebhookReceipt',
+    errors: [400, 413],
+    description:
+      'The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). ' +
+      'Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state.',
+  },
+};
+
+// ---- errors -------------------------------------------------------------------------------------------------
+
+const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+const GATEWAY_REF = { $ref: '#/components/schemas/GatewayMessage' };
+
+const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }> = {
+  400: { name: 'BadRequest', response: problem('The request is malformed or invalid; `errors` lists each invalid field with its path.') },
+  401: {
+    name: 'Unauthorized',
+    response: problem('Missing or invalid credentials.', {
+      gateway: 'API Gateway’s JWT authorizer (in AWS) answers `{"message": "Unauthorized"}` itself.',
+      headers: { 'www-authenticate': { description: '`Bearer` or `ApiKey`.', schema: { type: 'string' } } },
+    }),
+  },
+  404: { name: 'NotFound', response: problem('Unknown id, or an id of another account.') },
+  409: { name: 'Conflict', response: problem('Conflicts with the current state (a duplicate, a limit, a concurrent edit).') },
+  413: {
+    name: 'PayloadTooLarge',
+    response: problem(`The body is larger than ${MAX_BODY_BYTES} bytes.`, { gateway: 'Past Lambda’s payload limit API Gateway answers itself.' }),
+  },
+  429: {
+    name: 'TooManyRequests',
+    response: problem('Throttled.', {
+      gateway: 'API Gateway’s stage throttling (in AWS) answers `{"message": "Too Many Requests"}` itself.',
+      headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'string' } } },
+    }),
+  },
+  500: {
+    name: 'InternalError',
+    response: problem('Something failed on our side; never a stack trace. Quote `instance` to support.', {
+      gateway: 'A function that fails outright is answered by API Gateway (`{"message": "Internal Server Error"}`).',
+    }),
+  },
+};
+
+function problem(description: string, options: { gateway?: string; headers?: JsonSchema } = {}): JsonSchema {
+  const content: JsonSchema = { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } };
+  if (options.gateway) content['application/json'] = { schema: GATEWAY_REF };
+  return {
+    description: options.gateway ? `${description} ${options.gateway}` : description,
+    ...(options.headers ? { headers: options.headers } : {}),
+    content,
+  };
+}
+
+/** The error statuses of an operation: those of its kind of route, then its own. */
+export function errorStatuses(route: Route, spec: OperationSpec): ErrorStatus[] {
+  const statuses = new Set<ErrorStatus>(spec.errors ?? []);
+  if (spec.body || spec.query) statuses.add(400);
+  if (spec.body) statuses.add(413);
+  if (route.auth === 'jwt' || route.auth === 'ingestKey') statuses.add(401);
+  statuses.add(429);
+  statuses.add(500);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+// ---- JSON Schema from zod -----------------------------------------------------------------------------------
+
+const schemaRef = (name: string) => `#/components/schemas/${name}`;
+
+/** Removes what a document-embedded schema must not carry (`$schema`, `$id`); responses: `additionalProperties: false`. */
+function clean(value: unknown, openObjects: boolean): unknown {
+  if (Array.isArray(value)) return value.map((v) => clean(v, openObjects));
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonSchema = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === '$schema' || key === '$id') continue;
+    if (openObjects && key === 'additionalProperties' && child === false) continue;
+    out[key] = clean(child, openObjects);
+  }
+  return out;
+}
+
+/** Named schemas as components (references between them become `$ref: #/components/schemas/<name>`). */
+function components(entries: Record<string, $ZodType>, io: 'input' | 'output'): Record<string, JsonSchema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [name, schema] of Object.entries(entries)) registry.add(schema, { id: name });
+  const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', unrepresentable: 'any', uri: schemaRef });
+  return Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, clean(schema, io === 'output') as JsonSchema]));
+}
+
+/** One request schema (query or path parameters) as JSON Schema. */
+export function requestJsonSchema(schema: $ZodType): JsonSchema {
+  return clean(z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }), false) as JsonSchema;
+}
+
+const PARAMETER_DOCS: Record<string, string> = {
+  limit: `Page size, 1–100 (default ${DEFAULT_LIMIT}).`,
+  cursor: 'The `nextCursor` of the previous page (opaque).',
+  status: 'Only alerts in this status.',
+  from: 'First day (UTC) of the breakdown, YYYY-MM-DD.',
+  to: 'Last day (UTC) of the breakdown, YYYY-MM-DD.',
+  id: 'The resource id.',
+  hash: 'The key’s SHA-256 (64 lower-case hex).',
+};
+
+function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {
+  const json = requestJsonSchema(schema);
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((json.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
+    schema: property,
+  }));
+}
+
+// ---- the document -------------------------------------------------------------------------------------------
+
+const SECURITY: Record<AuthKind, JsonSchema[]> = {
+  jwt: [{ bearerAuth: [] }],
+  ingestKey: [{ ingestKey: [] }],
+  none: [],
+  stripe: [],
+};
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+/** `{param}` names of an API Gateway path. */
+export const pathParams = (path: string) => [...path.matchAll(/\{([A-Za-z0-9_]+)\+?\}/g)].map((m) => m[1]!);
+
+function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType, string>): JsonSchema {
+  const refTo = (schema: $ZodType) => {
+    const name = requestNames.get(schema);
+    if (!name) throw new Error(`${route.handler}: its request schema is not a named component`);
+    return { $ref: schemaRef(name) };
+  };
+  const params = [
+    ...(spec.params ? parameters(spec.params, 'path') : []),
+    ...(spec.query ? parameters(spec.query, 'query') : []),
+    ...(route.auth === 'stripe'
+      ? [{ name: 'stripe-signature', in: 'header', required: true, description: 'Stripe’s signature of the raw body.', schema: { type: 'string' } }]
+      : []),
+  ];
+  const bodySchema = spec.body ?? spec.rawBody;
+  const success: JsonSchema =
+    spec.response === undefined
+      ? { description: 'Done; no content.' }
+      : {
+          description: spec.summary,
+          ...(route.handler === 'openapi/get' ? { headers: { 'cache-control': { schema: { type: 'string' } } } } : {}),
+          content: { 'application/json': { schema: { $ref: schemaRef(spec.response) } } },
+        };
+  const responses: JsonSchema = { [String(spec.status)]: success };
+  for (const status of errorStatuses(route, spec)) {
+    responses[String(status)] = { $ref: `#/components/responses/${errorResponses[status].name}` };
+  }
+  return {
+    operationId: lowerFirst(routeId(route)),
+    tags: [route.handler.split('/')[0]!],
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    security: SECURITY[route.auth],
+    ...(params.length ? { parameters: params } : {}),
+    ...(bodySchema
+      ? { requestBody: { required: !spec.bodyOptional, content: { 'application/json': { schema: refTo(bodySchema) } } } }
+      : {}),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1.0 document of `routes` (default: the route table). Pure; build it once and keep it. */
+export function buildOpenApi(routes: readonly Route[] = routeTable): JsonSchema {
+  const requests = components(Object.fromEntries(Object.entries(requestComponents).map(([name, { schema }]) => [name, schema])), 'input');
+  for (const [name, { extra }] of Object.entries(requestComponents)) Object.assign(requests[name]!, extra);
+  // The handler takes `events` as opaque items and checks each one on its own; the document names their shape.
+  ((requests.IngestRequest!.properties as Record<string, JsonSchema>).events!).items = { $ref: schemaRef('IngestEvent') };
+  const responses = components(responseComponents, 'output');
+  const clash = Object.keys(requests).find((name) => name in responses);
+  if (clash) throw new Error(`component ${clash} is both a request and a response schema`);
+
+  const requestNames = new Map(Object.entries(requestComponents).map(([name, { schema }]) => [schema, name]));
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const spec = operations[route.handler];
+    if (!spec) throw new Error(`no OpenAPI operation for handler ${route.handler}: add it to shared/openapi/document.ts`);
+    const path = `${API_PREFIX}${route.path}`;
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, spec, requestNames);
+  }
+
+  const tags = [...new Set(routes.map((route) => route.handler.split('/')[0]!))].map((name) => ({ name }));
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    info: {
+      title: API_TITLE,
+      version: API_VERSION,
+      description:
+        'Spend tracking for AI provider API keys. JSON in and out; errors are RFC 9457 problem details ' +
+        '(`application/problem+json`). Money is US dollars, exact to the micro-dollar; times are ISO 8601 UTC.',
+    },
+    servers: [{ url: '/', description: 'The origin serving this document.' }],
+    tags,
+    paths,
+    components: {
+      schemas: { ...responses, ...requests },
+      responses: Object.fromEntries(Object.values(errorResponses).map(({ name, response }) => [name, response])),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The `token` from /auth/register, /auth/login or /auth/refresh.' },
+        ingestKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An ingest key (`brk_...`) from POST /ingest-keys.' },
+      },
+    },
+  };
+}

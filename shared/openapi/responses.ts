@@ -1,0 +1,346 @@
+/**
+ * zod/mini schemas of every RESPONSE body, for the OpenAPI document (shared/openapi/document.ts) only: nothing
+ * parses responses with them at run time. Each one mirrors a view mapper field for field (names, nullability,
+ * enums); test/unit/openapi.test.ts checks at compile time that the mappers' return types and these agree.
+ * Plain `z.object`s: the document leaves responses open to additions; the contract test closes them to catch
+ * fields the code returns that are not documented.
+ */
+import * as z from 'zod/mini';
+import { ID_PREFIX, type IdKind } from '#shared/ids.ts';
+
+// ---- building blocks ----------------------------------------------------------------------------------------
+
+/** `values` lists every member of the union `T` (a compile error otherwise), as z.enum wants it. */
+const members = <T extends string>(values: Record<T, true>) => Object.keys(values) as [T, ...T[]];
+
+/** ISO 8601 UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
+export const Timestamp = z.iso.datetime();
+/** A UTC calendar day `YYYY-MM-DD`. */
+export const CalendarDate = z.iso.date();
+/** US dollars, exact to the micro-dollar. */
+export const Usd = z.number().check(z.minimum(0));
+const Count = z.int().check(z.minimum(0));
+
+const id = (kind: IdKind) => z.string().check(z.regex(new RegExp(`^${ID_PREFIX[kind]}_[0-9A-HJKMNP-TV-Z]{26}$`)));
+export const AccountId = id('account');
+export const UserId = id('user');
+export const BudgetId = id('budget');
+export const RuleId = id('rule');
+export const AlertId = id('alert');
+export const IngestKeyId = id('ingestKey');
+/** A provider key's SHA-256, 64 lower-case hex characters. */
+export const KeyHash = z.string().check(z.regex(/^[0-9a-f]{64}$/));
+
+export const Plan = z.enum(members<'FREE' | 'GROWTH' | 'SCALE'>({ FREE: true, GROWTH: true, SCALE: true }));
+export const BillingStatusValue = z.enum(
+  members<'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'CANCELED' | 'INCOMPLETE'>({
+    ACTIVE: true,
+    TRIALING: true,
+    PAST_DUE: true,
+    CANCELED: true,
+    INCOMPLETE: true,
+  }),
+);
+
+// ---- errors (RFC 9457) --------------------------------------------------------------------------------------
+
+export const FieldError = z.object({
+  /** `monthlyLimit`, `events.3.keyHash`, `query.limit`, `path.id`. */
+  path: z.string(),
+  message: z.string(),
+});
+
+export const Problem = z.object({
+  type: z.string().check(z.regex(/^\/problems\/[a-z0-9-]+$/)),
+  title: z.string(),
+  status: z.int().check(z.minimum(400), z.maximum(599)),
+  detail: z.optional(z.string()),
+  errors: z.optional(z.array(FieldError)),
+  /** `/requests/<request id>`: quote it to support. */
+  instance: z.optional(z.string()),
+});
+
+/** What API Gateway itself answers (in AWS) for a refused JWT, a throttled request or an unknown route. */
+export const GatewayMessage = z.object({ message: z.string() });
+
+// ---- lists --------------------------------------------------------------------------------------------------
+
+/** `{items, nextCursor}`: `nextCursor` is null on the last page (always, for lists that are not paginated). */
+export const page = <T extends z.core.$ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.nullable(z.string()) });
+
+// ---- auth ---------------------------------------------------------------------------------------------------
+
+/** POST /auth/register (201) and POST /auth/login (200). */
+export const AuthSession = z.object({
+  accountId: AccountId,
+  userId: UserId,
+  /** The identity service's ID token (a JWT): `Authorization: Bearer <token>`. */
+  token: z.string(),
+  refreshToken: z.string(),
+  /** Seconds until `token` expires. */
+  expiresIn: z.int().check(z.minimum(1)),
+});
+
+/** POST /auth/refresh. */
+export const RefreshedToken = z.object({ token: z.string(), expiresIn: z.int().check(z.minimum(1)) });
+
+export const User = z.object({
+  userId: UserId,
+  email: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  createdAt: Timestamp,
+});
+
+export const Account = z.object({
+  accountId: AccountId,
+  companyName: z.string(),
+  plan: Plan,
+  billingStatus: BillingStatusValue,
+  createdAt: Timestamp,
+});
+
+/** GET /auth/me. */
+export const Me = z.object({ user: User, account: Account });
+
+// ---- ingest keys and ingestion ------------------------------------------------------------------------------
+
+/** A list item of GET /ingest-keys: never the secret. */
+export const IngestKey = z.object({
+  id: IngestKeyId,
+  name: z.string(),
+  /** The first characters of the secret, for recognizing it (`brk_` + 8). */
+  prefix: z.string().check(z.regex(/^brk_/)),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  lastUsedAt: z.nullable(Timestamp),
+});
+
+/** POST /ingest-keys: the only time the secret `key` is shown. */
+export const CreatedIngestKey = z.object({
+  id: IngestKeyId,
+  name: z.string(),
+  key: z.string().check(z.regex(/^brk_[A-Za-z0-9_-]{43}$/)),
+  prefix: z.string().check(z.regex(/^brk_/)),
+  createdAt: Timestamp,
+});
+
+export const RejectCode = z.enum(
+  members<'invalid_event' | 'timestamp_in_future' | 'timestamp_too_old' | 'plan_limit_reached' | 'key_limit_reached' | 'unavailable'>({
+    invalid_event: true,
+    timestamp_in_future: true,
+    timestamp_too_old: true,
+    plan_limit_reached: true,
+    key_limit_reached: true,
+    unavailable: true,
+  }),
+);
+
+/** POST /ingest. */
+export const IngestResult = z.object({
+  accepted: Count,
+  duplicates: Count,
+  rejected: z.array(z.object({ index: Count, code: RejectCode, message: z.string() })),
+});
+
+// ---- keys ---------------------------------------------------------------------------------------------------
+
+export const Key = z.object({
+  hash: KeyHash,
+  label: z.nullable(z.string()),
+  hint: z.nullable(z.string()),
+  provider: z.string(),
+  firstSeenAt: Timestamp,
+  lastSeenAt: Timestamp,
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd }),
+  requests: z.object({ today: Count, monthToDate: Count, total: Count }),
+  unpricedRequests: Count,
+});
+
+const totals = {
+  costUsd: Usd,
+  requests: Count,
+  inputTokens: Count,
+  cachedInputTokens: Count,
+  outputTokens: Count,
+};
+
+export const Breakdown = z.object({
+  from: CalendarDate,
+  to: CalendarDate,
+  /** Every day of the range, zeros included. */
+  daily: z.array(z.object({ date: CalendarDate, ...totals })),
+  /** Most spend first. */
+  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals })),
+});
+
+/** GET /keys/{hash}. */
+export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
+
+// ---- budgets, rules, alerts ---------------------------------------------------------------------------------
+
+export const Budget = z.object({
+  id: BudgetId,
+  name: z.nullable(z.string()),
+  monthlyLimit: Usd,
+  /** Percent of monthlyLimit. */
+  alertThreshold: z.number(),
+  scope: z.enum(members<'ACCOUNT' | 'KEY'>({ ACCOUNT: true, KEY: true })),
+  keyHash: z.nullable(KeyHash),
+  spend: z.object({ monthToDate: Usd }),
+  /** Rounded to 2 decimals. */
+  percentUsed: z.number().check(z.minimum(0)),
+  status: z.enum(members<'ok' | 'warning' | 'exceeded'>({ ok: true, warning: true, exceeded: true })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const Channel = z.enum(members<'email' | 'webhook'>({ email: true, webhook: true }));
+const webhookUrl = z.optional(z.string());
+
+const ruleFields = {
+  id: RuleId,
+  name: z.string(),
+  channels: z.array(Channel),
+  isActive: z.boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  lastTriggeredAt: z.nullable(Timestamp),
+};
+
+/** A rule: its `config` has the shape of its `type`. */
+export const Rule = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('cost_threshold'),
+    config: z.object({
+      threshold: Usd,
+      period: z.enum(members<'daily' | 'weekly' | 'monthly'>({ daily: true, weekly: true, monthly: true })),
+      keyHash: z.optional(KeyHash),
+      webhookUrl,
+    }),
+    ...ruleFields,
+  }),
+  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl }), ...ruleFields }),
+  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl }), ...ruleFields }),
+]);
+
+export const AlertType = z.enum(
+  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit'>({
+    cost_threshold: true,
+    new_key: true,
+    spend_spike: true,
+    budget_threshold: true,
+    budget_exceeded: true,
+    plan_limit: true,
+  }),
+);
+
+export const Alert = z.object({
+  id: AlertId,
+  type: AlertType,
+  status: z.enum(members<'triggered' | 'acknowledged'>({ triggered: true, acknowledged: true })),
+  ruleId: z.nullable(RuleId),
+  budgetId: z.nullable(BudgetId),
+  keyHash: z.nullable(KeyHash),
+  title: z.string(),
+  message: z.string(),
+  /** The period the alert belongs to: a day `2026-11-21`, a week's Monday, or a month `2026-11`. */
+  period: z.string(),
+  /** Null for alerts without an amount (new_key). */
+  threshold: z.nullable(Usd),
+  observedSpend: z.nullable(Usd),
+  deliveries: z.array(
+    z.object({
+      channel: Channel,
+      status: z.enum(members<'pending' | 'sent' | 'failed'>({ pending: true, sent: true, failed: true })),
+      attempts: Count,
+    }),
+  ),
+  triggeredAt: Timestamp,
+  acknowledgedAt: z.nullable(Timestamp),
+  acknowledgedBy: z.nullable(UserId),
+});
+
+/** GET /webhook-secret: the account's signing secret for webhook deliveries and how to check a signature. */
+export const WebhookSecret = z.object({
+  secret: z.string().check(z.regex(/^whsec_/)),
+  header: z.string(),
+  algorithm: z.string(),
+  format: z.string(),
+});
+
+// ---- billing ------------------------------------------------------------------------------------------------
+
+/** GET /billing/status. */
+export const BillingStatus = z.object({
+  plan: Plan,
+  billingStatus: BillingStatusValue,
+  usage: z.object({ trackedRequests: Count, limit: Count, keys: Count, keyLimit: Count }),
+  currentPeriodStart: Timestamp,
+  currentPeriodEnd: Timestamp,
+});
+
+/** POST /billing/checkout: open `url` (Stripe Checkout) in the browser. */
+export const Checkout = z.object({ url: z.url(), sessionId: z.string() });
+
+/** POST /billing/portal: open `url` (Stripe's customer portal) in the browser. */
+export const Portal = z.object({ url: z.url() });
+
+/** POST /billing/webhook (Stripe only). */
+export const WebhookReceipt = z.object({
+  received: z.literal(true),
+  /** Applied before: nothing changed. */
+  duplicate: z.optional(z.literal(true)),
+  /** Not an event acted on: nothing changed. */
+  ignored: z.optional(z.literal(true)),
+  /** Older than the state held: nothing changed. */
+  stale: z.optional(z.literal(true)),
+});
+
+// ---- service ------------------------------------------------------------------------------------------------
+
+export const Health = z.object({ status: z.literal('ok') });
+
+/** GET /openapi.json: this document (its outline; it is OpenAPI 3.1). */
+export const OpenApiDocument = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+/** Every response component of the document, by its name there. */
+export const responseComponents = {
+  Problem,
+  FieldError,
+  GatewayMessage,
+  Timestamp,
+  CalendarDate,
+  AuthSession,
+  RefreshedToken,
+  User,
+  Account,
+  Me,
+  IngestKey,
+  IngestKeyList: page(IngestKey),
+  CreatedIngestKey,
+  IngestResult,
+  Key,
+  KeyList: page(Key),
+  Breakdown,
+  KeyDetail,
+  Budget,
+  BudgetList: page(Budget),
+  Rule,
+  RuleList: page(Rule),
+  Alert,
+  AlertList: page(Alert),
+  WebhookSecret,
+  BillingStatus,
+  Checkout,
+  Portal,
+  WebhookReceipt,
+  Health,
+  OpenApiDocument,
+} as const;
+
+export type ResponseComponent = keyof typeof responseComponents;
