@@ -1,4 +1,7 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
+
+/** Monotonic: ids made in the same millisecond still sort in the order they were made (newest-first lists rely on it). */
+const ulid = monotonicFactory();
 
 /** Public id prefixes (API.md: `br_`, `usr_`, `bud_`, `rul_`, `alt_`, `ink_` + ULID). */
 export const ID_PREFIX = {
