@@ -2,7 +2,8 @@
  * `npm start`: every handler on this machine behind http://localhost:3000/api, with DynamoDB Local and
  * cognito-local keeping their data under .data/.
  *
- * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), HOST (127.0.0.1),
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111), HOST (127.0.0.1),
+ * LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
  * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
  * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup).
  */
@@ -37,11 +38,15 @@ async function main(): Promise<void> {
     dataDir,
     dynamodbPort: port('DYNAMODB_PORT', 8000),
     cognitoPort: port('COGNITO_PORT', 9229),
+    // A fixed port, so a checkout URL still opens after a restart.
+    stripePort: port('STRIPE_PORT', 12111),
     host: process.env.HOST || undefined,
     quiet: process.env.LOG_REQUESTS === '0',
     echoChildren: process.env.DEBUG_LOCAL === '1',
   };
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
+  // The handlers log structured JSON (Powertools): warnings and errors by default here, all of it with LOG_LEVEL=INFO.
+  process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LOG_LEVEL ?? 'WARN';
 
   console.log(`Starting the local stack (data in ${shown}/) ...`);
   let stack: LocalStack | undefined;
@@ -73,6 +78,7 @@ async function main(): Promise<void> {
   console.log(
     `cognito-local  at ${stack.cognitoEndpoint} (user pool ${stack.userPoolId}, app client ${stack.userPoolClientId}, data in ${shown}/cognito)`,
   );
+  console.log(`Stripe stand-in at ${stack.stripeUrl} (checkout and portal pages, signed webhooks to the API)`);
   console.log(`Outbox (e-mail) in ${shown}/outbox/`);
   console.log(`API at ${stack.apiUrl} (ready in ${seconds} s; Ctrl-C stops)`);
 

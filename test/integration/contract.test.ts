@@ -1,0 +1,412 @@
+/**
+ * Contract test: every route of the route table is called on the running local stack, and every JSON answer —
+ * successes AND problem+json errors — is validated against the OpenAPI document the stack serves
+ * (GET /api/openapi.json), compiled with Ajv (JSON Schema 2020-12). Objects are validated CLOSED here
+ * (`additionalProperties: false` where the document leaves them open), so a field the code returns but the
+ * document does not list fails the test.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { API_PREFIX, routes } from '#shared/routes.ts';
+import { buildOpenApi } from '#shared/openapi/document.ts';
+import { api, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+
+// ajv-formats is CommonJS with a default export: under NodeNext the import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv2020,
+) => Ajv2020;
+
+type Json = Record<string, any>;
+
+// ---- the validator ------------------------------------------------------------------------------------------
+
+const COMPONENTS_ID = 'urn:burnrate:openapi:components';
+let doc: Json;
+let ajv: Ajv2020;
+const compiled = new Map<string, ValidateFunction>();
+
+/** Refs into the document's components point at the one schema Ajv holds them in. */
+const rewriteRefs = (value: unknown): any =>
+  JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`));
+
+/** Every object schema that lists its properties and says nothing about others is closed. */
+function closeObjects(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(closeObjects);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Json = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'properties' ? mapValues(v, closeObjects) : closeObjects(v)]));
+  if (out.properties && !('additionalProperties' in out) && !('unevaluatedProperties' in out)) out.additionalProperties = false;
+  return out;
+}
+const mapValues = (record: Json, fn: (v: unknown) => unknown) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fn(v)]));
+
+function useDocument(document: Json): void {
+  doc = document;
+  ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
+  addFormats(ajv);
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: closeObjects(rewriteRefs(doc.components.schemas)) as Json });
+  compiled.clear();
+}
+
+function resolve(node: Json): Json {
+  if (typeof node?.$ref !== 'string') return node;
+  return resolve(
+    node.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p: string) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+      .reduce((n: any, p: string) => n?.[p], doc),
+  );
+}
+
+/**
+ * Validates one answer against the document: the status must be documented for the operation, the content type
+ * must be one it documents for that status (none for a body-less answer), and the body must match its schema.
+ * `path` is the route's template relative to /api (`/keys/{hash}`). Throws with Ajv's errors.
+ */
+function validateResponse(method: string, path: string, status: number, body: unknown, contentType?: string | null): void {
+  const where = `${method} ${path} → ${status}`;
+  const op = doc.paths[`${API_PREFIX}${path}`]?.[method.toLowerCase()];
+  if (!op) throw new Error(`${method} ${path} is not in the document`);
+  const response = op.responses[String(status)] ?? op.responses.default;
+  if (!response) throw new Error(`${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`);
+  const documented = resolve(response);
+  if (body === undefined) {
+    if (documented.content) throw new Error(`${where}: the answer has no body; the document promises ${Object.keys(documented.content).join(', ')}`);
+    return;
+  }
+  const mediaType = (contentType ?? '').split(';')[0]!.trim();
+  const media = documented.content?.[mediaType];
+  if (!media) throw new Error(`${where}: content type ${mediaType || '(none)'} not documented (documented: ${Object.keys(documented.content ?? {}).join(', ') || 'no content'})`);
+  const key = `${method} ${path} ${status} ${mediaType}`;
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(closeObjects(rewriteRefs(media.schema)) as Json);
+    compiled.set(key, validate);
+  }
+  if (!validate(body)) {
+    throw new Error(`${where}: the body does not match the document:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(body, null, 2).slice(0, 2000)}`);
+  }
+}
+
+/** Which statuses each route was seen answering (and validated). */
+const seen = new Map<string, Set<number>>();
+
+/** Calls `path` (a concrete path) of the route `method template`, validates the answer, and returns it. */
+async function call(method: string, template: string, path: string, options: ApiOptions = {}): Promise<ApiResponse> {
+  const res = await api(path, { ...options, method });
+  validateResponse(method, template, res.status, res.body, res.headers.get('content-type'));
+  if (res.status >= 400) {
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.body.status).toBe(res.status);
+  }
+  const key = `${method} ${template}`;
+  if (!seen.has(key)) seen.set(key, new Set());
+  seen.get(key)!.add(res.status);
+  return res;
+}
+
+/** `call`, and expects `status`. */
+async function expectCall(status: number, method: string, template: string, path: string = template, options: ApiOptions = {}) {
+  const res = await call(method, template, path, options);
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
+  return res;
+}
+
+// ---- fixtures -----------------------------------------------------------------------------------------------
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const newKeyHash = () => sha256(`sk-test-${randomUUID()}`);
+const event = (keyHash: string, extra: Json = {}) => ({
+  requestId: randomUUID(),
+  keyHash,
+  keyHint: 'sk-…abcd',
+  provider: 'openai',
+  model: 'gpt-4o',
+  inputTokens: 1000,
+  outputTokens: 100,
+  ...extra,
+});
+
+let user: RegisteredUser;
+let ingestKey: string;
+const hashes = [newKeyHash(), newKeyHash()];
+
+beforeAll(async () => {
+  const res = await api('/openapi.json');
+  expect(res.status).toBe(200);
+  useDocument(res.body);
+  user = await registerUser();
+});
+
+// ---- the routes ---------------------------------------------------------------------------------------------
+
+describe('the document itself', () => {
+  it('GET /health → 200', async () => {
+    await expectCall(200, 'GET', '/health');
+  });
+
+  it('GET /openapi.json → 200, the document buildOpenApi() makes, cacheable', async () => {
+    const res = await expectCall(200, 'GET', '/openapi.json');
+    expect(res.body).toEqual(buildOpenApi());
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+  });
+
+  it('the validator refuses what the document does not promise', () => {
+    expect(() => validateResponse('GET', '/health', 200, { status: 'ok', extra: 1 }, 'application/json')).toThrow(/does not match/);
+    expect(() => validateResponse('GET', '/health', 200, { status: 'down' }, 'application/json')).toThrow(/does not match/);
+    expect(() => validateResponse('GET', '/health', 418, {}, 'application/json')).toThrow(/not documented/);
+    expect(() => validateResponse('GET', '/health', 200, { status: 'ok' }, 'text/plain')).toThrow(/not documented/);
+    expect(() => validateResponse('DELETE', '/budgets/{id}', 204, { id: 'x' }, 'application/json')).toThrow(/no content/);
+  });
+});
+
+describe('auth', () => {
+  it('POST /auth/register → 201, 400, 409', async () => {
+    const input = { email: `contract-${randomUUID()}@example.com`, password: 'Contract9X', firstName: 'Ada', lastName: 'L', companyName: 'Acme' };
+    await expectCall(201, 'POST', '/auth/register', '/auth/register', { body: input });
+    await expectCall(409, 'POST', '/auth/register', '/auth/register', { body: input });
+    const bad = await expectCall(400, 'POST', '/auth/register', '/auth/register', { body: { ...input, password: 'short', role: 'admin' } });
+    expect(bad.body.errors.map((e: Json) => e.path)).toEqual(expect.arrayContaining(['password', 'role']));
+    await expectCall(400, 'POST', '/auth/register', '/auth/register', { rawBody: '{"email":' });
+    await expectCall(413, 'POST', '/auth/register', '/auth/register', { body: { ...input, firstName: 'x'.repeat(1024 * 1024) } });
+  });
+
+  it('POST /auth/login → 200, 400, 401', async () => {
+    await expectCall(200, 'POST', '/auth/login', '/auth/login', { body: { email: user.email, password: user.password } });
+    await expectCall(401, 'POST', '/auth/login', '/auth/login', { body: { email: user.email, password: `${user.password}x` } });
+    await expectCall(400, 'POST', '/auth/login', '/auth/login', { body: { email: user.email } });
+  });
+
+  it('POST /auth/refresh → 200, 400, 401', async () => {
+    await expectCall(200, 'POST', '/auth/refresh', '/auth/refresh', { body: { refreshToken: user.refreshToken } });
+    await expectCall(401, 'POST', '/auth/refresh', '/auth/refresh', { body: { refreshToken: 'not-a-refresh-token' } });
+    await expectCall(400, 'POST', '/auth/refresh', '/auth/refresh', { body: {} });
+  });
+
+  it('GET /auth/me → 200', async () => {
+    await expectCall(200, 'GET', '/auth/me', '/auth/me', { token: user.token });
+  });
+});
+
+describe('every jwt route refuses a missing or bad token with a documented 401', () => {
+  const jwtRoutes = routes.filter((r) => r.auth === 'jwt');
+  it.each(jwtRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', async (_name, route) => {
+    const path = route.path.replace('{hash}', 'a'.repeat(64)).replace('{id}', 'bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A');
+    const body = route.method === 'GET' ? {} : { body: {} };
+    await expectCall(401, route.method, route.path, path, body);
+    await expectCall(401, route.method, route.path, path, { ...body, token: 'garbage.token.here' });
+  });
+});
+
+describe('ingest keys and ingestion', () => {
+  let deletable: string;
+
+  it('POST /ingest-keys → 201 (with and without a body), 400', async () => {
+    const res = await expectCall(201, 'POST', '/ingest-keys', '/ingest-keys', { token: user.token, body: { name: 'contract' } });
+    ingestKey = res.body.key;
+    deletable = (await expectCall(201, 'POST', '/ingest-keys', '/ingest-keys', { token: user.token })).body.id;
+    await expectCall(400, 'POST', '/ingest-keys', '/ingest-keys', { token: user.token, body: { name: 'x', accountId: 'br_x' } });
+  });
+
+  it('GET /ingest-keys → 200', async () => {
+    const res = await expectCall(200, 'GET', '/ingest-keys', '/ingest-keys', { token: user.token });
+    expect(res.body.items.length).toBe(2);
+  });
+
+  it('DELETE /ingest-keys/{id} → 204, 404', async () => {
+    await expectCall(204, 'DELETE', '/ingest-keys/{id}', `/ingest-keys/${deletable}`, { token: user.token });
+    await expectCall(404, 'DELETE', '/ingest-keys/{id}', `/ingest-keys/${deletable}`, { token: user.token });
+  });
+
+  it('POST /ingest → 200 (a rejected event included), 400, 401, 413', async () => {
+    const headers = { 'x-api-key': ingestKey };
+    const res = await expectCall(200, 'POST', '/ingest', '/ingest', {
+      headers,
+      body: { events: [event(hashes[0]!), event(hashes[1]!, { costUsd: 0.25 }), event(hashes[0]!, { inputTokens: -1 })] },
+    });
+    expect(res.body).toMatchObject({ accepted: 2, duplicates: 0, rejected: [{ index: 2, code: 'invalid_event' }] });
+    await expectCall(400, 'POST', '/ingest', '/ingest', { headers, body: { events: [] } });
+    await expectCall(401, 'POST', '/ingest', '/ingest', { headers: { 'x-api-key': 'brk_wrong' }, body: { events: [event(hashes[0]!)] } });
+    await expectCall(413, 'POST', '/ingest', '/ingest', { headers, rawBody: `{"events":["${'x'.repeat(1024 * 1024)}"]}` });
+  });
+});
+
+describe('keys', () => {
+  it('GET /keys → 200 (two pages), 400', async () => {
+    const first = await expectCall(200, 'GET', '/keys', '/keys?limit=1', { token: user.token });
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await expectCall(200, 'GET', '/keys', `/keys?limit=1&cursor=${encodeURIComponent(first.body.nextCursor)}`, { token: user.token });
+    expect(second.body.nextCursor).toBeNull();
+    await expectCall(400, 'GET', '/keys', '/keys?limit=0', { token: user.token });
+    await expectCall(400, 'GET', '/keys', '/keys?cursor=forged', { token: user.token });
+  });
+
+  it('GET /keys/{hash} → 200, 400, 404', async () => {
+    const res = await expectCall(200, 'GET', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token });
+    expect(res.body.breakdown.byModel.length).toBe(1);
+    await expectCall(400, 'GET', '/keys/{hash}', `/keys/${hashes[0]}?from=2026-02-01&to=2026-01-01`, { token: user.token });
+    await expectCall(404, 'GET', '/keys/{hash}', `/keys/${newKeyHash()}`, { token: user.token });
+  });
+
+  it('PATCH /keys/{hash} → 200, 400, 404', async () => {
+    await expectCall(200, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: 'production' } });
+    await expectCall(200, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: null } });
+    await expectCall(400, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: '' } });
+    await expectCall(404, 'PATCH', '/keys/{hash}', `/keys/${newKeyHash()}`, { token: user.token, body: { label: 'x' } });
+  });
+});
+
+describe('budgets', () => {
+  let id: string;
+
+  it('POST /budgets → 201 (ACCOUNT and KEY), 400', async () => {
+    id = (await expectCall(201, 'POST', '/budgets', '/budgets', { token: user.token, body: { monthlyLimit: 0.5, alertThreshold: 50, scope: 'ACCOUNT' } })).body.id;
+    await expectCall(201, 'POST', '/budgets', '/budgets', {
+      token: user.token,
+      body: { name: 'Key budget', monthlyLimit: 100, alertThreshold: 80, scope: 'KEY', keyHash: hashes[0] },
+    });
+    await expectCall(400, 'POST', '/budgets', '/budgets', { token: user.token, body: { monthlyLimit: -1, alertThreshold: 80, scope: 'ACCOUNT' } });
+  });
+
+  it('GET /budgets → 200', async () => {
+    const res = await expectCall(200, 'GET', '/budgets', '/budgets', { token: user.token });
+    expect(res.body.items.length).toBe(2);
+  });
+
+  it('PATCH /budgets/{id} → 200, 400, 404', async () => {
+    await expectCall(200, 'PATCH', '/budgets/{id}', `/budgets/${id}`, { token: user.token, body: { name: 'Account' } });
+    await expectCall(400, 'PATCH', '/budgets/{id}', `/budgets/${id}`, { token: user.token, body: {} });
+    await expectCall(404, 'PATCH', '/budgets/{id}', '/budgets/bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A', { token: user.token, body: { name: 'x' } });
+  });
+
+  it('DELETE /budgets/{id} → 204, 404', async () => {
+    const extra = (await expectCall(201, 'POST', '/budgets', '/budgets', { token: user.token, body: { monthlyLimit: 5, alertThreshold: 80, scope: 'ACCOUNT' } })).body.id;
+    await expectCall(204, 'DELETE', '/budgets/{id}', `/budgets/${extra}`, { token: user.token });
+    await expectCall(404, 'DELETE', '/budgets/{id}', `/budgets/${extra}`, { token: user.token });
+  });
+});
+
+describe('alert rules', () => {
+  let id: string;
+
+  it('POST /alert-rules → 201 (each type), 400', async () => {
+    const base = { channels: ['email'], isActive: true };
+    id = (
+      await expectCall(201, 'POST', '/alert-rules', '/alert-rules', {
+        token: user.token,
+        body: { ...base, type: 'cost_threshold', name: 'Daily 10c', config: { threshold: 0.1, period: 'daily' } },
+      })
+    ).body.id;
+    await expectCall(201, 'POST', '/alert-rules', '/alert-rules', { token: user.token, body: { ...base, type: 'new_key', name: 'New keys' } });
+    await expectCall(201, 'POST', '/alert-rules', '/alert-rules', {
+      token: user.token,
+      body: { ...base, type: 'spend_spike', name: 'Spikes', config: { multiplier: 2, minSpend: 1 } },
+    });
+    await expectCall(400, 'POST', '/alert-rules', '/alert-rules', { token: user.token, body: { ...base, type: 'cost_threshold', name: 'x', config: {} } });
+  });
+
+  it('GET /alert-rules → 200', async () => {
+    const res = await expectCall(200, 'GET', '/alert-rules', '/alert-rules', { token: user.token });
+    expect(res.body.items.map((r: Json) => r.type).sort()).toEqual(['cost_threshold', 'new_key', 'spend_spike']);
+  });
+
+  it('PATCH /alert-rules/{id} → 200, 400, 404', async () => {
+    await expectCall(200, 'PATCH', '/alert-rules/{id}', `/alert-rules/${id}`, { token: user.token, body: { name: 'Daily 10 cents' } });
+    await expectCall(400, 'PATCH', '/alert-rules/{id}', `/alert-rules/${id}`, { token: user.token, body: { config: { threshold: 'ten' } } });
+    await expectCall(404, 'PATCH', '/alert-rules/{id}', '/alert-rules/rul_01JD3K4Z7Q8W9E2R5T6Y7V8X9A', { token: user.token, body: { name: 'x' } });
+  });
+
+  it('DELETE /alert-rules/{id} → 204, 404', async () => {
+    const extra = (
+      await expectCall(201, 'POST', '/alert-rules', '/alert-rules', { token: user.token, body: { type: 'new_key', name: 'Temp', channels: ['email'] } })
+    ).body.id;
+    await expectCall(204, 'DELETE', '/alert-rules/{id}', `/alert-rules/${extra}`, { token: user.token });
+    await expectCall(404, 'DELETE', '/alert-rules/{id}', `/alert-rules/${extra}`, { token: user.token });
+  });
+});
+
+describe('alerts', () => {
+  let alertId: string;
+
+  it('ingesting past the rule and budget raises alerts; GET /alerts → 200, 400', async () => {
+    // A new key (new_key rule), $1 today (past the 10c daily rule and the $0.50 budget: threshold and exceeded).
+    await expectCall(200, 'POST', '/ingest', '/ingest', { headers: { 'x-api-key': ingestKey }, body: { events: [event(newKeyHash(), { costUsd: 1 })] } });
+    const res = await expectCall(200, 'GET', '/alerts', '/alerts', { token: user.token });
+    const types = res.body.items.map((a: Json) => a.type);
+    expect(types).toEqual(expect.arrayContaining(['new_key', 'cost_threshold']));
+    expect(types.filter((t: string) => t.startsWith('budget_')).length).toBeGreaterThan(0);
+    alertId = res.body.items.find((a: Json) => a.type === 'cost_threshold').id;
+    await expectCall(200, 'GET', '/alerts', '/alerts?status=triggered&limit=2', { token: user.token });
+    await expectCall(400, 'GET', '/alerts', '/alerts?status=open', { token: user.token });
+    await expectCall(400, 'GET', '/alerts', '/alerts?cursor=forged', { token: user.token });
+  });
+
+  it('PATCH /alerts/{id}/acknowledge → 200, 404', async () => {
+    const res = await expectCall(200, 'PATCH', '/alerts/{id}/acknowledge', `/alerts/${alertId}/acknowledge`, { token: user.token });
+    expect(res.body).toMatchObject({ status: 'acknowledged', acknowledgedBy: user.userId });
+    await expectCall(404, 'PATCH', '/alerts/{id}/acknowledge', '/alerts/alt_01JD3K4Z7Q8W9E2R5T6Y7V8X9A/acknowledge', { token: user.token });
+  });
+});
+
+describe('webhook secret and billing', () => {
+  it('GET /webhook-secret → 200', async () => {
+    await expectCall(200, 'GET', '/webhook-secret', '/webhook-secret', { token: user.token });
+  });
+
+  it('GET /billing/status → 200', async () => {
+    await expectCall(200, 'GET', '/billing/status', '/billing/status', { token: user.token });
+  });
+
+  it('POST /billing/checkout → 201, 400, 409', async () => {
+    const res = await expectCall(201, 'POST', '/billing/checkout', '/billing/checkout', { token: user.token, body: { plan: 'GROWTH' } });
+    expect(res.body.url).toMatch(/^http/);
+    await expectCall(400, 'POST', '/billing/checkout', '/billing/checkout', { token: user.token, body: { plan: 'FREE' } });
+    const subscribed = await registerUser();
+    await setPlan(subscribed.accountId, 'GROWTH');
+    await expectCall(409, 'POST', '/billing/checkout', '/billing/checkout', { token: subscribed.token, body: { plan: 'GROWTH' } });
+  });
+
+  it('POST /billing/portal → 201 (a Stripe customer since the checkout), 409 (none yet)', async () => {
+    await expectCall(201, 'POST', '/billing/portal', '/billing/portal', { token: user.token });
+    const fresh = await registerUser();
+    await expectCall(409, 'POST', '/billing/portal', '/billing/portal', { token: fresh.token });
+  });
+
+  it('POST /billing/webhook → 200 (signed), 400 (unsigned, forged)', async () => {
+    const payload = JSON.stringify({
+      id: `evt_contract_${randomUUID().replaceAll('-', '')}`,
+      object: 'event',
+      api_version: Stripe.API_VERSION,
+      created: Math.floor(Date.now() / 1000),
+      type: 'customer.created',
+      data: { object: { id: 'cus_contract', object: 'customer' } },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+    });
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: stack().stripeWebhookSecret });
+    const res = await expectCall(200, 'POST', '/billing/webhook', '/billing/webhook', { rawBody: payload, headers: { 'stripe-signature': signature } });
+    expect(res.body.received).toBe(true);
+    await expectCall(400, 'POST', '/billing/webhook', '/billing/webhook', { rawBody: payload });
+    const forged = Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_forged' });
+    await expectCall(400, 'POST', '/billing/webhook', '/billing/webhook', { rawBody: payload, headers: { 'stripe-signature': forged } });
+  });
+});
+
+describe('coverage', () => {
+  it('every route answered a validated success, and every route that can refuse a validated problem', () => {
+    const missing: string[] = [];
+    for (const route of routes) {
+      const statuses = [...(seen.get(`${route.method} ${route.path}`) ?? [])];
+      if (!statuses.some((s) => s < 300)) missing.push(`${route.method} ${route.path}: no success`);
+      // /health and /openapi.json have no way to fail on demand (only 429/500).
+      if (route.auth !== 'none' || route.handler.startsWith('auth/')) {
+        if (!statuses.some((s) => s >= 400)) missing.push(`${route.method} ${route.path}: no error`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
