@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import type { AppProps } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { BurnrateStack } from './burnrate-stack.ts';
 import type { BurnrateStackProps } from './burnrate-stack.ts';
 
@@ -12,11 +13,18 @@ export interface BuildAppProps {
   app?: AppProps;
   /** Overrides for the stack; the stack name comes from context `stackName` (default `Burnrate`). */
   stack?: BurnrateStackProps;
+  /**
+   * Run cdk-nag's AwsSolutions pack as a policy-validation plugin: synth fails on any finding that is not
+   * acknowledged in code (`Validations.of(construct).acknowledge({id, reason})`). On for `cdk synth`/`deploy`.
+   * @default false
+   */
+  nag?: boolean;
 }
 
 /** The CDK app: one BurnrateStack. Used by `cdk` (below) and by the infra tests. */
 export function buildApp(props: BuildAppProps = {}): { app: App; stack: BurnrateStack } {
   const app = new App(props.app);
+  if (props.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   const stackName = String(app.node.tryGetContext('stackName') ?? DEFAULT_STACK_NAME);
   const stack = new BurnrateStack(app, stackName, {
     stackName,
@@ -36,7 +44,7 @@ function isMain(): boolean {
   }
 }
 
-// Run by the CDK CLI (`npx tsx infra/app.ts`): the App synthesizes itself into CDK_OUTDIR on exit.
+// Run by the CDK CLI (`npx tsx infra/app.ts`): the App synthesizes itself into CDK_OUTDIR on exit, checked by cdk-nag.
 if (isMain()) {
-  buildApp().app.synth();
+  buildApp({ nag: true }).app.synth();
 }

@@ -1,14 +1,17 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { BuildOptions } from 'esbuild';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IUserPool, IUserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { TABLE } from '#shared/db/table.ts';
 import type { CognitoAction, Route, TableAction } from '#shared/routes.ts';
 
 /** The repository root (this file lives in `<root>/infra/`). */
@@ -22,6 +25,48 @@ export function handlerEntry(route: Pick<Route, 'handler'>): string {
 /** Lets ESM bundles `require()` the CommonJS dependencies they pull in. */
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
+/** The Lambda runtime of every function; the bundles target the same Node version. */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
+
+/**
+ * The esbuild settings of every function (besides `sourceMap`, a per-function choice that defaults to off). ONE
+ * object, read by NodejsFunction below and by `bench/cold.ts` through {@link esbuildOptions}, so the benchmark
+ * measures exactly the bundles that are deployed.
+ */
+export const LAMBDA_BUNDLING = {
+  format: OutputFormat.ESM,
+  minify: true,
+  target: 'node22',
+  // `module` first: the ESM builds of the AWS SDK tree-shake (the document client ~535 KB → ~334 KB).
+  mainFields: ['module', 'main'],
+  // Bundle the AWS SDK too: the runtime's copy is slower to initialise.
+  externalModules: [] as string[],
+  banner: ESM_REQUIRE_BANNER,
+} satisfies BundlingOptions;
+
+/**
+ * {@link LAMBDA_BUNDLING} as esbuild build options, flag for flag what NodejsFunction's local bundling passes to
+ * the esbuild CLI (aws-cdk-lib/aws-lambda-nodejs `Bundling.buildEsbuildArgs`): `--bundle <entry> --target
+ * --platform=node --format --outfile=<dir>/index.mjs --minify [--sourcemap] --external:… --banner:js
+ * --main-fields`. Used by the cold-start benchmark.
+ */
+export function esbuildOptions(entry: string, outfile: string, sourceMap = false): BuildOptions {
+  return {
+    entryPoints: [entry],
+    bundle: true,
+    target: LAMBDA_BUNDLING.target,
+    platform: 'node',
+    format: LAMBDA_BUNDLING.format === OutputFormat.ESM ? 'esm' : 'cjs',
+    outfile,
+    minify: LAMBDA_BUNDLING.minify,
+    sourcemap: sourceMap,
+    external: [...LAMBDA_BUNDLING.externalModules],
+    banner: { js: LAMBDA_BUNDLING.banner },
+    mainFields: [...LAMBDA_BUNDLING.mainFields],
+    absWorkingDir: PROJECT_ROOT,
+  };
+}
+
 /** Settings every function shares, with the project's defaults. */
 export interface FunctionDefaults {
   /** @default 512 */
@@ -32,6 +77,11 @@ export interface FunctionDefaults {
   sourceMap?: boolean;
   /** @default one month */
   logRetention?: RetentionDays;
+  /**
+   * Reserved concurrency: at most this many instances run at once, and they are always available to this function.
+   * `undefined` or 0 = unreserved (shares the account's pool). @default unreserved
+   */
+  reservedConcurrentExecutions?: number;
 }
 
 /** A route's function: env and grants come from the route table. */
@@ -67,6 +117,8 @@ const isRoute = (props: BurnrateFunctionProps): props is RouteFunctionProps => '
 export class BurnrateFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
+  /** Its execution role: its own log group, plus exactly the grants declared. */
+  readonly role: Role;
   /** The route it serves; undefined for a non-route function. */
   readonly route: Route | undefined;
 
@@ -103,14 +155,29 @@ export class BurnrateFunction extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
+    // Its own role instead of the managed AWSLambdaBasicExecutionRole (logs:CreateLogGroup/CreateLogStream/
+    // PutLogEvents on every log group in the account): write access to this function's log group alone.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${spec.description}`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    const reserved = props.reservedConcurrentExecutions;
+    if (reserved !== undefined && (!Number.isSafeInteger(reserved) || reserved < 0)) {
+      throw new Error(`${id}: reservedConcurrentExecutions must be a whole number ≥ 0 (0 = unreserved), got ${reserved}`);
+    }
+
     this.function = new NodejsFunction(this, 'Function', {
       description: spec.description,
       entry: handlerEntry({ handler: spec.entry }),
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
-      runtime: Runtime.NODEJS_22_X,
+      runtime: LAMBDA_RUNTIME,
       architecture: Architecture.ARM_64,
+      role: this.role,
+      ...(reserved ? { reservedConcurrentExecutions: reserved } : {}),
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(10),
       logGroup: this.logGroup,
@@ -119,23 +186,21 @@ export class BurnrateFunction extends Construct {
         ...spec.environment,
         ...(sourceMap ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        minify: true,
-        sourceMap,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        // Bundle the AWS SDK too: the runtime's copy is slower to initialise.
-        externalModules: [],
-        banner: ESM_REQUIRE_BANNER,
-      },
+      bundling: { ...LAMBDA_BUNDLING, sourceMap },
+    });
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'Pinned on purpose to nodejs22.x (maintained until 2027), the Node version the bundles target (esbuild ' +
+        '`node22`) and the project is tested on; moving to a newer runtime is a deliberate change of LAMBDA_RUNTIME ' +
+        'and the esbuild target together, not something a new AWS runtime release should force.',
     });
 
     if (spec.tableActions.length > 0) {
       this.function.addToRolePolicy(
         new PolicyStatement({
           actions: spec.tableActions.map((action) => `dynamodb:${action}`),
-          resources: [table.tableArn, `${table.tableArn}/index/*`],
+          resources: tableResources(table, spec.tableActions),
         }),
       );
     }
@@ -149,6 +214,17 @@ export class BurnrateFunction extends Construct {
       );
     }
   }
+}
+
+/** Of the table actions, the ones that can read an index (Scan is never granted). */
+const INDEX_ACTIONS: ReadonlySet<TableAction> = new Set(['Query']);
+
+/**
+ * The table's ARN, and each of its indexes by name (no `index/*` wildcard) when the actions can use an index.
+ */
+export function tableResources(table: ITable, actions: readonly TableAction[]): string[] {
+  const indexes = actions.some((a) => INDEX_ACTIONS.has(a)) ? TABLE.indexes.map((i) => `${table.tableArn}/index/${i.name}`) : [];
+  return [table.tableArn, ...indexes];
 }
 
 /** What the billing functions (routes with `stripe: true`) need to talk to Stripe. */

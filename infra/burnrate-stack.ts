@@ -1,5 +1,6 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import {
@@ -12,6 +13,7 @@ import {
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
@@ -38,7 +40,30 @@ export interface BurnrateStackProps extends StackProps {
   throttle?: ThrottleProps;
   /** Alert e-mail and links. @default from context `sesIdentity`, `alertEmailFrom`, `dashboardUrl` */
   alerts?: Partial<AlertSettings>;
+  /**
+   * Reserved concurrency of the functions open to machines. @default context `ingestReservedConcurrency` /
+   * `webhookReservedConcurrency`, else {@link DEFAULT_RESERVED_CONCURRENCY}; 0 = unreserved.
+   */
+  reservedConcurrency?: Partial<ReservedConcurrencyProps>;
 }
+
+/**
+ * Reserved concurrency caps the two functions that machines call in bulk, so a flood of events (POST /ingest) or
+ * of webhook calls (the Function URL has no API Gateway throttle in front of it) cannot take the account's whole
+ * concurrency from the dashboard's routes, and always leaves them this much.
+ *
+ * 0 = unreserved. New AWS accounts start with a concurrency quota as low as 10, and Lambda refuses any reservation
+ * that leaves fewer than 10 unreserved: deploy there with `-c ingestReservedConcurrency=0 -c
+ * webhookReservedConcurrency=0` until the quota (Service Quotas → Lambda → Concurrent executions) is raised.
+ */
+export interface ReservedConcurrencyProps {
+  /** POST /ingest (auth `ingestKey`). */
+  ingest: number;
+  /** POST /billing/webhook (auth `stripe`), on the API and its Function URL. */
+  webhook: number;
+}
+
+export const DEFAULT_RESERVED_CONCURRENCY: ReservedConcurrencyProps = { ingest: 50, webhook: 10 };
 
 export interface AlertSettings {
   /** The SES identity (domain or address) alert e-mail is sent from; the notifier may use no other. */
@@ -60,6 +85,42 @@ export const DEFAULT_STRIPE_SECRET_NAME = 'burnrate/stripe';
 
 export const DEFAULT_THROTTLE: ThrottleProps = { rateLimit: 100, burstLimit: 200 };
 
+/** Why a route has no API Gateway authorizer (cdk-nag AwsSolutions-APIG4), by its auth kind. */
+const UNAUTHORIZED_ROUTE_REASON: Record<Exclude<Route['auth'], 'jwt'>, string> = {
+  none:
+    'Public by the API contract: health, the OpenAPI document, and the routes that hand out tokens (register, ' +
+    'login, refresh) cannot require one. Bounded by the stage throttle; Cognito checks the credentials.',
+  ingestKey:
+    'Machine route: the handler authenticates the x-api-key ingest key (looked up by its hash, revocable) — callers ' +
+    'are servers sending usage events, not Cognito users. Bounded by the stage throttle and reserved concurrency.',
+  stripe:
+    "Stripe's webhook: the handler verifies the Stripe-Signature HMAC over the raw body (stale, tampered and unsigned " +
+    'payloads are refused); Stripe cannot present a Cognito token. Bounded by reserved concurrency.',
+};
+
+/**
+ * The HTTP API's access log line (JSON): who called what, the outcome and the latencies. No headers, query strings
+ * or bodies, so no tokens or API keys end up in the log.
+ */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    requestTime: '$context.requestTime',
+    ip: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    method: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    path: '$context.path',
+    protocol: '$context.protocol',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+    authorizerError: '$context.authorizer.error',
+  }),
+);
+
 const CORS_METHODS = [
   CorsHttpMethod.GET,
   CorsHttpMethod.POST,
@@ -74,6 +135,8 @@ export class BurnrateStack extends Stack {
   readonly userPoolClient: UserPoolClient;
   readonly api: HttpApi;
   readonly stage: HttpStage;
+  /** The stage's access log. */
+  readonly accessLogs: LogGroup;
   /** One function per route, by `routeId(route)`. */
   readonly functions: ReadonlyMap<string, BurnrateFunction>;
   /** Created alerts, one message each, consumed by the notifier. */
@@ -86,6 +149,7 @@ export class BurnrateStack extends Stack {
     super(scope, id, props);
     const corsOrigins = props.corsOrigins ?? this.corsOriginsFromContext();
     const throttle = props.throttle ?? this.throttleFromContext();
+    const reservedConcurrency = this.reservedConcurrency(props.reservedConcurrency ?? {});
 
     this.table = new Table(this, 'Table', {
       partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
@@ -124,6 +188,27 @@ export class BurnrateStack extends Stack {
       accountRecovery: AccountRecovery.EMAIL_ONLY,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    Validations.of(this.userPool).acknowledge({
+      id: 'AwsSolutions-COG1',
+      reason:
+        'The password policy is the API contract (API.md): at least 8 characters with upper case, lower case and ' +
+        'digits, no required symbol (NIST SP 800-63B advises against composition rules); POST /auth/register and the ' +
+        'local stack enforce the same policy.',
+    });
+    Validations.of(this.userPool).acknowledge({
+      id: 'AwsSolutions-COG2',
+      reason:
+        'MFA is not part of the product yet: POST /auth/login is USER_PASSWORD_AUTH through our API, which has no ' +
+        'MFA challenge step in the contract, and machines use ingest keys, not user sign-in. Enabling MFA needs that ' +
+        'challenge flow first (tracked as a product decision, not an infra default).',
+    });
+    Validations.of(this.userPool).acknowledge({
+      id: 'AwsSolutions-COG8',
+      reason:
+        'Essentials tier on purpose: the Plus tier (threat protection) is billed per monthly active user, and its ' +
+        'adaptive authentication needs an MFA challenge the login flow does not have (see COG2). Brute force is ' +
+        'bounded by the stage throttle and Cognito\'s own sign-in lockout.',
+    });
 
     this.userPoolClient = this.userPool.addClient('WebClient', {
       authFlows: { userPassword: true },
@@ -152,11 +237,16 @@ export class BurnrateStack extends Stack {
       // The default stage is created below, with throttling (HttpApiProps has no stage options).
       createDefaultStage: false,
     });
+    this.accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
       throttle,
+      accessLogSettings: { destination: new LogGroupLogDestination(this.accessLogs), format: ACCESS_LOG_FORMAT },
     });
 
     const authorizer = new HttpUserPoolAuthorizer('CognitoAuthorizer', this.userPool, {
@@ -206,12 +296,15 @@ export class BurnrateStack extends Stack {
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
+      const reserved =
+        route.auth === 'ingestKey' ? reservedConcurrency.ingest : route.auth === 'stripe' ? reservedConcurrency.webhook : 0;
       const fn = new BurnrateFunction(this, id, {
         route,
         table: this.table,
         userPool: this.userPool,
         userPoolClient: this.userPoolClient,
         corsOrigins,
+        reservedConcurrentExecutions: reserved,
       });
       functions.set(id, fn);
       if (route.publishesAlerts) {
@@ -226,12 +319,15 @@ export class BurnrateStack extends Stack {
         const url = fn.function.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
         new CfnOutput(this, 'StripeWebhookUrl', { value: url.url, description: 'Stripe webhook endpoint (Function URL)' });
       }
-      this.api.addRoutes({
+      const apiRoutes = this.api.addRoutes({
         path: `${API_PREFIX}${route.path}`,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${id}Integration`, fn.function),
         ...(route.auth === 'jwt' ? { authorizer } : {}),
       });
+      if (route.auth !== 'jwt') {
+        for (const apiRoute of apiRoutes) Validations.of(apiRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: UNAUTHORIZED_ROUTE_REASON[route.auth] });
+      }
     }
     this.functions = functions;
 
@@ -286,6 +382,19 @@ export class BurnrateStack extends Stack {
     const list = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(',') : ['*'];
     const origins = list.map((s) => s.trim()).filter(Boolean);
     return origins.length > 0 ? origins : ['*'];
+  }
+
+  /** Props first, then context (`ingestReservedConcurrency`, `webhookReservedConcurrency`), then the defaults. */
+  private reservedConcurrency(given: Partial<ReservedConcurrencyProps>): ReservedConcurrencyProps {
+    const value = (key: keyof ReservedConcurrencyProps): number => {
+      const contextKey = `${key}ReservedConcurrency`;
+      const raw: unknown = given[key] ?? this.node.tryGetContext(contextKey);
+      if (raw === undefined || raw === null || raw === '') return DEFAULT_RESERVED_CONCURRENCY[key];
+      const n = Number(raw);
+      if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${contextKey} must be a whole number ≥ 0 (0 = unreserved), got ${String(raw)}`);
+      return n;
+    };
+    return { ingest: value('ingest'), webhook: value('webhook') };
   }
 
   private throttleFromContext(): ThrottleProps {

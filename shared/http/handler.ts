@@ -8,6 +8,7 @@ import httpCors from '@middy/http-cors';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { $ZodType } from 'zod/v4/core';
+import * as z from 'zod/mini';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
 import { HttpError } from '#shared/http/errors.ts';
@@ -18,6 +19,8 @@ import { authenticate, type AuthContext } from '#shared/http/auth-context.ts';
 
 /** Who may call: a Cognito ID token (`jwt`), anyone (`none`), or a handler-specific check (an ingest key, a Stripe signature). */
 export type Authenticator<T> = (event: APIGatewayProxyEventV2) => Promise<T>;
+const NO_PARAMETERS = z.strictObject({});
+
 export type HandlerAuth = 'jwt' | 'none' | Authenticator<unknown>;
 type AuthOf<A> = A extends 'jwt' ? AuthContext : A extends Authenticator<infer T> ? T : undefined;
 
@@ -105,7 +108,8 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
     const body = spec.body
       ? validate(spec.body, spec.optionalBody && text.trim() === '' ? {} : parseJsonObject(text, maxBodyBytes), 'body')
       : undefined;
-    const query = spec.query ? validate(spec.query, event.queryStringParameters ?? {}, 'query') : undefined;
+    // Query strings are strict like bodies: a route without a query schema takes no parameters.
+    const query = validate<unknown>(spec.query ?? NO_PARAMETERS, event.queryStringParameters ?? {}, 'query') as Q;
     const params = spec.params ? validate(spec.params, event.pathParameters ?? {}, 'path') : undefined;
     const reply = await fn({ auth, body, query, params, requestId, event } as HandlerInput<A, B, Q, P>);
     return toResult(reply, requestId);

@@ -88,6 +88,8 @@ export interface OperationSpec {
   rawBody?: $ZodType;
   status: 200 | 201 | 204;
   response?: ResponseComponent;
+  /** Headers of the success answer worth knowing. */
+  headers?: Record<string, string>;
   /** Errors beyond those of every route of its kind (see `errorStatuses`). */
   errors?: ErrorStatus[];
   description?: string;
@@ -96,7 +98,12 @@ export interface OperationSpec {
 /** One entry per handler of the route table. */
 export const operations: Record<string, OperationSpec> = {
   'health/get': { summary: 'Liveness: 200 once every service is ready.', status: 200, response: 'Health' },
-  'openapi/get': { summary: 'This OpenAPI 3.1 document.', status: 200, response: 'OpenApiDocument' },
+  'openapi/get': {
+    summary: 'This OpenAPI 3.1 document.',
+    status: 200,
+    response: 'OpenApiDocument',
+    headers: { 'cache-control': '`public, max-age=300`.' },
+  },
   'auth/register': {
     summary: 'Create an account and its first user; signs in.',
     body: RegisterBody,
@@ -170,6 +177,7 @@ export const operations: Record<string, OperationSpec> = {
     summary: 'The secret webhook deliveries are signed with (created on first use).',
     status: 200,
     response: 'WebhookSecret',
+    headers: { 'cache-control': '`no-store`: a secret.' },
     errors: [404],
   },
   'billing/status': { summary: 'Plan, billing status and this period’s usage.', status: 200, response: 'BillingStatus', errors: [404] },
@@ -341,7 +349,9 @@ function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType
       ? { description: 'Done; no content.' }
       : {
           description: spec.summary,
-          ...(route.handler === 'openapi/get' ? { headers: { 'cache-control': { schema: { type: 'string' } } } } : {}),
+          ...(spec.headers
+            ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
+            : {}),
           content: { 'application/json': { schema: { $ref: schemaRef(spec.response) } } },
         };
   const responses: JsonSchema = { [String(spec.status)]: success };

@@ -113,7 +113,7 @@ export const IngestKey = z.object({
   prefix: z.string().check(z.regex(/^brk_/)),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  lastUsedAt: Timestamp,
+  lastUsedAt: z.nullable(Timestamp),
 });
 
 /** POST /ingest-keys: the only time the secret `key` is shown. */
@@ -154,7 +154,7 @@ export const Key = z.object({
   lastSeenAt: Timestamp,
   spend: z.object({ today: Usd, monthToDate: Usd, total: Usd }),
   requests: z.object({ today: Count, monthToDate: Count, total: Count }),
-
+  unpricedRequests: Count,
 });
 
 const totals = {

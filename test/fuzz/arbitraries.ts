@@ -574,6 +574,7 @@ const cursor = (t: Tenant, lists: string[]): fc.Arbitrary<string> =>
 
 export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'GET /health': {},
+  'GET /openapi.json': {},
   'POST /auth/register': {
     body: {
       schema: RegisterBody,
@@ -908,7 +909,9 @@ function parseBody(text: string | undefined, optional: boolean): { ok: true; val
 /** `queryStringParameters` as API Gateway builds it: repeated names joined with commas. */
 export function queryParameters(raw: string): Record<string, string> {
   const query: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(raw)) query[name] = name in query ? `${query[name]},${value}` : value;
+  // A client never sends the fragment: `?#frag` is an empty query.
+  const sent = raw.split('#')[0]!;
+  for (const [name, value] of new URLSearchParams(sent)) query[name] = name in query ? `${query[name]},${value}` : value;
   return query;
 }
 
@@ -985,4 +988,18 @@ export function touchedPartitions(route: Route, input: FuzzInput, t: Tenant): st
   }
   // A key with a lone surrogate cannot even be sent to DynamoDB: such an item cannot exist.
   return [...pks].filter((pk) => Buffer.byteLength(pk) <= 2048 && !/[\uD800-\uDFFF]/u.test(pk));
+}
+
+/**
+ * One body the route's schema accepts (parsed, as the handler would see it), for tests that need a request that
+ * gets past validation; undefined for a route that reads no body. Deterministic for a tenant and seed.
+ */
+export function sampleValidBody(route: Route, t: Tenant, seed = 1): Record<string, unknown> | undefined {
+  const body = specOf(route).body;
+  if (!body) return undefined;
+  const parsed = body
+    .valid(t)
+    .map((value) => JSON.parse(toJsonText(value)) as Record<string, unknown>)
+    .filter((value) => safeParse(body.schema, value).success);
+  return fc.sample(parsed, { numRuns: 1, seed })[0];
 }

@@ -217,24 +217,30 @@ describe('IAM', () => {
       const cognito = actionsWithPrefix(statements, 'cognito-idp:');
       expect(new Set(dynamo), route.handler).toEqual(new Set(route.table.map((a) => `dynamodb:${a}`)));
       expect(new Set(cognito), route.handler).toEqual(new Set((route.cognito ?? []).map((a) => `cognito-idp:${a}`)));
-      // Nothing else but the logging the basic execution role brings (and sending to the alerts queue).
+      // Nothing else but writing to its own log group (and sending to the alerts queue, reading the Stripe secret).
       const others = statements
         .flatMap((s) => asList(s.Action))
         .filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('cognito-idp:') && a !== 'sts:AssumeRole');
-      const expected = [...(route.publishesAlerts ? ['sqs:SendMessage'] : []), ...(route.stripe ? ['secretsmanager:GetSecretValue'] : [])];
+      const expected = [
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
+        ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
+      ];
       expect([...others].sort(), route.handler).toEqual(expected.sort());
     }
   });
 
-  it('scopes DynamoDB grants to the table and its indexes, Cognito grants to the pool', () => {
+  it('scopes DynamoDB grants to the table and its indexes by name (for Query only), Cognito grants to the pool', () => {
     const [tableId] = only('AWS::DynamoDB::Table');
     const [poolId] = only('AWS::Cognito::UserPool');
+    const tableArn = { 'Fn::GetAtt': [tableId, 'Arn'] };
+    const indexArn = (name: string) => ({ 'Fn::Join': ['', [tableArn, `/index/${name}`]] });
     for (const s of allStatements()) {
       const actions = asList(s.Action);
-      const resourcesJson = JSON.stringify(s.Resource);
       if (actions.some((a) => a.startsWith('dynamodb:'))) {
-        expect(resourcesJson).toContain(tableId);
-        expect(resourcesJson).toContain('/index/*');
+        const expected = actions.includes('dynamodb:Query') ? [tableArn, ...TABLE.indexes.map((i) => indexArn(i.name))] : [tableArn];
+        expect(asList(s.Resource)).toEqual(expected);
       }
       if (actions.some((a) => a.startsWith('cognito-idp:'))) {
         expect(refId(s.Resource)).toBe(poolId);

@@ -63,10 +63,11 @@ function resolve(node: Json): Json {
 
 /**
  * Validates one answer against the document: the status must be documented for the operation, the content type
- * must be one it documents for that status (none for a body-less answer), and the body must match its schema.
+ * must be one it documents for that status (none for a body-less answer), the body must match its schema, and a
+ * success must carry the headers documented for it (when `headers` are given).
  * `path` is the route's template relative to /api (`/keys/{hash}`). Throws with Ajv's errors.
  */
-function validateResponse(method: string, path: string, status: number, body: unknown, contentType?: string | null): void {
+function validateResponse(method: string, path: string, status: number, body: unknown, contentType?: string | null, headers?: Headers): void {
   const where = `${method} ${path} → ${status}`;
   const op = doc.paths[`${API_PREFIX}${path}`]?.[method.toLowerCase()];
   if (!op) throw new Error(`${method} ${path} is not in the document`);
@@ -76,6 +77,9 @@ function validateResponse(method: string, path: string, status: number, body: un
   if (body === undefined) {
     if (documented.content) throw new Error(`${where}: the answer has no body; the document promises ${Object.keys(documented.content).join(', ')}`);
     return;
+  }
+  for (const header of status < 300 ? Object.keys(documented.headers ?? {}) : []) {
+    if (!headers?.has(header)) throw new Error(`${where}: the documented header ${header} is missing`);
   }
   const mediaType = (contentType ?? '').split(';')[0]!.trim();
   const media = documented.content?.[mediaType];
@@ -97,7 +101,7 @@ const seen = new Map<string, Set<number>>();
 /** Calls `path` (a concrete path) of the route `method template`, validates the answer, and returns it. */
 async function call(method: string, template: string, path: string, options: ApiOptions = {}): Promise<ApiResponse> {
   const res = await api(path, { ...options, method });
-  validateResponse(method, template, res.status, res.body, res.headers.get('content-type'));
+  validateResponse(method, template, res.status, res.body, res.headers.get('content-type'), res.headers);
   if (res.status >= 400) {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     expect(res.body.status).toBe(res.status);

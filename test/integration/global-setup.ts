@@ -52,7 +52,7 @@ export async function startStackProcess(
   extraEnv: Partial<NodeJS.ProcessEnv> = {},
 ): Promise<StackProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'burnrate-it-')));
-  const [port, dynamodbPort, cognitoPort] = await distinctFreePorts(3);
+  const [port, dynamodbPort, cognitoPort, stripePort] = await distinctFreePorts(4);
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
     cwd: ROOT,
     env: {
@@ -62,6 +62,7 @@ export async function startStackProcess(
       DATA_DIR: dir,
       DYNAMODB_PORT: String(dynamodbPort),
       COGNITO_PORT: String(cognitoPort),
+      STRIPE_PORT: String(stripePort),
       LOG_REQUESTS: '0',
       // Our end of its stdin closes when this process dies: the stack then stops instead of living on.
       STOP_ON_STDIN_END: '1',

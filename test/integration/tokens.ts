@@ -155,27 +155,29 @@ export function expiredToken(claims: Record<string, unknown>): string {
   return signAsCognitoLocal({ ...claims, iat: past, auth_time: past, exp: past + 3600 });
 }
 
-/**
- * Every way a bearer token must be refused, as `[name, token | undefined]` (undefined: no Authorization header).
- * `session` is a real user's; `victimAccountId` an account the tampered token tries to reach.
- */
-export function badTokens(s: LocalStackInfo, session: CognitoSession, victimAccountId: string): Array<[string, string | undefined]> {
-  const real = claimsOf(session.idToken);
-  return [
-    ['no token', undefined],
-    ['garbage', 'garbage'],
-    ['three garbage parts', 'aaa.bbb.ccc'],
-    ['a tampered payload (another account, signature kept)', tamper(session.idToken, { 'custom:accountId': victimAccountId })],
-    ['alg none', unsignedToken({ ...real, 'custom:accountId': victimAccountId })],
-    ['a foreign RSA key with the right kid and claims', foreignSignedToken(real)],
-    ['an expired token signed with the real key', expiredToken(real)],
-    ['another audience, signed with the real key', signAsCognitoLocal({ ...real, aud: 'some-other-client' })],
-    ['another issuer, signed with the real key', signAsCognitoLocal({ ...real, iss: `${s.cognitoEndpoint}/local_other` })],
-    ['an access token instead of an ID token', session.accessToken],
-    ['an ID token without the account claim, signed with the real key', signAsCognitoLocal(withoutAccount(real))],
-    ['a malformed account claim, signed with the real key', signAsCognitoLocal({ ...real, 'custom:accountId': 'ACCOUNT#x' })],
-  ];
+export interface ForgeContext {
+  stack: LocalStackInfo;
+  /** A real user's session: its tokens are tampered with, re-signed, or used where they do not belong. */
+  session: CognitoSession;
+  /** The account a forged token tries to reach. */
+  victimAccountId: string;
 }
+
+/** Every way a bearer token must be refused: `[name, forge]`, where forge's undefined means no Authorization header. */
+export const BAD_TOKENS: ReadonlyArray<readonly [string, (ctx: ForgeContext) => string | undefined]> = [
+  ['no token', () => undefined],
+  ['garbage', () => 'garbage'],
+  ['three garbage parts', () => 'aaa.bbb.ccc'],
+  ['a tampered payload (another account, signature kept)', (c) => tamper(c.session.idToken, { 'custom:accountId': c.victimAccountId })],
+  ['alg none', (c) => unsignedToken({ ...claimsOf(c.session.idToken), 'custom:accountId': c.victimAccountId })],
+  ['a foreign RSA key with the right kid and claims', (c) => foreignSignedToken(claimsOf(c.session.idToken))],
+  ['an expired token signed with the real key', (c) => expiredToken(claimsOf(c.session.idToken))],
+  ['another audience, signed with the real key', (c) => signAsCognitoLocal({ ...claimsOf(c.session.idToken), aud: 'some-other-client' })],
+  ['another issuer, signed with the real key', (c) => signAsCognitoLocal({ ...claimsOf(c.session.idToken), iss: `${c.stack.cognitoEndpoint}/local_other` })],
+  ['an access token instead of an ID token', (c) => c.session.accessToken],
+  ['an ID token without the account claim, signed with the real key', (c) => signAsCognitoLocal(withoutAccount(claimsOf(c.session.idToken)))],
+  ['a malformed account claim, signed with the real key', (c) => signAsCognitoLocal({ ...claimsOf(c.session.idToken), 'custom:accountId': 'ACCOUNT#x' })],
+];
 
 function withoutAccount(claims: Record<string, unknown>): Record<string, unknown> {
   const copy = { ...claims };
