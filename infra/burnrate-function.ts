@@ -119,6 +119,9 @@ export class BurnrateFunction extends Construct {
   readonly logGroup: LogGroup;
   /** Its execution role: its own log group, plus exactly the grants declared. */
   readonly role: Role;
+  /** The handler module it bundles (absolute path), and whether with a source map: read by bench/cold.ts. */
+  readonly entry: string;
+  readonly sourceMap: boolean;
   /** The route it serves; undefined for a non-route function. */
   readonly route: Route | undefined;
 
@@ -148,6 +151,8 @@ export class BurnrateFunction extends Construct {
           userPool: props.grants.userPool,
         };
     this.route = isRoute(props) ? props.route : undefined;
+    this.entry = handlerEntry({ handler: spec.entry });
+    this.sourceMap = sourceMap;
 
     // An explicit log group instead of the deprecated `logRetention`, which adds a custom-resource Lambda.
     this.logGroup = new LogGroup(this, 'Logs', {
@@ -170,7 +175,7 @@ export class BurnrateFunction extends Construct {
 
     this.function = new NodejsFunction(this, 'Function', {
       description: spec.description,
-      entry: handlerEntry({ handler: spec.entry }),
+      entry: this.entry,
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),

@@ -3,6 +3,7 @@
  * emulates the JWT authorizer, and calls each route's Lambda handler in-process with a payload-format-2.0
  * event built the way AWS builds it.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import type {
 import { API_PREFIX, routeId, routes as routeTable, type Route } from '#shared/routes.ts';
 import { bearerToken, verifier } from '#shared/auth/verifier.ts';
 import { config } from '#shared/config.ts';
+import { db } from '#shared/db/client.ts';
 import { HttpError, NotFound, PayloadTooLarge, Unauthorized } from '#shared/http/errors.ts';
 import { problemResponse } from '#shared/http/problem.ts';
 
@@ -63,6 +65,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const resolveHandler = options.resolveHandler ?? importHandler;
   const modules = new Map<string, Promise<LambdaHandler>>();
+  // Local only, COUNT_DB_REQUESTS=1 (the integration tests' stack): DynamoDB requests counted per API call.
+  const dbCounter = process.env.COUNT_DB_REQUESTS === '1' ? dbRequestCounter() : undefined;
 
   /**
    * Loads each handler once, lazily: a broken module breaks only its own routes (500, logged). A failed load
@@ -162,14 +166,18 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     }
 
     let result: unknown;
+    // With the DynamoDB request counter on, the invocation runs in its own store: its requests count there.
+    const dbCounts: DbRequestCounts | undefined = dbCounter ? new Map() : undefined;
+    const invoke = () => handler(event, lambdaContext(route));
     try {
-      result = await withTimeout(Promise.resolve(handler(event, lambdaContext(route))), INTEGRATION_TIMEOUT_MS);
+      const invocation = dbCounter && dbCounts ? dbCounter.run(dbCounts, invoke) : invoke();
+      result = await withTimeout(Promise.resolve(invocation), INTEGRATION_TIMEOUT_MS);
     } catch (error) {
       // Like Lambda behind API Gateway: an uncaught error is a bare 500, whatever it was.
       console.error(`[gateway] ${routeKey} (request ${requestId}) failed:`, error);
       return problem(new Error('handler failed'));
     }
-    return reply(toStructuredResult(result));
+    return reply(withDbRequestHeaders(toStructuredResult(result), dbCounts));
   }
 
   const server = createServer((req, res) => {
@@ -205,6 +213,53 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         ),
       );
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// DynamoDB request counting (local only: COUNT_DB_REQUESTS=1; nothing of it exists in the AWS code paths)
+
+/** Command name (`Query`, `BatchGetItem`) → requests made by one handler invocation. */
+type DbRequestCounts = Map<string, number>;
+
+let dbRequestStore: AsyncLocalStorage<DbRequestCounts> | undefined;
+
+/**
+ * Adds ONE middleware to this process's `db()` client (once per process, however many gateways are made) that
+ * counts each command sent into the store of the handler invocation in progress. The handlers run in this
+ * process and share that one client, so AsyncLocalStorage attributes every request to its API call exactly,
+ * concurrent calls included. The count is of commands sent, not of SDK retry attempts (those happen below the
+ * `initialize` step); a BatchGetItem re-sent for unprocessed keys is a second command, and counts.
+ */
+function dbRequestCounter(): AsyncLocalStorage<DbRequestCounts> {
+  if (dbRequestStore) return dbRequestStore;
+  const store = new AsyncLocalStorage<DbRequestCounts>();
+  db().middlewareStack.add(
+    (next, context) => (args) => {
+      const counts = store.getStore();
+      if (counts) {
+        const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
+        counts.set(command, (counts.get(command) ?? 0) + 1);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'requestCounter', override: true },
+  );
+  dbRequestStore = store;
+  return store;
+}
+
+/** `x-dynamodb-requests: 2` and `x-dynamodb-commands: Query=1,BatchGetItem=1` on the response (when counting). */
+function withDbRequestHeaders(
+  result: APIGatewayProxyStructuredResultV2,
+  counts: DbRequestCounts | undefined,
+): APIGatewayProxyStructuredResultV2 {
+  if (!counts) return result;
+  const total = [...counts.values()].reduce((sum, n) => sum + n, 0);
+  const commands = [...counts].map(([name, n]) => `${name}=${n}`).join(',');
+  return {
+    ...result,
+    headers: { ...result.headers, 'x-dynamodb-requests': String(total), 'x-dynamodb-commands': commands },
   };
 }
 

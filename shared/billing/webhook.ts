@@ -18,6 +18,7 @@ import { billingStatusFromStripe, planForPrice, type PriceTable } from '#shared/
 import { accountOfStripeCustomer } from '#shared/db/accounts.ts';
 import { applyStripeEvent, stripeEventRecorded, type BillingChange } from '#shared/db/billing.ts';
 import { logger } from '#shared/http/logger.ts';
+import { isId } from '#shared/ids.ts';
 
 export const HANDLED_EVENTS = new Set([
   'checkout.session.completed',
@@ -74,7 +75,7 @@ export function subscriptionChange(sub: Stripe.Subscription, time: string, price
   if (status === 'CANCELED') {
     return { change: { eventTime: time, plan: 'FREE', billingStatus: 'CANCELED', period: null, subscriptionId, customerId, match: 'current-or-none' } };
   }
-  const items = sub.items?.data ?? [];
+  const items = (sub.items?.data ?? []).filter((i): i is Stripe.SubscriptionItem => typeof i === 'object' && i !== null);
   const item = items.find((i) => planForPrice(i.price?.id, prices));
   const plan = item && planForPrice(item.price.id, prices);
   if (!item || !plan) return { ignore: `subscription ${sub.id} sells no price of ours` };
@@ -147,11 +148,12 @@ export async function accountOfEvent(event: Stripe.Event): Promise<string | unde
     customer?: string | { id: string } | null;
     parent?: { subscription_details?: { metadata?: Record<string, string> | null } | null } | null;
   };
-  const direct =
-    object.client_reference_id || object.metadata?.accountId || object.parent?.subscription_details?.metadata?.accountId || undefined;
+  const direct = [object.client_reference_id, object.metadata?.accountId, object.parent?.subscription_details?.metadata?.accountId].find(
+    (value): value is string => typeof value === 'string' && isId('account', value),
+  );
   if (direct) return direct;
   const customerId = idOf(object.customer);
-  return customerId ? accountOfStripeCustomer(customerId) : undefined;
+  return customerId && /^cus_[A-Za-z0-9]{1,250}$/.test(customerId) ? accountOfStripeCustomer(customerId) : undefined;
 }
 
 /** Applies one verified Stripe event once. */

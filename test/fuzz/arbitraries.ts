@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { safeParse } from 'zod/mini';
+import { safeParse, strictObject } from 'zod/mini';
 import type { $ZodType } from 'zod/v4/core';
 import type { Route } from '#shared/routes.ts';
 import { ID_PREFIX, isId, type IdKind } from '#shared/ids.ts';
@@ -424,12 +424,20 @@ const ingestEvent = (t: Tenant): fc.Arbitrary<JsonObject> =>
   fc
     .record(
       {
-        requestId: fc.oneof(fc.uuid(), fc.string({ minLength: 1, maxLength: 128 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 })),
+        requestId: fc.oneof(
+          fc.uuid(),
+          fc.string({ minLength: 1, maxLength: 128 }),
+          fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
+          // Valid for the schema, hard for storage: lone surrogates, key separators, the longest allowed.
+          fc.uuid().map((u) => `${u}\ud800`),
+          fc.uuid().map((u) => `#${u}#EVENT`),
+          fc.uuid().map((u) => `${u}${'💸'.repeat(46)}`),
+        ),
         keyHash: fc.oneof(fc.constant(t.keyHash), hex64, fc.string().map((s) => sha256(`sk-${s}`))),
-        keyHint: fc.oneof(fc.constantFrom('sk-…4f2a', '…abcd', '🔑'), fc.string({ minLength: 1, maxLength: 32 })),
+        keyHint: fc.oneof(fc.constantFrom('sk-…4f2a', '…abcd', '🔑', 'a\udfffb', ' \u0000 '), fc.string({ minLength: 1, maxLength: 32 })),
         provider: fc.oneof(fc.constantFrom('openai', 'anthropic', 'OpenAI', ' mistral ', 'x.ai', 'a_b-c'), fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,31}$/)),
         model: fc.oneof(
-          fc.constantFrom('gpt-4o', 'gpt-4o-mini', 'gpt-4o-2024-08-06', 'gpt-4.1', 'claude-sonnet-4', 'claude-3-5-haiku', 'GPT-4O', 'unknown-model', 'модель', '🤖'),
+          fc.constantFrom('gpt-4o', 'gpt-4o-mini', 'gpt-4o-2024-08-06', 'gpt-4.1', 'claude-sonnet-4', 'claude-3-5-haiku', 'GPT-4O', 'unknown-model', 'модель', '🤖', 'gpt\ud800', '💸'.repeat(64), 'İ'.repeat(100)),
           fc.string({ minLength: 1, maxLength: 128 }),
         ),
         inputTokens: fc.oneof(fc.nat({ max: 10_000 }), fc.constantFrom(0, 1_000_000_000)),
@@ -885,6 +893,8 @@ export type Expectation =
   | { kind: 'any' };
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/** Query strings are strict like bodies (shared/http/handler.ts): a route without a query schema takes none. */
+const NO_QUERY = strictObject({});
 
 /** The body as the handler would see it: `{ok, value}`, or why it is refused before any schema runs. */
 function parseBody(text: string | undefined, optional: boolean): { ok: true; value: unknown } | { ok: false; why: string } {
@@ -938,11 +948,9 @@ export function classify(route: Route, input: FuzzInput, t: Tenant): Expectation
     if (!result.success) return { kind: 'invalid', why: `body: ${result.error.issues[0]?.path.join('.')} ${result.error.issues[0]?.message}` };
     if (route.path === '/ingest') events = (result.data as { events: unknown[] }).events;
   }
-  if (spec.query) {
-    hasInput = true;
-    const result = safeParse(spec.query.schema, queryParameters(input.query));
-    if (!result.success) return { kind: 'invalid', why: `query: ${result.error.issues[0]?.message}` };
-  }
+  if (spec.query) hasInput = true;
+  const query = safeParse(spec.query?.schema ?? NO_QUERY, queryParameters(input.query));
+  if (!query.success) return { kind: 'invalid', why: `query: ${query.error.issues[0]?.message}` };
   for (const [name, kind] of Object.entries(kinds)) {
     hasInput = true;
     const value = input.params[name] ?? '';

@@ -12,7 +12,8 @@
  *  2. ROBUST phase: anything (valid inputs included, which may write): never 5xx, 4xx as problem+json.
  * A 5xx is replayed from its fast-check path and shrunk to a small reproduction.
  *
- * Env: FUZZ_CASES (total for `npm run fuzz`, default 10000), FUZZ_SEED, FUZZ_CONCURRENCY (routes at once, default 4).
+ * Env: FUZZ_CASES (total for `npm run fuzz`, default 10000), FUZZ_SEED, FUZZ_CONCURRENCY (routes at once, default 4),
+ * FUZZ_ROUTES (comma-separated words: only the routes whose `METHOD /path` contains one).
  */
 import { createHmac, randomBytes, randomUUID, createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -433,7 +434,7 @@ export async function fuzzRoute(env: FuzzEnv, route: Route, options: FuzzOptions
   // 1. Invalid inputs: 4xx and nothing written.
   const before = await snapshot(env, t.accountId);
   const invalidInputs: FuzzInput[] = [];
-  await fc.check(
+  const invalidRun = await fc.check(
     fc.asyncProperty(inputArbitrary(route, t, 'invalid'), async (input) => {
       const expectation = classify(route, input, t);
       const extra = expectation.kind === 'invalid' ? touchedPartitions(route, input, t) : [];
@@ -458,19 +459,22 @@ export async function fuzzRoute(env: FuzzEnv, route: Route, options: FuzzOptions
       }
       return true;
     }),
-    { seed: options.seed, numRuns: invalidRuns },
+    // The property only fails when the harness itself throws: then stop, don't shrink.
+    { seed: options.seed, numRuns: invalidRuns, endOnFailure: true },
   );
+  if (invalidRun.failed) throw new Error(`fuzz harness error on ${key}: ${String(invalidRun.errorInstance)}`);
   const changes = diffSnapshots(before, await snapshot(env, t.accountId));
   if (changes.length) report.violations.push(await traceWrite(env, route, t, invalidInputs, changes));
 
   // 2. Anything: never 5xx.
-  await fc.check(
+  const robustRun = await fc.check(
     fc.asyncProperty(inputArbitrary(route, t, 'any'), async (input) => {
       record('any', input, await sendInput(env, route, input, t), classify(route, input, t));
       return true;
     }),
-    { seed: options.seed + 1, numRuns: robustRuns },
+    { seed: options.seed + 1, numRuns: robustRuns, endOnFailure: true },
   );
+  if (robustRun.failed) throw new Error(`fuzz harness error on ${key}: ${String(robustRun.errorInstance)}`);
 
   if (options.shrink) await shrinkFirst5xx(env, route, t, report, { invalid: invalidRuns, any: robustRuns });
   report.ms = performance.now() - started;
@@ -658,7 +662,11 @@ async function main(): Promise<number> {
   const total = Number(process.env.FUZZ_CASES || 10_000);
   const seed = Number(process.env.FUZZ_SEED || Math.floor(Math.random() * 2 ** 31));
   const concurrency = Number(process.env.FUZZ_CONCURRENCY || 4);
-  const perRoute = Math.ceil(total / routeTable.length);
+  // FUZZ_ROUTES=ingest,budgets: only the routes whose `METHOD /path` contains one of the words.
+  const only = (process.env.FUZZ_ROUTES ?? '').split(',').map((w) => w.trim()).filter(Boolean);
+  const selected = only.length ? routeTable.filter((r) => only.some((w) => routeKey(r).includes(w))) : routeTable;
+  if (selected.length === 0) throw new Error(`FUZZ_ROUTES=${process.env.FUZZ_ROUTES} matches no route`);
+  const perRoute = Math.ceil(total / selected.length);
   routeTable.forEach((route) => {
     specOf(route);
     paramKinds(route);
@@ -676,6 +684,16 @@ async function main(): Promise<number> {
   const [port, dynamodbPort, cognitoPort] = [...ports] as [number, number, number];
   process.stderr.write(`fuzz: starting a local stack in ${dataDir} ...\n`);
   const stack = await startLocalStack({ port, dataDir, dynamodbPort, cognitoPort, quiet: true });
+  // Ctrl-C: stop the stack (DynamoDB Local and cognito-local are children) and its data, then leave.
+  const interrupted = () => {
+    process.stderr.write('\nfuzz: interrupted, stopping the local stack ...\n');
+    void stack
+      .stop()
+      .then(() => rm(dataDir, { recursive: true, force: true }))
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
 
   // The gateway logs each 5xx with its error: keep those lines for the report instead of breaking the progress bar.
   const serverErrors: string[] = [];
@@ -687,11 +705,11 @@ async function main(): Promise<number> {
   const env: FuzzEnv = { info: stack };
   const started = performance.now();
   let fiveXx = 0;
-  const progress = new Progress(perRoute * routeTable.length);
-  process.stderr.write(`fuzz: ${routeTable.length} routes × ${perRoute} cases, seed ${seed}, ${concurrency} routes at a time\n`);
+  const progress = new Progress(perRoute * selected.length);
+  process.stderr.write(`fuzz: ${selected.length} routes × ${perRoute} cases, seed ${seed}, ${concurrency} routes at a time\n`);
   let reports: RouteReport[];
   try {
-    reports = await pool(routeTable, concurrency, (route) =>
+    reports = await pool(selected, concurrency, (route) =>
       fuzzRoute(env, route, {
         runs: perRoute,
         seed,
@@ -713,6 +731,16 @@ async function main(): Promise<number> {
   const cases = reports.reduce((n, r) => n + r.cases, 0);
   process.stdout.write(`\n${summaryTable(reports)}\n\n`);
   process.stdout.write(`${cases} cases in ${seconds.toFixed(1)} s (${(cases / seconds).toFixed(0)}/s), seed ${seed} (FUZZ_SEED=${seed} replays the inputs)\n`);
+  const slowest = reports
+    .filter((r) => r.slowest)
+    .sort((a, b) => b.slowest!.ms - a.slowest!.ms)
+    .slice(0, 5)
+    .map((r) => `  ${r.slowest!.ms.toFixed(0)} ms → ${r.slowest!.status}  ${describeInput(r.route, r.slowest!.input).slice(0, 400)}`);
+  process.stdout.write(`slowest cases:\n${slowest.join('\n')}\n`);
+  const refusedByServer = reports.reduce((n, r) => n + [...TRANSPORT_LIMIT_STATUSES].reduce((m, s) => m + (r.statuses[s] ?? 0), 0), 0);
+  if (refusedByServer) {
+    process.stdout.write(`note: ${refusedByServer} request(s) past 16 KB of request line + headers were refused by the HTTP server itself (431, no body), before any route ran\n`);
+  }
   const violations = reports.flatMap((r) => r.violations);
   if (violations.length) {
     process.stdout.write(`\n${violations.length} violation(s):\n${formatViolations(violations)}\n`);

@@ -273,6 +273,32 @@ describe('POST /billing/checkout and /billing/portal refusals', () => {
 });
 
 describe('POST /billing/webhook', () => {
+  it('answers 400, never 500, to signed bodies that are not Stripe events (found by the fuzzer)', async () => {
+    const bad: unknown[] = [
+      null,
+      [],
+      { id: null, type: 'checkout.session.completed', created: 1_600_000_000, data: { object: null } },
+      { id: 'evt_1', type: 'checkout.session.completed', created: 1_600_000_000, data: {} },
+      { id: 'evt_1', type: 'customer.subscription.updated', created: 'yesterday', data: { object: {} } },
+      { id: `evt_${'x'.repeat(3000)}`, type: 'invoice.paid', created: 1_600_000_000, data: { object: {} } },
+    ];
+    for (const body of bad) {
+      const payload = JSON.stringify(body);
+      const res = await api('/billing/webhook', { method: 'POST', rawBody: payload, headers: { 'stripe-signature': sign(payload) } });
+      expect(res.status, payload.slice(0, 80)).toBe(400);
+      expect(res.body.type).toBe('/problems/invalid-signature');
+    }
+    const odd = {
+      id: 'evt_odd_items',
+      type: 'customer.subscription.updated',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'sub_x', status: 'active', customer: `cus_${'y'.repeat(3000)}`, metadata: { accountId: 'x'.repeat(3000) }, items: { data: [null] } } },
+    };
+    const res = await deliver(odd);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: true, ignored: true });
+  });
+
   it('refuses missing, forged, tampered and stale signatures with 400: nothing changes', async () => {
     const user = await registerUser();
     const before = await accountItem(user.accountId);

@@ -138,7 +138,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 export default async function setup(project: TestProject) {
   // The project's `test.env` (e.g. CURSOR_SECRET) reaches the handlers too, as it reaches the test workers.
-  const stack = await startStackProcess(undefined, project.config.env);
+  // COUNT_DB_REQUESTS: every response carries its DynamoDB request count (request-cost.test.ts reads it).
+  const stack = await startStackProcess(undefined, { ...project.config.env, COUNT_DB_REQUESTS: '1' });
   project.provide('stack', stack.info);
   return async () => {
     await stack.stop();

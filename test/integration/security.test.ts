@@ -128,8 +128,9 @@ describe("another account's id is a 404, and the owner's resource is unchanged",
     const itemsBefore = await snapshot(env(), victim.accountId);
     expect(apiBefore.every((view) => view !== undefined)).toBe(true);
 
-    // The attacker names the victim's resource, with a body that passes validation: only ownership can refuse it.
-    const body = bodyFor(route, attacker);
+    // The attacker names the victim's resource, with a body that passes validation (and would suit the victim's
+    // resource): only ownership can refuse it.
+    const body = bodyFor(route, victim);
     const res = await api(ownPath(route, victim), { method: route.method, token: attacker.token, ...(body ? { body } : {}) });
     expectProblem(res, 404, '/problems/not-found');
 

@@ -1,0 +1,333 @@
+/**
+ * `npm run bench:cold` — bundle size and module-init time of every function the CDK app builds, beside a FLOOR:
+ * a bundle holding only `DynamoDBDocumentClient.from(new DynamoDBClient({}))`, built the same way.
+ *
+ * The functions are the BurnrateFunction constructs of the real stack (every route of shared/routes.ts and the
+ * notifier), constructed with bundling skipped; each is bundled here with esbuild using infra's own options
+ * (`esbuildOptions` in infra/burnrate-function.ts: the exact flags NodejsFunction passes to esbuild).
+ * Init time: `await import()` of the bundle in a FRESH node process (median of RUNS), with a Lambda-like
+ * environment of dummies (no credentials or config of this machine) and the network disabled — module init must
+ * not touch it. Each function's import runs right after one of the floor, and its ratio to the floor is the median
+ * of those pairs, so a busy machine (other test runs) moves both sides of each ratio alike.
+ *
+ * Targets: init ≤ 1.5× the floor's; bundle ≤ floor + 150 KB, or floor + 300 KB for the functions that must carry
+ * the Stripe SDK (routes with `stripe: true`).
+ *
+ * Both the wall time (`performance.now()`) and the CPU time of the process (`process.cpuUsage()`) of the import are
+ * recorded; the init target is judged on the CPU ratio by default (`JUDGE=wall` / `--judge=wall` for wall time):
+ * module init is CPU-bound, and on Lambda its wall time is its CPU time at the function's CPU share, whereas wall
+ * time on a shared development machine also measures whatever else runs there.
+ *
+ * Options (env or argv): RUNS 5 (measured imports per bundle), WARMUP 1 (unmeasured imports per bundle first),
+ * TOP 12 (inputs listed by --why), JUDGE cpu|wall; flags `--why` (what inflates each FAILing bundle, from esbuild's
+ * metafile) and `--why-all` (the same for every bundle). Exit code 0 unless a bundle fails to build or to load; FAILs against
+ * the targets are reported, not fatal.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { analyzeMetafile, build } from 'esbuild';
+import type { BuildOptions, Metafile } from 'esbuild';
+import { heading, intOption, machine, ms, num, Progress, table } from './lib.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+const { buildApp } = await import('#infra/app.ts');
+const { BurnrateFunction, esbuildOptions, LAMBDA_BUNDLING, LAMBDA_RUNTIME, PROJECT_ROOT } = await import('#infra/burnrate-function.ts');
+
+const RUNS = intOption('runs', 5);
+const WARMUP = intOption('warmup', 1, 0);
+const TOP = intOption('top', 12);
+const WHY = process.argv.includes('--why') || process.argv.includes('--why-all');
+const WHY_ALL = process.argv.includes('--why-all');
+
+/** Which time the init target is judged on: `cpu` (default; robust to other load on the machine) or `wall`. */
+const JUDGE = judgeOption();
+const TARGET_INIT_RATIO = 1.5;
+const TARGET_EXTRA_KB = 150;
+const TARGET_EXTRA_KB_STRIPE = 300;
+const KB = 1024;
+
+/** What a Lambda of this stack sees in its environment (dummies; nothing from this machine). */
+const LAMBDA_ENV: Record<string, string> = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  LANG: 'en_US.UTF-8',
+  TZ: ':UTC',
+  AWS_REGION: 'us-east-1',
+  AWS_DEFAULT_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'AKIABENCHCOLDSTART00',
+  AWS_SECRET_ACCESS_KEY: 'bench-cold-start-dummy-secret',
+  AWS_SESSION_TOKEN: 'bench-cold-start-dummy-token',
+  AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_RUNTIME.name}`,
+  AWS_LAMBDA_FUNCTION_NAME: 'burnrate-bench',
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+  AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  // The stack's env, as dummies (infra/burnrate-stack.ts, grantStripe).
+  TABLE_NAME: 'burnrate-bench',
+  USER_POOL_ID: 'us-east-1_BenchPool1',
+  USER_POOL_CLIENT_ID: 'benchclientid0000000000000',
+  CORS_ORIGINS: '*',
+  CURSOR_SECRET: 'bench-cursor-secret',
+  ALERTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/burnrate-alerts',
+  ALERT_EMAIL_FROM: 'alerts@example.com',
+  SES_IDENTITY: 'example.com',
+  STRIPE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:burnrate/stripe-AbCdEf',
+  STRIPE_PRICE_GROWTH: 'price_growth',
+  STRIPE_PRICE_SCALE: 'price_scale',
+};
+
+/**
+ * Loaded before the timed script: any TCP/TLS connection or DNS lookup during module init throws (and fails the
+ * run). Not timed: the clock starts in the `-e` script.
+ */
+const NO_NETWORK = [
+  "import net from 'node:net';",
+  "import dns from 'node:dns';",
+  "const refuse = () => { throw new Error('bench:cold: network access during module init'); };",
+  'net.Socket.prototype.connect = refuse;',
+  'dns.lookup = refuse;',
+  'dns.promises.lookup = refuse;',
+].join(' ');
+
+const FLOOR_SOURCE = [
+  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+  'export const db = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+].join('\n');
+
+interface Target {
+  name: string;
+  /** Absolute entry; undefined for the floor (built from FLOOR_SOURCE). */
+  entry: string | undefined;
+  sourceMap: boolean;
+  stripe: boolean;
+}
+
+interface Built extends Target {
+  file: string;
+  bytes: number;
+  metafile: Metafile;
+  /** Measured imports; for the floor, every import paired with a function's. */
+  samples: Sample[];
+  /** Per pair: this import's / the floor import's just before it. */
+  ratios: Sample[];
+}
+
+/** One import: wall-clock ms (`performance.now()`) and CPU ms (`process.cpuUsage()`, user + system) of the process. */
+interface Sample {
+  wall: number;
+  cpu: number;
+}
+
+/** Every function the CDK app builds: the BurnrateFunction constructs of the stack (bundling skipped). */
+async function functionsOfTheApp(outdir: string): Promise<Target[]> {
+  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [] }, outdir } });
+  return stack.node
+    .findAll()
+    .filter((c): c is InstanceType<typeof BurnrateFunction> => c instanceof BurnrateFunction)
+    .map((fn) => ({
+      name: relative(join(PROJECT_ROOT, 'functions'), fn.entry).replace(/\.ts$/, ''),
+      entry: fn.entry,
+      sourceMap: fn.sourceMap,
+      stripe: fn.route?.stripe === true,
+    }));
+}
+
+async function bundle(target: Target, dir: string): Promise<Built> {
+  const outdir = join(dir, target.name.replace(/[^\w-]+/g, '_'));
+  const file = join(outdir, 'index.mjs');
+  const options: BuildOptions = esbuildOptions(target.entry ?? '<floor>', file, target.sourceMap);
+  if (!target.entry) {
+    // Same options; the source comes from stdin, resolved from the project (its node_modules).
+    delete options.entryPoints;
+    options.stdin = { contents: FLOOR_SOURCE, resolveDir: PROJECT_ROOT, sourcefile: 'floor.ts', loader: 'ts' };
+  }
+  // The metafile is a side output: it does not change the bundle.
+  const result = await build({ ...options, metafile: true, logLevel: 'error' });
+  return { ...target, file, bytes: (await stat(file)).size, metafile: result.metafile, samples: [], ratios: [] };
+}
+
+/** One import of the bundle in a fresh node process: wall and CPU milliseconds from before `import()` to after. */
+function importOnce(file: string): Promise<Sample> {
+  const script =
+    'const c = process.cpuUsage(); const t = performance.now(); ' +
+    `await import(${JSON.stringify(pathToFileURL(file).href)}); ` +
+    'const wall = performance.now() - t; const u = process.cpuUsage(c); ' +
+    'console.log(JSON.stringify({ wall, cpu: (u.user + u.system) / 1000 }));';
+  const args = ['--import', `data:text/javascript,${encodeURIComponent(NO_NETWORK)}`, '--input-type=module', '-e', script];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: LAMBDA_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let sample: Sample | undefined;
+      try {
+        sample = JSON.parse(out.trim().split('\n').at(-1) ?? '') as Sample;
+      } catch {
+        sample = undefined;
+      }
+      if (code !== 0 || !sample || !Number.isFinite(sample.wall) || !Number.isFinite(sample.cpu)) {
+        reject(new Error(`import of ${file} failed (exit ${code}):\n${err || out}`));
+      } else resolve(sample);
+    });
+  });
+}
+
+function judgeOption(): 'cpu' | 'wall' {
+  const arg = process.argv.find((a) => a.startsWith('--judge='))?.slice('--judge='.length);
+  const value = (arg ?? process.env.JUDGE ?? 'cpu').toLowerCase();
+  if (value !== 'cpu' && value !== 'wall') throw new Error(`JUDGE must be cpu or wall, got "${value}"`);
+  return value;
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** `node_modules/@aws-sdk/client-dynamodb/dist-es/…` → `@aws-sdk/client-dynamodb`; project files → `(project) shared/…`. */
+function packageOf(input: string): string {
+  const at = input.lastIndexOf('node_modules/');
+  if (at < 0) return `(project) ${input.split('/').slice(0, 2).join('/')}`;
+  const parts = input.slice(at + 'node_modules/'.length).split('/');
+  return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/** Bytes in the output by package, largest first. */
+function byPackage(metafile: Metafile): [string, number][] {
+  const totals = new Map<string, number>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = packageOf(input);
+      totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...totals.entries()].sort((a, b) => b[1] - a[1]);
+}
+
+/** The top inputs of a bundle: by package (vs the floor's), then esbuild's own analysis, cut to TOP lines. */
+async function why(built: Built, floor: Built): Promise<string> {
+  const floorPackages = new Map(byPackage(floor.metafile));
+  const rows = byPackage(built.metafile)
+    .slice(0, TOP)
+    .map(([name, bytes]) => [name, num(bytes / KB, 1), num((bytes - (floorPackages.get(name) ?? 0)) / KB, 1)]);
+  const analysis = (await analyzeMetafile(built.metafile, { color: false }))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, TOP + 1)
+    .join('\n');
+  return [
+    `\n-- ${built.name}: ${num(built.bytes / KB, 1)} KB`,
+    table([['package', 'KB in bundle', 'Δ vs floor KB'], ...rows]),
+    `  esbuild analyzeMetafile (top ${TOP} inputs):`,
+    analysis,
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const dir = await mkdtemp(join(tmpdir(), 'burnrate-cold-'));
+let exitCode = 0;
+try {
+  const functions = await functionsOfTheApp(join(dir, 'cdk.out'));
+  const targets: Target[] = [{ name: 'FLOOR (document client)', entry: undefined, sourceMap: false, stripe: false }, ...functions];
+  process.stderr.write(`bench:cold: ${functions.length} functions of the CDK app + the floor, into ${dir}\n`);
+
+  const building = new Progress('build  ', targets.length, 'bundles', 'bundles/s');
+  const builtList = await Promise.all(
+    targets.map(async (t) => {
+      const b = await bundle(t, dir);
+      building.add(1);
+      return b;
+    }),
+  );
+  building.finish();
+
+  const [floor, ...built] = builtList as [Built, ...Built[]];
+  const measuring = new Progress('measure', built.length * 2 * (RUNS + WARMUP), 'imports', 'imports/s');
+  // One process at a time, round-robin over the bundles, each import of a function right after one of the floor:
+  // the ratio is taken per pair, so load from elsewhere on the machine shifts both sides of it alike.
+  for (let round = 0; round < WARMUP + RUNS; round++) {
+    for (const b of built) {
+      const tFloor = await importOnce(floor.file);
+      const t = await importOnce(b.file);
+      if (round >= WARMUP) {
+        floor.samples.push(tFloor);
+        b.samples.push(t);
+        b.ratios.push({ wall: t.wall / tFloor.wall, cpu: t.cpu / tFloor.cpu });
+      }
+      measuring.add(2);
+    }
+  }
+  measuring.finish();
+
+  const wall = (list: readonly Sample[]) => median(list.map((x) => x.wall));
+  const cpu = (list: readonly Sample[]) => median(list.map((x) => x.cpu));
+  const rows: string[][] = [['function', 'size KB', 'Δ floor KB', 'init ms', '× floor', 'cpu ms', '× floor', 'size', 'init', 'result']];
+  const failing: Built[] = [];
+  rows.push([floor.name, num(floor.bytes / KB, 1), '–', ms(wall(floor.samples)), '1.00', ms(cpu(floor.samples)), '1.00', '', '', '']);
+  for (const b of built) {
+    const ratio = JUDGE === 'wall' ? wall(b.ratios) : cpu(b.ratios);
+    const extraKb = (b.bytes - floor.bytes) / KB;
+    const limitKb = b.stripe ? TARGET_EXTRA_KB_STRIPE : TARGET_EXTRA_KB;
+    const sizeOk = extraKb <= limitKb;
+    const initOk = ratio <= TARGET_INIT_RATIO;
+    if (!sizeOk || !initOk) failing.push(b);
+    rows.push([
+      b.name + (b.stripe ? ' (stripe)' : ''),
+      num(b.bytes / KB, 1),
+      `${extraKb >= 0 ? '+' : ''}${num(extraKb, 1)}`,
+      ms(wall(b.samples)),
+      wall(b.ratios).toFixed(2),
+      ms(cpu(b.samples)),
+      cpu(b.ratios).toFixed(2),
+      sizeOk ? 'ok' : `> +${limitKb}`,
+      initOk ? 'ok' : `> ${TARGET_INIT_RATIO}×`,
+      sizeOk && initOk ? 'PASS' : 'FAIL',
+    ]);
+  }
+
+  console.log(heading('Cold start: bundle size and module init'));
+  console.log(`  ${machine()}`);
+  console.log(
+    `  esbuild options of infra/burnrate-function.ts: ${LAMBDA_BUNDLING.format}, target ${LAMBDA_BUNDLING.target}, minify ${LAMBDA_BUNDLING.minify}, ` +
+      `mainFields ${LAMBDA_BUNDLING.mainFields.join(',')}, external [${LAMBDA_BUNDLING.externalModules.join(',')}]; runtime ${LAMBDA_RUNTIME.name}`,
+  );
+  const [load1] = loadavg();
+  console.log(
+    `  init = median of ${RUNS} imports, each in a fresh node process (${WARMUP} warm-up), Lambda-like env, network disabled:\n` +
+      `  wall ms (performance.now) and cpu ms (process.cpuUsage, user+system); × floor = median of per-pair ratios (each\n` +
+      `  import right after one of the floor; floor = median of all ${floor.samples.length}). The init target is judged on ${JUDGE} time` +
+      (JUDGE === 'cpu' ? ' (JUDGE=wall to change):\n  on a shared machine wall time measures the scheduler as much as the module.' : '.'),
+  );
+  if (load1 !== undefined && load1 > cpus().length) {
+    console.log(`  NOTE: load average ${load1.toFixed(1)} on ${cpus().length} cores while measuring — wall times are noisy, cpu times less so.`);
+  }
+  console.log(
+    `  targets: init ≤ ${TARGET_INIT_RATIO}× floor; size ≤ floor + ${TARGET_EXTRA_KB} KB (Stripe functions ≤ floor + ${TARGET_EXTRA_KB_STRIPE} KB)\n`,
+  );
+  console.log(table(rows, { left: [7, 8, 9] }));
+  console.log(`\n  ${built.length - failing.length} PASS, ${failing.length} FAIL of ${built.length} functions`);
+
+  if (WHY) {
+    const explain = WHY_ALL ? built : failing;
+    if (explain.length > 0) console.log(heading(`What is in the bundles (${WHY_ALL ? 'all' : 'failing'}; floor for reference)`));
+    for (const b of WHY_ALL ? [floor, ...explain] : explain) console.log(await why(b, floor));
+  } else if (failing.length > 0) {
+    console.log('  (run with --why to see what inflates the failing bundles)');
+  }
+} catch (error) {
+  process.stderr.write(`\nbench:cold failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  exitCode = 1;
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
+process.exitCode = exitCode;

@@ -1,0 +1,360 @@
+/**
+ * Request cost: how many DynamoDB requests each API call makes. The stack of the integration tests runs with
+ * COUNT_DB_REQUESTS=1 (global-setup.ts), so the local gateway answers every call with `x-dynamodb-requests: <n>`
+ * and `x-dynamodb-commands: Query=1,BatchGetItem=1`, counted by a middleware on the handlers' own DynamoDB client
+ * (local/gateway.ts).
+ *
+ * Every GET route of the route table is called with real data present (20 discovered keys with 30 days of spend,
+ * ACCOUNT and KEY budgets, rules of every type, triggered and acknowledged alerts, ingest keys): each must cost at
+ * most 2 requests and never a Scan. The write routes are called too; their counts are recorded (no Scan
+ * allowed, no bound). The whole table is printed at the end.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '#shared/db/keys.ts';
+import { LOCAL_STRIPE_PRICES } from '#local/stripe-mock.ts';
+import { routes } from '#shared/routes.ts';
+import { api, dynamo, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+
+const MAX_READ_REQUESTS = 2;
+const DAY = 86_400_000;
+const KEY_COUNT = 20;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measuring
+
+interface Measurement {
+  /** The route table's key: `GET /keys/{hash}`. */
+  route: string;
+  /** What was asked of it: `366-day range`. */
+  detail: string;
+  status: number;
+  requests: number;
+  commands: Map<string, number>;
+}
+
+const measurements: Measurement[] = [];
+
+/** `Query=1,BatchGetItem=1` → its map (an empty header: no requests). */
+function parseCommands(header: string): Map<string, number> {
+  const commands = new Map<string, number>();
+  for (const part of header.split(',').filter(Boolean)) {
+    const [name, count] = part.split('=');
+    commands.set(name!, Number(count));
+  }
+  return commands;
+}
+
+/** One call of `route`, its DynamoDB request count read from the response and recorded. */
+async function measure(route: string, detail: string, path: string, options: ApiOptions = {}): Promise<ApiResponse> {
+  const method = route.split(' ')[0]!;
+  const res = await api(path, { ...options, method });
+  const total = res.headers.get('x-dynamodb-requests');
+  const header = res.headers.get('x-dynamodb-commands');
+  expect(total, `${route} (${detail}) carries x-dynamodb-requests: is COUNT_DB_REQUESTS=1 set on the stack?`).not.toBeNull();
+  expect(header, `${route} (${detail}) carries x-dynamodb-commands`).not.toBeNull();
+  const commands = parseCommands(header!);
+  expect([...commands.values()].reduce((s, n) => s + n, 0), `${route} (${detail}): the commands add up to the total`).toBe(Number(total));
+  measurements.push({ route, detail, status: res.status, requests: Number(total), commands });
+  return res;
+}
+
+/** `measure`, and the status must be `status`. */
+async function expectMeasured(status: number, route: string, detail: string, path: string, options: ApiOptions = {}): Promise<ApiResponse> {
+  const res = await measure(route, detail, path, options);
+  expect(res.status, `${route} (${detail}): ${JSON.stringify(res.body)}`).toBe(status);
+  return res;
+}
+
+const routeKeys = routes.map((r) => `${r.method} ${r.path}`);
+const readRoutes = routeKeys.filter((k) => k.startsWith('GET '));
+const writeRoutes = routeKeys.filter((k) => !k.startsWith('GET '));
+
+// ---------------------------------------------------------------------------------------------------------------
+// The data: one account with everything a dashboard shows, one more for billing
+
+interface Fixture {
+  user: RegisteredUser;
+  ingestKey: string;
+  keyHashes: string[];
+  /** A second account that went through checkout (a Stripe customer, a portal session, webhook events). */
+  billingUser: RegisteredUser;
+}
+
+let fixture: Fixture;
+
+const spendEvent = (keyHash: string, costUsd: number, timestamp: number, requestId = randomUUID()) => ({
+  requestId,
+  keyHash,
+  keyHint: `sk-...${keyHash.slice(0, 4)}`,
+  provider: keyHash.charCodeAt(0) % 2 ? 'openai' : 'anthropic',
+  model: keyHash.charCodeAt(0) % 2 ? 'gpt-4o-mini' : 'claude-3-5-haiku',
+  inputTokens: 1200,
+  cachedInputTokens: 200,
+  outputTokens: 300,
+  costUsd,
+  timestamp: new Date(timestamp).toISOString(),
+});
+
+/** Signed like Stripe signs (the stand-in's secret). */
+async function deliverStripe(detail: string, event: Record<string, unknown>): Promise<ApiResponse> {
+  const payload = JSON.stringify(event);
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: stack().stripeWebhookSecret });
+  return expectMeasured(200, 'POST /billing/webhook', detail, '/billing/webhook', {
+    rawBody: payload,
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+  });
+}
+
+const stripeEvent = (type: string, object: Record<string, unknown>) => ({
+  id: `evt_test_${randomBytes(12).toString('hex')}`,
+  object: 'event',
+  api_version: Stripe.API_VERSION,
+  created: Math.floor(Date.now() / 1000),
+  type,
+  data: { object },
+  livemode: false,
+  pending_webhooks: 1,
+  request: { id: null, idempotency_key: null },
+});
+
+/** Seeds the data through the API — every write route is measured on the way. */
+async function seed(): Promise<Fixture> {
+  // --- auth ------------------------------------------------------------------------------------------------------
+  const password = `Pw${randomBytes(6).toString('hex')}9`;
+  const email = `cost-${randomBytes(6).toString('hex')}@example.com`;
+  const reg = await expectMeasured(201, 'POST /auth/register', 'new account', '/auth/register', {
+    body: { email, password, firstName: 'Ada', lastName: 'Lovelace', companyName: 'Cost Co' },
+  });
+  const user = { email, password, firstName: 'Ada', lastName: 'Lovelace', companyName: 'Cost Co', ...reg.body, body: reg.body } as RegisteredUser;
+  await setPlan(user.accountId, 'SCALE');
+  await expectMeasured(200, 'POST /auth/login', 'email + password', '/auth/login', { body: { email, password } });
+  await expectMeasured(200, 'POST /auth/refresh', 'refresh token', '/auth/refresh', { body: { refreshToken: user.refreshToken } });
+  const auth = { token: user.token };
+
+  // --- ingest keys -----------------------------------------------------------------------------------------------
+  const created = await expectMeasured(201, 'POST /ingest-keys', 'named', '/ingest-keys', { ...auth, body: { name: 'proxy' } });
+  const ingestKey = created.body.key as string;
+  const spare = await expectMeasured(201, 'POST /ingest-keys', 'second key', '/ingest-keys', { ...auth, body: {} });
+  await expectMeasured(204, 'DELETE /ingest-keys/{id}', 'revoke', `/ingest-keys/${spare.body.id}`, auth);
+  await expectMeasured(201, 'POST /ingest-keys', 'third key', '/ingest-keys', { ...auth, body: { name: 'batch jobs' } });
+
+  // --- rules before the first events, so discovery and thresholds fire --------------------------------------------
+  const ruleBody = { channels: ['email'], isActive: true };
+  await expectMeasured(201, 'POST /alert-rules', 'new_key', '/alert-rules', { ...auth, body: { ...ruleBody, type: 'new_key', name: 'New key', config: {} } });
+  const daily = await expectMeasured(201, 'POST /alert-rules', 'cost_threshold daily', '/alert-rules', {
+    ...auth,
+    body: { ...ruleBody, type: 'cost_threshold', name: 'Daily $1', config: { threshold: 1, period: 'daily' } },
+  });
+  await expectMeasured(201, 'POST /alert-rules', 'spend_spike', '/alert-rules', {
+    ...auth,
+    body: { ...ruleBody, type: 'spend_spike', name: 'Spike', config: { multiplier: 2, minSpend: 0.5 } },
+  });
+  const accountBudget = await expectMeasured(201, 'POST /budgets', 'ACCOUNT', '/budgets', {
+    ...auth,
+    body: { name: 'Company', monthlyLimit: 40, alertThreshold: 50, scope: 'ACCOUNT' },
+  });
+
+  // --- events: 20 keys, 30 days of history (5 events a key), then today's spend -----------------------------------
+  const keyHashes = Array.from({ length: KEY_COUNT }, () => sha256(`sk-cost-${randomUUID()}`));
+  const now = Date.now();
+  const history = keyHashes.flatMap((hash, k) =>
+    Array.from({ length: 5 }, (_, i) => spendEvent(hash, 0.01 * (1 + ((k + i) % 7)), now - (1 + ((k * 5 + i) % 30)) * DAY)),
+  );
+  const ingestHeaders = { headers: { 'x-api-key': ingestKey } };
+  const first = await expectMeasured(200, 'POST /ingest', `${history.length} events, ${KEY_COUNT} new keys`, '/ingest', {
+    ...ingestHeaders,
+    body: { events: history },
+  });
+  expect(first.body).toMatchObject({ accepted: history.length, duplicates: 0, rejected: [] });
+
+  // KEY-scoped budget and rule (they need a discovered key).
+  await expectMeasured(201, 'POST /budgets', 'KEY', '/budgets', {
+    ...auth,
+    body: { name: 'Key 0', monthlyLimit: 2, alertThreshold: 80, scope: 'KEY', keyHash: keyHashes[0] },
+  });
+  await expectMeasured(201, 'POST /budgets', 'KEY (second)', '/budgets', {
+    ...auth,
+    body: { monthlyLimit: 100, alertThreshold: 90, scope: 'KEY', keyHash: keyHashes[1] },
+  });
+  await expectMeasured(201, 'POST /alert-rules', 'cost_threshold monthly, KEY', '/alert-rules', {
+    ...auth,
+    body: { ...ruleBody, type: 'cost_threshold', name: 'Key 0 monthly', config: { threshold: 1.5, period: 'monthly', keyHash: keyHashes[0] } },
+  });
+
+  const today = Array.from({ length: 100 }, (_, i) => spendEvent(keyHashes[i % KEY_COUNT]!, i % KEY_COUNT === 0 ? 0.5 : 0.05, now - i * 1000));
+  const steady = await expectMeasured(200, 'POST /ingest', '100 events, known keys, alerts fire', '/ingest', { ...ingestHeaders, body: { events: today } });
+  expect(steady.body).toMatchObject({ accepted: 100, duplicates: 0 });
+  const repeat = await expectMeasured(200, 'POST /ingest', '100 duplicates', '/ingest', { ...ingestHeaders, body: { events: today } });
+  expect(repeat.body).toMatchObject({ accepted: 0, duplicates: 100 });
+  const more = Array.from({ length: 100 }, (_, i) => spendEvent(keyHashes[i % KEY_COUNT]!, 0.01, now - i * 1000));
+  await expectMeasured(200, 'POST /ingest', '100 events, known keys, no new alerts', '/ingest', { ...ingestHeaders, body: { events: more } });
+
+  // --- updates, acknowledgement, deletes ---------------------------------------------------------------------------
+  await expectMeasured(200, 'PATCH /keys/{hash}', 'label', `/keys/${keyHashes[0]}`, { ...auth, body: { label: 'Production' } });
+  await expectMeasured(200, 'PATCH /budgets/{id}', 'monthlyLimit', `/budgets/${accountBudget.body.id}`, { ...auth, body: { monthlyLimit: 45 } });
+  await expectMeasured(200, 'PATCH /alert-rules/{id}', 'threshold', `/alert-rules/${daily.body.id}`, {
+    ...auth,
+    body: { config: { threshold: 1.25, period: 'daily' } },
+  });
+  const alerts = await api('/alerts?limit=100', auth);
+  expect(alerts.status).toBe(200);
+  const types = new Set((alerts.body.items as { type: string }[]).map((a) => a.type));
+  expect([...types].sort(), 'the seeded events raised alerts of these types').toEqual(
+    expect.arrayContaining(['budget_threshold', 'cost_threshold', 'new_key']),
+  );
+  await expectMeasured(200, 'PATCH /alerts/{id}/acknowledge', 'first time', `/alerts/${alerts.body.items[0].id}/acknowledge`, auth);
+  await expectMeasured(200, 'PATCH /alerts/{id}/acknowledge', 'again', `/alerts/${alerts.body.items[0].id}/acknowledge`, auth);
+  const doomedBudget = await api('/budgets', { ...auth, method: 'POST', body: { monthlyLimit: 1, alertThreshold: 50, scope: 'ACCOUNT' } });
+  await expectMeasured(204, 'DELETE /budgets/{id}', 'existing', `/budgets/${doomedBudget.body.id}`, auth);
+  const doomedRule = await api('/alert-rules', { ...auth, method: 'POST', body: { ...ruleBody, type: 'new_key', name: 'Doomed', config: {} } });
+  await expectMeasured(204, 'DELETE /alert-rules/{id}', 'existing', `/alert-rules/${doomedRule.body.id}`, auth);
+
+  // --- billing, on an account of its own ---------------------------------------------------------------------------
+  const billingUser = await registerUser();
+  const billingAuth = { token: billingUser.token };
+  await expectMeasured(201, 'POST /billing/checkout', 'GROWTH, first checkout', '/billing/checkout', { ...billingAuth, body: { plan: 'GROWTH' } });
+  await expectMeasured(201, 'POST /billing/checkout', 'GROWTH, again', '/billing/checkout', { ...billingAuth, body: { plan: 'GROWTH' } });
+  await expectMeasured(201, 'POST /billing/portal', 'customer exists', '/billing/portal', { ...billingAuth, body: {} });
+  const account = await dynamo().send(
+    new GetCommand({ TableName: stack().tableName, Key: keys.account(billingUser.accountId), ConsistentRead: true }),
+  );
+  const customer = account.Item!.stripeCustomerId as string;
+  const start = Math.floor(Date.now() / 1000);
+  const subscription = {
+    id: `sub_test_${randomBytes(8).toString('hex')}`,
+    object: 'subscription',
+    customer,
+    status: 'active',
+    metadata: { accountId: billingUser.accountId },
+    created: start,
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: `si_${randomBytes(6).toString('hex')}`,
+          object: 'subscription_item',
+          price: { id: LOCAL_STRIPE_PRICES.GROWTH, object: 'price' },
+          quantity: 1,
+          current_period_start: start,
+          current_period_end: start + 30 * 86400,
+        },
+      ],
+    },
+  };
+  const created2 = stripeEvent('customer.subscription.created', subscription);
+  await deliverStripe('subscription.created, applied', created2);
+  await deliverStripe('the same event replayed', created2);
+  await deliverStripe('ignored type', stripeEvent('charge.succeeded', { id: 'ch_test', object: 'charge', customer }));
+
+  return { user, ingestKey, keyHashes, billingUser };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The read cases: every GET route of the route table, some in several shapes
+
+interface ReadCase {
+  route: string;
+  detail: string;
+  /** Path relative to /api, with any unmeasured preparation (a first page for its cursor) done here. */
+  path: (f: Fixture) => string | Promise<string>;
+  /** Whose token (default: the main account's); `none` for public routes. */
+  as?: 'main' | 'billing' | 'none';
+}
+
+async function cursorAfterFirstPage(path: string, token: string): Promise<string> {
+  const res = await api(path, { token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.nextCursor, `${path} has a second page`).toEqual(expect.any(String));
+  return res.body.nextCursor as string;
+}
+
+const readCases: ReadCase[] = [
+  { route: 'GET /health', detail: '', path: () => '/health', as: 'none' },
+  { route: 'GET /openapi.json', detail: '', path: () => '/openapi.json', as: 'none' },
+  { route: 'GET /auth/me', detail: '', path: () => '/auth/me' },
+  { route: 'GET /ingest-keys', detail: '2 live, 1 revoked', path: () => '/ingest-keys' },
+  { route: 'GET /keys', detail: `${KEY_COUNT} keys, default page`, path: () => '/keys' },
+  {
+    route: 'GET /keys',
+    detail: 'second page (limit 5, cursor)',
+    path: async (f) => `/keys?limit=5&cursor=${encodeURIComponent(await cursorAfterFirstPage('/keys?limit=5', f.user.token))}`,
+  },
+  { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}` },
+  {
+    route: 'GET /keys/{hash}',
+    detail: '366-day range',
+    path: (f) => `/keys/${f.keyHashes[0]}?from=${isoDay(Date.now() - 365 * DAY)}&to=${isoDay(Date.now())}`,
+  },
+  { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}` },
+  { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
+  { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
+  { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },
+  { route: 'GET /alerts', detail: '?status=acknowledged', path: () => '/alerts?status=acknowledged' },
+  {
+    route: 'GET /alerts',
+    detail: 'second page (limit 2, cursor)',
+    path: async (f) => `/alerts?limit=2&cursor=${encodeURIComponent(await cursorAfterFirstPage('/alerts?limit=2', f.user.token))}`,
+  },
+  { route: 'GET /webhook-secret', detail: 'first call (creates it)', path: () => '/webhook-secret' },
+  { route: 'GET /webhook-secret', detail: 'later call', path: () => '/webhook-secret' },
+  { route: 'GET /billing/status', detail: 'SCALE, set directly', path: () => '/billing/status' },
+  { route: 'GET /billing/status', detail: 'GROWTH via webhook', path: () => '/billing/status', as: 'billing' },
+];
+
+// ---------------------------------------------------------------------------------------------------------------
+
+beforeAll(async () => {
+  fixture = await seed();
+}, 120_000);
+
+afterAll(() => {
+  if (measurements.length === 0) return;
+  const rows = [
+    ['route', 'call', 'status', 'requests', 'by command'],
+    ...measurements.map((m) => [m.route, m.detail, String(m.status), String(m.requests), [...m.commands].map(([c, n]) => `${c} ${n}`).join(', ') || '–']),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => (i === 2 || i === 3 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  console.log(
+    [
+      `DynamoDB requests per API call (reads: ≤ ${MAX_READ_REQUESTS}, no Scan; writes: recorded, no Scan)`,
+      line(rows[0]!),
+      widths.map((w) => '-'.repeat(w)).join('  '),
+      ...rows.slice(1).map(line),
+    ].join('\n'),
+  );
+});
+
+describe('request cost of read endpoints', () => {
+  it('every GET route of the route table has a case here', () => {
+    expect(new Set(readCases.map((c) => c.route))).toEqual(new Set(readRoutes));
+  });
+
+  it.each(readCases)(`$route $detail: ≤ ${MAX_READ_REQUESTS} DynamoDB requests, no Scan`, async (c) => {
+    const token = c.as === 'none' ? undefined : c.as === 'billing' ? fixture.billingUser.token : fixture.user.token;
+    const expected = c.detail.includes('(404)') ? 404 : 200;
+    const res = await expectMeasured(expected, c.route, c.detail, await c.path(fixture), { token });
+    const m = measurements.at(-1)!;
+    expect(m.commands.has('Scan'), `${c.route} uses Scan`).toBe(false);
+    expect(m.requests, `${c.route} (${c.detail}): ${[...m.commands].map(([n, k]) => `${n}=${k}`).join(',')}`).toBeLessThanOrEqual(MAX_READ_REQUESTS);
+    if (c.route === 'GET /keys/{hash}' && c.detail === '366-day range') expect(res.body.breakdown.daily).toHaveLength(366);
+    if (c.route === 'GET /keys' && c.detail.startsWith(`${KEY_COUNT}`)) expect(res.body.items).toHaveLength(KEY_COUNT);
+    if (c.route === 'GET /budgets') expect(res.body.items).toHaveLength(3);
+    if (c.route === 'GET /billing/status') expect(res.body.plan).toBe(c.as === 'billing' ? 'GROWTH' : 'SCALE');
+  });
+});
+
+describe('request cost of write endpoints', () => {
+  it('every non-GET route was called while seeding, none used Scan', () => {
+    const called = new Set(measurements.filter((m) => !m.route.startsWith('GET ')).map((m) => m.route));
+    expect([...called].sort()).toEqual([...writeRoutes].sort());
+    const scans = measurements.filter((m) => m.commands.has('Scan')).map((m) => `${m.route} (${m.detail})`);
+    expect(scans).toEqual([]);
+  });
+});
