@@ -82,18 +82,42 @@ function makeEvent(keyHash: string, timestamp?: string): Record<string, unknown>
 let dbCalls = 0;
 let dbMs = 0;
 let dbInFlight = 0;
+/** Per command (`Query`): calls, ms inside them, SDK attempts (retries included) and retry delay, since the start. */
+interface CommandTotals {
+  calls: number;
+  ms: number;
+  attempts: number;
+  retryDelayMs: number;
+}
+const dbByCommand = new Map<string, CommandTotals>();
+const noTotals = (): CommandTotals => ({ calls: 0, ms: 0, attempts: 0, retryDelayMs: 0 });
+type Metadata = { $metadata?: { attempts?: number; totalRetryDelay?: number } };
 
 function installDbTimer(): void {
   db().middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       const started = performance.now();
       dbInFlight += 1;
+      let metadata: Metadata['$metadata'];
       try {
-        return await next(args);
+        const out = await next(args);
+        metadata = (out.output as Metadata).$metadata;
+        return out;
+      } catch (error) {
+        metadata = (error as Metadata).$metadata;
+        throw error;
       } finally {
+        const elapsed = performance.now() - started;
         dbInFlight -= 1;
         dbCalls += 1;
-        dbMs += performance.now() - started;
+        dbMs += elapsed;
+        const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
+        const c = dbByCommand.get(command) ?? noTotals();
+        c.calls += 1;
+        c.ms += elapsed;
+        c.attempts += metadata?.attempts ?? 1;
+        c.retryDelayMs += metadata?.totalRetryDelay ?? 0;
+        dbByCommand.set(command, c);
       }
     },
     { step: 'initialize', name: 'loadBenchDbTimer', override: true },
@@ -215,6 +239,8 @@ interface ScenarioResult {
   jvmCpuPercent: number | undefined;
   loopDelayP99: number;
   dbCallsPerRequest: number;
+  /** `TransactWriteItems 2.00 × 480 ms`: per request, calls of each command and the mean ms of one. */
+  dbCommands: string;
   dbMsPerRequest: number;
   failures: string[];
 }
@@ -261,6 +287,7 @@ async function runScenario(baseUrl: string, scenario: Scenario, load: Load, jvm:
   const loop = monitorEventLoopDelay({ resolution: 10 });
   const dbCallsBefore = dbCalls;
   const dbMsBefore = dbMs;
+  const byCommandBefore = new Map([...dbByCommand].map(([name, c]) => [name, { ...c }]));
   const cpuBefore = process.cpuUsage();
   const jvmBefore = await cpuSecondsOf(jvm);
   const started = performance.now();
@@ -323,6 +350,25 @@ async function runScenario(baseUrl: string, scenario: Scenario, load: Load, jvm:
   const jvmAfter = await cpuSecondsOf(jvm);
   const dbCallsDuring = dbCalls - dbCallsBefore;
   const dbMsDuring = dbMs - dbMsBefore;
+  const dbCommands = [...dbByCommand]
+    .map(([name, c]) => {
+      const before = byCommandBefore.get(name) ?? noTotals();
+      return {
+        name,
+        calls: c.calls - before.calls,
+        ms: c.ms - before.ms,
+        retries: c.attempts - before.attempts - (c.calls - before.calls),
+        retryDelayMs: c.retryDelayMs - before.retryDelayMs,
+      };
+    })
+    .filter((c) => c.calls > 0)
+    .sort((a, b) => b.ms - a.ms)
+    .map(
+      (c) =>
+        `${c.name} ${num(c.calls / Math.max(1, latencies.length), 2)} × ${ms(c.ms / c.calls)} ms` +
+        (c.retries > 0 ? ` (${num(c.retries)} retries, ${ms(c.retryDelayMs / c.calls)} ms backoff a call)` : ''),
+    )
+    .join(', ');
   await drained();
   const lat = summarize(latencies);
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -346,6 +392,7 @@ async function runScenario(baseUrl: string, scenario: Scenario, load: Load, jvm:
     jvmCpuPercent: jvmBefore !== undefined && jvmAfter !== undefined ? ((jvmAfter - jvmBefore) / seconds) * 100 : undefined,
     loopDelayP99: loop.percentile(99) / 1e6,
     dbCallsPerRequest: dbCallsDuring / Math.max(1, latencies.length),
+    dbCommands,
     dbMsPerRequest: dbMsDuring / Math.max(1, latencies.length),
     failures,
   };
@@ -631,6 +678,7 @@ function printScenario(r: ScenarioResult): void {
     `  where time goes   ${num(r.dbCallsPerRequest, 2)} DynamoDB calls and ${ms(r.dbMsPerRequest)} ms inside them per request (summed; they may overlap) ` +
       `of ${ms(r.latency.mean)} ms mean latency`,
   );
+  if (r.dbCommands) console.log(`  DynamoDB calls    per request: ${r.dbCommands} (× mean ms of one call, SDK retries included)`);
   console.log(
     `  CPU               this process (autocannon + gateway + handlers) ${num(r.cpuPercent)}% of one core = ${ms(r.cpuMsPerRequest)} ms a request` +
       (r.jvmCpuPercent !== undefined ? `, DynamoDB Local's JVM ${num(r.jvmCpuPercent)}%` : '') +

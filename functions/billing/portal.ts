@@ -1,5 +1,6 @@
 import { created, httpHandler } from '#shared/http/handler.ts';
 import { openPortal } from '#shared/billing/checkout.ts';
+import { jwtAuth } from '#shared/http/auth-context.ts';
 
 /** POST /billing/portal (no body) → 201 {url}; an account without a Stripe customer → 409 */
-export const handler = httpHandler({ auth: 'jwt' }, async ({ auth }) => created(await openPortal(auth.accountId)));
+export const handler = httpHandler({ auth: jwtAuth }, async ({ auth }) => created(await openPortal(auth.accountId)));

@@ -42,3 +42,6 @@ export async function authenticate(event: APIGatewayProxyEventV2): Promise<AuthC
   }
   return authFromClaims(verified);
 }
+
+/** The `jwt` auth kind of the route table, as a handler's authenticator. */
+export const jwtAuth = (event: APIGatewayProxyEventV2): Promise<AuthContext> => authenticate(event);

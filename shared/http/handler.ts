@@ -15,14 +15,17 @@ import { HttpError } from '#shared/http/errors.ts';
 import { problemResponse } from '#shared/http/problem.ts';
 import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
-import { authenticate, type AuthContext } from '#shared/http/auth-context.ts';
 
-/** Who may call: a Cognito ID token (`jwt`), anyone (`none`), or a handler-specific check (an ingest key, a Stripe signature). */
-export type Authenticator<T> = (event: APIGatewayProxyEventV2) => Promise<T>;
 const NO_PARAMETERS = z.strictObject({});
 
-export type HandlerAuth = 'jwt' | 'none' | Authenticator<unknown>;
-type AuthOf<A> = A extends 'jwt' ? AuthContext : A extends Authenticator<infer T> ? T : undefined;
+/**
+ * Who may call: anyone (`none`), or whoever an authenticator accepts — `jwtAuth` (a Cognito ID token),
+ * `ingestKeyAuth` (an ingest key), `stripeWebhookAuth` (a Stripe signature). Each handler imports only the one
+ * it uses, so a bundle carries no verifier it does not need.
+ */
+export type Authenticator<T> = (event: APIGatewayProxyEventV2) => Promise<T>;
+export type HandlerAuth = 'none' | Authenticator<unknown>;
+type AuthOf<A> = A extends Authenticator<infer T> ? T : undefined;
 
 export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
   auth: A;
@@ -102,7 +105,7 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
   const maxBodyBytes = spec.maxBodyBytes ?? MAX_BODY_BYTES;
   const inner = async (event: Event, _context: Context): Promise<Result> => {
     const requestId = requestIdOf(event);
-    const auth = spec.auth === 'jwt' ? await authenticate(event) : spec.auth === 'none' ? undefined : await spec.auth(event);
+    const auth = spec.auth === 'none' ? undefined : await spec.auth(event);
     if (auth && typeof auth === 'object' && 'accountId' in auth) logger.appendKeys({ accountId: auth.accountId as string });
     const text = spec.body ? rawBody(event.body, event.isBase64Encoded) : '';
     const body = spec.body
