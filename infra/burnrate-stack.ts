@@ -293,6 +293,17 @@ export class BurnrateStack extends Stack {
     );
 
     const stripe = this.stripeSettings();
+    // The HMAC key of pagination cursors (shared/http/cursor.ts): generated once, handed to the user-facing
+    // functions as a CloudFormation dynamic reference (resolved at deploy; the template holds no value).
+    const cursorSecret = new Secret(this, 'CursorSecret', {
+      description: 'Burnrate: HMAC key that signs pagination cursors',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    Validations.of(cursorSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotating the cursor key only invalidates the list cursors clients hold at that moment (they get a 400 and start the list again); rotate it by hand if needed, no rotation Lambda is worth running for it.',
+    });
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
@@ -307,6 +318,7 @@ export class BurnrateStack extends Stack {
         reservedConcurrentExecutions: reserved,
       });
       functions.set(id, fn);
+      if (route.auth === 'jwt') fn.function.addEnvironment('CURSOR_SECRET', cursorSecret.secretValue.unsafeUnwrap());
       if (route.publishesAlerts) {
         fn.function.addEnvironment('ALERTS_QUEUE_URL', this.alertsQueue.queueUrl);
         // SendMessageBatch is authorized as sqs:SendMessage; the queue's SSE is SQS-managed (no KMS grant).

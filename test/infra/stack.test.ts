@@ -532,3 +532,15 @@ describe('Stripe billing', () => {
     }
   }, 60_000);
 });
+
+describe('pagination cursor key', () => {
+  it('every jwt function gets CURSOR_SECRET as a dynamic reference to a generated secret, never a literal', () => {
+    expect(ofType('AWS::SecretsManager::Secret').some(([, r]) => (r.Properties as { GenerateSecretString?: unknown }).GenerateSecretString)).toBe(true);
+    for (const route of routes) {
+      const [, fn] = ofType('AWS::Lambda::Function').find(([, r]) => (r.Properties as { Description?: string }).Description === `${route.method} ${route.path}`)!;
+      const env = (fn.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
+      if (route.auth === 'jwt') expect(JSON.stringify(env.CURSOR_SECRET), route.path).toContain('{{resolve:secretsmanager:');
+      else expect(env.CURSOR_SECRET, route.path).toBeUndefined();
+    }
+  });
+});
