@@ -197,6 +197,21 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         }
       });
   });
+  // A request Node refuses before any route runs (headers past 16 KB, a malformed request line) still gets a
+  // problem+json answer, like every other error.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      type: tooLarge ? '/problems/headers-too-large' : '/problems/malformed-request',
+      title: tooLarge ? 'The request headers are too large.' : 'The request could not be read.',
+      status: tooLarge ? 431 : 400,
+    });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   // Keep-alive connections of test clients must not hold `server.close()` for long.
   server.keepAliveTimeout = 5000;
 

@@ -487,3 +487,12 @@ describe('the event a handler receives (gateway in this process, stand-in handle
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe('requests Node refuses before any route', () => {
+  it('answers headers past 16 KB with 431 problem+json', async () => {
+    const res = await fetch(`${stack().apiUrl}/health`, { headers: { 'x-padding': 'x'.repeat(20_000) } });
+    expect(res.status).toBe(431);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect((await res.json()).status).toBe(431);
+  });
+});
