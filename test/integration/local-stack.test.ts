@@ -493,6 +493,6 @@ describe('requests Node refuses before any route', () => {
     const res = await fetch(`${stack().apiUrl}/health`, { headers: { 'x-padding': 'x'.repeat(20_000) } });
     expect(res.status).toBe(431);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
-    expect((await res.json()).status).toBe(431);
+    expect(((await res.json()) as { status: number }).status).toBe(431);
   });
 });
