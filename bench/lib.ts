@@ -1,9 +1,12 @@
 /**
- * Small helpers shared by the benchmarks: options, free ports, a worker pool, a progress bar on stderr,
- * percentiles, aligned tables. Benchmarks print figures; they never assert on timings.
+ * Small helpers shared by the benchmarks: options, free ports, a session (temp dir, cleanups, signals, exit code),
+ * a worker pool, a progress bar on stderr, percentiles, aligned tables. Benchmarks print figures; they never assert
+ * on timings.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -57,6 +60,71 @@ export async function freePorts(n: number): Promise<number[]> {
 export function machine(): string {
   const cpu = cpus();
   return `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${process.platform}/${process.arch}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A benchmark's lifecycle
+
+export interface BenchSession {
+  /** A fresh directory under the OS temp dir, removed when the session ends. */
+  dataDir: string;
+  /**
+   * Registers `fn` to run when the session ends (normally or on SIGINT/SIGTERM); cleanups run in reverse order of
+   * registration, before the directory is removed. A failing one is logged as `${what} failed:` and the rest go on.
+   */
+  onCleanup(what: string, fn: () => unknown): void;
+  /**
+   * Runs `main`, then the cleanups; resolves to its exit code (1 if it threw: the error goes to `onError`, by
+   * default `console.error`). The caller exits with it.
+   */
+  run(main: () => Promise<number>, onError?: (error: unknown) => void): Promise<number>;
+}
+
+/**
+ * The lifecycle every benchmark shares: a temp directory (`tmpPrefix` + random), cleanups, and SIGINT/SIGTERM
+ * handlers (each once) that write `\n${signal}: ${signalMessage}` to stderr, run the cleanups and exit with 130.
+ * The cleanups run at most once, whichever comes first.
+ */
+export async function benchSession(tmpPrefix: string, signalMessage = 'stopping the stack'): Promise<BenchSession> {
+  const dataDir = await mkdtemp(join(tmpdir(), tmpPrefix));
+  const cleanups: { what: string; fn: () => unknown }[] = [];
+  let cleaning: Promise<void> | undefined;
+
+  const cleanup = (): Promise<void> =>
+    (cleaning ??= (async () => {
+      for (const { what, fn } of cleanups.reverse()) {
+        try {
+          await fn();
+        } catch (error) {
+          console.error(`${what} failed:`, error);
+        }
+      }
+      await rm(dataDir, { recursive: true, force: true }).catch((error: unknown) => console.error(`removing ${dataDir} failed:`, error));
+    })());
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\n${signal}: ${signalMessage}\n`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+
+  return {
+    dataDir,
+    onCleanup: (what, fn) => void cleanups.push({ what, fn }),
+    async run(main, onError = (error) => console.error(error)) {
+      let exitCode = 0;
+      try {
+        exitCode = await main();
+      } catch (error) {
+        onError(error);
+        exitCode = 1;
+      } finally {
+        await cleanup();
+      }
+      return exitCode;
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

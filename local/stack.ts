@@ -32,6 +32,8 @@ export interface LocalStackInfo {
   stripeUrl: string;
   /** The webhook signing secret the stand-in signs with and the API verifies with (tests sign events with it). */
   stripeWebhookSecret: string;
+  /** Where alert e-mail lands, one `.eml` file per message. */
+  outboxDir: string;
 }
 
 export interface LocalStackOptions {
@@ -102,6 +104,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     region: LOCAL_REGION,
     stripeUrl: stripeMock.url,
     stripeWebhookSecret: stripeMock.webhookSecret,
+    outboxDir: join(dataDir, 'outbox'),
   };
 
   // The handlers read these at module scope: set them before the gateway imports any handler.
@@ -117,7 +120,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // One given in the environment wins (the test setup passes the test project's), else the kept one.
     CURSOR_SECRET: process.env.CURSOR_SECRET || (await localSecret(join(dataDir, CURSOR_SECRET_FILE))),
     // Alerts: e-mail to .eml files in the outbox, webhooks to http:// receivers on this machine allowed.
-    OUTBOX_DIR: join(dataDir, 'outbox'),
+    OUTBOX_DIR: info.outboxDir,
     ALLOW_INSECURE_WEBHOOKS: 'true',
     ALERT_EMAIL_FROM: process.env.ALERT_EMAIL_FROM || 'alerts@burnrate.localhost',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

@@ -3,110 +3,33 @@
  * The first block talks to the stack of global-setup.ts; the second runs a gateway in this process with
  * stand-in handlers, to look at the exact event a handler receives.
  */
-import { generateKeyPairSync, createSign } from 'node:crypto';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import {
-  AdminCreateUserCommand,
-  AdminSetUserPasswordCommand,
-  CognitoIdentityProviderClient,
-  InitiateAuthCommand,
-} from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { resetConfig } from '#shared/config.ts';
 import type { Route } from '#shared/routes.ts';
 import { createGateway, type GatewayEvent, type LambdaHandler } from '#local/gateway.ts';
 import { api, registerUser, stack, uniqueEmail } from './harness.ts';
+import {
+  cognitoUser,
+  expiredToken,
+  foreignSignedToken,
+  signAsCognitoLocal,
+  tamper,
+  unsignedToken,
+  validClaims,
+  type CognitoSession,
+} from './tokens.ts';
 
 const PROBLEM = 'application/problem+json';
-
-// ------------------------------------------------------------------------------------------------
-// JWT helpers
-
-const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
-
-function signRs256(header: Record<string, unknown>, payload: Record<string, unknown>, privateKeyPem: string): string {
-  const input = `${b64url(header)}.${b64url(payload)}`;
-  const signature = createSign('RSA-SHA256').update(input).sign(privateKeyPem).toString('base64url');
-  return `${input}.${signature}`;
-}
-
-/** cognito-local signs with a key shipped in its package: with it, a test can mint tokens it could not get. */
-function cognitoLocalPrivateKey(): string {
-  const require = createRequire(import.meta.url);
-  return (require('cognito-local/lib/keys/cognitoLocal.private.json') as { pem: string }).pem;
-}
-
-interface CognitoSession {
-  idToken: string;
-  accessToken: string;
-  email: string;
-}
-
-/** A user made straight in cognito-local (no handler involved), signed in with USER_PASSWORD_AUTH. */
-async function cognitoUser(): Promise<CognitoSession> {
-  const s = stack();
-  const client = new CognitoIdentityProviderClient({
-    endpoint: s.cognitoEndpoint,
-    region: s.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const email = uniqueEmail('gw');
-  const password = 'Gateway1Test';
-  await client.send(
-    new AdminCreateUserCommand({
-      UserPoolId: s.userPoolId,
-      Username: email,
-      MessageAction: 'SUPPRESS',
-      UserAttributes: [
-        { Name: 'email', Value: email },
-        { Name: 'email_verified', Value: 'true' },
-        { Name: 'custom:accountId', Value: 'br_01JZ3N5Q8W0000000000000000' },
-        { Name: 'custom:userId', Value: 'usr_01JZ3N5Q8W0000000000000000' },
-      ],
-    }),
-  );
-  await client.send(
-    new AdminSetUserPasswordCommand({ UserPoolId: s.userPoolId, Username: email, Password: password, Permanent: true }),
-  );
-  const auth = await client.send(
-    new InitiateAuthCommand({
-      ClientId: s.userPoolClientId,
-      AuthFlow: 'USER_PASSWORD_AUTH',
-      AuthParameters: { USERNAME: email, PASSWORD: password },
-    }),
-  );
-  client.destroy();
-  return { idToken: auth.AuthenticationResult!.IdToken!, accessToken: auth.AuthenticationResult!.AccessToken!, email };
-}
-
-function validClaims(): Record<string, unknown> {
-  const s = stack();
-  const now = Math.floor(Date.now() / 1000);
-  return {
-    sub: '6a1f1b7e-0000-4000-8000-000000000000',
-    'cognito:username': '6a1f1b7e-0000-4000-8000-000000000000',
-    email: 'mallory@example.com',
-    token_use: 'id',
-    aud: s.userPoolClientId,
-    iss: `${s.cognitoEndpoint}/${s.userPoolId}`,
-    iat: now,
-    auth_time: now,
-    exp: now + 3600,
-    'custom:accountId': 'br_01JZ3N5Q8W0000000000000001',
-    'custom:userId': 'usr_01JZ3N5Q8W0000000000000001',
-  };
-}
 
 // ------------------------------------------------------------------------------------------------
 
 describe('the local gateway (running stack)', () => {
   let session: CognitoSession;
   beforeAll(async () => {
-    session = await cognitoUser();
+    session = await cognitoUser(stack(), uniqueEmail('gw'));
   });
 
   it('answers GET /api/health with 200 {"status":"ok"}', async () => {
@@ -165,43 +88,11 @@ describe('the local gateway (running stack)', () => {
       ['no token', () => undefined],
       ['garbage', () => 'garbage'],
       ['three garbage parts', () => 'aaa.bbb.ccc'],
-      [
-        'a tampered payload',
-        () => {
-          const [header, payload, signature] = session.idToken.split('.');
-          const claims = { ...decodePart(payload!), 'custom:accountId': 'br_01JZ3N5Q8W0000000000000002' };
-          return `${header}.${b64url(claims)}.${signature}`;
-        },
-      ],
-      ['alg none', () => `${b64url({ alg: 'none', typ: 'JWT', kid: 'CognitoLocal' })}.${b64url(validClaims())}.`],
-      [
-        'a foreign RSA key with the right kid and claims',
-        () => {
-          const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-          const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-          return signRs256({ alg: 'RS256', typ: 'JWT', kid: 'CognitoLocal' }, validClaims(), pem);
-        },
-      ],
-      [
-        'an expired token signed with the real key',
-        () => {
-          const past = Math.floor(Date.now() / 1000) - 7200;
-          return signRs256(
-            { alg: 'RS256', typ: 'JWT', kid: 'CognitoLocal' },
-            { ...validClaims(), iat: past, auth_time: past, exp: past + 3600 },
-            cognitoLocalPrivateKey(),
-          );
-        },
-      ],
-      [
-        'another audience, signed with the real key',
-        () =>
-          signRs256(
-            { alg: 'RS256', typ: 'JWT', kid: 'CognitoLocal' },
-            { ...validClaims(), aud: 'some-other-client' },
-            cognitoLocalPrivateKey(),
-          ),
-      ],
+      ['a tampered payload', () => tamper(session.idToken, { 'custom:accountId': 'br_01JZ3N5Q8W0000000000000002' })],
+      ['alg none', () => unsignedToken(validClaims(stack()))],
+      ['a foreign RSA key with the right kid and claims', () => foreignSignedToken(validClaims(stack()))],
+      ['an expired token signed with the real key', () => expiredToken(validClaims(stack()))],
+      ['another audience, signed with the real key', () => signAsCognitoLocal({ ...validClaims(stack()), aud: 'some-other-client' })],
       ['an access token instead of an ID token', () => session.accessToken],
     ];
 
@@ -407,7 +298,7 @@ describe('the event a handler receives (gateway in this process, stand-in handle
   });
 
   it('hands verified claims to a jwt route as strings, like the JWT authorizer', async () => {
-    const session = await cognitoUser();
+    const session = await cognitoUser(stack(), uniqueEmail('gw'));
     const res = await fetch(`${base}/api/private`, { headers: { authorization: `Bearer ${session.idToken}` } });
     expect(res.status).toBe(200);
     const { event } = (await res.json()) as { event: GatewayEvent };
