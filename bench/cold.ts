@@ -24,13 +24,13 @@
  * the targets are reported, not fatal.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { analyzeMetafile, build } from 'esbuild';
 import type { BuildOptions, Metafile } from 'esbuild';
-import { heading, intOption, machine, ms, num, Progress, table } from './lib.ts';
+import { benchSession, heading, intOption, machine, ms, num, Progress, table } from './lib.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -234,9 +234,13 @@ async function why(built: Built, floor: Built): Promise<string> {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const dir = await mkdtemp(join(tmpdir(), 'burnrate-cold-'));
-let exitCode = 0;
-try {
+const session = await benchSession('burnrate-cold-', 'removing the bundles');
+const dir = session.dataDir;
+process.exitCode = await session.run(main, (error) => {
+  process.stderr.write(`\nbench:cold failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+});
+
+async function main(): Promise<number> {
   const functions = await functionsOfTheApp(join(dir, 'cdk.out'));
   const targets: Target[] = [{ name: 'FLOOR (document client)', entry: undefined, sourceMap: false, stripe: false }, ...functions];
   process.stderr.write(`bench:cold: ${functions.length} functions of the CDK app + the floor, into ${dir}\n`);
@@ -324,10 +328,5 @@ try {
   } else if (failing.length > 0) {
     console.log('  (run with --why to see what inflates the failing bundles)');
   }
-} catch (error) {
-  process.stderr.write(`\nbench:cold failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  exitCode = 1;
-} finally {
-  await rm(dir, { recursive: true, force: true });
+  return 0;
 }
-process.exitCode = exitCode;

@@ -14,12 +14,9 @@
  * (a ratio below the target is reported, not failed).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { freePorts, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
+import { benchSession, freePorts, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -162,34 +159,8 @@ function recordError(message: string): void {
   if (errors.length < 10) errors.push(message);
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'burnrate-bench-ingest-'));
-let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
-let rawClient: DynamoDBDocumentClient | undefined;
-
-async function cleanup(): Promise<void> {
-  rawClient?.destroy();
-  await stack?.stop().catch((error: unknown) => console.error('stopping the stack failed:', error));
-  stack = undefined;
-  await rm(dataDir, { recursive: true, force: true });
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\n${signal}: stopping the stack\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-let exitCode = 0;
-try {
-  exitCode = await run();
-} catch (error) {
-  console.error(error);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+const session = await benchSession('burnrate-bench-ingest-');
+process.exit(await session.run(run));
 
 async function run(): Promise<number> {
   const batches = Math.ceil(EVENTS / BATCH);
@@ -200,7 +171,8 @@ async function run(): Promise<number> {
   // --- the stack, in this process --------------------------------------------------------------------------------
   const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
   let started = performance.now();
-  stack = await startLocalStack({ port, dataDir, dynamodbPort, cognitoPort, quiet: true });
+  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
+  session.onCleanup('stopping the stack', () => stack.stop());
   console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
   installCounter();
   const api = stack.apiUrl;
@@ -361,19 +333,20 @@ async function run(): Promise<number> {
   console.log(`  ${totalsOk ? 'OK' : 'MISMATCH'}${WARMUP > 0 ? ` (totals include the ${num(WARMUP)} warm-up events)` : ''}`);
 
   // --- the floor: raw conditional puts -------------------------------------------------------------------------------
-  rawClient = DynamoDBDocumentClient.from(
+  const rawClient = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: stack.dynamodbEndpoint, region: stack.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
+  session.onCleanup('destroying the raw client', () => rawClient.destroy());
   const rawAccount = `bench-raw-${randomBytes(4).toString('hex')}`;
   let rawErrors = 0;
   const put = async (): Promise<void> => {
     const now = new Date();
     const { event, micros } = makeEvent(keyHashes[randInt(0, KEYS - 1)]!);
     try {
-      await rawClient!.send(
+      await rawClient.send(
         new PutCommand({
-          TableName: stack!.tableName,
+          TableName: stack.tableName,
           Item: {
             ...keys.event(rawAccount, event.requestId),
             type: 'Event',

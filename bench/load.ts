@@ -22,14 +22,13 @@
  * Exit code: 0 unless a request failed (non-2xx, a connection error or timeout, a rejected event, a raw call error).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { freePorts, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
+import { benchSession, freePorts, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -401,34 +400,8 @@ async function runScenario(baseUrl: string, scenario: Scenario, load: Load, jvm:
 // ---------------------------------------------------------------------------------------------------------------
 // Main
 
-const dataDir = await mkdtemp(join(tmpdir(), 'burnrate-bench-load-'));
-let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
-let rawClient: DynamoDBDocumentClient | undefined;
-
-async function cleanup(): Promise<void> {
-  rawClient?.destroy();
-  await stack?.stop().catch((error: unknown) => console.error('stopping the stack failed:', error));
-  stack = undefined;
-  await rm(dataDir, { recursive: true, force: true });
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\n${signal}: stopping the stack\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-let exitCode = 0;
-try {
-  exitCode = await run();
-} catch (error) {
-  console.error(error);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+const session = await benchSession('burnrate-bench-load-');
+process.exit(await session.run(run));
 
 async function run(): Promise<number> {
   console.log(heading('Load benchmark: autocannon against the local gateway'));
@@ -438,7 +411,8 @@ async function run(): Promise<number> {
   // --- the stack, in this process --------------------------------------------------------------------------------
   const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
   let started = performance.now();
-  stack = await startLocalStack({ port, dataDir, dynamodbPort, cognitoPort, quiet: true });
+  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
+  session.onCleanup('stopping the stack', () => stack.stop());
   console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
   installDbTimer();
   const api = stack.apiUrl;
@@ -541,9 +515,10 @@ async function run(): Promise<number> {
   printScenario(keysSequential);
 
   // --- the floor: raw DynamoDB Local round trips ---------------------------------------------------------------------
-  rawClient = DynamoDBDocumentClient.from(
+  const rawClient = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: stack.dynamodbEndpoint, region: stack.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
   );
+  session.onCleanup('destroying the raw client', () => rawClient.destroy());
   let rawErrors = 0;
   const timed = async (latencies: number[], send: () => Promise<unknown>) => {
     const t0 = performance.now();
@@ -555,11 +530,11 @@ async function run(): Promise<number> {
       if (rawErrors <= 3) console.error(`raw call failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  const getItem = () => rawClient!.send(new GetCommand({ TableName: stack!.tableName, Key: keys.providerKey(accountId, keyHashes[0]!) }));
+  const getItem = () => rawClient.send(new GetCommand({ TableName: stack.tableName, Key: keys.providerKey(accountId, keyHashes[0]!) }));
   const listKeys = () =>
-    rawClient!.send(
+    rawClient.send(
       new QueryCommand({
-        TableName: stack!.tableName,
+        TableName: stack.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
         ExpressionAttributeValues: { ':pk': queries.providerKeys(accountId).gsi1pk },

@@ -49,7 +49,7 @@ export async function loadSpend(
   const bySk = new Map<string, Item>();
   const keyItems = new Map<string, Item>();
   for (const item of items) {
-    if (item.sk === 'KEY') keyItems.set(item.keyHash as string, item);
+    if (item.sk === keys.providerKey(accountId, '').sk) keyItems.set(item.keyHash as string, item);
     else bySk.set(item.sk as string, item);
   }
   const dayCost = (date: string) => num(bySk.get(keys.usageDay(accountId, date).sk)?.costMicros);

@@ -3,7 +3,7 @@ import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
 import { isId } from '#shared/ids.ts';
-import { keys } from '#shared/db/keys.ts';
+import { keys, queries } from '#shared/db/keys.ts';
 import { acknowledgeAlert, listAlerts } from '#shared/db/alerts.ts';
 import { alertView } from '#shared/alerting/model.ts';
 import type { AuthContext } from '#shared/http/auth-context.ts';
@@ -13,7 +13,8 @@ import type { ListAlertsQuery } from '#shared/alerts/schemas.ts';
 function startKey(accountId: string, query: ListAlertsQuery, list: string): Record<string, unknown> | undefined {
   if (!query.cursor) return undefined;
   const key = decodeCursor(query.cursor, accountId, list) as Record<string, unknown> | null;
-  const id = typeof key?.sk === 'string' ? key.sk.replace(/^ALERT#/, '') : '';
+  const { skPrefix } = queries.alerts(accountId);
+  const id = typeof key?.sk === 'string' && key.sk.startsWith(skPrefix) ? key.sk.slice(skPrefix.length) : '';
   const expected = keys.alert(accountId, id);
   const index = query.status ? keys.alertIndex(accountId, id, query.status) : undefined;
   const valid =

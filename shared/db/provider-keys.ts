@@ -19,7 +19,7 @@ export async function loadIngestContext(
   const items = await batchGet([accountKey, usageKey, ...keyHashes.map((h) => keys.providerKey(accountId, h))]);
   const accountItem = items.find((item) => item.pk === accountKey.pk && item.sk === accountKey.sk);
   const usageItem = items.find((item) => item.pk === usageKey.pk && item.sk === usageKey.sk);
-  const known = new Set(items.filter((item) => item.sk === 'KEY').map((item) => item.keyHash as string));
+  const known = new Set(items.filter((item) => item.sk === keys.providerKey(accountId, '').sk).map((item) => item.keyHash as string));
   return { account: accountItem && toAccount(accountItem), known, trackedRequests: (usageItem?.trackedRequests as number | undefined) ?? 0 };
 }
 
