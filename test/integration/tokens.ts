@@ -1,7 +1,7 @@
 /**
  * Token forging for the security tests: tampered, unsigned, foreign-signed and expired JWTs, and real Cognito
- * sessions (ID and access token) straight from cognito-local. Copied from local-stack.test.ts's helpers and
- * parameterized by the stack, so any test (or script) can use them.
+ * sessions (ID and access token) straight from cognito-local, parameterized by the stack: used by the gateway,
+ * security and fuzz tests alike.
  */
 import { createSign, generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
