@@ -16,7 +16,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchSession, freePorts, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
+import { benchSession, benchTenant, call, expectStatus, freePorts, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -119,29 +119,9 @@ function installCounter(): void {
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP
 
-async function call<T>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: T }> {
-  const headers = new Headers(init.headers);
-  let body = init.body;
-  if (init.json !== undefined) {
-    headers.set('content-type', 'application/json');
-    body = JSON.stringify(init.json);
-  }
-  const res = await fetch(url, { ...init, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    // not JSON: keep the text for the error message
-  }
-  return { status: res.status, body: parsed as T };
-}
 
 const cpuSeconds = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1e6;
 
-function expectStatus(what: string, res: { status: number; body: unknown }, status: number): void {
-  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
-}
 
 interface KeyView {
   hash: string;
@@ -178,35 +158,17 @@ async function run(): Promise<number> {
   const api = stack.apiUrl;
 
   // --- a tenant --------------------------------------------------------------------------------------------------
-  const register = await call<{ accountId: string; token: string }>(`${api}/auth/register`, {
-    method: 'POST',
-    json: {
-      email: `bench-${randomBytes(6).toString('hex')}@example.com`,
-      password: `Bench${randomBytes(6).toString('hex')}9`,
-      firstName: 'Bench',
-      lastName: 'Mark',
-      companyName: 'Bench Co',
-    },
-  });
-  expectStatus('POST /auth/register', register, 201);
-  const { accountId, token } = register.body;
-  // FREE allows 10,000 tracked requests and 5 keys a period: put the bench account on SCALE (10M, 1,000 keys), as
-  // the billing webhook would, so plan limits never cut the run short.
-  await db().send(
-    new UpdateCommand({
-      TableName: stack.tableName,
-      Key: keys.account(accountId),
-      UpdateExpression: 'SET #plan = :plan',
-      ExpressionAttributeNames: { '#plan': 'plan' },
-      ExpressionAttributeValues: { ':plan': 'SCALE' },
-    }),
+  const tenant = await benchTenant(api, 'bench', (accountId) =>
+    db().send(
+      new UpdateCommand({
+        TableName: stack.tableName,
+        Key: keys.account(accountId),
+        UpdateExpression: 'SET #plan = :plan',
+        ExpressionAttributeNames: { '#plan': 'plan' },
+        ExpressionAttributeValues: { ':plan': 'SCALE' },
+      }),
+    ),
   );
-  const ingestKey = await call<{ key: string }>(`${api}/ingest-keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}` },
-    json: { name: 'bench' },
-  });
-  expectStatus('POST /ingest-keys', ingestKey, 201);
 
   // --- the events, prepared before timing --------------------------------------------------------------------------
   const keyHashes = Array.from({ length: KEYS }, () => sha256(`sk-bench-${randomBytes(16).toString('hex')}`));
@@ -234,7 +196,7 @@ async function run(): Promise<number> {
     try {
       const res = await call<{ accepted?: number; rejected?: unknown[] }>(`${api}/ingest`, {
         method: 'POST',
-        headers: { 'x-api-key': ingestKey.body.key, 'content-type': 'application/json' },
+        headers: { 'x-api-key': tenant.ingestKey, 'content-type': 'application/json' },
         body: b.body,
       });
       if (res.status !== 200) recordError(`POST /ingest answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
@@ -272,7 +234,7 @@ async function run(): Promise<number> {
   do {
     const query: string = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     const page = await call<{ items: KeyView[]; nextCursor: string | null }>(`${api}/keys${query}`, {
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${tenant.token}` },
     });
     expectStatus('GET /keys', page, 200);
     listed.push(...page.body.items);

@@ -3,6 +3,7 @@
  * a worker pool, a progress bar on stderr, percentiles, aligned tables. Benchmarks print figures; they never assert
  * on timings.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -265,4 +266,61 @@ export function table(rows: readonly (readonly string[])[], options: { left?: nu
 /** A section title. */
 export function heading(text: string): string {
   return `\n== ${text} ${'='.repeat(Math.max(0, 100 - text.length - 4))}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// HTTP against the local stack, and a tenant to measure with
+
+/** One JSON request; the body parsed when it is JSON (the text otherwise). */
+export async function call<T>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: T }> {
+  const headers = new Headers(init.headers);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(url, { ...init, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text for the error message
+  }
+  return { status: res.status, body: parsed as T };
+}
+
+export function expectStatus(what: string, res: { status: number; body: unknown }, status: number): void {
+  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * A fresh account with an ingest key, on SCALE (10M tracked requests, 1,000 keys a period) as the billing webhook
+ * would set it, so plan limits never cut a run short. `setPlan` writes the account item (the bench's own client).
+ */
+export async function benchTenant(
+  apiUrl: string,
+  label: string,
+  setPlan: (accountId: string) => Promise<unknown>,
+): Promise<{ accountId: string; token: string; ingestKey: string }> {
+  const register = await call<{ accountId: string; token: string }>(`${apiUrl}/auth/register`, {
+    method: 'POST',
+    json: {
+      email: `${label}-${randomBytes(6).toString('hex')}@example.com`,
+      password: `Bench${randomBytes(6).toString('hex')}9`,
+      firstName: 'Bench',
+      lastName: 'Mark',
+      companyName: `${label} Co`,
+    },
+  });
+  expectStatus('POST /auth/register', register, 201);
+  const { accountId, token } = register.body;
+  await setPlan(accountId);
+  const ingestKey = await call<{ key: string }>(`${apiUrl}/ingest-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    json: { name: label },
+  });
+  expectStatus('POST /ingest-keys', ingestKey, 201);
+  return { accountId, token, ingestKey: ingestKey.body.key };
 }

@@ -28,7 +28,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchSession, freePorts, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
+import { benchSession, benchTenant, call, expectStatus, freePorts, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -175,27 +175,7 @@ async function cpuSecondsOf(pid: number | undefined): Promise<number | undefined
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP for the seeding
 
-async function call<T>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: T }> {
-  const headers = new Headers(init.headers);
-  let body = init.body;
-  if (init.json !== undefined) {
-    headers.set('content-type', 'application/json');
-    body = JSON.stringify(init.json);
-  }
-  const res = await fetch(url, { ...init, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    // not JSON: keep the text for the error message
-  }
-  return { status: res.status, body: parsed as T };
-}
 
-function expectStatus(what: string, res: { status: number; body: unknown }, status: number): void {
-  if (res.status !== status) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body)}`);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // One autocannon scenario
@@ -420,31 +400,18 @@ async function run(): Promise<number> {
 
   // --- a tenant with data ----------------------------------------------------------------------------------------
   started = performance.now();
-  const register = await call<{ accountId: string; token: string }>(`${api}/auth/register`, {
-    method: 'POST',
-    json: {
-      email: `load-${randomBytes(6).toString('hex')}@example.com`,
-      password: `Load${randomBytes(6).toString('hex')}9`,
-      firstName: 'Load',
-      lastName: 'Test',
-      companyName: 'Load Co',
-    },
-  });
-  expectStatus('POST /auth/register', register, 201);
-  const { accountId, token } = register.body;
-  // SCALE (10M tracked requests, 1,000 keys a period), as the billing webhook would set it: no plan limit is hit.
-  await db().send(
-    new UpdateCommand({
-      TableName: stack.tableName,
-      Key: keys.account(accountId),
-      UpdateExpression: 'SET #plan = :plan',
-      ExpressionAttributeNames: { '#plan': 'plan' },
-      ExpressionAttributeValues: { ':plan': 'SCALE' },
-    }),
+  const tenant = await benchTenant(api, 'load', (accountId) =>
+    db().send(
+      new UpdateCommand({
+        TableName: stack.tableName,
+        Key: keys.account(accountId),
+        UpdateExpression: 'SET #plan = :plan',
+        ExpressionAttributeNames: { '#plan': 'plan' },
+        ExpressionAttributeValues: { ':plan': 'SCALE' },
+      }),
+    ),
   );
-  const bearer = { authorization: `Bearer ${token}` };
-  const ingestKey = await call<{ key: string }>(`${api}/ingest-keys`, { method: 'POST', headers: bearer, json: { name: 'load' } });
-  expectStatus('POST /ingest-keys', ingestKey, 201);
+  const bearer = { authorization: `Bearer ${tenant.token}` };
   for (const rule of [
     { type: 'new_key', name: 'New key', config: {} },
     { type: 'cost_threshold', name: 'Daily $1', config: { threshold: 1, period: 'daily' } },
@@ -459,7 +426,7 @@ async function run(): Promise<number> {
   for (let i = 0; i < seedEvents.length; i += 100) {
     const res = await call<{ accepted: number }>(`${api}/ingest`, {
       method: 'POST',
-      headers: { 'x-api-key': ingestKey.body.key },
+      headers: { 'x-api-key': tenant.ingestKey },
       json: { events: seedEvents.slice(i, i + 100) },
     });
     expectStatus('POST /ingest (seed)', res, 200);
@@ -484,7 +451,7 @@ async function run(): Promise<number> {
       name: 'POST /ingest',
       method: 'POST',
       path: '/api/ingest',
-      headers: { 'x-api-key': ingestKey.body.key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': tenant.ingestKey, 'content-type': 'application/json' },
       body: ingestBody,
       ingest: true,
     },
@@ -530,14 +497,14 @@ async function run(): Promise<number> {
       if (rawErrors <= 3) console.error(`raw call failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  const getItem = () => rawClient.send(new GetCommand({ TableName: stack.tableName, Key: keys.providerKey(accountId, keyHashes[0]!) }));
+  const getItem = () => rawClient.send(new GetCommand({ TableName: stack.tableName, Key: keys.providerKey(tenant.accountId, keyHashes[0]!) }));
   const listKeys = () =>
     rawClient.send(
       new QueryCommand({
         TableName: stack.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': queries.providerKeys(accountId).gsi1pk },
+        ExpressionAttributeValues: { ':pk': queries.providerKeys(tenant.accountId).gsi1pk },
       }),
     );
   const raw: { name: string; concurrency: number; latency: Summary & { p90: number }; rate: number; cpuMs: number }[] = [];
