@@ -16,14 +16,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchSession, benchTenant, call, expectStatus, freePorts, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
+import { benchSession, benchTenant, call, expectStatus, startBenchStack, heading, intOption, machine, ms, num, pool, Progress, summarize, table } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 
-const { startLocalStack } = await import('#local/stack.ts');
 const { db } = await import('#shared/db/client.ts');
 const { keys } = await import('#shared/db/keys.ts');
 const { EVENT_TTL_SECONDS } = await import('#shared/db/usage-writes.ts');
@@ -149,11 +148,8 @@ async function run(): Promise<number> {
   console.log(`  machine: ${machine()}`);
 
   // --- the stack, in this process --------------------------------------------------------------------------------
-  const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
+  const { stack } = await startBenchStack(session);
   let started = performance.now();
-  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
-  session.onCleanup('stopping the stack', () => stack.stop());
-  console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
   installCounter();
   const api = stack.apiUrl;
 

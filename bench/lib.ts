@@ -324,3 +324,17 @@ export async function benchTenant(
   expectStatus('POST /ingest-keys', ingestKey, 201);
   return { accountId, token, ingestKey: ingestKey.body.key };
 }
+
+/**
+ * The local stack in this process, on free ports in the session's temp dir, stopped by the session's cleanup.
+ * Imported when called, so a bench sets its environment (log level, SDK notices) before any client exists.
+ */
+export async function startBenchStack(session: BenchSession) {
+  const { startLocalStack } = await import('#local/stack.ts');
+  const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
+  const started = performance.now();
+  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
+  session.onCleanup('stopping the stack', () => stack.stop());
+  console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
+  return { stack, dynamodbPort };
+}

@@ -28,7 +28,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchSession, benchTenant, call, expectStatus, freePorts, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
+import { benchSession, benchTenant, call, expectStatus, startBenchStack, heading, intOption, machine, ms, num, pool, summarize, table, type Summary } from './lib.ts';
 
 // Before any SDK client or logger exists (the stack's modules are imported below, after this).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -37,7 +37,6 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 // The request counter of the integration tests has no place in a latency measurement.
 delete process.env.COUNT_DB_REQUESTS;
 
-const { startLocalStack } = await import('#local/stack.ts');
 const { db } = await import('#shared/db/client.ts');
 const { keys, queries } = await import('#shared/db/keys.ts');
 
@@ -389,11 +388,8 @@ async function run(): Promise<number> {
   console.log(`  machine: ${machine()}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on it skews the figures)`);
 
   // --- the stack, in this process --------------------------------------------------------------------------------
-  const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
+  const { stack, dynamodbPort } = await startBenchStack(session);
   let started = performance.now();
-  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
-  session.onCleanup('stopping the stack', () => stack.stop());
-  console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
   installDbTimer();
   const api = stack.apiUrl;
   const jvm = await jvmPid(dynamodbPort);
@@ -441,7 +437,7 @@ async function run(): Promise<number> {
   );
 
   // --- the scenarios ---------------------------------------------------------------------------------------------
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://127.0.0.1:${new URL(stack.apiUrl).port}`;
   const ingestBody = () => JSON.stringify({ events: Array.from({ length: BATCH }, () => makeEvent(keyHashes[randInt(0, KEYS - 1)]!)) });
   const health: Scenario = { name: 'GET /health', method: 'GET', path: '/api/health', headers: {} };
   const scenarios: Scenario[] = [

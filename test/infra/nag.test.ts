@@ -8,7 +8,6 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -20,20 +19,8 @@ import { buildApp } from '#infra/app.ts';
 import type { BuildAppProps } from '#infra/app.ts';
 import { DEFAULT_RESERVED_CONCURRENCY } from '#infra/burnrate-stack.ts';
 import { routes } from '#shared/routes.ts';
+import { asList, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Resource {
-  Type: string;
-  Properties?: Record<string, any>;
-}
-interface Statement {
-  Effect: string;
-  Action?: string | string[];
-  NotAction?: string | string[];
-  Resource?: unknown;
-  NotResource?: unknown;
-}
 
 const dirs: string[] = [];
 let stack: ReturnType<typeof buildApp>['stack'];
@@ -53,29 +40,7 @@ function resourcesOf(s: typeof stack): Record<string, Resource> {
   return Template.fromStack(s).toJSON().Resources as Record<string, Resource>;
 }
 
-const props = (r: Resource): Record<string, any> => r.Properties ?? {};
-const asList = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
-
-function allStatements(node: unknown): Statement[] {
-  if (Array.isArray(node)) return node.flatMap((n) => allStatements(n));
-  if (!node || typeof node !== 'object') return [];
-  const found: Statement[] = [];
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'Statement' && Array.isArray(value)) found.push(...(value as Statement[]));
-    else found.push(...allStatements(value));
-  }
-  return found;
-}
-
-function refId(value: unknown): string | undefined {
-  if (value && typeof value === 'object') {
-    const v = value as Record<string, unknown>;
-    if (typeof v.Ref === 'string') return v.Ref;
-    const getAtt = v['Fn::GetAtt'];
-    if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
-  }
-  return undefined;
-}
+const allStatements = statementsIn;
 
 /** The Lambda function serving `METHOD /path` (its description), by logical id. */
 function functionFor(json: Record<string, Resource>, description: string): [string, Resource] {

@@ -3,27 +3,14 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#infra/app.ts';
 import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
+import { asList, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Resource {
-  Type: string;
-  Properties?: Record<string, any>;
-  [key: string]: unknown;
-}
-interface Statement {
-  Effect: string;
-  Action?: string | string[];
-  NotAction?: string | string[];
-  Resource?: unknown;
-}
 
 let outdir: string;
 let template: Template;
@@ -40,36 +27,10 @@ function only(type: string): [string, Resource] {
   return found[0]!;
 }
 
-function props(resource: Resource): Record<string, any> {
-  return resource.Properties ?? {};
-}
 
-function asList<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
-}
-
-/** The logical id in `{Ref: id}` or `{'Fn::GetAtt': [id, attr]}`. */
-function refId(value: unknown): string | undefined {
-  if (value && typeof value === 'object') {
-    const v = value as Record<string, unknown>;
-    if (typeof v.Ref === 'string') return v.Ref;
-    const getAtt = v['Fn::GetAtt'];
-    if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
-  }
-  return undefined;
-}
 
 /** Every IAM statement anywhere in the template (policies, inline role policies, trust policies). */
-function allStatements(node: unknown = resources): Statement[] {
-  if (Array.isArray(node)) return node.flatMap((n) => allStatements(n));
-  if (!node || typeof node !== 'object') return [];
-  const found: Statement[] = [];
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'Statement' && Array.isArray(value)) found.push(...(value as Statement[]));
-    else found.push(...allStatements(value));
-  }
-  return found;
-}
+const allStatements = (node: unknown = resources): Statement[] => statementsIn(node);
 
 const routeKey = (route: Route) => `${route.method} ${API_PREFIX}${route.path}`;
 

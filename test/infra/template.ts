@@ -1,0 +1,45 @@
+/** Helpers shared by the CDK tests: reading a synthesized template's resources and IAM statements. */
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Resource {
+  Type: string;
+  Properties?: Record<string, any>;
+  [key: string]: unknown;
+}
+
+export interface Statement {
+  Effect: string;
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: unknown;
+  NotResource?: unknown;
+}
+
+export const props = (r: Resource): Record<string, any> => r.Properties ?? {};
+
+export const asList = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** The logical id in `{Ref: id}` or `{'Fn::GetAtt': [id, attr]}`. */
+export function refId(value: unknown): string | undefined {
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (typeof v.Ref === 'string') return v.Ref;
+    const getAtt = v['Fn::GetAtt'];
+    if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  }
+  return undefined;
+}
+
+/** Every IAM statement anywhere below `node` (policies, inline role policies, trust policies). */
+export function statementsIn(node: unknown): Statement[] {
+  if (Array.isArray(node)) return node.flatMap((n) => statementsIn(n));
+  if (!node || typeof node !== 'object') return [];
+  const found: Statement[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'Statement' && Array.isArray(value)) found.push(...(value as Statement[]));
+    else found.push(...statementsIn(value));
+  }
+  return found;
+}
