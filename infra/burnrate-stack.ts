@@ -10,6 +10,7 @@ import {
   UserPool,
   UserPoolClient,
 } from 'aws-cdk-lib/aws-cognito';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -259,6 +260,15 @@ export class BurnrateStack extends Stack {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+    });
+    // Alerts that were never delivered must not go unnoticed: an alarm as soon as one reaches the dead-letter queue.
+    new Alarm(this, 'AlertsDeadLetterAlarm', {
+      alarmDescription: 'Burnrate: alert deliveries failed 6 times and wait in the dead-letter queue',
+      metric: this.alertsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     this.alertsQueue = new Queue(this, 'AlertsQueue', {
       encryption: QueueEncryption.SQS_MANAGED,

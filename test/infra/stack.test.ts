@@ -505,3 +505,18 @@ describe('pagination cursor key', () => {
     }
   });
 });
+
+describe('operations', () => {
+  it('alarms as soon as an alert delivery reaches the dead-letter queue', () => {
+    const [dlqId] = ofType('AWS::SQS::Queue').find(([, r]) => !props(r).RedrivePolicy)!;
+    const [, alarm] = only('AWS::CloudWatch::Alarm');
+    expect(props(alarm)).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(JSON.stringify(props(alarm).Dimensions)).toContain(dlqId);
+  });
+});
