@@ -56,6 +56,9 @@ export interface CreatedIngestKey {
   key: string;
   prefix: string;
   createdAt: string;
+  /** As in the list: a resource carries updatedAt (= createdAt: ingest keys are never edited) and lastUsedAt. */
+  updatedAt: string;
+  lastUsedAt: null;
 }
 
 export interface IngestKeyView {
@@ -97,7 +100,7 @@ export async function createIngestKey(accountId: string, input: CreateIngestKeyB
     lastUsedAt: null,
   };
   await repo.createIngestKey(key);
-  return { id: key.id, name: key.name, key: secret, prefix: key.prefix, createdAt: key.createdAt };
+  return { id: key.id, name: key.name, key: secret, prefix: key.prefix, createdAt: key.createdAt, updatedAt: key.createdAt, lastUsedAt: null };
 }
 
 export async function listIngestKeys(accountId: string): Promise<{ items: IngestKeyView[]; nextCursor: null }> {

@@ -123,6 +123,8 @@ export const CreatedIngestKey = z.object({
   key: z.string().check(z.regex(/^brk_[A-Za-z0-9_-]{43}$/)),
   prefix: z.string().check(z.regex(/^brk_/)),
   createdAt: Timestamp,
+  updatedAt: Timestamp,
+  lastUsedAt: z.null(),
 });
 
 export const RejectCode = z.enum(

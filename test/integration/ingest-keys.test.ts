@@ -45,6 +45,8 @@ describe('/ingest-keys', () => {
       key: expect.stringMatching(/^brk_[A-Za-z0-9_-]{43}$/),
       prefix: res.body.key.slice(0, 12),
       createdAt: expect.stringMatching(ISO),
+      updatedAt: res.body.createdAt,
+      lastUsedAt: null,
     });
   });
 
