@@ -11,6 +11,8 @@ import {
   UserPoolClient,
 } from 'aws-cdk-lib/aws-cognito';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -301,6 +303,22 @@ export class BurnrateStack extends Stack {
     this.notifier.function.addEventSource(
       new SqsEventSource(this.alertsQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
+
+    // "Never silence": every 5 minutes, alerts whose channels are still undelivered after a grace period (the
+    // queue hand-off failed, say) are queued again. Delivery claims each channel, so nothing is sent twice.
+    const sweeper = new BurnrateFunction(this, 'AlertSweeper', {
+      entry: 'notify/sweep',
+      description: 'Re-queues alerts whose channels are still undelivered (sparse index gsi2)',
+      table: this.table,
+      environment: { ALERTS_QUEUE_URL: this.alertsQueue.queueUrl },
+      grants: { table: ['Query'] },
+    });
+    sweeper.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+    new Rule(this, 'AlertSweepSchedule', {
+      description: 'Burnrate: sweep undelivered alerts',
+      schedule: Schedule.rate(Duration.minutes(5)),
+      targets: [new LambdaFunction(sweeper.function)],
+    });
 
     const stripe = this.stripeSettings();
     // The HMAC key of pagination cursors (shared/http/cursor.ts): generated once, handed to the user-facing

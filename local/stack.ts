@@ -14,6 +14,7 @@ import { createGateway } from '#local/gateway.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#local/stripe-mock.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
 import { setLocalAlertSink } from '#shared/notify/queue.ts';
+import { sweepUndelivered } from '#shared/notify/sweep.ts';
 
 export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
@@ -140,6 +141,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // The alerts queue and its notifier, in-process (AWS: SQS + the notifier Lambda).
   const alertQueue = startAlertQueue({ region: info.region });
   setLocalAlertSink((messages) => alertQueue.publish(messages));
+  // The AWS stack's 5-minute schedule of the alert sweeper, here once a minute (ALERT_SWEEP_INTERVAL_MS; 0 = off,
+  // as in the integration tests, which run the sweeper themselves).
+  const sweepEvery = Number(process.env.ALERT_SWEEP_INTERVAL_MS ?? 60_000);
+  const sweeper = sweepEvery > 0
+    ? setInterval(() => sweepUndelivered().catch((error: unknown) => console.error('[local] alert sweep failed:', error)), sweepEvery)
+    : undefined;
+  sweeper?.unref();
 
   const gateway = createGateway({ logRequests: options.quiet ? false : undefined });
   try {
@@ -147,6 +155,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     gateway.server.listen({ port: options.port, host });
     await once(gateway.server, 'listening');
   } catch (error) {
+    clearInterval(sweeper);
     setLocalAlertSink(undefined);
     await alertQueue.stop();
     await stripeMock.stop();
@@ -176,6 +185,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stopping = true;
       const closed = new Promise<void>((done) => gateway.server.close(() => done()));
       gateway.server.closeAllConnections();
+      clearInterval(sweeper);
       setLocalAlertSink(undefined);
       await closed;
       await alertQueue.stop();

@@ -38,7 +38,7 @@ export async function alreadyFired(accountId: string, candidates: FiredKey[]): P
 export const firedPk = (accountId: string, c: FiredKey) => keys.fired(accountId, c.source, c.level, c.period).pk;
 
 export function toAlert(item: Item): Alert {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _e, ...rest } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _e, ...rest } = item;
   return { ...(rest as unknown as Alert), acknowledgedAt: (item.acknowledgedAt as string) ?? null, acknowledgedBy: (item.acknowledgedBy as string) ?? null };
 }
 
@@ -48,6 +48,7 @@ function alertItem(alert: Alert): Item {
   return {
     ...keys.alert(alert.accountId, alert.id),
     ...keys.alertIndex(alert.accountId, alert.id, alert.status),
+    ...(alert.deliveries.some((d) => d.status === 'pending') ? keys.pendingAlertIndex(alert.accountId, alert.id, alert.triggeredAt) : {}),
     entity: 'Alert',
     ...rest,
     ...(acknowledgedAt ? { acknowledgedAt } : {}),
@@ -140,4 +141,36 @@ export async function acknowledgeAlert(accountId: string, alertId: string, userI
     if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
     throw error;
   }
+}
+
+/** Takes a delivered (or finally failed) alert off the sweeper's list. */
+export async function markAlertSettled(accountId: string, alertId: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.alert(accountId, alertId),
+        UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(gsi2pk)',
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+  }
+}
+
+/** Alerts with an undelivered channel, triggered before `before`, oldest first (one Query page on gsi2). */
+export async function undeliveredAlerts(before: string, limit: number): Promise<{ accountId: string; alertId: string }[]> {
+  const q = queries.pendingAlertsBefore(before);
+  const res = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk < :before',
+      ExpressionAttributeValues: { ':pk': q.gsi2pk, ':before': q.skBelow },
+      ProjectionExpression: 'accountId, id',
+      Limit: limit,
+    }),
+  );
+  return (res.Items ?? []).map((item) => ({ accountId: item.accountId as string, alertId: item.id as string }));
 }

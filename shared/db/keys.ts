@@ -9,6 +9,8 @@
  *   ACCOUNT#<a>             CFG#RULE#<rul_id>            a rule     } account's budgets and rules for evaluation
  *   ALERTS#<a>              ALERT#<alt_id>               an alert (ULID ids: newest first by sort key)
  *                                                        gsi1: ALERTS#<a>#<status> / ALERT#<alt_id> lists by status
+ *                                                        gsi2 (sparse): PENDINGALERTS / <triggeredAt>#<a>#<alt_id> while
+ *                                                        a channel is undelivered — what the sweeper re-queues
  *   FIRED#<a>#<source>#<level>#<period>  FIRED           "this rule/budget fired at this level in this period": its
  *                                                        conditional Put decides that exactly one alert is created
  *   EMAIL#<email>           EMAIL                        uniqueness of an e-mail address across all accounts
@@ -54,6 +56,11 @@ export const keys = {
   alert: (accountId: string, alertId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: `ALERT#${alertId}` }),
   /** GSI attributes that list an account's alerts by status. */
   alertIndex: (accountId: string, alertId: string, status: string) => ({ gsi1pk: `ALERTS#${accountId}#${status}`, gsi1sk: `ALERT#${alertId}` }),
+  /** Sparse gsi2 attributes of an alert whose deliveries are not all settled (removed once they are). */
+  pendingAlertIndex: (accountId: string, alertId: string, triggeredAt: string) => ({
+    gsi2pk: 'PENDINGALERTS',
+    gsi2sk: `${triggeredAt}#${accountId}#${alertId}`,
+  }),
   /** `source` is a rule or budget id (or `plan`); `level` e.g. `threshold`, `exceeded`, `fired`; `period` the day/week/month/key. */
   fired: (accountId: string, source: string, level: string, period: string): Key => ({
     pk: `FIRED#${accountId}#${source}#${level}#${period}`,
@@ -86,6 +93,8 @@ export const queries = {
     skFrom: `DAY#${from}`,
     skTo: `DAY#${to}#~`,
   }),
+  /** Alerts with undelivered channels that were triggered before `before` (an ISO instant), oldest first, on gsi2. */
+  pendingAlertsBefore: (before: string) => ({ gsi2pk: keys.pendingAlertIndex('', '', '').gsi2pk, skBelow: before }),
   /** The account's day items from `from` to `to` (inclusive). */
   usageDays: (accountId: string, from: string, to: string) => ({ pk: usagePk(accountId), skFrom: `DAY#${from}`, skTo: `DAY#${to}` }),
 } as const;

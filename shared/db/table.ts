@@ -6,7 +6,11 @@ export const TABLE = {
   sortKey: 'sk',
   /** Epoch seconds; DynamoDB deletes expired items in AWS. DynamoDB Local does not: filter on it where it matters. */
   ttlAttribute: 'expiresAt',
-  indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+  indexes: [
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    // Sparse: only alerts with a channel not yet settled carry gsi2 keys — the sweeper's to-do list.
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
 } as const;
 
 /** CreateTable input for DynamoDB Local (on-demand, like the CDK table). */

@@ -16,7 +16,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { toAlert } from '#shared/db/alerts.ts';
+import { markAlertSettled, toAlert } from '#shared/db/alerts.ts';
 import { logger } from '#shared/http/logger.ts';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
 import { sendAlertEmail } from '#shared/notify/email.ts';
@@ -48,7 +48,9 @@ export async function deliverAlert(accountId: string, alertId: string, now: Date
   const alert = toAlert(res.Item);
   const deliveries = (Array.isArray(alert.deliveries) ? alert.deliveries : []) as StoredDelivery[];
   const results = await Promise.all(deliveries.map((delivery, index) => deliverOne(alert, index, delivery, now)));
-  return { done: results.every((settled) => settled) };
+  const done = results.every((settled) => settled);
+  if (done && res.Item.gsi2pk !== undefined) await markAlertSettled(accountId, alertId);
+  return { done };
 }
 
 /** True when this channel needs nothing more (sent or failed); false when a retry may still send it. */

@@ -145,7 +145,7 @@ describe('least privilege', () => {
 
   it('gives every function its own role with no managed policy, writing to its own log group only', () => {
     const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(routes.length + 1);
+    expect(functions).toHaveLength(routes.length + 2); // + the notifier and the alert sweeper
     const roles = new Set<string>();
     for (const [id, fn] of functions) {
       const roleId = refId(props(fn).Role)!;

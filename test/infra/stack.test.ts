@@ -104,8 +104,8 @@ describe('routes and functions', () => {
     expect(missing.map((r) => r.handler)).toEqual([]);
   });
 
-  it('has exactly one Lambda function per route plus the notifier, and no custom resources', () => {
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
+  it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources', () => {
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::'))).toEqual([]);
   });
 
@@ -136,6 +136,7 @@ describe('routes and functions', () => {
     const [poolId] = only('AWS::Cognito::UserPool');
     const [clientId] = only('AWS::Cognito::UserPoolClient');
     const notifier = notifierId();
+    const routeFunctions = new Set(routes.map(functionIdOf));
     for (const [id, fn] of functions) {
       const p = props(fn);
       expect(p.Runtime, id).toBe('nodejs22.x');
@@ -144,7 +145,7 @@ describe('routes and functions', () => {
       expect(p.Timeout, id).toBe(id === notifier ? 30 : 10);
       const env = p.Environment.Variables as Record<string, unknown>;
       expect(refId(env.TABLE_NAME), id).toBe(tableId);
-      if (id !== notifier) {
+      if (routeFunctions.has(id)) {
         expect(refId(env.USER_POOL_ID), id).toBe(poolId);
         expect(refId(env.USER_POOL_CLIENT_ID), id).toBe(clientId);
         expect(env.CORS_ORIGINS, id).toBe('*');
@@ -518,5 +519,24 @@ describe('operations', () => {
       TreatMissingData: 'notBreaching',
     });
     expect(JSON.stringify(props(alarm).Dimensions)).toContain(dlqId);
+  });
+});
+
+describe('alert sweeper', () => {
+  it('runs every 5 minutes, reads only gsi2-able Query and may only send to the alerts queue', () => {
+    const [, rule] = only('AWS::Events::Rule');
+    expect(props(rule).ScheduleExpression).toBe('rate(5 minutes)');
+    const targetId = refId(props(rule).Targets[0].Arn)!;
+    const fn = resources[targetId]!;
+    expect(props(fn).Description).toMatch(/Re-queues alerts/);
+    const roleId = refId(props(fn).Role)!;
+    const statements = allStatements(
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId))
+        .map((p) => props(p).PolicyDocument),
+    ).filter((s) => !asList(s.Action).some((a) => a.startsWith('logs:')));
+    expect(statements.flatMap((s) => asList(s.Action)).sort()).toEqual(['dynamodb:Query', 'sqs:SendMessage']);
+    const [queueId] = ofType('AWS::SQS::Queue').find(([, r]) => props(r).RedrivePolicy)!;
+    expect(JSON.stringify(statements)).toContain(queueId);
   });
 });

@@ -63,6 +63,8 @@ export async function startStackProcess(
       DYNAMODB_PORT: String(dynamodbPort),
       COGNITO_PORT: String(cognitoPort),
       STRIPE_PORT: String(stripePort),
+      // Tests run the alert sweeper themselves (sweep.test.ts): no background sweep racing them.
+      ALERT_SWEEP_INTERVAL_MS: '0',
       LOG_REQUESTS: '0',
       // Our end of its stdin closes when this process dies: the stack then stops instead of living on.
       STOP_ON_STDIN_END: '1',
