@@ -82,6 +82,8 @@ export const routes: readonly Route[] = [
   { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', table: ['UpdateItem'] },
   // The webhook signing secret: read from the account item, created there on first use (if_not_exists).
   { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', table: ['GetItem', 'UpdateItem'] },
+  // Rotation: read the current secret (GetItem), swap it conditionally (UpdateItem).
+  { method: 'POST', path: '/webhook-secret/rotate', handler: 'webhooks/rotate', auth: 'jwt', table: ['GetItem', 'UpdateItem'] },
   { method: 'GET', path: '/billing/status', handler: 'billing/status', auth: 'jwt', table: ['GetItem'] },
   // Billing. Checkout: the account (GetItem), and on the first checkout the customer link — the account's
   // stripeCustomerId (UpdateItem) with its STRIPECUSTOMER# lookup item (PutItem) in one transaction.

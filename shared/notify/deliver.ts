@@ -21,7 +21,7 @@ import { logger } from '#shared/http/logger.ts';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
 import { sendAlertEmail } from '#shared/notify/email.ts';
 import { sendWebhook } from '#shared/notify/webhook.ts';
-import { webhookSecret } from '#shared/notify/webhook-secret.ts';
+import { signingSecrets } from '#shared/notify/webhook-secret.ts';
 
 export const MAX_ATTEMPTS = 5;
 /** A `sending` claim older than this is considered abandoned (its notifier crashed or timed out). */
@@ -133,8 +133,8 @@ async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<
       return sendAlertEmail(alert, { now, alreadySent: delivery.sentTo ?? [] });
     case 'webhook': {
       if (!alert.webhookUrl) return { ok: false, error: 'the alert has no webhook URL', permanent: true };
-      const secret = await webhookSecret(alert.accountId);
-      return sendWebhook(alert, { secret, allowInsecure: config().allowInsecureWebhooks, now });
+      const secrets = await signingSecrets(alert.accountId, now);
+      return sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
     }
     default:
       return { ok: false, error: `unknown channel ${String(delivery.channel).slice(0, 20)}`, permanent: true };

@@ -22,8 +22,10 @@ export type SendOutcome = { ok: true } | { ok: false; error: string; permanent?:
 const hmacHex = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex');
 
 /** The `burnrate-signature` header value for `body` sent at unix second `t`. */
-export function signWebhook(secret: string, body: string, t: number): string {
-  return `t=${t},v1=${hmacHex(secret, t, body)}`;
+/** `t=<t>,v1=<sig>` — one v1 per secret: during a rotation's grace period both the new and the previous secret sign. */
+export function signWebhook(secrets: string | readonly string[], body: string, t: number): string {
+  const list = typeof secrets === 'string' ? [secrets] : secrets;
+  return [`t=${t}`, ...list.map((secret) => `v1=${hmacHex(secret, t, body)}`)].join(',');
 }
 
 /**
@@ -117,7 +119,8 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
 // Sending
 
 export interface WebhookOptions {
-  secret: string;
+  /** The account's signing secrets: the current one first, the previous one too while a rotation's grace lasts. */
+  secrets: readonly string[];
   /** Local stack and tests: http:// and loopback/private receivers allowed. */
   allowInsecure: boolean;
   now?: Date;
@@ -140,7 +143,7 @@ export async function sendWebhook(alert: Alert, options: WebhookOptions): Promis
     'content-length': String(Buffer.byteLength(body, 'utf8')),
     'user-agent': WEBHOOK_USER_AGENT,
     [DELIVERY_HEADER]: alert.id,
-    [SIGNATURE_HEADER]: signWebhook(options.secret, body, t),
+    [SIGNATURE_HEADER]: signWebhook(options.secrets, body, t),
   };
   try {
     const status = await post(target.url, headers, body, AbortSignal.timeout(timeoutMs), options.allowInsecure ? undefined : publicOnlyLookup);

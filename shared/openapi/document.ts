@@ -180,6 +180,13 @@ export const operations: Record<string, OperationSpec> = {
     headers: { 'cache-control': '`no-store`: a secret.' },
     errors: [404],
   },
+  'webhooks/rotate': {
+    summary: 'Rotate the webhook signing secret; the previous one keeps signing (a second v1) for 24 hours.',
+    status: 200,
+    response: 'WebhookSecret',
+    headers: { 'cache-control': '`no-store`: a secret.' },
+    errors: [404, 409],
+  },
   'billing/status': { summary: 'Plan, billing status and this period’s usage.', status: 200, response: 'BillingStatus', errors: [404] },
   'billing/checkout': {
     summary: 'Start a Stripe Checkout for a paid plan.',

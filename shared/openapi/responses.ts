@@ -269,6 +269,7 @@ export const WebhookSecret = z.object({
   header: z.string(),
   algorithm: z.string(),
   format: z.string(),
+  previousSecretExpiresAt: z.nullable(Timestamp),
 });
 
 // ---- billing ------------------------------------------------------------------------------------------------

@@ -561,6 +561,8 @@ export interface RouteSpec {
   query?: QuerySpec;
   /** Stripe's webhook: the body is a signed event (no schema: the signature decides). */
   stripeEvent?: (t: Tenant) => fc.Arbitrary<Json>;
+  /** The route writes on a request that carries no input at all (a rotation): such a request may write. */
+  writesWithoutInput?: true;
 }
 
 const limit = fc.oneof(fc.integer({ min: 1, max: 100 }).map(String), fc.constantFrom('1', '50', '100', '001'));
@@ -654,6 +656,7 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   },
   'PATCH /alerts/{id}/acknowledge': {},
   'GET /webhook-secret': {},
+  'POST /webhook-secret/rotate': { writesWithoutInput: true },
   'GET /billing/status': {},
   'POST /billing/checkout': {
     body: { schema: CheckoutBody, valid: () => fc.constantFrom('GROWTH', 'SCALE').map((plan) => obj({ plan })) },
@@ -969,7 +972,7 @@ export function classify(route: Route, input: FuzzInput, t: Tenant): Expectation
     });
     if (!nearEdge && priced.every((p) => 'code' in p)) return { kind: 'invalid', why: 'every event refused', allowNothingAccepted: true };
   }
-  return hasInput || route.auth === 'ingestKey' ? { kind: 'any' } : { kind: 'ignored' };
+  return hasInput || route.auth === 'ingestKey' || spec.writesWithoutInput ? { kind: 'any' } : { kind: 'ignored' };
 }
 
 /** Storage partitions an input may touch beyond the account's own (checked before and after invalid cases). */

@@ -360,6 +360,10 @@ describe('webhook secret and billing', () => {
     await expectCall(200, 'GET', '/webhook-secret', '/webhook-secret', { token: user.token });
   });
 
+  it('POST /webhook-secret/rotate → 200', async () => {
+    await expectCall(200, 'POST', '/webhook-secret/rotate', '/webhook-secret/rotate', { token: user.token });
+  });
+
   it('GET /billing/status → 200', async () => {
     await expectCall(200, 'GET', '/billing/status', '/billing/status', { token: user.token });
   });

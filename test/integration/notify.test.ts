@@ -15,6 +15,7 @@ import { keys } from '#shared/db/keys.ts';
 import { newId } from '#shared/ids.ts';
 import { CLAIM_LEASE_MS, deliverAlert, MAX_ATTEMPTS } from '#shared/notify/deliver.ts';
 import { verifyWebhookSignature } from '#shared/notify/webhook.ts';
+import { signingSecrets } from '#shared/notify/webhook-secret.ts';
 import { api, dynamo, pointAtStack, registerUser, stack, type RegisteredUser } from './harness.ts';
 
 interface Received {
@@ -145,7 +146,8 @@ describe('GET /webhook-secret', () => {
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
       header: 'burnrate-signature',
       algorithm: 'HMAC-SHA256',
-      format: 't=<unix>,v1=<hex of HMAC(secret, "<t>.<body>")>',
+      format: 't=<unix>,v1=<hex of HMAC(secret, "<t>.<body>")> (one v1 per live secret)',
+      previousSecretExpiresAt: null,
     });
     expect(res.body.secret).toBe(secret);
   });
@@ -280,5 +282,25 @@ describe('deliverAlert', () => {
 
   it('is done at once for an alert that does not exist', async () => {
     expect(await deliverAlert(owner.accountId, newId('alert'))).toEqual({ done: true });
+  });
+});
+
+describe('webhook secret rotation', () => {
+  it('a new secret signs at once, the previous one alongside for 24 hours, then alone the new one', async () => {
+    const user = await registerUser();
+    const before = (await api('/webhook-secret', { token: user.token })).body;
+    expect(before.previousSecretExpiresAt).toBeNull();
+    const rotated = await api('/webhook-secret/rotate', { method: 'POST', token: user.token });
+    expect(rotated.status).toBe(200);
+    expect(rotated.headers.get('cache-control')).toBe('no-store');
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(before.secret);
+    const graceEnds = Date.parse(rotated.body.previousSecretExpiresAt);
+    expect(graceEnds - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    expect((await api('/webhook-secret', { token: user.token })).body).toMatchObject({ secret: rotated.body.secret, previousSecretExpiresAt: rotated.body.previousSecretExpiresAt });
+
+    expect(await signingSecrets(user.accountId)).toEqual([rotated.body.secret, before.secret]);
+    expect(await signingSecrets(user.accountId, new Date(graceEnds + 1))).toEqual([rotated.body.secret]);
+    expect((await api('/webhook-secret/rotate', { method: 'POST' })).status).toBe(401);
   });
 });

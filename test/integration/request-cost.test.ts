@@ -221,6 +221,8 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(201, 'POST /billing/checkout', 'GROWTH, first checkout', '/billing/checkout', { ...billingAuth, body: { plan: 'GROWTH' } });
   await expectMeasured(201, 'POST /billing/checkout', 'GROWTH, again', '/billing/checkout', { ...billingAuth, body: { plan: 'GROWTH' } });
   await expectMeasured(201, 'POST /billing/portal', 'customer exists', '/billing/portal', { ...billingAuth, body: {} });
+  await expectMeasured(200, 'POST /webhook-secret/rotate', 'no secret yet (creates one, then rotates)', '/webhook-secret/rotate', billingAuth);
+  await expectMeasured(200, 'POST /webhook-secret/rotate', 'again', '/webhook-secret/rotate', billingAuth);
   const account = await dynamo().send(
     new GetCommand({ TableName: stack().tableName, Key: keys.account(billingUser.accountId), ConsistentRead: true }),
   );

@@ -167,6 +167,14 @@ describe('webhook signatures', () => {
     }
   });
 
+  it('signs with every live secret during a rotation, and each verifies alone', () => {
+    const header = signWebhook([secret, 'whsec_previous'], body, t);
+    expect(header).toMatch(new RegExp(`^t=${t},v1=[0-9a-f]{64},v1=[0-9a-f]{64}$`));
+    expect(verifyWebhookSignature(secret, body, header, 300, now)).toBe(true);
+    expect(verifyWebhookSignature('whsec_previous', body, header, 300, now)).toBe(true);
+    expect(verifyWebhookSignature('whsec_other', body, header, 300, now)).toBe(false);
+  });
+
   it('accepts any one of several v1 signatures (secret rotation)', () => {
     const good = signWebhook(secret, body, t).split(',')[1]!;
     expect(verifyWebhookSignature(secret, body, `t=${t},v1=${'a'.repeat(64)},${good}`, 300, now)).toBe(true);
@@ -198,7 +206,7 @@ describe('webhook sending', () => {
   it('POSTs the signed JSON body with the delivery headers; 2xx is sent', async () => {
     const seen: { headers: IncomingMessage['headers']; body: string }[] = [];
     const url = await receiver((req, body) => (seen.push({ headers: req.headers, body }), 204));
-    const outcome = await sendWebhook(alert({ webhookUrl: url }), { secret: 'whsec_s', allowInsecure: true });
+    const outcome = await sendWebhook(alert({ webhookUrl: url }), { secrets: ['whsec_s'], allowInsecure: true });
     expect(outcome).toEqual({ ok: true });
     expect(seen).toHaveLength(1);
     const [{ headers, body }] = seen as [(typeof seen)[0]];
@@ -210,11 +218,11 @@ describe('webhook sending', () => {
 
   it('treats another status and a timeout as retryable failures', async () => {
     const url500 = await receiver(() => 500);
-    expect(await sendWebhook(alert({ webhookUrl: url500 }), { secret: 's', allowInsecure: true })).toEqual({ ok: false, error: 'HTTP 500' });
+    expect(await sendWebhook(alert({ webhookUrl: url500 }), { secrets: ['s'], allowInsecure: true })).toEqual({ ok: false, error: 'HTTP 500' });
     await new Promise((resolve) => server!.close(resolve));
     const urlHang = await receiver(() => 'hang');
     const started = Date.now();
-    expect(await sendWebhook(alert({ webhookUrl: urlHang }), { secret: 's', allowInsecure: true, timeoutMs: 200 })).toEqual({
+    expect(await sendWebhook(alert({ webhookUrl: urlHang }), { secrets: ['s'], allowInsecure: true, timeoutMs: 200 })).toEqual({
       ok: false,
       error: 'timeout after 0.2 s',
     });
@@ -224,11 +232,11 @@ describe('webhook sending', () => {
   it('refuses for good: no URL, http, credentials, and non-public hosts outside the local stack', async () => {
     const cases = ['', 'http://hooks.example.com/x', 'https://user:pw@hooks.example.com/x', 'https://127.0.0.1/x', 'https://[::1]/x', 'https://169.254.169.254/latest'];
     for (const webhookUrl of cases) {
-      const outcome = await sendWebhook(alert({ webhookUrl }), { secret: 's', allowInsecure: false });
+      const outcome = await sendWebhook(alert({ webhookUrl }), { secrets: ['s'], allowInsecure: false });
       expect(outcome, webhookUrl).toMatchObject({ ok: false, permanent: true });
     }
     // A name that resolves to loopback is caught at connection time.
-    expect(await sendWebhook(alert({ webhookUrl: 'https://localhost/x' }), { secret: 's', allowInsecure: false })).toMatchObject({
+    expect(await sendWebhook(alert({ webhookUrl: 'https://localhost/x' }), { secrets: ['s'], allowInsecure: false })).toMatchObject({
       ok: false,
       permanent: true,
     });
