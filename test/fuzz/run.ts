@@ -225,9 +225,9 @@ export function sendInput(env: FuzzEnv, route: Route, input: FuzzInput, t: Tenan
 export type ViolationKind = '5xx' | 'transport-error' | 'not-problem-json' | 'bad-2xx' | 'accepted-invalid' | 'wrote-on-invalid';
 
 /**
- * Refusals by the HTTP server itself, before any route runs: Node's parser answers 431 (bare, no body) to a
- * request line + headers past 16 KB, as API Gateway answers its own limits with its own bodies. Counted as notes
- * (the request was refused, nothing ran), not as contract violations of the API.
+ * Refusals by the HTTP server itself, before any route runs: a request line + headers past 16 KB is answered 431
+ * by the gateway's clientError handler (problem+json), as API Gateway answers its own limits with its own bodies.
+ * Counted as notes (the request was refused, nothing ran), not as contract violations of the API.
  */
 const TRANSPORT_LIMIT_STATUSES = new Set([414, 431]);
 
@@ -739,7 +739,7 @@ async function main(): Promise<number> {
   process.stdout.write(`slowest cases:\n${slowest.join('\n')}\n`);
   const refusedByServer = reports.reduce((n, r) => n + [...TRANSPORT_LIMIT_STATUSES].reduce((m, s) => m + (r.statuses[s] ?? 0), 0), 0);
   if (refusedByServer) {
-    process.stdout.write(`note: ${refusedByServer} request(s) past 16 KB of request line + headers were refused by the HTTP server itself (431, no body), before any route ran\n`);
+    process.stdout.write(`note: ${refusedByServer} request(s) past 16 KB of request line + headers were refused by the HTTP server before any route ran (431)\n`);
   }
   const violations = reports.flatMap((r) => r.violations);
   if (violations.length) {
