@@ -4,6 +4,7 @@
  * on timings.
  */
 import { randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -296,13 +297,13 @@ export function expectStatus(what: string, res: { status: number; body: unknown 
 
 /**
  * A fresh account with an ingest key, on SCALE (10M tracked requests, 1,000 keys a period) as the billing webhook
- * would set it, so plan limits never cut a run short. `setPlan` writes the account item (the bench's own client).
+ * would set it, so plan limits never cut a run short. The plan is written with the stack's own document client.
  */
 export async function benchTenant(
-  apiUrl: string,
+  stack: { apiUrl: string; tableName: string },
   label: string,
-  setPlan: (accountId: string) => Promise<unknown>,
 ): Promise<{ accountId: string; token: string; ingestKey: string }> {
+  const apiUrl = stack.apiUrl;
   const register = await call<{ accountId: string; token: string }>(`${apiUrl}/auth/register`, {
     method: 'POST',
     json: {
@@ -315,7 +316,17 @@ export async function benchTenant(
   });
   expectStatus('POST /auth/register', register, 201);
   const { accountId, token } = register.body;
-  await setPlan(accountId);
+  const { db } = await import('#shared/db/client.ts');
+  const { keys } = await import('#shared/db/keys.ts');
+  await db().send(
+    new UpdateCommand({
+      TableName: stack.tableName,
+      Key: keys.account(accountId),
+      UpdateExpression: 'SET #plan = :plan',
+      ExpressionAttributeNames: { '#plan': 'plan' },
+      ExpressionAttributeValues: { ':plan': 'SCALE' },
+    }),
+  );
   const ingestKey = await call<{ key: string }>(`${apiUrl}/ingest-keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}` },

@@ -10,9 +10,9 @@ import { keys } from '#shared/db/keys.ts';
 import { createStripe } from '#shared/billing/stripe.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY } from '#local/stripe-mock.ts';
 import { api, dynamo, registerUser, stack, type RegisteredUser } from './harness.ts';
+import { nowSeconds, signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
 
 const PROBLEM = 'application/problem+json';
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** The stand-in through the real SDK, like the handlers see it. */
 const stripeClient = () => createStripe(LOCAL_STRIPE_SECRET_KEY, stack().stripeUrl);
@@ -71,63 +71,9 @@ async function subscribe(user: RegisteredUser, plan: 'GROWTH' | 'SCALE' = 'GROWT
 // ---------------------------------------------------------------------------------------------------------------
 // Signed events
 
-function stripeEvent(type: string, object: Record<string, unknown>, created = nowSeconds()) {
-  return {
-    id: `evt_test_${randomBytes(12).toString('hex')}`,
-    object: 'event',
-    api_version: Stripe.API_VERSION,
-    created,
-    type,
-    data: { object },
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-  };
-}
 
-interface SubscriptionShape {
-  id?: string;
-  accountId: string;
-  customer?: string;
-  status?: string;
-  price?: string;
-  start?: number;
-  end?: number;
-}
 
-function subscriptionObject(s: SubscriptionShape) {
-  const id = s.id ?? `sub_test_${randomBytes(8).toString('hex')}`;
-  const start = s.start ?? nowSeconds();
-  return {
-    id,
-    object: 'subscription',
-    customer: s.customer ?? `cus_test_${randomBytes(8).toString('hex')}`,
-    status: s.status ?? 'active',
-    metadata: { accountId: s.accountId },
-    created: start,
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: `si_${randomBytes(6).toString('hex')}`,
-          object: 'subscription_item',
-          price: { id: s.price ?? LOCAL_STRIPE_PRICES.GROWTH, object: 'price' },
-          quantity: 1,
-          current_period_start: start,
-          current_period_end: s.end ?? start + 30 * 86400,
-        },
-      ],
-    },
-  };
-}
-
-function sign(payload: string, options: { timestamp?: number; secret?: string } = {}): string {
-  return Stripe.webhooks.generateTestHeaderString({
-    payload,
-    secret: options.secret ?? stack().stripeWebhookSecret,
-    ...(options.timestamp ? { timestamp: options.timestamp } : {}),
-  });
-}
+const sign = signStripe;
 
 async function deliver(event: object, header?: string | null, contentType = 'application/json') {
   const payload = JSON.stringify(event);

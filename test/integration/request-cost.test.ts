@@ -11,11 +11,10 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
-import { LOCAL_STRIPE_PRICES } from '#local/stripe-mock.ts';
 import { routes } from '#shared/routes.ts';
+import { signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
 import { api, dynamo, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 
 const MAX_READ_REQUESTS = 2;
@@ -104,24 +103,14 @@ const spendEvent = (keyHash: string, costUsd: number, timestamp: number, request
 /** Signed like Stripe signs (the stand-in's secret). */
 async function deliverStripe(detail: string, event: Record<string, unknown>): Promise<ApiResponse> {
   const payload = JSON.stringify(event);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: stack().stripeWebhookSecret });
+  const signature = signStripe(payload);
   return expectMeasured(200, 'POST /billing/webhook', detail, '/billing/webhook', {
     rawBody: payload,
     headers: { 'content-type': 'application/json', 'stripe-signature': signature },
   });
 }
 
-const stripeEvent = (type: string, object: Record<string, unknown>) => ({
-  id: `evt_test_${randomBytes(12).toString('hex')}`,
-  object: 'event',
-  api_version: Stripe.API_VERSION,
-  created: Math.floor(Date.now() / 1000),
-  type,
-  data: { object },
-  livemode: false,
-  pending_webhooks: 1,
-  request: { id: null, idempotency_key: null },
-});
+
 
 /** Seeds the data through the API — every write route is measured on the way. */
 async function seed(): Promise<Fixture> {
@@ -227,28 +216,8 @@ async function seed(): Promise<Fixture> {
     new GetCommand({ TableName: stack().tableName, Key: keys.account(billingUser.accountId), ConsistentRead: true }),
   );
   const customer = account.Item!.stripeCustomerId as string;
-  const start = Math.floor(Date.now() / 1000);
-  const subscription = {
-    id: `sub_test_${randomBytes(8).toString('hex')}`,
-    object: 'subscription',
-    customer,
-    status: 'active',
-    metadata: { accountId: billingUser.accountId },
-    created: start,
-    items: {
-      object: 'list',
-      data: [
-        {
-          id: `si_${randomBytes(6).toString('hex')}`,
-          object: 'subscription_item',
-          price: { id: LOCAL_STRIPE_PRICES.GROWTH, object: 'price' },
-          quantity: 1,
-          current_period_start: start,
-          current_period_end: start + 30 * 86400,
-        },
-      ],
-    },
-  };
+  const subscription = subscriptionObject({ accountId: billingUser.accountId, customer });
+
   const created2 = stripeEvent('customer.subscription.created', subscription);
   await deliverStripe('subscription.created, applied', created2);
   await deliverStripe('the same event replayed', created2);
