@@ -6,7 +6,9 @@
  *
  *   POST /v1/customers                 GET /v1/customers/:id
  *   POST /v1/checkout/sessions         GET /v1/checkout/sessions/:id
- *   GET  /v1/subscriptions/:id         POST /v1/billing_portal/sessions
+ *   GET  /v1/checkout/sessions?customer&status (list)   POST /v1/checkout/sessions/:id/expire
+ *   GET  /v1/subscriptions/:id         DELETE /v1/subscriptions/:id (cancel: customer.subscription.deleted follows)
+ *   POST /v1/billing_portal/sessions
  *
  * It honours `Idempotency-Key` (same key + same parameters → the first response; other parameters → 400) and the
  * secret key (`Authorization: Bearer sk_test_local`, else 401).
@@ -16,8 +18,12 @@
  *                           (active, current period now … now + 1 month) and sends Stripe-signed events —
  *                           checkout.session.completed, customer.subscription.created, invoice.paid — to the API's
  *                           /api/billing/webhook, then redirects (303) to the session's success URL.
- *   GET /portal/<bps_id>    the customer portal; its Cancel form (POST /portal/<bps_id>/cancel) cancels a
- *                           subscription and sends customer.subscription.deleted, then redirects to the return URL.
+ *   GET /portal/<bps_id>    the customer portal, one form per action on each live subscription, each sending the
+ *                           events Stripe sends, then redirecting to the return URL:
+ *                           "Switch to Burnrate Scale/Growth" (POST …/switch): customer.subscription.updated;
+ *                           "Fail the next payment" (POST …/fail): invoice.payment_failed + subscription past_due;
+ *                           "Pay the open invoice" (POST …/pay-invoice): invoice.paid + subscription active;
+ *                           "Cancel subscription" (POST …/cancel): customer.subscription.deleted.
  *   GET /app/billing/...    the local "dashboard" pages the success / cancel / return URLs point at. They only show
  *                           text: a plan changes through the webhook alone, never through these redirects.
  *
@@ -44,6 +50,8 @@ const CATALOG: Record<string, { product: string; name: string; unitAmount: numbe
 /** Stripe keeps idempotency keys for 24 hours. */
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const MAX_BODY_BYTES = 256 * 1024;
+/** What the portal page's forms do (POST /portal/<bps_id>/<action>). */
+const PORTAL_ACTIONS = new Set(['switch', 'fail', 'pay-invoice', 'cancel']);
 
 export interface StripeMockOptions {
   /** 0: any free port. */
@@ -410,7 +418,7 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       throw new StripeApiError(401, 'invalid_request_error', `Invalid API Key provided: ${auth.replace(/^Bearer\s+/i, '').slice(0, 12)}…`);
     }
     const raw = method === 'POST' ? await readText(req) : '';
-    const params = parseForm(raw);
+    const params = parseForm(method === 'POST' ? raw : (req.url ?? '').split('?')[1] ?? '');
     const key = method === 'POST' ? req.headers['idempotency-key'] : undefined;
     if (typeof key === 'string' && key !== '') {
       const seen = state.idempotency[key];
@@ -432,9 +440,15 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       return sendJson(res, status, body);
     }
     const { status, body } = route(method, path, params);
-    if (method === 'POST') await save();
-    return sendJson(res, status, body);
+    if (method !== 'GET') await save();
+    sendJson(res, status, body);
+    // Events a call causes (a DELETE's subscription.deleted) reach the webhook after the call answered, as in Stripe.
+    const events = afterResponse.splice(0);
+    if (events.length > 0) void deliver(events);
   }
+
+  /** Events to send once the current API call has answered. */
+  const afterResponse: Json[] = [];
 
   function route(method: string, path: string, params: Json): { status: number; body: Json } {
     const ok = (body: Json) => ({ status: 200, body });
@@ -450,8 +464,32 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       const session = state.checkoutSessions[at(3)] ?? missing('checkout.session', at(3), 'session');
       return ok(outCheckout(publicSession(session)));
     }
+    if (method === 'GET' && path === '/v1/checkout/sessions') {
+      const data = Object.values(state.checkoutSessions)
+        .filter((cs) => (params.customer === undefined || cs.customer === params.customer) && (params.status === undefined || cs.status === params.status))
+        .sort((a, b) => (b.created as number) - (a.created as number))
+        .map((cs) => outCheckout(publicSession(cs)));
+      return ok({ object: 'list', data, has_more: false, url: '/v1/checkout/sessions' });
+    }
+    if (method === 'POST' && at(1) === 'checkout' && at(2) === 'sessions' && at(4) === 'expire' && segments.length === 5) {
+      const session = state.checkoutSessions[at(3)] ?? missing('checkout.session', at(3), 'session');
+      if (session.status !== 'open') {
+        throw new StripeApiError(400, 'invalid_request_error', `Only Checkout Sessions with a status of open can be expired; this one is ${String(session.status)}.`);
+      }
+      Object.assign(session, { status: 'expired', expires_at: now() });
+      return ok(outCheckout(publicSession(session)));
+    }
     if (method === 'GET' && at(1) === 'subscriptions' && segments.length === 3) {
       return ok(state.subscriptions[at(2)] ?? missing('subscription', at(2)));
+    }
+    if (method === 'DELETE' && at(1) === 'subscriptions' && segments.length === 3) {
+      const subscription = state.subscriptions[at(2)] ?? missing('subscription', at(2));
+      if (subscription.status === 'canceled') {
+        throw new StripeApiError(400, 'invalid_request_error', `This subscription is already canceled: ${at(2)}`, { code: 'resource_missing' });
+      }
+      cancel(subscription);
+      afterResponse.push(newEvent('customer.subscription.deleted', subscription));
+      return ok(subscription);
     }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') return ok(outPortal(createPortalSession(params)));
     throw new StripeApiError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}). This local Stripe stand-in implements only the calls Burnrate makes.`);
@@ -495,7 +533,7 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       if (!session) return sendHtml(res, 404, 'Portal not found', '<p>There is no such portal session.</p>');
       return sendHtml(res, 200, 'Billing portal', portalPage(session));
     }
-    if (area === 'portal' && id && action === 'cancel' && method === 'POST') {
+    if (area === 'portal' && id && action && PORTAL_ACTIONS.has(action) && method === 'POST') {
       const form = parseForm(await readText(req));
       const session = state.portalSessions[id];
       if (!session) return sendHtml(res, 404, 'Portal not found', '<p>There is no such portal session.</p>');
@@ -503,13 +541,14 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       if (!subscription || subscription.customer !== session.customer) {
         return sendHtml(res, 404, 'Subscription not found', '<p>That subscription is not this customer’s.</p>');
       }
-      if (subscription.status === 'canceled') return redirect(res, String(session.return_url ?? `/portal/${id}`));
-      cancel(subscription);
-      const event = newEvent('customer.subscription.deleted', subscription);
+      const back = String(session.return_url ?? `/portal/${id}`);
+      if (subscription.status === 'canceled') return redirect(res, back);
+      const events = portalAction(action, subscription, String(form.price ?? ''));
+      if (typeof events === 'string') return sendHtml(res, 409, 'Not possible', `<p>${escapeHtml(events)}</p>`);
       await save();
-      const failed = await deliver([event]);
-      if (failed) return sendHtml(res, 502, 'Canceled, but the webhook failed', `<p>${escapeHtml(failed.error ?? '')}</p>`);
-      return redirect(res, String(session.return_url ?? `/portal/${id}`));
+      const failed = await deliver(events);
+      if (failed) return sendHtml(res, 502, 'Done, but the webhook failed', `<p>${escapeHtml(failed.error ?? '')}</p>`);
+      return redirect(res, back);
     }
     if (area === 'app' && id === 'billing' && method === 'GET') {
       const text =
@@ -548,18 +587,115 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
 ${cancelLink}`;
   }
 
+  /** A portal action on a live subscription: the events Stripe sends for it, or why it is not possible. */
+  function portalAction(action: string, subscription: Json, price: string): Json[] | string {
+    const item = ((subscription.items as Json).data as Json[])[0]!;
+    switch (action) {
+      case 'switch': {
+        if (!CATALOG[price]) return 'No such plan.';
+        if ((item.price as Json).id === price) return 'The subscription is on that plan already.';
+        item.price = priceObject(price);
+        return [newEvent('customer.subscription.updated', subscription)];
+      }
+      case 'fail': {
+        if (subscription.status !== 'active' && subscription.status !== 'trialing') return 'Only an active subscription can fail a payment.';
+        const invoice = renewalInvoice(subscription, item);
+        subscription.status = 'past_due';
+        subscription.latest_invoice = invoice.id;
+        return [newEvent('invoice.payment_failed', invoice), newEvent('customer.subscription.updated', subscription)];
+      }
+      case 'pay-invoice': {
+        const invoice = state.invoices[String(subscription.latest_invoice ?? '')];
+        if (!invoice || invoice.status !== 'open') return 'The subscription has no open invoice.';
+        const at = now();
+        Object.assign(invoice, { status: 'paid', amount_paid: invoice.amount_due, amount_remaining: 0 });
+        (invoice.status_transitions as Json).paid_at = at;
+        subscription.status = 'active';
+        return [newEvent('invoice.paid', invoice), newEvent('customer.subscription.updated', subscription)];
+      }
+      case 'cancel':
+        cancel(subscription);
+        return [newEvent('customer.subscription.deleted', subscription)];
+      default:
+        return 'Unknown action.';
+    }
+  }
+
+  /** The renewal invoice of the subscription's current period, left open (its payment failed). */
+  function renewalInvoice(subscription: Json, item: Json): Json {
+    const created = now();
+    const invoiceId = newId('in');
+    const priceId = (item.price as Json).id as string;
+    const amount = CATALOG[priceId]!.unitAmount;
+    const invoice: Json = {
+      id: invoiceId,
+      object: 'invoice',
+      created,
+      customer: subscription.customer,
+      currency: 'usd',
+      status: 'open',
+      billing_reason: 'subscription_cycle',
+      collection_method: 'charge_automatically',
+      amount_due: amount,
+      amount_paid: 0,
+      amount_remaining: amount,
+      total: amount,
+      subtotal: amount,
+      attempt_count: 1,
+      livemode: false,
+      metadata: {},
+      lines: {
+        object: 'list',
+        data: [
+          {
+            id: newId('il'),
+            object: 'line_item',
+            amount,
+            currency: 'usd',
+            invoice: invoiceId,
+            livemode: false,
+            metadata: {},
+            parent: {
+              type: 'subscription_item_details',
+              subscription_item_details: { invoice_item: null, proration: false, subscription: subscription.id, subscription_item: item.id },
+            },
+            period: { start: item.current_period_start, end: item.current_period_end },
+            quantity: 1,
+          },
+        ],
+        has_more: false,
+        total_count: 1,
+        url: `/v1/invoices/${invoiceId}/lines`,
+      },
+      parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: subscription.metadata, subscription: subscription.id } },
+      period_start: created,
+      period_end: created,
+      status_transitions: { finalized_at: created, paid_at: null, marked_uncollectible_at: null, voided_at: null },
+    };
+    state.invoices[invoiceId] = invoice;
+    return invoice;
+  }
+
   function portalPage(session: Json): string {
     const subscriptions = Object.values(state.subscriptions).filter((s) => s.customer === session.customer && s.status !== 'canceled');
+    const form = (s: Json, action: string, label: string, extra = '') => `<form method="post" action="/portal/${escapeHtml(String(session.id))}/${action}">
+  <input type="hidden" name="subscription" value="${escapeHtml(String(s.id))}">${extra}
+  <button type="submit">${escapeHtml(label)}</button>
+</form>`;
     const rows = subscriptions
       .map((s) => {
         const item = ((s.items as Json).data as Json[])[0];
-        const price = item ? CATALOG[(item.price as Json).id as string] : undefined;
+        const priceId = item ? ((item.price as Json).id as string) : '';
+        const price = CATALOG[priceId];
         const renews = item ? new Date((item.current_period_end as number) * 1000).toISOString().slice(0, 10) : '';
+        const switches = Object.entries(CATALOG)
+          .filter(([id]) => id !== priceId)
+          .map(([id, entry]) => form(s, 'switch', `Switch to ${entry.name}`, `<input type="hidden" name="price" value="${escapeHtml(id)}">`))
+          .join('');
+        const payment =
+          s.status === 'past_due' || s.status === 'unpaid' ? form(s, 'pay-invoice', 'Pay the open invoice') : form(s, 'fail', 'Fail the next payment');
         return `<li>${escapeHtml(price?.name ?? String(s.id))} (${escapeHtml(String(s.status))}, renews ${renews})
-<form method="post" action="/portal/${escapeHtml(String(session.id))}/cancel">
-  <input type="hidden" name="subscription" value="${escapeHtml(String(s.id))}">
-  <button type="submit">Cancel subscription</button>
-</form></li>`;
+${switches}${payment}${form(s, 'cancel', 'Cancel subscription')}</li>`;
       })
       .join('');
     const back = session.return_url ? `<p><a href="${escapeHtml(String(session.return_url))}">Return to Burnrate</a></p>` : '';

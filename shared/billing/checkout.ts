@@ -50,7 +50,24 @@ export async function startCheckout(accountId: string, plan: PaidPlan, now = new
     { idempotencyKey: `checkout-${accountId}-${plan}-${bucket}` },
   );
   if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a url`);
+  await expireOtherSessions(customer, session.id);
   return { url: session.url, sessionId: session.id };
+}
+
+/**
+ * One live subscription: the customer's other open Checkout Sessions are expired, so only the newest checkout can
+ * be paid. (Two paid at once anyway — e.g. both pages submitted before this runs — are settled by the webhook:
+ * shared/billing/webhook.ts `secondLiveSubscription`.)
+ */
+async function expireOtherSessions(customer: string, keep: string): Promise<void> {
+  const client = await stripe();
+  for await (const open of client.checkout.sessions.list({ customer, status: 'open', limit: 100 })) {
+    if (open.id === keep) continue;
+    // A session completed or expired meanwhile can't be expired: that is the outcome wanted anyway.
+    await client.checkout.sessions.expire(open.id).catch((error: unknown) => {
+      if ((error as { type?: string }).type !== 'StripeInvalidRequestError') throw error;
+    });
+  }
 }
 
 /** A Stripe customer for the account, linked once; a concurrent request's customer wins if it linked first. */

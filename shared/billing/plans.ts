@@ -7,12 +7,14 @@ export interface PlanLimits {
   trackedRequests: number;
   /** Discovered keys. */
   keys: number;
+  /** Seats: users plus pending invitations (API.md part 3 "Invitations"). */
+  users: number;
 }
 
 export const PLANS: Record<Plan, PlanLimits> = {
-  FREE: { trackedRequests: 10_000, keys: 5 },
-  GROWTH: { trackedRequests: 1_000_000, keys: 100 },
-  SCALE: { trackedRequests: 10_000_000, keys: 1_000 },
+  FREE: { trackedRequests: 10_000, keys: 5, users: 3 },
+  GROWTH: { trackedRequests: 1_000_000, keys: 100, users: 25 },
+  SCALE: { trackedRequests: 10_000_000, keys: 1_000, users: 250 },
 };
 
 export interface Period {
@@ -88,4 +90,12 @@ export function billingStatusFromStripe(status: string): BillingStatus {
     default:
       return 'INCOMPLETE';
   }
+}
+
+/**
+ * Tie-break of two billing states of the same second: an ended subscription outranks a live one, so a `deleted`
+ * and an `updated(active)` of the same second leave the subscription canceled whatever order they arrive in.
+ */
+export function statusRank(status: BillingStatus): number {
+  return status === 'CANCELED' ? 2 : 1;
 }

@@ -1,14 +1,15 @@
-/** GET /billing/status: the plan, its limits and this period's exact usage (two GetItems). */
+/** GET /billing/status: the subscribed plan, the limits in force (by billing status) and this period's exact usage (two GetItems). */
 import { NotFound } from '#shared/http/errors.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
-import { currentPeriod, PLANS } from '#shared/billing/plans.ts';
+import { currentPeriod } from '#shared/billing/plans.ts';
+import { limitsInForce } from '#shared/billing/limits.ts';
 
 export async function billingStatus(accountId: string, now = new Date()) {
   const account = await getAccount(accountId);
   if (!account) throw new NotFound('The account does not exist.');
   const period = currentPeriod(account, now);
-  const limits = PLANS[account.plan];
+  const limits = limitsInForce(account, now);
   return {
     plan: account.plan,
     billingStatus: account.billingStatus,
@@ -17,7 +18,9 @@ export async function billingStatus(accountId: string, now = new Date()) {
       limit: limits.trackedRequests,
       keys: account.keyCount ?? 0,
       keyLimit: limits.keys,
+      userLimit: limits.users,
     },
+    graceEndsAt: limits.graceEndsAt,
     currentPeriodStart: period.start,
     currentPeriodEnd: period.end,
   };

@@ -27,6 +27,10 @@ export interface Account {
    * A webhook event older than this never overwrites the state (shared/billing/webhook.ts).
    */
   billingUpdatedAt?: string;
+  /** While `PAST_DUE`: when the paid plan's limits end (7 days after the failed payment; shared/billing/limits.ts). */
+  graceEndsAt?: string;
+  /** The current subscription's `<created ISO>#<id>`: of two live subscriptions the newer is kept. */
+  subscriptionOrder?: string;
 }
 
 export interface User {
@@ -92,6 +96,8 @@ export function toAccount(item: Record<string, unknown>): Account {
     ...(typeof item.stripeCustomerId === 'string' ? { stripeCustomerId: item.stripeCustomerId } : {}),
     ...(typeof item.stripeSubscriptionId === 'string' ? { stripeSubscriptionId: item.stripeSubscriptionId } : {}),
     ...(typeof item.billingUpdatedAt === 'string' ? { billingUpdatedAt: item.billingUpdatedAt } : {}),
+    ...(typeof item.graceEndsAt === 'string' ? { graceEndsAt: item.graceEndsAt } : {}),
+    ...(typeof item.subscriptionOrder === 'string' ? { subscriptionOrder: item.subscriptionOrder } : {}),
   };
 }
 

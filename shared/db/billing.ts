@@ -4,6 +4,8 @@
  */
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
+import { graceEnd } from '#shared/billing/limits.ts';
+import { statusRank } from '#shared/billing/plans.ts';
 import { db, failedConditions, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 
@@ -22,9 +24,11 @@ export interface BillingChange {
   billingStatus: BillingStatus;
   /** The subscription's current period; `null` removes it (back on FREE); left out: unchanged. */
   period?: { start: string; end: string } | null;
-  /** Linked if the account has none yet. */
+  /** Linked if the account has none yet; a change whose customer is not the account's is not applied. */
   customerId?: string;
   subscriptionId: string;
+  /** `take-over` of a live subscription: its `<created>#<id>`; only a newer one replaces a live one. */
+  subscriptionOrder?: string;
   /**
    * Which subscription the change may touch:
    * `take-over` — a live subscription of the account: it becomes (or stays) the account's subscription;
@@ -113,27 +117,37 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
   const names: Record<string, string> = {
     '#status': 'billingStatus',
     '#updatedAt': 'billingUpdatedAt',
+    '#rank': 'billingRank',
     '#sub': 'stripeSubscriptionId',
+    '#cus': 'stripeCustomerId',
   };
   const values: Record<string, unknown> = {
     ':status': change.billingStatus,
     ':t': change.eventTime,
+    ':rank': statusRank(change.billingStatus),
     ':eid': event.id,
     ':now': now.toISOString(),
     ':sub': change.subscriptionId,
     ':one': 1,
   };
-  const set = ['#status = :status', '#updatedAt = :t', 'billingEventId = :eid', 'updatedAt = :now'];
+  const set = ['#status = :status', '#updatedAt = :t', '#rank = :rank', 'billingEventId = :eid', 'updatedAt = :now'];
   const remove: string[] = [];
   if (change.plan || change.match === 'current') names['#plan'] = 'plan';
   if (change.plan) {
     values[':plan'] = change.plan;
     set.push('#plan = :plan');
   }
-  if (change.match === 'take-over') set.push('#sub = :sub');
+  if (change.match === 'take-over') {
+    set.push('#sub = :sub');
+    if (change.subscriptionOrder) {
+      names['#order'] = 'subscriptionOrder';
+      values[':order'] = change.subscriptionOrder;
+      set.push('#order = :order');
+    }
+  }
   if (change.customerId) {
     values[':cus'] = change.customerId;
-    set.push('stripeCustomerId = if_not_exists(stripeCustomerId, :cus)');
+    set.push('#cus = if_not_exists(#cus, :cus)');
   }
   if (change.period) {
     values[':ps'] = change.period.start;
@@ -142,14 +156,33 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
   } else if (change.period === null) {
     remove.push('periodStart', 'periodEnd');
   }
+  // PAST_DUE opens a 7-day grace from the first failure (a later failure of the same episode keeps it); any other
+  // status closes it (shared/billing/limits.ts reads it).
+  names['#grace'] = 'graceEndsAt';
+  if (change.billingStatus === 'PAST_DUE') {
+    values[':grace'] = graceEnd(change.eventTime);
+    set.push('#grace = if_not_exists(#grace, :grace)');
+  } else {
+    remove.push('#grace');
+  }
 
   // The ordering rule (shouldApply in shared/billing/webhook.ts) as DynamoDB evaluates it, atomically with the write.
-  const conditions = ['attribute_exists(pk)', '(attribute_not_exists(#updatedAt) OR #updatedAt <= :t)'];
+  const conditions = [
+    'attribute_exists(pk)',
+    '(attribute_not_exists(#updatedAt) OR #updatedAt < :t OR (#updatedAt = :t AND (attribute_not_exists(#rank) OR #rank <= :rank)))',
+  ];
+  // Only the account's own Stripe customer changes its billing (routing: shared/billing/webhook.ts accountOfEvent).
+  if (change.customerId) conditions.push('(attribute_not_exists(#cus) OR #cus = :cus)');
   if (change.match === 'current') {
     values[':free'] = 'FREE';
     conditions.push('#sub = :sub', '#plan <> :free');
   }
   if (change.match === 'current-or-none') conditions.push('(attribute_not_exists(#sub) OR #sub = :sub)');
+  if (change.match === 'take-over' && change.subscriptionOrder && change.billingStatus !== 'CANCELED') {
+    // One live subscription: a live one replaces another live one only when it is newer.
+    values[':canceled'] = 'CANCELED';
+    conditions.push('(attribute_not_exists(#sub) OR #sub = :sub OR #status = :canceled OR attribute_not_exists(#order) OR #order < :order)');
+  }
 
   return {
     TableName: tableName(),

@@ -9,7 +9,8 @@ import { writeChunk } from '#shared/db/usage-writes.ts';
 import { countedBefore, loadIngestContext } from '#shared/db/provider-keys.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
-import { currentPeriod, PLANS } from '#shared/billing/plans.ts';
+import { currentPeriod } from '#shared/billing/plans.ts';
+import { limitsInForce } from '#shared/billing/limits.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
@@ -59,7 +60,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   if (!account) throw new NotFound('The account does not exist.');
   const period = currentPeriod(account, now);
   const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
-  const limits = PLANS[account.plan];
+  const limits = limitsInForce(account, now);
   const ctx: ChunkContext & { knownKeys: Set<string> } = { knownKeys: known, today: isoDate(now), month: isoMonth(now) };
 
   /** Fits events into the room left; reports the rest (but repeats of events counted before are duplicates). */
@@ -117,7 +118,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     }
   }
   rejected.sort((a, b) => a.index - b.index);
-  if (limitReached) await raisePlanLimitAlert(accountId, account.plan, period, now);
+  if (limitReached) await raisePlanLimitAlert(accountId, account, period, now);
   if (accepted > 0) await evaluateAfterIngest(accountId, discovered, now);
   return { accepted, duplicates, rejected };
 }

@@ -278,7 +278,10 @@ export const WebhookSecret = z.object({
 export const BillingStatus = z.object({
   plan: Plan,
   billingStatus: BillingStatusValue,
-  usage: z.object({ trackedRequests: Count, limit: Count, keys: Count, keyLimit: Count }),
+  /** The limits in force: the plan's, or FREE's when the billing status does not grant the plan's (README "Billing"). */
+  usage: z.object({ trackedRequests: Count, limit: Count, keys: Count, keyLimit: Count, userLimit: Count }),
+  /** While PAST_DUE: when the paid plan's limits end (7 days after the failed payment); else null. */
+  graceEndsAt: z.nullable(Timestamp),
   currentPeriodStart: Timestamp,
   currentPeriodEnd: Timestamp,
 });

@@ -10,7 +10,7 @@ import { keys } from '#shared/db/keys.ts';
 import { createStripe } from '#shared/billing/stripe.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY } from '#local/stripe-mock.ts';
 import { api, dynamo, registerUser, stack, type RegisteredUser } from './harness.ts';
-import { nowSeconds, signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
+import { nowSeconds, signStripe, stripeEvent, submitForm, subscriptionObject } from './stripe-fixtures.ts';
 
 const PROBLEM = 'application/problem+json';
 
@@ -31,29 +31,6 @@ async function status(user: RegisteredUser) {
   const res = await api('/billing/status', { token: user.token });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
-}
-
-/** The `action` of the page's first POST form, absolute. */
-function formAction(html: string, pageUrl: string): string {
-  const match = /<form method="post" action="([^"]+)"/.exec(html);
-  expect(match, 'the page has a POST form').not.toBeNull();
-  return new URL(match![1]!.replaceAll('&amp;', '&'), pageUrl).href;
-}
-
-/** Submits the page's form as a browser without JavaScript would; returns the response without following it. */
-async function submitForm(pageUrl: string): Promise<Response> {
-  const page = await fetch(pageUrl);
-  expect(page.status).toBe(200);
-  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-  const html = await page.text();
-  expect(html).not.toMatch(/<script/i);
-  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [m[1]!, m[2]!]);
-  return fetch(formAction(html, pageUrl), {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-    redirect: 'manual',
-  });
 }
 
 async function checkout(user: RegisteredUser, plan: string) {
@@ -148,7 +125,7 @@ describe('checkout → Pay → webhook → plan', () => {
     const portal = await api('/billing/portal', { method: 'POST', token: user.token });
     expect(portal.status, JSON.stringify(portal.body)).toBe(201);
     expect(portal.body).toEqual({ url: expect.stringMatching(/\/portal\/bps_/) });
-    const canceled = await submitForm(portal.body.url);
+    const canceled = await submitForm(portal.body.url, 'Cancel subscription');
     expect(canceled.status).toBe(303);
     expect(canceled.headers.get('location')).toBe(`${stack().stripeUrl}/app/billing`);
 
@@ -305,6 +282,7 @@ describe('POST /billing/webhook', () => {
   it('subscription.updated events delivered shuffled: the newest state wins', async () => {
     const user = await registerUser();
     const sub = `sub_test_${randomBytes(8).toString('hex')}`;
+    const customer = `cus_test_${randomBytes(8).toString('hex')}`;
     const base = nowSeconds() - 3600;
     const states = [
       { status: 'incomplete', price: LOCAL_STRIPE_PRICES.GROWTH },
@@ -317,7 +295,7 @@ describe('POST /billing/webhook', () => {
     const events = states.map((s, i) =>
       stripeEvent(
         'customer.subscription.updated',
-        subscriptionObject({ id: sub, accountId: user.accountId, status: s.status, price: s.price, start: base + i * 60, end: base + i * 60 + 86400 }),
+        subscriptionObject({ id: sub, customer, accountId: user.accountId, status: s.status, price: s.price, start: base + i * 60, end: base + i * 60 + 86400 }),
         base + i * 60,
       ),
     );

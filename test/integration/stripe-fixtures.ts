@@ -1,6 +1,7 @@
 /** Stripe-shaped events and subscriptions for the integration tests, signed like Stripe signs (the stand-in's secret). */
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
+import { expect } from 'vitest';
 import { LOCAL_STRIPE_PRICES } from '#local/stripe-mock.ts';
 import { stack } from './harness.ts';
 
@@ -62,5 +63,27 @@ export function signStripe(payload: string, options: { timestamp?: number; secre
     payload,
     secret: options.secret ?? stack().stripeWebhookSecret,
     ...(options.timestamp ? { timestamp: options.timestamp } : {}),
+  });
+}
+
+/**
+ * Submits a form of a stand-in page (checkout, portal) as a browser without JavaScript would: the form holding the
+ * button labelled `button` (default: the page's first form). Returns the response without following it.
+ */
+export async function submitForm(pageUrl: string, button?: string): Promise<Response> {
+  const page = await fetch(pageUrl);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  const html = await page.text();
+  expect(html).not.toMatch(/<script/i);
+  const forms = [...html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)];
+  const form = button === undefined ? forms[0] : forms.find((f) => f[2]!.includes(`<button type="submit">${button}</button>`));
+  expect(form, `the page has a POST form${button ? ` with the button "${button}"` : ''}`).toBeDefined();
+  const fields = [...form![2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [m[1]!, m[2]!]);
+  return fetch(new URL(form![1]!.replaceAll('&amp;', '&'), pageUrl).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
   });
 }

@@ -98,6 +98,7 @@ describe('what a subscription state changes', () => {
         billingStatus: 'ACTIVE',
         period: { start: new Date(T0 * 1000).toISOString(), end: new Date((T0 + 30 * 86400) * 1000).toISOString() },
         subscriptionId: 'sub_1',
+        subscriptionOrder: `${time}#sub_1`,
         customerId: 'cus_1',
         match: 'take-over',
       },
