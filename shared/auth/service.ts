@@ -34,7 +34,18 @@ export async function register(input: RegisterBody, deps: Deps = defaultDeps) {
   try {
     await deps.accounts.createAccountWithOwner(
       { accountId, companyName: input.companyName, plan: 'FREE', billingStatus: 'ACTIVE', createdAt: now, updatedAt: now },
-      { userId, accountId, email: input.email, firstName: input.firstName, lastName: input.lastName, createdAt: now, updatedAt: now },
+      {
+        userId,
+        accountId,
+        email: input.email,
+        firstName: input.firstName,
+        lastName: input.lastName,
+        role: 'admin',
+        emailVerified: false,
+        alertEmails: true,
+        createdAt: now,
+        updatedAt: now,
+      },
     );
   } catch (error) {
     await deps.identity.deleteUser(input.email).catch((cleanupError: unknown) =>

@@ -33,12 +33,21 @@ export interface Account {
   subscriptionOrder?: string;
 }
 
+/** What a user may do in its account (API.md part 3 "Users and roles"; shared/auth/roles.ts says which routes). */
+export type Role = 'admin' | 'member' | 'viewer';
+export const ROLES: readonly Role[] = ['admin', 'member', 'viewer'];
+
 export interface User {
   userId: string;
   accountId: string;
   email: string;
   firstName: string;
   lastName: string;
+  role: Role;
+  /** The address was proven by a link sent to it (verification, reset, invitation). */
+  emailVerified: boolean;
+  /** The user wants alert e-mail (only verified addresses get any). */
+  alertEmails: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -101,13 +110,20 @@ export function toAccount(item: Record<string, unknown>): Account {
   };
 }
 
-function toUser(item: Record<string, unknown>): User {
+/**
+ * A stored user. Users written before roles existed were their account's only user, its registrant: `admin`, an
+ * unverified address, alert e-mail on.
+ */
+export function toUser(item: Record<string, unknown>): User {
   return {
     userId: item.userId as string,
     accountId: item.accountId as string,
     email: item.email as string,
     firstName: item.firstName as string,
     lastName: item.lastName as string,
+    role: ROLES.includes(item.role as Role) ? (item.role as Role) : 'admin',
+    emailVerified: item.emailVerified === true,
+    alertEmails: item.alertEmails !== false,
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };

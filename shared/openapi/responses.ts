@@ -84,12 +84,21 @@ export const AuthSession = z.object({
 /** POST /auth/refresh. */
 export const RefreshedToken = z.object({ token: z.string(), expiresIn: z.int().check(z.minimum(1)) });
 
+export const Role = z.enum(['admin', 'member', 'viewer']);
+
 export const User = z.object({
   userId: UserId,
   email: z.string(),
   firstName: z.string(),
   lastName: z.string(),
+  /** What the user may do (README "Roles"). */
+  role: Role,
+  /** The address was proven by a link sent to it; only verified addresses get alert e-mail. */
+  emailVerified: z.boolean(),
+  /** The user wants alert e-mail. */
+  alertEmails: z.boolean(),
   createdAt: Timestamp,
+  updatedAt: Timestamp,
 });
 
 export const Account = z.object({

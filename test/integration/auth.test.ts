@@ -28,7 +28,18 @@ describe('POST /auth/register', () => {
     const me = await api('/auth/me', { token: res.body.token });
     expect(me.status).toBe(200);
     expect(me.body).toEqual({
-      user: { userId: res.body.userId, email: user.email, firstName: 'Ada', lastName: 'Lovelace', createdAt: expect.any(String) },
+      user: {
+        userId: res.body.userId,
+        email: user.email,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        // The registrant is the account's first admin; the address is unverified until its link is followed.
+        role: 'admin',
+        emailVerified: false,
+        alertEmails: true,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
       account: {
         accountId: res.body.accountId,
         companyName: 'Analytical Engines',
