@@ -26,12 +26,20 @@ export type TableAction =
 /** Cognito admin actions a function may call on the user pool. */
 export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser';
 
+/**
+ * The least role a `jwt` route needs (API.md part 3 "Users and roles"): `viewer` < `member` < `admin`. Checked for
+ * every route in ONE place (shared/auth/roles.ts via jwtAuth) against the user's role in our table.
+ */
+export type RouteRole = 'viewer' | 'member' | 'admin';
+
 export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   path: string;
   /** Handler module under functions/, without extension: `auth/register` → functions/auth/register.ts */
   handler: string;
   auth: AuthKind;
+  /** `jwt` routes: the least role that may call it (a route without one is admin-only: fail closed). */
+  role?: RouteRole;
   table: TableAction[];
   cognito?: CognitoAction[];
   /** The function hands created alerts to the notifier: it may send to the alerts queue (`ALERTS_QUEUE_URL`). */
@@ -41,6 +49,8 @@ export interface Route {
 }
 
 export const API_PREFIX = '/api';
+
+// Every `jwt` route reads the caller's user (GetItem: existence, sessions, role) in jwtAuth, cached 30 s a container.
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health/get', auth: 'none', table: [] },
@@ -54,41 +64,41 @@ export const routes: readonly Route[] = [
   },
   { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: [] },
   { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: [] },
-  { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', table: ['BatchGetItem', 'GetItem'] },
+  { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', role: 'viewer', table: ['BatchGetItem', 'GetItem'] },
   // Ingest keys. TransactWriteItems is authorized per action: its Puts need PutItem, its Deletes DeleteItem.
-  { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', table: ['Query', 'PutItem'] },
-  { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', table: ['Query'] },
-  { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', table: ['GetItem', 'DeleteItem'] },
+  { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
+  { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem'] },
   // Ingestion: the key lookup (GetItem), its once-a-minute touch and the aggregates (UpdateItem), the
   // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
   // ... and then alert evaluation: the account's budgets and rules (Query), spend and fired items (BatchGetItem),
   // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
   { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true },
-  { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', table: ['Query'] },
-  { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', table: ['UpdateItem'] },
+  { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
-  { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', table: ['Query', 'BatchGetItem'] },
-  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', table: ['Query', 'BatchGetItem', 'PutItem'] },
-  { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', table: ['GetItem', 'BatchGetItem', 'PutItem'] },
-  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', table: ['DeleteItem'] },
+  { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
+  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem'] },
+  { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', role: 'member', table: ['GetItem', 'BatchGetItem', 'PutItem'] },
+  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem'] },
   // Alert rules: the list and count (Query), the rule and the watched key (GetItem), whole-item writes.
-  { method: 'GET', path: '/alert-rules', handler: 'alert-rules/list', auth: 'jwt', table: ['Query'] },
-  { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', table: ['Query', 'GetItem', 'PutItem'] },
-  { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', table: ['GetItem', 'PutItem'] },
-  { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', table: ['DeleteItem'] },
-  { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', table: ['Query'] },
-  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', table: ['UpdateItem'] },
+  { method: 'GET', path: '/alert-rules', handler: 'alert-rules/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem'] },
+  { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
+  { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem'] },
+  { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
   // The webhook signing secret: read from the account item, created there on first use (if_not_exists).
-  { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', table: ['GetItem', 'UpdateItem'] },
+  { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
   // Rotation: read the current secret (GetItem), swap it conditionally (UpdateItem).
-  { method: 'POST', path: '/webhook-secret/rotate', handler: 'webhooks/rotate', auth: 'jwt', table: ['GetItem', 'UpdateItem'] },
-  { method: 'GET', path: '/billing/status', handler: 'billing/status', auth: 'jwt', table: ['GetItem'] },
+  { method: 'POST', path: '/webhook-secret/rotate', handler: 'webhooks/rotate', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
+  { method: 'GET', path: '/billing/status', handler: 'billing/status', auth: 'jwt', role: 'viewer', table: ['GetItem'] },
   // Billing. Checkout: the account (GetItem), and on the first checkout the customer link — the account's
   // stripeCustomerId (UpdateItem) with its STRIPECUSTOMER# lookup item (PutItem) in one transaction.
-  { method: 'POST', path: '/billing/checkout', handler: 'billing/checkout', auth: 'jwt', table: ['GetItem', 'UpdateItem', 'PutItem'], stripe: true },
-  { method: 'POST', path: '/billing/portal', handler: 'billing/portal', auth: 'jwt', table: ['GetItem'], stripe: true },
+  { method: 'POST', path: '/billing/checkout', handler: 'billing/checkout', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'PutItem'], stripe: true },
+  { method: 'POST', path: '/billing/portal', handler: 'billing/portal', auth: 'jwt', role: 'admin', table: ['GetItem'], stripe: true },
   // Stripe's webhook (no JWT: the handler checks the signature; in AWS also on a Lambda Function URL): the dedupe
   // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
   { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },

@@ -48,6 +48,8 @@ export interface User {
   emailVerified: boolean;
   /** The user wants alert e-mail (only verified addresses get any). */
   alertEmails: boolean;
+  /** Tokens issued before this instant (ISO) are refused: set when a password changes or is reset. */
+  sessionsValidAfter?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -124,9 +126,16 @@ export function toUser(item: Record<string, unknown>): User {
     role: ROLES.includes(item.role as Role) ? (item.role as Role) : 'admin',
     emailVerified: item.emailVerified === true,
     alertEmails: item.alertEmails !== false,
+    ...(typeof item.sessionsValidAfter === 'string' ? { sessionsValidAfter: item.sessionsValidAfter } : {}),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };
+}
+
+/** One user of the account, or undefined (removed, or never there). */
+export async function getUser(accountId: string, userId: string, consistent = false): Promise<User | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.user(accountId, userId), ConsistentRead: consistent }));
+  return res.Item && toUser(res.Item);
 }
 
 /** The account and one of its users in a single BatchGetItem. */

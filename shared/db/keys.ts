@@ -19,6 +19,9 @@
  *   KEY#<a>#<keyHash>       KEY                          a discovered provider key: label, hint, totals, today/month counters
  *                                                        gsi1: ACCOUNT#<a>#KEYS / KEY#<keyHash> lists an account's keys
  *   KEY#<a>#<keyHash>       DAY#<date>#<provider>#<model> one key's spend on one UTC day with one model
+ *   TOKEN#<sha256>          TOKEN                        a single-use link token (verify e-mail, reset password, invitation),
+ *                                                        stored by its hash only, TTL
+ *   ACCOUNT#<a>             INVITATION#<inv_id>          an invitation (pending, accepted, revoked, expired)
  *   STRIPEEVENT#<evt_id>    STRIPEEVENT                  a Stripe webhook event applied (written with its state change)
  *   STRIPECUSTOMER#<cus_id> STRIPECUSTOMER               which account a Stripe customer belongs to
  *   USAGE#<a>               DAY#<date> | MONTH#<yyyy-mm>  the account's spend per UTC day / calendar month
@@ -67,6 +70,9 @@ export const keys = {
     sk: 'FIRED',
   }),
 
+  linkToken: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  invitation: (accountId: string, invitationId: string): Key => ({ pk: accountPk(accountId), sk: `INVITATION#${invitationId}` }),
+
   stripeEvent: (eventId: string): Key => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
   stripeCustomer: (customerId: string): Key => ({ pk: `STRIPECUSTOMER#${customerId}`, sk: 'STRIPECUSTOMER' }),
 
@@ -78,7 +84,7 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),

@@ -1,16 +1,22 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { Unauthorized } from '#shared/http/errors.ts';
+import { Forbidden, Unauthorized } from '#shared/http/errors.ts';
+import { getUser, type Role, type User } from '#shared/db/accounts.ts';
+import { allows, roleForRoute } from '#shared/auth/roles.ts';
 import { bearerToken, verifier, type TokenClaims } from '#shared/auth/verifier.ts';
 import { isId } from '#shared/ids.ts';
 
-/** Who is calling: taken ONLY from the verified token's claims. */
+/** Who is calling: the account and user from the verified token's claims, the role from our own table. */
 export interface AuthContext {
   accountId: string;
   userId: string;
   email: string;
 }
 
-export function authFromClaims(claims: TokenClaims): AuthContext {
+export interface UserAuthContext extends AuthContext {
+  role: Role;
+}
+
+export function authFromClaims(claims: TokenClaims): AuthContext & { issuedAt?: number } {
   // API Gateway's JWT authorizer also lets Cognito access tokens through; only ID tokens carry our claims.
   if (claims.token_use !== 'id') throw new Unauthorized('An ID token is required.');
   const accountId = claims['custom:accountId'];
@@ -18,7 +24,8 @@ export function authFromClaims(claims: TokenClaims): AuthContext {
   const email = claims.email;
   if (typeof accountId !== 'string' || !isId('account', accountId)) throw new Unauthorized('The token carries no account.');
   if (typeof userId !== 'string' || !isId('user', userId)) throw new Unauthorized('The token carries no user.');
-  return { accountId, userId, email: typeof email === 'string' ? email : '' };
+  const iat = Number(claims.iat);
+  return { accountId, userId, email: typeof email === 'string' ? email : '', ...(Number.isFinite(iat) ? { issuedAt: iat } : {}) };
 }
 
 type JwtEvent = APIGatewayProxyEventV2 & {
@@ -43,5 +50,46 @@ export async function authenticate(event: APIGatewayProxyEventV2): Promise<AuthC
   return authFromClaims(verified);
 }
 
-/** The `jwt` auth kind of the route table, as a handler's authenticator. */
-export const jwtAuth = (event: APIGatewayProxyEventV2): Promise<AuthContext> => authenticate(event);
+/**
+ * How long a container keeps a user it read: a role change or a removal takes effect everywhere within this time
+ * (API.md: "within 60 seconds"). One GetItem per user and container per 30 s.
+ */
+export const USER_CACHE_MS = 30_000;
+const USER_CACHE_MAX = 1_000;
+const userCache = new Map<string, { user: User | undefined; at: number }>();
+
+async function cachedUser(accountId: string, userId: string, now: number): Promise<User | undefined> {
+  const key = `${accountId}#${userId}`;
+  const hit = userCache.get(key);
+  if (hit && now - hit.at < USER_CACHE_MS) return hit.user;
+  const user = await getUser(accountId, userId);
+  if (userCache.size >= USER_CACHE_MAX) userCache.delete(userCache.keys().next().value!);
+  userCache.set(key, { user, at: now });
+  return user;
+}
+
+/** Forgets the cached users (tests; and after this container changed a user itself). */
+export function forgetUser(accountId?: string, userId?: string): void {
+  if (accountId && userId) userCache.delete(`${accountId}#${userId}`);
+  else userCache.clear();
+}
+
+/**
+ * The user behind a verified token, checked against our table: it must still exist (a removed user: 401), its
+ * sessions must not have been ended after the token was issued (password change/reset: 401), and its role must
+ * allow the route (`role` of shared/routes.ts: else 403).
+ */
+export async function authorize(event: APIGatewayProxyEventV2, auth: AuthContext & { issuedAt?: number }, now = Date.now()): Promise<UserAuthContext> {
+  const user = await cachedUser(auth.accountId, auth.userId, now);
+  if (!user) throw new Unauthorized('The user no longer exists.');
+  // `iat` has whole seconds: a token of the same second as the change is let through (the new session's own).
+  if (user.sessionsValidAfter && (auth.issuedAt === undefined || auth.issuedAt < Math.floor(Date.parse(user.sessionsValidAfter) / 1000))) {
+    throw new Unauthorized('The session has ended: sign in again.');
+  }
+  const needed = roleForRoute(event.routeKey);
+  if (!allows(user.role, needed)) throw new Forbidden(`This needs the ${needed} role or higher; yours is ${user.role}.`);
+  return { accountId: auth.accountId, userId: auth.userId, email: auth.email, role: user.role };
+}
+
+/** The `jwt` auth kind of the route table, as a handler's authenticator: a verified token, a user, a role. */
+export const jwtAuth = async (event: APIGatewayProxyEventV2): Promise<UserAuthContext> => authorize(event, await authenticate(event));

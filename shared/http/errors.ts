@@ -42,6 +42,12 @@ export class Unauthorized extends HttpError {
   }
 }
 
+export class Forbidden extends HttpError {
+  constructor(detail = 'Your role does not allow this.') {
+    super(403, 'forbidden', 'Forbidden.', detail);
+  }
+}
+
 export class NotFound extends HttpError {
   constructor(detail = 'The resource does not exist.') {
     super(404, 'not-found', 'Not found.', detail);

@@ -5,7 +5,7 @@ import { validate } from '#shared/http/validate.ts';
 import { problemResponse, PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { Conflict, HttpError, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { created, httpHandler } from '#shared/http/handler.ts';
-import { authFromClaims, jwtAuth } from '#shared/http/auth-context.ts';
+import { authFromClaims, authenticate } from '#shared/http/auth-context.ts';
 import { apiEvent, lambdaContext } from './helpers.ts';
 
 const statusOf = (fn: () => unknown): number => {
@@ -114,7 +114,8 @@ describe('authFromClaims', () => {
 describe('httpHandler', () => {
   const Body = z.strictObject({ name: z.string().check(z.minLength(1)) });
   const echo = httpHandler({ auth: 'none', body: Body }, async ({ body }) => created({ hello: body.name }));
-  const authed = httpHandler({ auth: jwtAuth }, async ({ auth }) => created({ accountId: auth.accountId }));
+  // The claims part of jwtAuth (its user and role check reads the table: test/integration/roles.test.ts).
+  const authed = httpHandler({ auth: authenticate }, async ({ auth }) => created({ accountId: auth.accountId }));
   const failing = httpHandler({ auth: 'none' }, async () => {
     throw new Error('secret internals');
   });

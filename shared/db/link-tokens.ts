@@ -1,0 +1,61 @@
+/**
+ * Repository of single-use link tokens (`TOKEN#<sha256>`): written with the change that sends the link, consumed
+ * by ONE conditional update (unused, unexpired, of the right kind), so a link works exactly once. Expired items are
+ * removed by the table's TTL; the condition checks the expiry itself (DynamoDB deletes expired items late).
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+import { linkTokenHash, TOKEN_TTL_MS, type LinkTokenKind } from '#shared/auth/tokens.ts';
+
+export interface LinkTokenData {
+  kind: LinkTokenKind;
+  accountId: string;
+  /** verify-email, reset-password: whose. */
+  userId?: string;
+  /** invitation: which. */
+  invitationId?: string;
+  email: string;
+}
+
+export interface StoredLinkToken extends LinkTokenData {
+  expiresAt: number;
+  createdAt: string;
+}
+
+/** The Put of a new token (for a TransactWriteItems with the change that sends its link). */
+export function linkTokenPut(token: string, data: LinkTokenData, now: Date) {
+  return {
+    TableName: tableName(),
+    Item: {
+      ...keys.linkToken(linkTokenHash(token)),
+      type: 'LinkToken',
+      ...data,
+      createdAt: now.toISOString(),
+      expiresAt: Math.floor((now.getTime() + TOKEN_TTL_MS[data.kind]) / 1000),
+    },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+}
+
+/** The Update that uses a token up: fails its condition when the token is unknown, used, expired or of another kind. */
+export function linkTokenConsume(token: string, kind: LinkTokenKind, now: Date) {
+  return {
+    TableName: tableName(),
+    Key: keys.linkToken(linkTokenHash(token)),
+    UpdateExpression: 'SET usedAt = :now',
+    ConditionExpression: 'attribute_exists(pk) AND kind = :kind AND attribute_not_exists(usedAt) AND expiresAt > :epoch',
+    ExpressionAttributeValues: { ':now': now.toISOString(), ':kind': kind, ':epoch': Math.floor(now.getTime() / 1000) },
+  };
+}
+
+/** Uses a token up on its own; its data, or undefined when it is unknown, used, expired or of another kind. */
+export async function consumeLinkToken(token: string, kind: LinkTokenKind, now = new Date()): Promise<StoredLinkToken | undefined> {
+  try {
+    const res = await db().send(new UpdateCommand({ ...linkTokenConsume(token, kind, now), ReturnValues: 'ALL_NEW' }));
+    return res.Attributes as StoredLinkToken | undefined;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+    throw error;
+  }
+}
