@@ -347,7 +347,7 @@ describe('webhook URLs', () => {
     'https://hooks.example.com:8443/a?b=c',
     'https://8.8.8.8/hook',
     'https://172.32.0.1/',
-    'https://[2001:db8::1]/',
+    'https://[2606:4700:4700::1111]/',
     'https://localhost.example.com/',
   ])('accepts %s', (url) => {
     expect(webhookUrlProblem(url, false)).toBeUndefined();
@@ -379,13 +379,15 @@ describe('webhook URLs', () => {
     ['fe80::/10', 'https://[fe80::1]/', 'public host'],
     ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/', 'public host'],
     ['IPv4-mapped private', 'https://[::ffff:10.0.0.1]/', 'public host'],
+    ['IPv6 documentation', 'https://[2001:db8::1]/', 'public host'],
   ])('refuses %s', (_name, url, message) => {
     expect(webhookUrlProblem(url, false)).toContain(message);
   });
 
-  it('insecure mode (local stack) accepts http and private hosts, never credentials or other schemes', () => {
+  it('insecure mode (local stack) accepts loopback receivers over http, never credentials or other schemes', () => {
     expect(webhookUrlProblem('http://127.0.0.1:9999/hook', true)).toBeUndefined();
     expect(webhookUrlProblem('https://localhost/', true)).toBeUndefined();
+    expect(webhookUrlProblem('http://10.0.0.1/', true)).toContain('https');
     expect(webhookUrlProblem('http://user:pw@127.0.0.1/', true)).toContain('credentials');
     expect(webhookUrlProblem('ftp://127.0.0.1/', true)).toContain('https');
   });
