@@ -20,7 +20,7 @@ import { bearerToken, verifier } from '#shared/auth/verifier.ts';
 import { config } from '#shared/config.ts';
 import { db } from '#shared/db/client.ts';
 import { HttpError, NotFound, PayloadTooLarge, Unauthorized } from '#shared/http/errors.ts';
-import { problemResponse } from '#shared/http/problem.ts';
+import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 
 /** API Gateway's own cap is 10 MB, Lambda's 6 MB; the handlers enforce their 1 MB themselves. */
 export const DEFAULT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -209,7 +209,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     });
     socket.end(
       `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-        `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        `content-type: application/problem+json\r\ncache-control: ${CACHE_CONTROL}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
   // Keep-alive connections of test clients must not hold `server.close()` for long.
@@ -499,6 +500,8 @@ function send(
   }
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   headers['apigw-requestid'] = requestId;
+  // Every answer of the API, the gateway's own (404, 405, 413, preflights) included, is never cached.
+  headers['cache-control'] = CACHE_CONTROL;
   const body =
     result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   headers['content-length'] = String(body.length);
