@@ -71,7 +71,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   },
   PatchRuleRequest: {
     schema: PatchRuleBody,
-    extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the merged rule’s type.' },
+    extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400).' },
   },
   CheckoutRequest: { schema: CheckoutBody },
   StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },

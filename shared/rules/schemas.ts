@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import type { Rule } from '#shared/alerting/model.ts';
 import { atLeastOneField, KeyHash, money, name } from '#shared/budgets/schemas.ts';
 import { config } from '#shared/config.ts';
+import { ValidationError } from '#shared/http/errors.ts';
 import { validate } from '#shared/http/validate.ts';
 import { checkWebhookTarget } from '#shared/net/special-addresses.ts';
 
@@ -127,11 +128,20 @@ export type RuleParams = z.infer<typeof RuleParams>;
 
 /**
  * The stored rule with the patch applied (config replaced wholesale when given), validated as a whole with the
- * create schema: changing `type` needs a matching `config`; errors name their paths (`config.threshold`).
+ * create schema; errors name their paths (`config.threshold`). A different `type` is a 400: it cannot change.
  */
 export function mergeRulePatch(existing: Rule, patch: PatchRuleBody): CreateRuleBody {
+  // A rule's type is what it is: its alerts, its history and its config all depend on it. Sending the same type is fine.
+  if (patch.type !== undefined && patch.type !== existing.type) {
+    throw new ValidationError('The type of an alert rule cannot be changed.', [
+      {
+        path: 'type',
+        message: `type cannot be changed (this rule is ${existing.type}); create a new ${patch.type} rule and delete this one instead.`,
+      },
+    ]);
+  }
   const merged = {
-    type: patch.type ?? existing.type,
+    type: existing.type,
     name: patch.name ?? existing.name,
     config: patch.config ?? existing.config,
     channels: patch.channels ?? existing.channels,

@@ -440,11 +440,12 @@ describe('PATCH /alert-rules/{id} body and merge', () => {
     expect(mergeErrors({ config: { threshold: 0, period: 'daily' } })).toEqual(['config.threshold']);
   });
 
-  it('changing type needs a matching config', () => {
-    expect(mergeErrors({ type: 'spend_spike' }).sort()).toEqual(['config.minSpend', 'config.multiplier', 'config.period', 'config.threshold']);
-    expect(merge({ type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } })).toMatchObject({ type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } });
-    expect(mergeErrors({ type: 'new_key' }).sort()).toEqual(['config.period', 'config.threshold']);
-    expect(merge({ type: 'new_key', config: {} }).config).toEqual({});
+  it('the type cannot be changed: 400 saying so; the same type is fine', () => {
+    for (const patch of [{ type: 'spend_spike' }, { type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } }, { type: 'new_key', config: {} }]) {
+      const errors = errorsOf(() => merge(patch));
+      expect(errors).toEqual([{ path: 'type', message: expect.stringContaining('type cannot be changed (this rule is cost_threshold)') }]);
+    }
+    expect(merge({ type: 'cost_threshold', isActive: false })).toMatchObject({ type: 'cost_threshold', isActive: false });
   });
 
   it('adding the webhook channel needs config.webhookUrl; dropping it needs the URL gone', () => {
