@@ -106,6 +106,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       return send(res, { statusCode: 204 }, requestId, preflight);
     }
 
+    // `GET /api`: an index, so a person who opens the API's root finds where to go.
+    if (rawPath === API_PREFIX && (method === 'GET' || method === 'HEAD')) {
+      return reply({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(apiIndex()),
+      });
+    }
+
     const matches = compiled.flatMap((c) => {
       const m = c.pattern.exec(rawPath);
       return m ? [{ compiled: c, values: m.slice(1) }] : [];
@@ -527,6 +536,17 @@ function corsHeaders(origin: string | undefined): Record<string, string> {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small things
+
+/** The body of `GET /api`. */
+export function apiIndex() {
+  return {
+    name: 'Burnrate API',
+    links: {
+      health: { href: `${API_PREFIX}/health`, description: 'Liveness: 200 {"status":"ok"} once every service is ready.' },
+      openapi: { href: `${API_PREFIX}/openapi.json`, description: 'The OpenAPI 3.1 document of every endpoint.' },
+    },
+  };
+}
 
 /** API Gateway's request ids look like `JKJaXmPLvHcESHA=`; base64url keeps them safe in a URL path. */
 function newRequestId(): string {
