@@ -20,7 +20,7 @@ import { bearerToken, verifier } from '#shared/auth/verifier.ts';
 import { config } from '#shared/config.ts';
 import { db } from '#shared/db/client.ts';
 import { HttpError, NotFound, PayloadTooLarge, Unauthorized } from '#shared/http/errors.ts';
-import { problemResponse } from '#shared/http/problem.ts';
+import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 
 /** API Gateway's own cap is 10 MB, Lambda's 6 MB; the handlers enforce their 1 MB themselves. */
 export const DEFAULT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -104,6 +104,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           }
         : {};
       return send(res, { statusCode: 204 }, requestId, preflight);
+    }
+
+    // `GET /api`: an index, so a person who opens the API's root finds where to go.
+    if (rawPath === API_PREFIX && (method === 'GET' || method === 'HEAD')) {
+      return reply({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(apiIndex()),
+      });
     }
 
     const matches = compiled.flatMap((c) => {
@@ -209,7 +218,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     });
     socket.end(
       `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-        `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        `content-type: application/problem+json\r\ncache-control: ${CACHE_CONTROL}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
   // Keep-alive connections of test clients must not hold `server.close()` for long.
@@ -499,6 +509,8 @@ function send(
   }
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   headers['apigw-requestid'] = requestId;
+  // Every answer of the API, the gateway's own (404, 405, 413, preflights) included, is never cached.
+  headers['cache-control'] = CACHE_CONTROL;
   const body =
     result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   headers['content-length'] = String(body.length);
@@ -524,6 +536,17 @@ function corsHeaders(origin: string | undefined): Record<string, string> {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small things
+
+/** The body of `GET /api`. */
+export function apiIndex() {
+  return {
+    name: 'Burnrate API',
+    links: {
+      health: { href: `${API_PREFIX}/health`, description: 'Liveness: 200 {"status":"ok"} once every service is ready.' },
+      openapi: { href: `${API_PREFIX}/openapi.json`, description: 'The OpenAPI 3.1 document of every endpoint.' },
+    },
+  };
+}
 
 /** API Gateway's request ids look like `JKJaXmPLvHcESHA=`; base64url keeps them safe in a URL path. */
 function newRequestId(): string {

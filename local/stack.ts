@@ -4,7 +4,8 @@
  */
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
 import { assertPortFree, describeExit, type SupervisedChild } from '#local/child.ts';
@@ -19,6 +20,9 @@ import { sweepUndelivered } from '#shared/notify/sweep.ts';
 export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
 const CURSOR_SECRET_FILE = 'cursor-secret';
+const STRIPE_WEBHOOK_SECRET_FILE = 'stripe-webhook-secret';
+/** Held while a stack runs on the data directory: `{"pid": …}`. */
+export const LOCK_FILE = 'local-stack.lock';
 
 /** What `<dataDir>/local-stack.json` holds: everything a test or script needs to reach the stack. */
 export interface LocalStackInfo {
@@ -35,6 +39,8 @@ export interface LocalStackInfo {
   stripeWebhookSecret: string;
   /** Where alert e-mail lands, one `.eml` file per message. */
   outboxDir: string;
+  /** The processes of the stack (for tools and tests): this one, DynamoDB Local's jar, cognito-local. */
+  pids: { stack: number; dynamodb?: number; cognito?: number };
 }
 
 export interface LocalStackOptions {
@@ -64,13 +70,27 @@ export interface LocalStack extends LocalStackInfo {
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const dataDir = resolve(options.dataDir);
+  const host = options.host ?? '127.0.0.1';
+  checkHost(host, process.env);
   await mkdir(dataDir, { recursive: true });
+  const releaseLock = await lockDataDir(dataDir);
+  try {
+    return await startOnLockedDir(options, dataDir, host, releaseLock);
+  } catch (error) {
+    await releaseLock();
+    throw error;
+  }
+}
+
+async function startOnLockedDir(options: LocalStackOptions, dataDir: string, host: string, releaseLock: () => Promise<void>): Promise<LocalStack> {
   // Before the first SDK client is made: the SDK's notices about Node versions are noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
   const echo = options.echoChildren ?? false;
   // Fail in a moment, not after the children started, when the API's own port is taken.
   await assertPortFree(options.port, 'the API', 'PORT');
+  const stripePort = options.stripePort ?? Number(process.env.STRIPE_PORT || 0);
+  if (stripePort) await assertPortFree(stripePort, 'the Stripe stand-in', 'STRIPE_PORT');
 
   const [dynamo, cognito] = await Promise.allSettled([
     startDynamoDbLocal({ port: options.dynamodbPort, dir: join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE_NAME, echo }),
@@ -84,12 +104,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const children: Array<DynamoDbLocal | CognitoLocal> = [dynamo.value, cognito.value];
   const stopChildren = () => Promise.all(children.map((c) => c.stop())).then(() => undefined);
 
-  const host = options.host ?? '127.0.0.1';
   // The Stripe stand-in: the handlers' real Stripe SDK talks to it; its Pay/Cancel pages send signed webhooks here.
   const stripeMock = await startStripeMock({
-    port: options.stripePort ?? Number(process.env.STRIPE_PORT || 0),
+    port: stripePort,
     host,
     dataDir: join(dataDir, 'stripe'),
+    // Random per data directory, kept under it: a webhook secret in the source would let anyone who reaches the
+    // API sign Stripe events.
+    webhookSecret: await localSecret(join(dataDir, STRIPE_WEBHOOK_SECRET_FILE), 'whsec_'),
     webhookUrl: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${options.port}/api/billing/webhook`,
   }).catch(async (error: unknown) => {
     await stopChildren();
@@ -106,6 +128,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stripeUrl: stripeMock.url,
     stripeWebhookSecret: stripeMock.webhookSecret,
     outboxDir: join(dataDir, 'outbox'),
+    pids: { stack: process.pid, dynamodb: dynamo.value.child.pid, cognito: cognito.value.child.pid },
   };
 
   // The handlers read these at module scope: set them before the gateway imports any handler.
@@ -191,16 +214,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await alertQueue.stop();
       await stripeMock.stop();
       await stopChildren();
+      await releaseLock();
     },
   };
 }
 
-/** A random secret made on first start and kept under the data folder (so cursors survive a restart). */
-async function localSecret(file: string): Promise<string> {
+/** A random secret made on first start and kept under the data folder (so cursors, signatures survive a restart). */
+async function localSecret(file: string, prefix = ''): Promise<string> {
   try {
-    return (await readFile(file, 'utf8')).trim();
+    const kept = (await readFile(file, 'utf8')).trim();
+    if (kept) return kept;
+    throw new Error('empty');
   } catch {
-    const secret = randomBytes(32).toString('hex');
+    const secret = `${prefix}${randomBytes(32).toString('hex')}`;
     await writeFile(file, `${secret}\n`, { mode: 0o600 });
     return secret;
   }
@@ -208,4 +234,81 @@ async function localSecret(file: string): Promise<string> {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Safety: who may reach the stack, and one stack per data directory
+
+const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/**
+ * The local identity (cognito-local) signs tokens with a key published in its source code: whoever reaches an API
+ * listening beyond this machine can mint a token for any account. So HOST must be loopback unless the developer
+ * says ALLOW_REMOTE=1 — and then hears the warning.
+ */
+export function checkHost(host: string, env: NodeJS.ProcessEnv): void {
+  if (isLoopbackHost(host)) return;
+  const why =
+    'the local identity service (cognito-local) signs tokens with a key that is published in its source code, so anyone ' +
+    'who can reach the API could sign in to any account';
+  if (env.ALLOW_REMOTE !== '1') {
+    throw new Error(`HOST=${host} would open the local stack to other machines, and ${why}. Use HOST=127.0.0.1 (the default), or set ALLOW_REMOTE=1 to do it anyway.`);
+  }
+  console.warn(`WARNING: the API listens on ${host} (ALLOW_REMOTE=1): ${why}. Never do this on a network you do not trust.`);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dataDir>/local-stack.lock` (created exclusively, holding our pid) or fails with a clear message when a
+ * live process holds it; a lock left by a process that is gone is taken over. Returns its release.
+ */
+export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const file = join(dataDir, LOCK_FILE);
+  const content = `${JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() })}\n`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, content, { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw error;
+    }
+    let holder: number | undefined;
+    try {
+      holder = Number((JSON.parse(await readFile(file, 'utf8')) as { pid?: unknown }).pid) || undefined;
+    } catch {
+      // unreadable or half written: treated as stale below
+    }
+    if (holder !== undefined && pidAlive(holder)) {
+      throw new Error(
+        `Another local stack (pid ${holder}) is running on the data directory ${dataDir}. Stop it first, or set DATA_DIR to another directory.`,
+      );
+    }
+    // A stale lock (its process is gone): take it over.
+    await rm(file, { force: true });
+  }
+  let released = false;
+  const releaseSync = () => {
+    if (released) return;
+    released = true;
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      // nothing to do on the way out
+    }
+  };
+  process.once('exit', releaseSync);
+  return async () => {
+    process.off('exit', releaseSync);
+    if (released) return;
+    released = true;
+    await rm(file, { force: true });
+  };
 }

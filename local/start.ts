@@ -2,14 +2,18 @@
  * `npm start`: every handler on this machine behind http://localhost:3000/api, with DynamoDB Local and
  * cognito-local keeping their data under .data/.
  *
- * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111), HOST (127.0.0.1),
- * LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111), HOST (127.0.0.1;
+ * another address only with ALLOW_REMOTE=1), LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
  * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
  * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup).
  */
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { startLocalStack, type LocalStack } from '#local/stack.ts';
+import type { LocalStack } from '#local/stack.ts';
+
+// The handlers log structured JSON (Powertools): warnings and errors by default here, all of it with LOG_LEVEL=INFO.
+// Set BEFORE the stack's modules load (they are imported below, dynamically): the logger reads its level when built.
+process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LOG_LEVEL ?? 'WARN';
 
 function port(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -45,8 +49,7 @@ async function main(): Promise<void> {
     echoChildren: process.env.DEBUG_LOCAL === '1',
   };
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
-  // The handlers log structured JSON (Powertools): warnings and errors by default here, all of it with LOG_LEVEL=INFO.
-  process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LOG_LEVEL ?? 'WARN';
+  const { startLocalStack } = await import('#local/stack.ts');
 
   console.log(`Starting the local stack (data in ${shown}/) ...`);
   let stack: LocalStack | undefined;
@@ -62,6 +65,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', (s) => void shutdown(s));
   process.on('SIGTERM', (s) => void shutdown(s));
   process.on('SIGHUP', (s) => void shutdown(s));
+  // `npm start` execs node, so a SIGTERM to the npm process reaches us. Should whatever started us die without
+  // passing a signal on (a SIGKILL of a wrapper), we are re-parented: stop then too, children included.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown('SIGHUP');
+  }, 500).unref();
   if (process.env.STOP_ON_STDIN_END === '1') {
     // Started by a test run: when that process dies, however abruptly, our stdin closes and we stop too.
     process.stdin.on('end', () => void shutdown('SIGHUP')).resume();

@@ -37,8 +37,6 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 
 export const LOCAL_STRIPE_SECRET_KEY = 'sk_test_local';
-/** The local webhook signing secret: the handler verifies with it, the stand-in (and the tests) sign with it. */
-export const LOCAL_STRIPE_WEBHOOK_SECRET = 'whsec_local_burnrate_stripe_stand_in';
 export const LOCAL_STRIPE_PRICES = { GROWTH: 'price_growth_local', SCALE: 'price_scale_local' } as const;
 
 /** The catalog the stand-in sells: our two plans' prices (USD cents a month). */
@@ -62,8 +60,11 @@ export interface StripeMockOptions {
   dataDir: string;
   /** The API's webhook endpoint, e.g. http://127.0.0.1:3000/api/billing/webhook. */
   webhookUrl: string;
-  /** @default LOCAL_STRIPE_WEBHOOK_SECRET */
-  webhookSecret?: string;
+  /**
+   * The webhook signing secret: random per data directory (local/stack.ts keeps it under the data folder), never
+   * a constant in the source — the handler verifies with it, the stand-in (and the tests) sign with it.
+   */
+  webhookSecret: string;
   /** @default LOCAL_STRIPE_SECRET_KEY */
   secretKey?: string;
 }
@@ -123,7 +124,8 @@ class StripeApiError extends Error {
 export async function startStripeMock(options: StripeMockOptions): Promise<StripeMock> {
   const host = options.host ?? '127.0.0.1';
   const secretKey = options.secretKey ?? LOCAL_STRIPE_SECRET_KEY;
-  const webhookSecret = options.webhookSecret ?? LOCAL_STRIPE_WEBHOOK_SECRET;
+  const webhookSecret = options.webhookSecret;
+  if (!webhookSecret) throw new Error('The Stripe stand-in needs a webhook secret.');
   await mkdir(options.dataDir, { recursive: true });
   const stateFile = join(options.dataDir, 'state.json');
   const state = await loadState(stateFile);
@@ -723,7 +725,12 @@ ${switches}${payment}${form(s, 'cancel', 'Cancel subscription')}</li>`;
   });
   server.keepAliveTimeout = 5000;
   server.listen({ port: options.port, host });
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    throw new Error(`Port ${options.port} (the Stripe stand-in) is already in use. Stop whatever holds it, or set STRIPE_PORT to another port.`);
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   baseUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;

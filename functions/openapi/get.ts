@@ -1,12 +1,8 @@
-import { httpHandler } from '#shared/http/handler.ts';
+import { httpHandler, ok } from '#shared/http/handler.ts';
 import { buildOpenApi } from '#shared/openapi/document.ts';
 
 /** Built once per container: the document depends only on the code. */
 const document = buildOpenApi();
 
 /** GET /openapi.json (no auth) → 200 the OpenAPI 3.1 document, generated from the request schemas the handlers use. */
-export const handler = httpHandler({ auth: 'none' }, async () => ({
-  status: 200,
-  body: document,
-  headers: { 'cache-control': 'public, max-age=300' },
-}));
+export const handler = httpHandler({ auth: 'none' }, async () => ok(document));

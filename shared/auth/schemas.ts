@@ -1,8 +1,10 @@
 /** Request schemas of the /auth endpoints (zod/mini: the same schemas validate requests and feed OpenAPI). */
 import * as z from 'zod/mini';
 
-const name = (label: string) =>
-  z.string().check(z.trim(), z.minLength(1, `${label} must not be empty.`), z.maxLength(100, `${label} must be at most 100 characters.`));
+const name = (label: string) => {
+  const message = `${label} must be a string of 1–100 characters.`;
+  return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(100, message));
+};
 
 /** Trimmed, lower-cased, a plausible address. */
 export const Email = z.pipe(

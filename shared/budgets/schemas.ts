@@ -23,10 +23,10 @@ export const KeyHash = z
   .check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.'));
 
 /** A display name: trimmed, 1–100 characters. */
-export const name = (field = 'name') =>
-  z
-    .string(`${field} must be a string.`)
-    .check(z.trim(), z.minLength(1, `${field} must not be empty.`), z.maxLength(100, `${field} must be at most 100 characters.`));
+export const name = (field = 'name') => {
+  const message = `${field} must be a string of 1–100 characters.`;
+  return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(100, message));
+};
 
 /** True for a finite number with at most 2 decimals (33.33 yes, 33.333 no). Exact: d/100 is the nearest double. */
 export function hasAtMostTwoDecimals(value: number): boolean {

@@ -1,6 +1,6 @@
 /**
  * The HTTP stack every API handler uses (middy):
- *   Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your function.
+ *   no-store → Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your function.
  * A handler file is then a thin adapter: declare its schemas, call one domain function, return a reply.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
@@ -12,7 +12,7 @@ import * as z from 'zod/mini';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
 import { HttpError } from '#shared/http/errors.ts';
-import { problemResponse } from '#shared/http/problem.ts';
+import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
 
@@ -79,6 +79,17 @@ function problemErrors(): MiddlewareObj<Event, Result> {
   };
 }
 
+/**
+ * `Cache-Control: no-store` on EVERY response of the API, successes and problems alike (API.md part 3): tokens,
+ * secrets and account data must never sit in a browser's or a proxy's cache. Set here, once, last.
+ */
+function noStore(): MiddlewareObj<Event, Result> {
+  const apply = (request: { response: Result | null | undefined }) => {
+    if (request.response) request.response = { ...request.response, headers: { ...request.response.headers, 'cache-control': CACHE_CONTROL } };
+  };
+  return { after: apply, onError: apply };
+}
+
 function toResult(reply: Reply, requestId: string): Result {
   const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
   if (reply.body === undefined) return { statusCode: reply.status, headers };
@@ -117,7 +128,9 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
     const reply = await fn({ auth, body, query, params, requestId, event } as HandlerInput<A, B, Q, P>);
     return toResult(reply, requestId);
   };
+  // middy runs `after`/`onError` in reverse order of `use`: noStore, used first, sees the final response.
   return middy<Event, Result>()
+    .use(noStore())
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(cors())
     .use(problemErrors())

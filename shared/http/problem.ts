@@ -2,6 +2,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { HttpError, type FieldError } from '#shared/http/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+/** The Cache-Control of every API response (the HTTP layer and the local gateway set it). */
+export const CACHE_CONTROL = 'no-store';
 
 export interface Problem {
   type: string;

@@ -3,13 +3,11 @@ import * as z from 'zod/mini';
 
 export const MAX_EVENTS = 1000;
 const MAX_TOKENS = 1_000_000_000;
+const EVENTS_MESSAGE = `events must be an array of 1–${MAX_EVENTS} events.`;
 
 /** The body: 1–1000 events. Events are validated one by one by `IngestEvent`, so here they are only "objects". */
 export const IngestBody = z.strictObject({
-  events: z.array(z.unknown()).check(
-    z.minLength(1, 'events must hold at least one event.'),
-    z.maxLength(MAX_EVENTS, `events must hold at most ${MAX_EVENTS} events.`),
-  ),
+  events: z.array(z.unknown(), EVENTS_MESSAGE).check(z.minLength(1, EVENTS_MESSAGE), z.maxLength(MAX_EVENTS, EVENTS_MESSAGE)),
 });
 export type IngestBody = z.infer<typeof IngestBody>;
 

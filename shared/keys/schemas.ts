@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { Cursor, Limit } from '#shared/http/pagination.ts';
+import { queryDate } from '#shared/http/dates.ts';
 
 /** A key's hash in the path; anything else cannot name a key (→ 404, like an unknown one). */
 export const KeyParams = z.strictObject({ hash: z.string() });
@@ -7,8 +8,7 @@ export const KeyParams = z.strictObject({ hash: z.string() });
 export const ListKeysQuery = z.strictObject({ limit: Limit, cursor: Cursor });
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
 
-const Day = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD.'));
-export const KeyBreakdownQuery = z.strictObject({ from: z.optional(Day), to: z.optional(Day) });
+export const KeyBreakdownQuery = z.strictObject({ from: z.optional(queryDate('from')), to: z.optional(queryDate('to')) });
 export type KeyBreakdownQuery = z.infer<typeof KeyBreakdownQuery>;
 
 export const LabelBody = z.strictObject({

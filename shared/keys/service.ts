@@ -2,6 +2,7 @@
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { isQueryDate, MAX_QUERY_DATE, MIN_QUERY_DATE } from '#shared/http/dates.ts';
 import { microsToUsd } from '#shared/pricing/pricing.ts';
 import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
@@ -64,8 +65,8 @@ export function breakdownRange(query: KeyBreakdownQuery, now: Date): { from: str
   const to = query.to ?? isoDate(now);
   const from = query.from ?? `${to.slice(0, 7)}-01`;
   const errors = [];
-  if (!parseDate(from)) errors.push({ path: 'query.from', message: 'from is not a calendar date.' });
-  if (!parseDate(to)) errors.push({ path: 'query.to', message: 'to is not a calendar date.' });
+  if (!isQueryDate(from)) errors.push({ path: 'query.from', message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
+  if (!isQueryDate(to)) errors.push({ path: 'query.to', message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
   if (errors.length) throw new ValidationError('The date range is not valid.', errors);
   if (from > to) throw new ValidationError('from must not be after to.', [{ path: 'query.from', message: 'from must not be after to.' }]);
   const days = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;

@@ -7,8 +7,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { alertView, type Alert } from '#shared/alerting/model.ts';
+import { addressProblem, checkWebhookTarget, specialRangeOf } from '#shared/net/special-addresses.ts';
 
 export const SIGNATURE_HEADER = 'burnrate-signature';
 export const DELIVERY_HEADER = 'burnrate-delivery';
@@ -62,57 +63,47 @@ export function webhookBody(alert: Alert): string {
 }
 
 /**
- * An https URL without credentials (http too when `allowInsecure`, for local receivers); anything else is refused
- * for good. Where the host resolves to is checked when connecting (`publicOnlyLookup`).
+ * The rule of shared/net/special-addresses.ts again (the URL was checked when saved; the table may have grown
+ * since): anything it refuses is refused for good. Where a name resolves to is checked when connecting.
  */
 export function checkWebhookUrl(url: string | undefined, allowInsecure: boolean): { ok: true; url: URL } | { ok: false; error: string } {
   if (!url) return { ok: false, error: 'the alert has no webhook URL' };
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { ok: false, error: 'the webhook URL is not a valid URL' };
-  }
-  if (parsed.username !== '' || parsed.password !== '') return { ok: false, error: 'the webhook URL contains credentials' };
-  if (parsed.protocol === 'https:' || (allowInsecure && parsed.protocol === 'http:')) return { ok: true, url: parsed };
-  return { ok: false, error: 'the webhook URL must use https' };
+  const target = checkWebhookTarget(url, allowInsecure);
+  return target.ok ? target : { ok: false, error: `the webhook URL ${target.reason}` };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// SSRF guard: the rule's URL was checked when it was saved, but a public NAME may resolve to a private address.
+// SSRF guard: the rule's URL was checked when it was saved, but a public NAME may resolve to a special address.
 // The check runs inside the connection's own DNS lookup, so the address checked is the address connected to.
 
-/** Loopback, "this host", private, CGNAT, link-local (the metadata service), unique-local, multicast, reserved. */
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True for an address a webhook must never reach (IPv4-mapped IPv6 addresses are checked as IPv4). */
+/** True for an address a webhook must never reach (any IANA special-purpose address). */
 export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && NON_PUBLIC.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  return addressProblem(address, false) !== undefined;
 }
 
 const PRIVATE_ADDRESS = 'EWEBHOOKPRIVATE';
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type Lookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
 
-/** `dns.lookup` that fails for non-public addresses; for `http.request({lookup})`. */
-function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a.address))) {
-      return callback(Object.assign(new Error('the webhook host resolves to a non-public address'), { code: PRIVATE_ADDRESS }), []);
-    }
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses;
-    return callback(null, first!.address, first!.family);
-  });
+/**
+ * `dns.lookup` that fails unless every address is public (loopback too when `allowLoopback`; ONLY loopback when
+ * `loopbackOnly`, for the local stack's `http:` receivers); for `http.request({lookup})`.
+ */
+function guardedLookup(allowLoopback: boolean, loopbackOnly: boolean): Lookup {
+  return (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = (a: LookupAddress) =>
+        loopbackOnly ? specialRangeOf(a.address)?.loopback !== true : addressProblem(a.address, allowLoopback) !== undefined;
+      if (addresses.length === 0 || addresses.some(refused)) {
+        return callback(Object.assign(new Error('the webhook host resolves to a non-public address'), { code: PRIVATE_ADDRESS }), []);
+      }
+      if (options.all) return callback(null, addresses);
+      const [first] = addresses;
+      return callback(null, first!.address, first!.family);
+    });
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -121,7 +112,7 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
 export interface WebhookOptions {
   /** The account's signing secrets: the current one first, the previous one too while a rotation's grace lasts. */
   secrets: readonly string[];
-  /** Local stack and tests: http:// and loopback/private receivers allowed. */
+  /** Local stack and tests (ALLOW_INSECURE_WEBHOOKS): loopback receivers allowed, and only they over http:. */
   allowInsecure: boolean;
   now?: Date;
   timeoutMs?: number;
@@ -131,9 +122,8 @@ export interface WebhookOptions {
 export async function sendWebhook(alert: Alert, options: WebhookOptions): Promise<SendOutcome> {
   const target = checkWebhookUrl(alert.webhookUrl, options.allowInsecure);
   if (!target.ok) return { ok: false, error: target.error, permanent: true };
-  const host = target.url.hostname.replace(/^\[|\]$/g, '');
-  // An IP literal is connected to without a lookup: check it here.
-  if (!options.allowInsecure && isNonPublicAddress(host)) return { ok: false, error: 'the webhook host is not public', permanent: true };
+  // An IP literal is connected to without a lookup: checkWebhookUrl has checked it. A name is checked by the lookup.
+  const guard = guardedLookup(options.allowInsecure, target.url.protocol === 'http:');
 
   const body = webhookBody(alert);
   const t = Math.floor((options.now ?? new Date()).getTime() / 1000);
@@ -146,7 +136,7 @@ export async function sendWebhook(alert: Alert, options: WebhookOptions): Promis
     [SIGNATURE_HEADER]: signWebhook(options.secrets, body, t),
   };
   try {
-    const status = await post(target.url, headers, body, AbortSignal.timeout(timeoutMs), options.allowInsecure ? undefined : publicOnlyLookup);
+    const status = await post(target.url, headers, body, AbortSignal.timeout(timeoutMs), guard);
     if (status >= 200 && status < 300) return { ok: true };
     return { ok: false, error: `HTTP ${status}` };
   } catch (error) {
@@ -157,11 +147,11 @@ export async function sendWebhook(alert: Alert, options: WebhookOptions): Promis
 }
 
 /** The response status. The signal bounds the exchange up to the response's headers. */
-function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, guard?: typeof publicOnlyLookup): Promise<number> {
+function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, guard: Lookup): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
-      { method: 'POST', headers, signal, ...(guard ? { lookup: guard as unknown as LookupFunction } : {}) },
+      { method: 'POST', headers, signal, lookup: guard as unknown as LookupFunction },
       (res) => {
         // The status decides; the body is drained in the background (the signal still bounds it).
         res.on('error', () => undefined);

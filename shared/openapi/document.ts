@@ -55,7 +55,8 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
       description:
         'One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer ' +
         '(it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 ' +
-        'decimals; `cachedInputTokens` ≤ `inputTokens`; `timestamp` at most 5 minutes ahead and 35 days old.',
+        'decimals; `cachedInputTokens` ≤ `inputTokens`; `timestamp` at most 5 minutes ahead and 35 days old. A string ' +
+        'that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400).',
     },
   },
   LabelRequest: { schema: LabelBody },
@@ -70,7 +71,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   },
   PatchRuleRequest: {
     schema: PatchRuleBody,
-    extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the merged rule’s type.' },
+    extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400).' },
   },
   CheckoutRequest: { schema: CheckoutBody },
   StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },
@@ -102,7 +103,6 @@ export const operations: Record<string, OperationSpec> = {
     summary: 'This OpenAPI 3.1 document.',
     status: 200,
     response: 'OpenApiDocument',
-    headers: { 'cache-control': '`public, max-age=300`.' },
   },
   'auth/register': {
     summary: 'Create an account and its first user; signs in.',
@@ -140,7 +140,7 @@ export const operations: Record<string, OperationSpec> = {
     status: 200,
     response: 'KeyDetail',
     errors: [404],
-    description: 'Default range: the first day of the current month to today (UTC), at most 366 days; every day appears in `daily`.',
+    description: 'Default range: the first day of the current month to today (UTC), at most 366 days; every day appears in `daily`. Dates lie in 2000-01-01…2099-12-31.',
   },
   'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },

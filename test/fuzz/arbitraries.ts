@@ -19,6 +19,7 @@ import type { $ZodType } from 'zod/v4/core';
 import type { Route } from '#shared/routes.ts';
 import { ID_PREFIX, isId, type IdKind } from '#shared/ids.ts';
 import { encodeCursor } from '#shared/http/cursor.ts';
+import { malformedStrings } from '#shared/http/validate.ts';
 import { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
 import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
@@ -389,10 +390,17 @@ const displayName: fc.Arbitrary<string> = fc.oneof(
   fc.string({ minLength: 1, maxLength: 100 }).filter((s) => s.trim() !== ''),
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 25 }).filter((s) => s.trim() !== ''),
   fc.constantFrom('Production', 'Ünïcödé 💸', ' padded ', 'a'.repeat(100), '日本語', '<b>bold</b>'),
+  // Lone surrogates: refused by the Unicode rule (400) wherever they appear.
+  fc.constantFrom('Team \ud800', '\udfff', 'a\udc00b', '💸\ud83d'),
 );
-const day: fc.Arbitrary<string> = fc
-  .integer({ min: -800, max: 30 })
-  .map((offset) => new Date(Date.now() + offset * DAY_MS).toISOString().slice(0, 10));
+/** Recent days, and the ends of the accepted range (2000-01-01…2099-12-31) with their neighbours outside it. */
+const day: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -800, max: 30 }).map((offset) => new Date(Date.now() + offset * DAY_MS).toISOString().slice(0, 10)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('2000-01-01', '2000-01-02', '1999-12-31', '2099-12-31', '2099-12-30', '2100-01-01', '9999-12-31', '0000-01-01', '2099-12-01', '2000-02-29', '2100-02-29'),
+  },
+);
 /** An ISO timestamp within the accepted window (35 days back, 5 minutes ahead), in several notations. */
 const timestamp: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: -34 * DAY_MS, max: 4 * 60_000 }), fc.constantFrom('Z', 'ms', '+02:00', '-05:30'))
@@ -429,7 +437,7 @@ const ingestEvent = (t: Tenant): fc.Arbitrary<JsonObject> =>
           fc.uuid(),
           fc.string({ minLength: 1, maxLength: 128 }),
           fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
-          // Valid for the schema, hard for storage: lone surrogates, key separators, the longest allowed.
+          // Hard for storage: lone surrogates (refused: 400 by the Unicode rule), key separators, the longest allowed.
           fc.uuid().map((u) => `${u}\ud800`),
           fc.uuid().map((u) => `#${u}#EVENT`),
           fc.uuid().map((u) => `${u}${'💸'.repeat(46)}`),
@@ -940,11 +948,15 @@ export function classify(route: Route, input: FuzzInput, t: Tenant): Expectation
     hasInput = true;
     const parsed = parseBody(input.body, spec.body.optional ?? false);
     if (!parsed.ok) return { kind: 'invalid', why: parsed.why };
+    // The one Unicode rule of shared/http/validate.ts, before any schema.
+    const unicode = malformedStrings(parsed.value);
+    if (unicode.length) return { kind: 'invalid', why: `body: ${unicode[0]?.message}` };
     const result = safeParse(spec.body.schema, parsed.value);
     if (!result.success) return { kind: 'invalid', why: `body: ${result.error.issues[0]?.path.join('.')} ${result.error.issues[0]?.message}` };
     if (route.path === '/ingest') events = (result.data as { events: unknown[] }).events;
   }
   if (spec.query) hasInput = true;
+  if (malformedStrings(queryParameters(input.query)).length) return { kind: 'invalid', why: 'query: a lone surrogate' };
   const query = safeParse(spec.query?.schema ?? NO_QUERY, queryParameters(input.query));
   if (!query.success) return { kind: 'invalid', why: `query: ${query.error.issues[0]?.message}` };
   for (const [name, kind] of Object.entries(kinds)) {
@@ -1004,6 +1016,6 @@ export function sampleValidBody(route: Route, t: Tenant, seed = 1): Record<strin
   const parsed = body
     .valid(t)
     .map((value) => JSON.parse(toJsonText(value)) as Record<string, unknown>)
-    .filter((value) => safeParse(body.schema, value).success);
+    .filter((value) => malformedStrings(value).length === 0 && safeParse(body.schema, value).success);
   return fc.sample(parsed, { numRuns: 1, seed })[0];
 }

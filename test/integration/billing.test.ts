@@ -178,7 +178,7 @@ describe('POST /billing/checkout and /billing/portal refusals', () => {
     }
     const extra = await api('/billing/checkout', { method: 'POST', token: user.token, body: { plan: 'GROWTH', accountId: 'br_someone' } });
     expect(extra.status).toBe(400);
-    expect(extra.body.errors).toEqual([{ path: 'accountId', message: 'Unknown field.' }]);
+    expect(extra.body.errors).toEqual([{ path: 'accountId', message: 'accountId is not a field of this request; leave it out.' }]);
     expect((await api('/billing/checkout', { method: 'POST', token: user.token })).status).toBe(400);
     expect((await api('/billing/checkout', { method: 'POST', body: { plan: 'GROWTH' } })).status).toBe(401);
     // Nothing was created at Stripe for these.

@@ -288,7 +288,7 @@ describe('alert rules', () => {
     expect(list.body.items.slice(0, 3)).toEqual([spike.body, newKey.body, keyed.body]);
   });
 
-  it('PATCH merges; changing type needs a matching config; webhook needs config.webhookUrl', async () => {
+  it('PATCH merges; the type cannot change; webhook needs config.webhookUrl', async () => {
     const created = (await call(t, 'POST', '/alert-rules', example)).body;
     const path = `/alert-rules/${created.id}`;
 
@@ -297,15 +297,20 @@ describe('alert rules', () => {
     expect(paused.body).toEqual({ ...created, isActive: false, name: 'Paused', updatedAt: expect.stringMatching(ISO) });
     expect(paused.body.updatedAt > created.updatedAt).toBe(true);
 
-    expectPaths(await call(t, 'PATCH', path, { type: 'spend_spike' }), ['config.minSpend', 'config.multiplier', 'config.period', 'config.threshold']);
+    for (const patch of [{ type: 'spend_spike' }, { type: 'spend_spike', config: { multiplier: 3, minSpend: 10 } }]) {
+      const refused = await call(t, 'PATCH', path, patch);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toBe('The type of an alert rule cannot be changed.');
+      expect(refused.body.errors).toEqual([{ path: 'type', message: expect.stringContaining('type cannot be changed') }]);
+    }
     expectPaths(await call(t, 'PATCH', path, { config: { threshold: 0, period: 'daily' } }), ['config.threshold']);
     expectPaths(await call(t, 'PATCH', path, { channels: ['webhook'] }), ['config.webhookUrl']);
 
-    const spike = await call(t, 'PATCH', path, { type: 'spend_spike', config: { multiplier: 3, minSpend: 10 } });
-    expect(spike.status, JSON.stringify(spike.body)).toBe(200);
-    expect(spike.body).toMatchObject({ type: 'spend_spike', config: { multiplier: 3, minSpend: 10 }, name: 'Paused', isActive: false });
+    const same = await call(t, 'PATCH', path, { type: created.type, config: { threshold: 7, period: 'weekly' } });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    expect(same.body).toMatchObject({ type: created.type, config: { threshold: 7, period: 'weekly' }, name: 'Paused', isActive: false });
 
-    const hooked = await call(t, 'PATCH', path, { channels: ['webhook'], config: { multiplier: 3, minSpend: 10, webhookUrl: HOOK } });
+    const hooked = await call(t, 'PATCH', path, { channels: ['webhook'], config: { threshold: 7, period: 'weekly', webhookUrl: HOOK } });
     expect(hooked.body).toMatchObject({ channels: ['webhook'], config: { webhookUrl: HOOK } });
     // dropping the webhook channel without dropping the URL is refused
     expectPaths(await call(t, 'PATCH', path, { channels: ['email'] }), ['config.webhookUrl']);

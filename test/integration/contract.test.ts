@@ -152,10 +152,10 @@ describe('the document itself', () => {
     await expectCall(200, 'GET', '/health');
   });
 
-  it('GET /openapi.json → 200, the document buildOpenApi() makes, cacheable', async () => {
+  it('GET /openapi.json → 200, the document buildOpenApi() makes, no-store like every response', async () => {
     const res = await expectCall(200, 'GET', '/openapi.json');
     expect(res.body).toEqual(buildOpenApi());
-    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
   it('the validator refuses what the document does not promise', () => {

@@ -347,7 +347,7 @@ describe('webhook URLs', () => {
     'https://hooks.example.com:8443/a?b=c',
     'https://8.8.8.8/hook',
     'https://172.32.0.1/',
-    'https://[2001:db8::1]/',
+    'https://[2606:4700:4700::1111]/',
     'https://localhost.example.com/',
   ])('accepts %s', (url) => {
     expect(webhookUrlProblem(url, false)).toBeUndefined();
@@ -379,13 +379,15 @@ describe('webhook URLs', () => {
     ['fe80::/10', 'https://[fe80::1]/', 'public host'],
     ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/', 'public host'],
     ['IPv4-mapped private', 'https://[::ffff:10.0.0.1]/', 'public host'],
+    ['IPv6 documentation', 'https://[2001:db8::1]/', 'public host'],
   ])('refuses %s', (_name, url, message) => {
     expect(webhookUrlProblem(url, false)).toContain(message);
   });
 
-  it('insecure mode (local stack) accepts http and private hosts, never credentials or other schemes', () => {
+  it('insecure mode (local stack) accepts loopback receivers over http, never credentials or other schemes', () => {
     expect(webhookUrlProblem('http://127.0.0.1:9999/hook', true)).toBeUndefined();
     expect(webhookUrlProblem('https://localhost/', true)).toBeUndefined();
+    expect(webhookUrlProblem('http://10.0.0.1/', true)).toContain('https');
     expect(webhookUrlProblem('http://user:pw@127.0.0.1/', true)).toContain('credentials');
     expect(webhookUrlProblem('ftp://127.0.0.1/', true)).toContain('https');
   });
@@ -438,11 +440,12 @@ describe('PATCH /alert-rules/{id} body and merge', () => {
     expect(mergeErrors({ config: { threshold: 0, period: 'daily' } })).toEqual(['config.threshold']);
   });
 
-  it('changing type needs a matching config', () => {
-    expect(mergeErrors({ type: 'spend_spike' }).sort()).toEqual(['config.minSpend', 'config.multiplier', 'config.period', 'config.threshold']);
-    expect(merge({ type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } })).toMatchObject({ type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } });
-    expect(mergeErrors({ type: 'new_key' }).sort()).toEqual(['config.period', 'config.threshold']);
-    expect(merge({ type: 'new_key', config: {} }).config).toEqual({});
+  it('the type cannot be changed: 400 saying so; the same type is fine', () => {
+    for (const patch of [{ type: 'spend_spike' }, { type: 'spend_spike', config: { multiplier: 3, minSpend: 1 } }, { type: 'new_key', config: {} }]) {
+      const errors = errorsOf(() => merge(patch));
+      expect(errors).toEqual([{ path: 'type', message: expect.stringContaining('type cannot be changed (this rule is cost_threshold)') }]);
+    }
+    expect(merge({ type: 'cost_threshold', isActive: false })).toMatchObject({ type: 'cost_threshold', isActive: false });
   });
 
   it('adding the webhook channel needs config.webhookUrl; dropping it needs the URL gone', () => {

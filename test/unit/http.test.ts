@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { parseJsonObject, rawBody } from '#shared/http/body.ts';
-import { validate } from '#shared/http/validate.ts';
+import { malformedStrings, validate } from '#shared/http/validate.ts';
+import { isQueryDate, queryDate } from '#shared/http/dates.ts';
+import { breakdownRange } from '#shared/keys/service.ts';
 import { problemResponse, PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { Conflict, HttpError, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { created, httpHandler } from '#shared/http/handler.ts';
@@ -166,5 +168,52 @@ describe('httpHandler', () => {
     const bad = await echo(apiEvent({ body: '{', headers: { origin: 'https://app.example' } }), lambdaContext);
     expect(ok.headers!['Access-Control-Allow-Origin']).toBe('*');
     expect(bad.headers!['Access-Control-Allow-Origin']).toBe('*');
+  });
+  it('sends Cache-Control: no-store on successes, problems and 500s alike (AWS: no gateway adds it)', async () => {
+    const responses = [
+      await echo(apiEvent({ body: '{"name":"x"}' }), lambdaContext),
+      await echo(apiEvent({ body: '{' }), lambdaContext),
+      await authed(apiEvent(), lambdaContext),
+      await failing(apiEvent(), lambdaContext),
+      await notFound(apiEvent(), lambdaContext),
+    ];
+    expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 401, 500, 404]);
+    for (const res of responses) expect(res.headers!['cache-control'], String(res.statusCode)).toBe('no-store');
+  });
+  it('refuses a lone surrogate in the body, the query and the path with 400 naming where', async () => {
+    const withQuery = httpHandler({ auth: 'none', query: z.strictObject({ q: z.optional(z.string()) }) }, async () => created({}));
+    const body = await echo(apiEvent({ body: '{"name":"a\\ud800"}' }), lambdaContext);
+    expect(body.statusCode).toBe(400);
+    expect(JSON.parse(body.body!).errors).toEqual([{ path: 'name', message: 'name must be well-formed Unicode text (it contains a lone surrogate).' }]);
+    const query = await withQuery(apiEvent({ queryStringParameters: { q: '\udfff' } }), lambdaContext);
+    expect(query.statusCode).toBe(400);
+    expect(JSON.parse(query.body!).errors[0].path).toBe('query.q');
+    expect((await withQuery(apiEvent({ queryStringParameters: { q: 'ok 😀' } }), lambdaContext)).statusCode).toBe(201);
+  });
+});
+
+describe('the one Unicode rule and the one date schema', () => {
+  it('finds lone surrogates at any depth, in values and keys; pairs are fine', () => {
+    expect(malformedStrings({ a: ['ok', { b: 'x\ud83d' }], ['k\udc00']: 1, e: '😀' }).map((e) => e.path)).toEqual(['a.1.b', '']);
+    expect(malformedStrings({ s: '\ud83d\ude00', t: 'plain' })).toEqual([]);
+    expect(statusOf(() => validate(z.strictObject({ s: z.string() }), { s: '\ud800' }, 'body'))).toBe(400);
+  });
+  it.each([
+    ['2000-01-01', true],
+    ['2099-12-31', true],
+    ['2024-02-29', true],
+    ['1999-12-31', false],
+    ['2100-01-01', false],
+    ['9999-12-31', false],
+    ['2023-02-29', false],
+    ['2024-1-01', false],
+    ['+02024-01-01', false],
+  ])('queryDate %s → %s', (value, accepted) => {
+    expect(isQueryDate(value)).toBe(accepted);
+    expect(statusOf(() => validate(z.strictObject({ to: queryDate('to') }), { to: value }, 'query'))).toBe(accepted ? 0 : 400);
+  });
+  it('breakdownRange refuses a date past 2099 with a 400, not a crash', () => {
+    expect(statusOf(() => breakdownRange({ to: '9999-12-31' }, new Date()))).toBe(400);
+    expect(breakdownRange({ to: '2099-12-31' }, new Date())).toEqual({ from: '2099-12-01', to: '2099-12-31' });
   });
 });

@@ -331,14 +331,14 @@ describe('response schemas', () => {
 });
 
 describe('GET /openapi.json', () => {
-  it('serves the document with a public cache header', async () => {
+  it('serves the document with no-store, like every response', async () => {
     const res = (await openapiHandler(
       apiEvent({ routeKey: 'GET /api/openapi.json', rawPath: '/api/openapi.json', headers: {} }),
       lambdaContext,
     )) as { statusCode: number; headers: Record<string, string>; body: string };
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
-    expect(res.headers['cache-control']).toBe('public, max-age=300');
+    expect(res.headers['cache-control']).toBe('no-store');
     expect(JSON.parse(res.body)).toEqual(doc);
   });
 });

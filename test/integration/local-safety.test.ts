@@ -1,0 +1,234 @@
+/**
+ * The local stack is safe and tidy (issue 9 item 8): DynamoDB Local only on loopback, a random Stripe webhook
+ * secret per data directory, HOST refused beyond loopback, one stack per data directory, SIGTERM to `npm start`
+ * stops every child, friendly port messages, WARN logging by default, and an index at GET /api.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { checkHost, LOCK_FILE, lockDataDir, type LocalStackInfo } from '#local/stack.ts';
+import { freePort, startStackProcess, type StackProcess } from './global-setup.ts';
+import { stack } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs `local/start.ts` (or `npm start`) to its end; for starts that must fail fast. */
+async function runStart(env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_REQUESTS: '0', ALERT_SWEEP_INTERVAL_MS: '0', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }, timeoutMs);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { code, output };
+}
+
+const ports = async () => ({
+  PORT: String(await freePort()),
+  DYNAMODB_PORT: String(await freePort()),
+  COGNITO_PORT: String(await freePort()),
+  STRIPE_PORT: String(await freePort()),
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** An address of this machine that is not loopback (undefined on a machine without one). */
+function externalAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+}
+
+/** Whether a TCP connection to host:port is accepted. */
+async function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.setTimeout(3000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+describe('a running local stack', () => {
+  let s: StackProcess;
+  beforeAll(async () => {
+    // The test project silences the handlers' logs (POWERTOOLS_LOG_LEVEL=SILENT): this stack runs with npm start's defaults.
+    s = await startStackProcess(undefined, { POWERTOOLS_LOG_LEVEL: undefined, LOG_LEVEL: undefined });
+  }, 90_000);
+  afterAll(async () => {
+    await s?.stop();
+    if (s) await rm(s.dataDir, { recursive: true, force: true });
+  });
+
+  it('DynamoDB Local answers on 127.0.0.1 only; the jar runs on another, unadvertised port', async () => {
+    const port = Number(new URL(s.info.dynamodbEndpoint).port);
+    expect(new URL(s.info.dynamodbEndpoint).hostname).toBe('127.0.0.1');
+    const client = new DynamoDBClient({ endpoint: s.info.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    expect((await client.send(new ListTablesCommand({}))).TableNames).toContain(s.info.tableName);
+    client.destroy();
+    const external = externalAddress();
+    if (external) expect(await accepts(external, port), `${external}:${port}`).toBe(false);
+    // The port is bound on loopback only: the same port on another address is free.
+    if (external) {
+      const probe = createServer();
+      probe.listen({ port, host: external });
+      await once(probe, 'listening');
+      await new Promise((r) => probe.close(r));
+    }
+    const { execFileSync } = await import('node:child_process');
+    const args = execFileSync('ps', ['-o', 'args=', '-p', String(s.info.pids.dynamodb)], { encoding: 'utf8' });
+    const jarPort = Number(/-port\s+(\d+)/.exec(args)?.[1]);
+    expect(jarPort).toBeGreaterThan(0);
+    expect(jarPort).not.toBe(port);
+    expect(JSON.stringify(s.info)).not.toContain(`:${jarPort}`);
+  });
+
+  it('the Stripe webhook secret is random per data directory and kept under it', async () => {
+    expect(s.info.stripeWebhookSecret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect((await readFile(join(s.dataDir, 'stripe-webhook-secret'), 'utf8')).trim()).toBe(s.info.stripeWebhookSecret);
+    expect(s.info.stripeWebhookSecret).not.toBe(stack().stripeWebhookSecret);
+  });
+
+  it('GET /api answers an index linking health and the OpenAPI document', async () => {
+    const res = await fetch(s.info.apiUrl.replace('localhost', '127.0.0.1'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const body = (await res.json()) as { links: Record<string, { href: string }> };
+    expect(body.links.health?.href).toBe('/api/health');
+    expect(body.links.openapi?.href).toBe('/api/openapi.json');
+    for (const { href } of Object.values(body.links)) {
+      expect((await fetch(new URL(href, s.info.apiUrl.replace('localhost', '127.0.0.1')))).status).toBe(200);
+    }
+  });
+
+  it('logs at WARN by default: a refused request leaves no INFO line', async () => {
+    const res = await fetch(`${s.info.apiUrl.replace('localhost', '127.0.0.1')}/auth/login`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    await sleep(300);
+    expect(s.output()).not.toContain('request refused');
+    expect(s.output()).not.toContain('"level":"INFO"');
+  });
+
+  it('a second start on the same data directory stops at once with a clear message', async () => {
+    const second = await runStart({ ...(await ports()), DATA_DIR: s.dataDir });
+    expect(second.code).toBe(1);
+    expect(second.output).toContain(`Another local stack (pid ${s.info.pids.stack}) is running on the data directory ${s.dataDir}`);
+    // The first one is untouched.
+    expect((await fetch(`${s.info.apiUrl.replace('localhost', '127.0.0.1')}/health`)).status).toBe(200);
+  }, 60_000);
+});
+
+describe('starting refuses what is unsafe, with clear messages', () => {
+  it('HOST beyond loopback is refused unless ALLOW_REMOTE=1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burnrate-host-'));
+    const run = await runStart({ ...(await ports()), DATA_DIR: dir, HOST: '0.0.0.0' });
+    await rm(dir, { recursive: true, force: true });
+    expect(run.code).toBe(1);
+    expect(run.output).toContain('HOST=0.0.0.0 would open the local stack to other machines');
+    expect(run.output).toContain('ALLOW_REMOTE=1');
+    expect(() => checkHost('192.168.1.5', {})).toThrow(/published in its source code/);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    expect(() => checkHost('0.0.0.0', { ALLOW_REMOTE: '1' })).not.toThrow();
+    expect(warn.mock.calls.join(' ')).toMatch(/WARNING.*published in its source code/);
+    warn.mockRestore();
+    for (const host of ['127.0.0.1', 'localhost', '::1']) expect(() => checkHost(host, {})).not.toThrow();
+  }, 60_000);
+
+  it('a busy STRIPE_PORT gets the same friendly message as the other ports', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burnrate-stripe-'));
+    const holder = createServer();
+    holder.listen({ port: 0, host: '127.0.0.1' });
+    await once(holder, 'listening');
+    const busy = (holder.address() as { port: number }).port;
+    const run = await runStart({ ...(await ports()), DATA_DIR: dir, STRIPE_PORT: String(busy) });
+    await new Promise((r) => holder.close(r));
+    await rm(dir, { recursive: true, force: true });
+    expect(run.code).toBe(1);
+    expect(run.output).toContain(`Port ${busy} (the Stripe stand-in) is already in use. Stop whatever holds it, or set STRIPE_PORT to another port.`);
+  }, 60_000);
+
+  it('a stale lock (its process is gone) is taken over; a live one is not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burnrate-lock-'));
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await once(dead, 'exit');
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: dead.pid }));
+    const release = await lockDataDir(dir);
+    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+    await expect(lockDataDir(dir)).rejects.toThrow(`Another local stack (pid ${process.pid})`);
+    await release();
+    await expect(readFile(join(dir, LOCK_FILE), 'utf8')).rejects.toThrow();
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('SIGTERM to the `npm start` process', () => {
+  it('stops the stack and every child', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burnrate-sigterm-'));
+    const env = await ports();
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, DATA_DIR: dir, LOG_REQUESTS: '0', ALERT_SWEEP_INTERVAL_MS: '0' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    npm.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const res = await fetch(`http://127.0.0.1:${env.PORT}/api/health`).catch(() => undefined);
+        if (res?.status === 200) break;
+        if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`the stack did not start:\n${output}`);
+        await sleep(300);
+      }
+      const info = JSON.parse(await readFile(join(dir, 'local-stack.json'), 'utf8')) as LocalStackInfo;
+      const pids = [info.pids.stack, info.pids.dynamodb!, info.pids.cognito!];
+      expect(pids.every(alive)).toBe(true);
+      process.kill(npm.pid!, 'SIGTERM');
+      const gone = Date.now() + 20_000;
+      while (pids.some(alive) && Date.now() < gone) await sleep(200);
+      expect(pids.filter(alive), output).toEqual([]);
+      await expect(readFile(join(dir, LOCK_FILE), 'utf8')).rejects.toThrow();
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
