@@ -145,6 +145,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     CURSOR_SECRET: process.env.CURSOR_SECRET || (await localSecret(join(dataDir, CURSOR_SECRET_FILE))),
     // Alerts: e-mail to .eml files in the outbox, webhooks to http:// receivers on this machine allowed.
     OUTBOX_DIR: info.outboxDir,
+    // appUrl: the dashboard is served by the same server, so every e-mailed link points at it.
+    DASHBOARD_URL: process.env.DASHBOARD_URL || info.apiUrl.replace(/\/api$/, ''),
     ALLOW_INSECURE_WEBHOOKS: 'true',
     ALERT_EMAIL_FROM: process.env.ALERT_EMAIL_FROM || 'alerts@burnrate.localhost',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

@@ -14,6 +14,11 @@ export interface Config {
   cognitoEndpoint?: string;
   /** Allowed CORS origins for the dashboard SPA (comma-separated in env; `*` allows any). */
   corsOrigins: string[];
+  /**
+   * `appUrl` of API.md part 3: the dashboard's address, which every e-mailed link points into (env
+   * `DASHBOARD_URL`; locally `http://localhost:<PORT>`). Empty when not configured.
+   */
+  appUrl: string;
   /** HMAC key of pagination cursors (a Secrets Manager value in AWS; generated and kept under .data/ locally). */
   cursorSecret: string;
   /**
@@ -71,6 +76,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     cognitoEndpoint: env.COGNITO_ENDPOINT || undefined,
     cursorSecret: env.CURSOR_SECRET ?? '',
+    appUrl: (env.DASHBOARD_URL ?? '').replace(/\/+$/, ''),
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
     get billing() {

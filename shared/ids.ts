@@ -11,6 +11,7 @@ export const ID_PREFIX = {
   rule: 'rul',
   alert: 'alt',
   ingestKey: 'ink',
+  invitation: 'inv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -102,6 +102,42 @@ export const routes: readonly Route[] = [
   // Stripe's webhook (no JWT: the handler checks the signature; in AWS also on a Lambda Function URL): the dedupe
   // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
   { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },
+  // Users: the list (Query); a role change or removal moves the account's admin/seat counters in the same
+  // transaction (UpdateItem; DeleteItem of the user and its e-mail item); removal also deletes the identity.
+  { method: 'GET', path: '/users', handler: 'users/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/users/{userId}', handler: 'users/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
+  {
+    method: 'DELETE',
+    path: '/users/{userId}',
+    handler: 'users/delete',
+    auth: 'jwt',
+    role: 'admin',
+    table: ['GetItem', 'UpdateItem', 'DeleteItem'],
+    cognito: ['AdminDeleteUser'],
+  },
+  // Invitations: the account and inviter (GetItem), the account's pending ones (Query); one transaction puts the
+  // invitation, its address item and link token (PutItem), takes a seat (UpdateItem), checks the address has no
+  // user (ConditionCheckItem) and settles expired invitations (UpdateItem, DeleteItem).
+  {
+    method: 'POST',
+    path: '/invitations',
+    handler: 'invitations/create',
+    auth: 'jwt',
+    role: 'admin',
+    table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+  },
+  { method: 'GET', path: '/invitations', handler: 'invitations/list', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query'] },
+  { method: 'DELETE', path: '/invitations/{id}', handler: 'invitations/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'DeleteItem'] },
+  // Accepting: the token, invitation and e-mail item (GetItem); the identity; one transaction uses the token up,
+  // accepts the invitation, writes the user and its e-mail item, counts an admin (UpdateItem, PutItem, DeleteItem).
+  {
+    method: 'POST',
+    path: '/auth/accept-invitation',
+    handler: 'auth/accept-invitation',
+    auth: 'none',
+    table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+    cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
+  },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

@@ -1,7 +1,8 @@
 /** Request schemas of the /auth endpoints (zod/mini: the same schemas validate requests and feed OpenAPI). */
 import * as z from 'zod/mini';
 
-const name = (label: string) => {
+/** A person's or company's name: trimmed, 1–100 characters. */
+export const name = (label: string) => {
   const message = `${label} must be a string of 1–100 characters.`;
   return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(100, message));
 };

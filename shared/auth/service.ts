@@ -58,7 +58,7 @@ export async function register(input: RegisterBody, deps: Deps = defaultDeps) {
   return { accountId, userId, ...session };
 }
 
-async function createIdentity(user: Parameters<Identity['createUser']>[0], deps: Deps): Promise<void> {
+export async function createIdentity(user: Parameters<Identity['createUser']>[0], deps: Deps): Promise<void> {
   try {
     await deps.identity.createUser(user);
   } catch (error) {

@@ -18,6 +18,7 @@ export async function billingStatus(accountId: string, now = new Date()) {
       limit: limits.trackedRequests,
       keys: account.keyCount ?? 0,
       keyLimit: limits.keys,
+      users: account.seats ?? 1,
       userLimit: limits.users,
     },
     graceEndsAt: limits.graceEndsAt,

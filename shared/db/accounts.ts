@@ -15,6 +15,10 @@ export interface Account {
   updatedAt: string;
   /** Keys discovered so far (raised by ingestion, exactly once per key). */
   keyCount?: number;
+  /** Seats taken: users plus pending invitations (counted in the transactions that change them). Absent: 1. */
+  seats?: number;
+  /** Users with the admin role (counted like seats; the last admin can't go). Absent: 1. */
+  adminCount?: number;
   /** The Stripe subscription's current period (paid plans). */
   periodStart?: string;
   periodEnd?: string;
@@ -70,7 +74,13 @@ export async function createAccountWithOwner(account: Account, user: User): Prom
     await db().send(
       new TransactWriteCommand({
         TransactItems: [
-          { Put: { TableName: tableName(), Item: { ...keys.account(account.accountId), type: 'Account', ...account }, ConditionExpression: notExists } },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.account(account.accountId), type: 'Account', ...account, seats: 1, adminCount: 1 },
+              ConditionExpression: notExists,
+            },
+          },
           { Put: { TableName: tableName(), Item: { ...keys.user(user.accountId, user.userId), type: 'User', ...user }, ConditionExpression: notExists } },
           {
             Put: {
@@ -102,6 +112,8 @@ export function toAccount(item: Record<string, unknown>): Account {
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
     keyCount: (item.keyCount as number | undefined) ?? 0,
+    seats: typeof item.seats === 'number' ? item.seats : 1,
+    adminCount: typeof item.adminCount === 'number' ? item.adminCount : 1,
     ...(typeof item.periodStart === 'string' ? { periodStart: item.periodStart } : {}),
     ...(typeof item.periodEnd === 'string' ? { periodEnd: item.periodEnd } : {}),
     ...(typeof item.stripeCustomerId === 'string' ? { stripeCustomerId: item.stripeCustomerId } : {}),

@@ -3,8 +3,10 @@ import {
   BatchGetCommand,
   DynamoDBDocumentClient,
   QueryCommand,
+  TransactWriteCommand,
   type BatchGetCommandOutput,
   type QueryCommandInput,
+  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 
@@ -29,6 +31,31 @@ export function failedConditions(error: unknown): number[] {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];
   const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
   return reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
+}
+
+/** A transaction that lost a race with another on the same items (retry it), not a failed condition. */
+export function isTransactionConflict(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'TransactionConflictException') return true;
+  if (error.name !== 'TransactionCanceledException') return false;
+  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.some((reason) => reason.Code === 'TransactionConflict');
+}
+
+/**
+ * TransactWriteItems, retried with jittered backoff while it only loses races (TransactionConflict) — e.g. many
+ * concurrent invitations updating one account's seat counter. A failed condition is thrown at once.
+ */
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>, attempts = 8): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db().send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (attempt >= attempts || !isTransactionConflict(error) || failedConditions(error).length > 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+    }
+  }
 }
 
 export type Item = Record<string, unknown>;

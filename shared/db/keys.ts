@@ -22,6 +22,7 @@
  *   TOKEN#<sha256>          TOKEN                        a single-use link token (verify e-mail, reset password, invitation),
  *                                                        stored by its hash only, TTL
  *   ACCOUNT#<a>             INVITATION#<inv_id>          an invitation (pending, accepted, revoked, expired)
+ *   ACCOUNT#<a>             INVITEE#<email>              the pending invitation to an address (one at a time)
  *   STRIPEEVENT#<evt_id>    STRIPEEVENT                  a Stripe webhook event applied (written with its state change)
  *   STRIPECUSTOMER#<cus_id> STRIPECUSTOMER               which account a Stripe customer belongs to
  *   USAGE#<a>               DAY#<date> | MONTH#<yyyy-mm>  the account's spend per UTC day / calendar month
@@ -72,6 +73,8 @@ export const keys = {
 
   linkToken: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   invitation: (accountId: string, invitationId: string): Key => ({ pk: accountPk(accountId), sk: `INVITATION#${invitationId}` }),
+  /** "This account has a pending invitation to this address": at most one at a time. */
+  invitee: (accountId: string, email: string): Key => ({ pk: accountPk(accountId), sk: `INVITEE#${email}` }),
 
   stripeEvent: (eventId: string): Key => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
   stripeCustomer: (customerId: string): Key => ({ pk: `STRIPECUSTOMER#${customerId}`, sk: 'STRIPECUSTOMER' }),

@@ -3,7 +3,7 @@
  * by ONE conditional update (unused, unexpired, of the right kind), so a link works exactly once. Expired items are
  * removed by the table's TTL; the condition checks the expiry itself (DynamoDB deletes expired items late).
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { linkTokenHash, TOKEN_TTL_MS, type LinkTokenKind } from '#shared/auth/tokens.ts';
@@ -19,8 +19,16 @@ export interface LinkTokenData {
 }
 
 export interface StoredLinkToken extends LinkTokenData {
+  /** Epoch seconds (the TTL attribute). */
   expiresAt: number;
   createdAt: string;
+  usedAt?: string;
+}
+
+/** A token's stored data (strongly consistent), or undefined when there is no such token. */
+export async function getLinkToken(token: string): Promise<StoredLinkToken | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.linkToken(linkTokenHash(token)), ConsistentRead: true }));
+  return res.Item as StoredLinkToken | undefined;
 }
 
 /** The Put of a new token (for a TransactWriteItems with the change that sends its link). */

@@ -42,3 +42,23 @@ export function decodeCursor(cursor: string, accountId: string, list: string): u
   if (payload.a !== accountId || payload.l !== list) throw invalid();
   return payload.p;
 }
+
+/**
+ * The DynamoDB start key a list's cursor carries, checked to be exactly the key of one of the account's own items:
+ * `keyOf(id)` with `id` the part of its sort key after `skPrefix`, and `id` a valid id of its kind. Else a 400.
+ */
+export function itemStartKey(
+  cursor: string | undefined,
+  accountId: string,
+  list: string,
+  skPrefix: string,
+  isValidId: (id: string) => boolean,
+  keyOf: (id: string) => { pk: string; sk: string },
+): Record<string, unknown> | undefined {
+  if (!cursor) return undefined;
+  const key = decodeCursor(cursor, accountId, list) as Record<string, unknown> | null;
+  const id = typeof key?.sk === 'string' && key.sk.startsWith(skPrefix) ? key.sk.slice(skPrefix.length) : '';
+  const expected = keyOf(id);
+  if (!isValidId(id) || key?.pk !== expected.pk || key.sk !== expected.sk) throw invalid();
+  return key!;
+}

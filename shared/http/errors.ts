@@ -29,6 +29,13 @@ export class ValidationError extends HttpError {
   }
 }
 
+/** A link token (verify e-mail, reset password, invitation) that is unknown, used, revoked or expired. */
+export class InvalidToken extends HttpError {
+  constructor(detail: string) {
+    super(400, 'invalid-token', 'The link is not valid.', detail, [{ path: 'token', message: detail }]);
+  }
+}
+
 export class MalformedRequest extends HttpError {
   constructor(detail: string) {
     super(400, 'malformed-request', 'The request body could not be read.', detail);

@@ -251,6 +251,49 @@ export async function sendAlertEmail(
   return { ok: true, sentTo };
 }
 
+export interface PlainEmail {
+  to: string;
+  /** Fixed text first (`[Burnrate] …`); one line. */
+  subject: string;
+  /** Body lines (plain text; a link on a line of its own). */
+  lines: string[];
+  /** Names the `.eml` file locally, e.g. `invitation-inv_…`. */
+  tag: string;
+}
+
+/** Renders a plain-text message to one recipient (CRLF, UTF-8, quoted-printable when not ASCII). */
+export function renderPlainEmail(email: PlainEmail, settings: EmailSettings, date: Date): string {
+  const from = fromHeader(settings.from);
+  const domain = from.address.split('@')[1] ?? 'localhost';
+  const ascii = isAscii([...email.lines]);
+  const headers = [
+    `From: ${from.header}`,
+    `To: ${oneLine(email.to)}`,
+    foldHeader('Subject', encodeHeaderText(oneLine(email.subject))),
+    `Date: ${rfc5322Date(date)}`,
+    `Message-ID: <${randomBytes(12).toString('hex')}@${domain}>`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=UTF-8',
+    `Content-Transfer-Encoding: ${ascii ? '7bit' : 'quoted-printable'}`,
+    'Auto-Submitted: auto-generated',
+  ];
+  const body = ascii ? email.lines.join(CRLF) : quotedPrintable(email.lines.join('\n'));
+  return `${headers.join(CRLF)}${CRLF}${CRLF}${body}${CRLF}`;
+}
+
+/** Sends one account e-mail (a link to follow): SES in AWS, an `.eml` file in the local outbox. */
+export async function sendPlainEmail(email: PlainEmail, now = new Date(), settings: EmailSettings = emailSettings()): Promise<void> {
+  const raw = renderPlainEmail(email, settings, now);
+  if (settings.outboxDir) return writeOutbox(settings.outboxDir, `${fileStamp(now)}-${email.tag.replace(/[^A-Za-z0-9_-]/g, '')}.eml`, raw);
+  await sesClient().send(
+    new SendEmailCommand({
+      FromEmailAddress: fromHeader(settings.from).address,
+      Destination: { ToAddresses: [email.to] },
+      Content: { Raw: { Data: Buffer.from(raw, 'utf8') } },
+    }),
+  );
+}
+
 /** `20261121T223424123Z`: sorts by time, safe in any file system. */
 const fileStamp = (date: Date) => date.toISOString().replace(/[-:.]/g, '');
 

@@ -22,13 +22,15 @@ import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets
 import { CreateRuleBody, PatchRuleBody, RuleParams } from '#shared/rules/schemas.ts';
 import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
+import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
+import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
 
 export const API_TITLE = 'Burnrate API';
 export const API_VERSION: string = pkg.version;
 
 export type JsonSchema = Record<string, unknown>;
-type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
 
 /**
  * Stripe's event envelope, for the document only: the webhook handler declares no body schema (it verifies the
@@ -74,6 +76,9 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
     extra: { minProperties: 1, description: 'At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400).' },
   },
   CheckoutRequest: { schema: CheckoutBody },
+  PatchUserRequest: { schema: PatchUserBody },
+  CreateInvitationRequest: { schema: CreateInvitationBody },
+  AcceptInvitationRequest: { schema: AcceptInvitationBody, extra: { description: 'The password rules of register apply.' } },
   StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },
 };
 
@@ -187,6 +192,43 @@ export const operations: Record<string, OperationSpec> = {
     headers: { 'cache-control': '`no-store`: a secret.' },
     errors: [404, 409],
   },
+  'users/list': { summary: 'The account’s users, oldest first.', query: ListUsersQuery, status: 200, response: 'UserList' },
+  'users/update': {
+    summary: 'Change a user’s role.',
+    params: UserParams,
+    body: PatchUserBody,
+    status: 200,
+    response: 'User',
+    errors: [404, 409],
+    description: 'Demoting the account’s last admin: 409 `/problems/last-admin`.',
+  },
+  'users/delete': {
+    summary: 'Remove a user: its identity is deleted, its refresh tokens end at once, its tokens are refused within 60 seconds.',
+    params: UserParams,
+    status: 204,
+    errors: [404, 409],
+    description: 'Removing the account’s last admin: 409 `/problems/last-admin`. The address can register again.',
+  },
+  'invitations/create': {
+    summary: 'Invite an address with a role; it gets a link valid for 7 days.',
+    body: CreateInvitationBody,
+    status: 201,
+    response: 'Invitation',
+    errors: [409],
+    description:
+      'The address has a user already: 409 `/problems/email-taken`; a pending invitation to it: 409 `/problems/invitation-pending`. ' +
+      'Users plus pending invitations at the plan’s `userLimit`: 429 `/problems/user-limit-reached`.',
+  },
+  'invitations/list': { summary: 'The pending invitations, newest first.', query: ListInvitationsQuery, status: 200, response: 'InvitationList' },
+  'invitations/delete': { summary: 'Revoke a pending invitation: its link stops working.', params: InvitationParams, status: 204, errors: [404] },
+  'auth/accept-invitation': {
+    summary: 'Accept an invitation: a user of the inviting account with the invited role and a verified address.',
+    body: AcceptInvitationBody,
+    status: 201,
+    response: 'AuthSession',
+    errors: [409],
+    description: 'A bad, used, revoked or expired token: 400 `/problems/invalid-token`.',
+  },
   'billing/status': { summary: 'Plan, billing status and this period’s usage.', status: 200, response: 'BillingStatus', errors: [404] },
   'billing/checkout': {
     summary: 'Start a Stripe Checkout for a paid plan.',
@@ -229,6 +271,7 @@ const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }
       headers: { 'www-authenticate': { description: '`Bearer` or `ApiKey`.', schema: { type: 'string' } } },
     }),
   },
+  403: { name: 'Forbidden', response: problem('The caller’s role does not allow this (`/problems/forbidden`); nothing changed.') },
   404: { name: 'NotFound', response: problem('Unknown id, or an id of another account.') },
   409: { name: 'Conflict', response: problem('Conflicts with the current state (a duplicate, a limit, a concurrent edit).') },
   413: {
@@ -266,6 +309,7 @@ export function errorStatuses(route: Route, spec: OperationSpec): ErrorStatus[] 
   if (spec.body || spec.query) statuses.add(400);
   if (spec.body) statuses.add(413);
   if (route.auth === 'jwt' || route.auth === 'ingestKey') statuses.add(401);
+  if (route.auth === 'jwt' && route.role !== 'viewer') statuses.add(403);
   statuses.add(429);
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);

@@ -109,6 +109,18 @@ export const Account = z.object({
   createdAt: Timestamp,
 });
 
+/** An invitation to join the account (POST/GET /invitations). */
+export const Invitation = z.object({
+  id: z.string().check(z.regex(/^inv_[0-9A-HJKMNP-TV-Z]{26}$/)),
+  email: z.string(),
+  role: Role,
+  status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
+  /** The admin who invited (userId). */
+  invitedBy: UserId,
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+});
+
 /** GET /auth/me. */
 export const Me = z.object({ user: User, account: Account });
 
@@ -288,7 +300,15 @@ export const BillingStatus = z.object({
   plan: Plan,
   billingStatus: BillingStatusValue,
   /** The limits in force: the plan's, or FREE's when the billing status does not grant the plan's (README "Billing"). */
-  usage: z.object({ trackedRequests: Count, limit: Count, keys: Count, keyLimit: Count, userLimit: Count }),
+  usage: z.object({
+    trackedRequests: Count,
+    limit: Count,
+    keys: Count,
+    keyLimit: Count,
+    /** Seats taken: users plus pending invitations. */
+    users: Count,
+    userLimit: Count,
+  }),
   /** While PAST_DUE: when the paid plan's limits end (7 days after the failed payment); else null. */
   graceEndsAt: z.nullable(Timestamp),
   currentPeriodStart: Timestamp,
@@ -333,6 +353,9 @@ export const responseComponents = {
   AuthSession,
   RefreshedToken,
   User,
+  UserList: page(User),
+  Invitation,
+  InvitationList: page(Invitation),
   Account,
   Me,
   IngestKey,

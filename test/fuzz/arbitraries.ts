@@ -29,6 +29,8 @@ import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
+import { ListUsersQuery, PatchUserBody } from '#shared/users/schemas.ts';
+import { AcceptInvitationBody, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { LOCAL_STRIPE_PRICES } from '#local/stripe-mock.ts';
 
 // ------------------------------------------------------------------------------------------------------------
@@ -50,6 +52,8 @@ export interface Tenant {
   budgetId: string;
   ruleId: string;
   alertId: string;
+  /** A pending invitation of the account. */
+  invitationId: string;
 }
 
 /** The resource kind a path parameter names, from the path (`/budgets/{id}` → budget; `{hash}` → a key). */
@@ -60,6 +64,8 @@ const RESOURCE_OF_SEGMENT: Record<string, IdKind> = {
   'alert-rules': 'rule',
   alerts: 'alert',
   'ingest-keys': 'ingestKey',
+  users: 'user',
+  invitations: 'invitation',
 };
 
 /** The kind of each `{param}` of a route's path; throws for a parameter nobody taught this file. */
@@ -92,6 +98,10 @@ export function ownId(tenant: Tenant, kind: ParamKind): string {
       return tenant.alertId;
     case 'ingestKey':
       return tenant.ingestKeyId;
+    case 'user':
+      return tenant.userId;
+    case 'invitation':
+      return tenant.invitationId;
     default:
       return tenant.accountId;
   }
@@ -663,6 +673,34 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
     body: { schema: CheckoutBody, valid: () => fc.constantFrom('GROWTH', 'SCALE').map((plan) => obj({ plan })) },
   },
   'POST /billing/portal': {},
+  'GET /users': { query: { schema: ListUsersQuery, fields: (t) => ({ limit, cursor: cursor(t, ['users']) }) } },
+  // The tenant is its account's only admin: a demotion or removal of itself is 409 last-admin, nothing written.
+  'PATCH /users/{userId}': { body: { schema: PatchUserBody, valid: () => fc.constantFrom('admin', 'member', 'viewer').map((role) => obj({ role })) } },
+  'DELETE /users/{userId}': {},
+  'POST /invitations': {
+    body: {
+      schema: CreateInvitationBody,
+      validWeight: 5,
+      valid: () =>
+        fc.record({ email: fc.uuid().map((u) => `invitee-${u.slice(0, 13)}@example.com`), role: fc.constantFrom('admin', 'member', 'viewer') }).map((r) => obj(r)),
+    },
+  },
+  'GET /invitations': { query: { schema: ListInvitationsQuery, fields: (t) => ({ limit, cursor: cursor(t, ['invitations']) }) } },
+  'DELETE /invitations/{id}': {},
+  'POST /auth/accept-invitation': {
+    body: {
+      schema: AcceptInvitationBody,
+      valid: () =>
+        fc
+          .record({
+            token: fc.stringMatching(/^[A-Za-z0-9_-]{20,60}$/),
+            password: fc.string({ minLength: 0, maxLength: 20 }).map((s) => `Pw9${s}xxxxx`),
+            firstName: displayName,
+            lastName: displayName,
+          })
+          .map((r) => obj(r)),
+    },
+  },
   'POST /billing/webhook': { stripeEvent },
 };
 

@@ -124,6 +124,7 @@ export async function createTenant(env: FuzzEnv): Promise<Tenant> {
   const reg = await json(env, 'POST', '/auth/register', { email, password, firstName: 'Fuzz', lastName: 'Tester', companyName: 'Fuzz Inc' }, {}, 201);
   const auth = { authorization: `Bearer ${reg.token}` };
   const ik = await json(env, 'POST', '/ingest-keys', { name: 'fuzz' }, auth, 201);
+  const invitation = await json(env, 'POST', '/invitations', { email: `invitee-${randomBytes(6).toString('hex')}@example.com`, role: 'viewer' }, auth, 201);
   const rule = await json(
     env,
     'POST',
@@ -168,6 +169,7 @@ export async function createTenant(env: FuzzEnv): Promise<Tenant> {
     budgetId: budget.id,
     ruleId: rule.id,
     alertId,
+    invitationId: invitation.id,
   };
 }
 

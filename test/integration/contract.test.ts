@@ -12,7 +12,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { API_PREFIX, routes } from '#shared/routes.ts';
 import { buildOpenApi } from '#shared/openapi/document.ts';
-import { api, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { linkInMail } from './outbox.ts';
 
 // ajv-formats is CommonJS with a default export: under NodeNext the import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
@@ -401,6 +402,35 @@ describe('webhook secret and billing', () => {
     await expectCall(400, 'POST', '/billing/webhook', '/billing/webhook', { rawBody: payload });
     const forged = Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_forged' });
     await expectCall(400, 'POST', '/billing/webhook', '/billing/webhook', { rawBody: payload, headers: { 'stripe-signature': forged } });
+  });
+});
+
+describe('the team', () => {
+  it('POST/GET/DELETE /invitations, POST /auth/accept-invitation, GET/PATCH/DELETE /users → successes and problems', async () => {
+    const admin = await registerUser();
+    const auth = { token: admin.token };
+    const email = uniqueEmail('contract');
+    const invitation = await expectCall(201, 'POST', '/invitations', '/invitations', { ...auth, body: { email, role: 'member' } });
+    await expectCall(409, 'POST', '/invitations', '/invitations', { ...auth, body: { email, role: 'viewer' } });
+    await expectCall(400, 'POST', '/invitations', '/invitations', { ...auth, body: { email, role: 'owner' } });
+    await expectCall(200, 'GET', '/invitations', '/invitations', auth);
+    await expectCall(400, 'GET', '/invitations', '/invitations?limit=0', auth);
+    const { token } = await linkInMail(email, '/accept-invitation');
+    const body = { token, password: 'Corr3ct-Horse', firstName: 'Con', lastName: 'Tract' };
+    const joined = await expectCall(201, 'POST', '/auth/accept-invitation', '/auth/accept-invitation', { body });
+    await expectCall(400, 'POST', '/auth/accept-invitation', '/auth/accept-invitation', { body });
+    const member = { token: joined.body.token };
+    await expectCall(403, 'POST', '/invitations', '/invitations', { ...member, body: { email: uniqueEmail('nope'), role: 'viewer' } });
+    await expectCall(200, 'GET', '/users', '/users', member);
+    await expectCall(400, 'GET', '/users', '/users?cursor=forged', member);
+    await expectCall(200, 'PATCH', '/users/{userId}', `/users/${joined.body.userId}`, { ...auth, body: { role: 'viewer' } });
+    await expectCall(409, 'PATCH', '/users/{userId}', `/users/${admin.userId}`, { ...auth, body: { role: 'viewer' } });
+    await expectCall(204, 'DELETE', '/users/{userId}', `/users/${joined.body.userId}`, auth);
+    await expectCall(404, 'DELETE', '/users/{userId}', `/users/${joined.body.userId}`, auth);
+    const other = await expectCall(201, 'POST', '/invitations', '/invitations', { ...auth, body: { email: uniqueEmail('revoke'), role: 'viewer' } });
+    await expectCall(204, 'DELETE', '/invitations/{id}', `/invitations/${other.body.id}`, auth);
+    await expectCall(404, 'DELETE', '/invitations/{id}', `/invitations/${other.body.id}`, auth);
+    expect(invitation.body.status).toBe('pending');
   });
 });
 

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { routes } from '#shared/routes.ts';
 import { signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
-import { api, dynamo, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, dynamo, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { linkInMail } from './outbox.ts';
 
 const MAX_READ_REQUESTS = 2;
 const DAY = 86_400_000;
@@ -204,6 +205,20 @@ async function seed(): Promise<Fixture> {
   const doomedRule = await api('/alert-rules', { ...auth, method: 'POST', body: { ...ruleBody, type: 'new_key', name: 'Doomed', config: {} } });
   await expectMeasured(204, 'DELETE /alert-rules/{id}', 'existing', `/alert-rules/${doomedRule.body.id}`, auth);
 
+  // --- the team: invitations, accept, roles, removal -------------------------------------------------------------
+  const inviteeEmail = uniqueEmail('cost');
+  const invitation = await expectMeasured(201, 'POST /invitations', 'member', '/invitations', { ...auth, body: { email: inviteeEmail, role: 'member' } });
+  const { token: inviteToken } = await linkInMail(inviteeEmail, '/accept-invitation');
+  const joined = await expectMeasured(201, 'POST /auth/accept-invitation', 'valid link', '/auth/accept-invitation', {
+    body: { token: inviteToken, password: 'Corr3ct-Horse', firstName: 'Cost', lastName: 'Counter' },
+  });
+  await expectMeasured(200, 'PATCH /users/{userId}', 'member → viewer', `/users/${joined.body.userId}`, { ...auth, body: { role: 'viewer' } });
+  await expectMeasured(204, 'DELETE /users/{userId}', 'a viewer', `/users/${joined.body.userId}`, auth);
+  const revoked = await api('/invitations', { ...auth, method: 'POST', body: { email: uniqueEmail('cost-revoked'), role: 'viewer' } });
+  await expectMeasured(204, 'DELETE /invitations/{id}', 'pending', `/invitations/${revoked.body.id}`, auth);
+  await api('/invitations', { ...auth, method: 'POST', body: { email: uniqueEmail('cost-pending'), role: 'viewer' } });
+  expect(invitation.body.status).toBe('pending');
+
   // --- billing, on an account of its own ---------------------------------------------------------------------------
   const billingUser = await registerUser();
   const billingAuth = { token: billingUser.token };
@@ -274,6 +289,8 @@ const readCases: ReadCase[] = [
   },
   { route: 'GET /webhook-secret', detail: 'first call (creates it)', path: () => '/webhook-secret' },
   { route: 'GET /webhook-secret', detail: 'later call', path: () => '/webhook-secret' },
+  { route: 'GET /users', detail: 'the admin', path: () => '/users' },
+  { route: 'GET /invitations', detail: '1 pending, 2 settled', path: () => '/invitations' },
   { route: 'GET /billing/status', detail: 'SCALE, set directly', path: () => '/billing/status' },
   { route: 'GET /billing/status', detail: 'GROWTH via webhook', path: () => '/billing/status', as: 'billing' },
 ];

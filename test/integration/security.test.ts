@@ -63,6 +63,13 @@ async function readBack(t: Tenant, kind: ParamKind): Promise<unknown> {
       return find('/alerts', t.alertId);
     case 'ingestKey':
       return find('/ingest-keys', t.ingestKeyId);
+    case 'invitation':
+      return find('/invitations', t.invitationId);
+    case 'user': {
+      const res = await api('/users', auth);
+      expect(res.status).toBe(200);
+      return (res.body.items as Array<{ userId: string }>).find((item) => item.userId === t.userId);
+    }
     default:
       throw new Error(`no read-back for ${kind}`);
   }
@@ -116,7 +123,7 @@ describe("another account's id is a 404, and the owner's resource is unchanged",
   it('every parameterized path has a resource kind this suite can create and read back', () => {
     expect(paramPaths.length).toBeGreaterThan(0);
     for (const route of paramRoutes) {
-      for (const kind of Object.values(paramKinds(route))) expect(['key', 'budget', 'rule', 'alert', 'ingestKey']).toContain(kind);
+      for (const kind of Object.values(paramKinds(route))) expect(['key', 'budget', 'rule', 'alert', 'ingestKey', 'user', 'invitation']).toContain(kind);
     }
   });
 

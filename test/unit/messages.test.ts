@@ -28,6 +28,7 @@ const tenant: Tenant = {
   budgetId: 'bud_01JZ3N5Q8W0000000000000000',
   ruleId: 'rul_01JZ3N5Q8W0000000000000000',
   alertId: 'alt_01JZ3N5Q8W0000000000000000',
+  invitationId: 'inv_01JZ3N5Q8W0000000000000000',
 };
 
 /** Generic wordings: zod's defaults and the like, which say neither the field nor what it must be. */

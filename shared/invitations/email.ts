@@ -1,0 +1,28 @@
+/** The invitation e-mail (plain text, the link on its own line; user text only after the Subject's fixed prefix). */
+import type { PlainEmail } from '#shared/notify/email.ts';
+import type { Role } from '#shared/db/accounts.ts';
+
+const clip = (text: string, max: number) => {
+  const clean = text.replace(/[\r\n\t\u0000-\u001f\u007f]+/g, ' ').trim();
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+};
+
+export function invitationEmail(input: { id: string; to: string; companyName: string; inviterName: string; role: Role; link: string }): PlainEmail {
+  const company = clip(input.companyName, 60);
+  return {
+    to: input.to,
+    subject: `[Burnrate] You're invited to ${company} on Burnrate`,
+    tag: `invitation-${input.id}`,
+    lines: [
+      `${clip(input.inviterName, 100)} invited you to join ${company} on Burnrate as ${input.role === 'admin' ? 'an' : 'a'} ${input.role}.`,
+      '',
+      'Burnrate tracks what your team spends on AI API keys. To accept, open this link and choose a password:',
+      '',
+      input.link,
+      '',
+      'The link works once and expires in 7 days. If you did not expect this invitation, ignore this e-mail.',
+      '',
+      '-- Burnrate',
+    ],
+  };
+}

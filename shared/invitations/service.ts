@@ -1,0 +1,136 @@
+/**
+ * Invitations: an admin invites an address with a role; the link in the e-mail makes a user of the account
+ * (POST /auth/accept-invitation). Seats (users + pending invitations) stay within the plan's limit in force.
+ */
+import { config } from '#shared/config.ts';
+import { Conflict, InvalidToken, NotFound, TooManyRequests } from '#shared/http/errors.ts';
+import { encodeCursor, itemStartKey } from '#shared/http/cursor.ts';
+import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { logger } from '#shared/http/logger.ts';
+import { isId, newId } from '#shared/ids.ts';
+import { keys } from '#shared/db/keys.ts';
+import { emailRegistered, getAccount, getUser, type User } from '#shared/db/accounts.ts';
+import * as repo from '#shared/db/invitations.ts';
+import { getLinkToken } from '#shared/db/link-tokens.ts';
+import { limitsInForce } from '#shared/billing/limits.ts';
+import { LINK_TOKEN_PATTERN, linkTokenHash, newLinkToken, TOKEN_TTL_MS } from '#shared/auth/tokens.ts';
+import { createIdentity, type Deps as AuthDeps } from '#shared/auth/service.ts';
+import { identity } from '#shared/auth/identity.ts';
+import { sendPlainEmail } from '#shared/notify/email.ts';
+import { invitationEmail } from '#shared/invitations/email.ts';
+import type { AuthContext } from '#shared/http/auth-context.ts';
+import type { AcceptInvitationBody, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
+import * as accounts from '#shared/db/accounts.ts';
+
+/** An invitation as the API shows it. */
+export function invitationView(invitation: repo.Invitation) {
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    role: invitation.role,
+    status: invitation.status,
+    invitedBy: invitation.invitedBy,
+    expiresAt: invitation.expiresAt,
+    createdAt: invitation.createdAt,
+  };
+}
+
+const invalidToken = () => new InvalidToken('The invitation link is unknown, used, revoked or expired: ask an admin for a new invitation.');
+
+export async function invite(auth: AuthContext, body: CreateInvitationBody, now = new Date()) {
+  const [account, inviter] = await Promise.all([getAccount(auth.accountId, true), getUser(auth.accountId, auth.userId)]);
+  if (!account) throw new NotFound('The account does not exist.');
+  if (await emailRegistered(body.email)) throw new Conflict('This address already belongs to a Burnrate user.', 'email-taken');
+  const seatLimit = limitsInForce(account, now).users;
+  const token = newLinkToken();
+  const invitation: repo.Invitation = {
+    id: newId('invitation'),
+    accountId: auth.accountId,
+    email: body.email,
+    role: body.role,
+    status: 'pending',
+    invitedBy: auth.userId,
+    expiresAt: new Date(now.getTime() + TOKEN_TTL_MS.invitation).toISOString(),
+    createdAt: now.toISOString(),
+    tokenHash: linkTokenHash(token),
+  };
+  try {
+    await repo.createInvitation(invitation, token, seatLimit, now);
+  } catch (error) {
+    if (error instanceof repo.AlreadyInvited) throw new Conflict('This address has a pending invitation to the account already.', 'invitation-pending');
+    if (error instanceof repo.EmailHasUser) throw new Conflict('This address already belongs to a Burnrate user.', 'email-taken');
+    if (error instanceof repo.SeatsFull) {
+      throw new TooManyRequests(
+        `The account's seats are taken: users plus pending invitations may not pass ${seatLimit}. Revoke an invitation, remove a user or upgrade the plan.`,
+        'user-limit-reached',
+      );
+    }
+    throw error;
+  }
+  const inviterName = inviter ? `${inviter.firstName} ${inviter.lastName}` : 'An admin';
+  await sendPlainEmail(
+    invitationEmail({ to: invitation.email, companyName: account.companyName, inviterName, role: invitation.role, link: `${config().appUrl}/accept-invitation?token=${token}`, id: invitation.id }),
+    now,
+  ).catch((error: unknown) => logger.error('invitation e-mail failed: revoke and invite again', { invitationId: invitation.id, error: String(error) }));
+  return invitationView(invitation);
+}
+
+const LIST = 'invitations';
+
+export async function listInvitations(accountId: string, query: ListInvitationsQuery, now = new Date()) {
+  const startKey = itemStartKey(query.cursor, accountId, LIST, 'INVITATION#', (id) => isId('invitation', id), (id) => keys.invitation(accountId, id));
+  const page = await repo.listPendingInvitations(accountId, query.limit ?? DEFAULT_LIMIT, now, startKey);
+  return { items: page.items.map(invitationView), nextCursor: page.lastKey ? encodeCursor(accountId, LIST, page.lastKey) : null };
+}
+
+/** Revokes a pending invitation (its link stops working). Not pending, unknown or another account's: 404. */
+export async function revoke(auth: AuthContext, invitationId: string, now = new Date()): Promise<void> {
+  const invitation = isId('invitation', invitationId) ? await repo.getInvitation(auth.accountId, invitationId, now) : undefined;
+  if (!invitation || invitation.status !== 'pending' || !(await repo.revokeInvitation(invitation))) {
+    throw new NotFound('No such pending invitation.');
+  }
+}
+
+export interface AcceptDeps {
+  identity: AuthDeps['identity'];
+  accounts: AuthDeps['accounts'];
+  now: () => Date;
+}
+
+const defaultDeps: AcceptDeps = { identity, accounts, now: () => new Date() };
+
+/** POST /auth/accept-invitation: a user of the inviting account, with the invited role and a verified address. */
+export async function acceptInvitation(body: AcceptInvitationBody, deps: AcceptDeps = defaultDeps) {
+  const now = deps.now();
+  if (!LINK_TOKEN_PATTERN.test(body.token)) throw invalidToken();
+  const stored = await getLinkToken(body.token);
+  if (!stored || stored.kind !== 'invitation' || stored.usedAt || stored.expiresAt * 1000 <= now.getTime() || !stored.invitationId) throw invalidToken();
+  const invitation = await repo.getInvitation(stored.accountId, stored.invitationId, now);
+  if (!invitation || invitation.status !== 'pending') throw invalidToken();
+  if (await deps.accounts.emailRegistered(invitation.email)) throw new Conflict('This address already belongs to a Burnrate user.', 'email-taken');
+
+  const at = now.toISOString();
+  const user: User = {
+    userId: newId('user'),
+    accountId: invitation.accountId,
+    email: invitation.email,
+    firstName: body.firstName,
+    lastName: body.lastName,
+    role: invitation.role,
+    emailVerified: true,
+    alertEmails: true,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await createIdentity({ email: user.email, password: body.password, accountId: user.accountId, userId: user.userId }, deps);
+  try {
+    await repo.acceptInvitation(invitation, body.token, user, now);
+  } catch (error) {
+    await deps.identity.deleteUser(user.email).catch((cleanup: unknown) => logger.error('accept rollback failed', { cleanup: String(cleanup) }));
+    if (error instanceof repo.InvitationUnusable) throw invalidToken();
+    if (error instanceof repo.EmailHasUser) throw new Conflict('This address already belongs to a Burnrate user.', 'email-taken');
+    throw error;
+  }
+  const session = await deps.identity.signIn(user.email, body.password);
+  return { accountId: user.accountId, userId: user.userId, ...session };
+}
