@@ -24,7 +24,8 @@ export interface Candidate {
   alert: Alert;
 }
 
-const usd = (micros: number) => `$${microsToUsd(micros).toFixed(2)}${micros % 10_000 !== 0 ? ` (${microsToUsd(micros)})` : ''}`;
+/** BigInt(micros): a week's sum may be an integer past 2^53 (shared/alerting/spend.ts). */
+const usd = (micros: number) => `$${microsToUsd(BigInt(micros)).toFixed(2)}${micros % 10_000 !== 0 ? ` (${microsToUsd(BigInt(micros))})` : ''}`;
 const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(0, 8)}…)` : `${hash.slice(0, 12)}…`);
 
 export function makeAlert(

@@ -79,7 +79,7 @@ export interface Alert {
   acknowledgedBy: string | null;
 }
 
-const usdOrNull = (micros: number | null) => (micros === null ? null : microsToUsd(micros));
+const usdOrNull = (micros: number | null) => (micros === null ? null : microsToUsd(BigInt(micros)));
 
 export function alertView(a: Alert) {
   return {
@@ -143,7 +143,7 @@ export function budgetView(b: Budget, spendMicros: number) {
     alertThreshold: b.alertThreshold,
     scope: b.scope,
     keyHash: b.keyHash,
-    spend: { monthToDate: microsToUsd(spendMicros) },
+    spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),
     status: budgetStatus(spendMicros, b.monthlyLimitMicros, b.alertThreshold),
     createdAt: b.createdAt,

@@ -7,6 +7,7 @@ import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { keyDayModels } from '#shared/db/provider-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
+import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
 
 export interface SpendSnapshot {
@@ -24,7 +25,13 @@ export interface SpendSnapshot {
   hasKey(keyHash: string): boolean;
 }
 
-const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+/**
+ * Money read exactly (shared/db/numbers.ts: a value of an unexpected kind throws instead of reading as 0) and
+ * summed in BigInt. Each figure is at most the money ceiling (< 2^53), so a `number` holds it exactly — except the
+ * account's week, which can span two months (then the nearest double, less than 1 µ$ off).
+ */
+const micros = (v: unknown): bigint => readInt(v, 'an amount of micro-dollars');
+const sum = (values: bigint[]): number => Number(values.reduce((a, b) => a + b, 0n));
 
 export async function loadSpend(
   accountId: string,
@@ -52,8 +59,9 @@ export async function loadSpend(
     if (item.sk === keys.providerKey(accountId, '').sk) keyItems.set(item.keyHash as string, item);
     else bySk.set(item.sk as string, item);
   }
-  const dayCost = (date: string) => num(bySk.get(keys.usageDay(accountId, date).sk)?.costMicros);
-  const weekCost = new Map(weekKeys.map((h, i) => [h, weekItems[i]!.reduce((n, item) => n + num(item.costMicros), 0)]));
+  const dayMicros = (date: string) => micros(bySk.get(keys.usageDay(accountId, date).sk)?.costMicros);
+  const dayCost = (date: string) => Number(dayMicros(date));
+  const weekCost = new Map(weekKeys.map((h, i) => [h, sum(weekItems[i]!.map((item) => micros(item.costMicros)))]));
   const rolling = rollingNames(today, month);
 
   return {
@@ -61,10 +69,10 @@ export async function loadSpend(
     month,
     week,
     accountDay: dayCost,
-    accountMonth: () => num(bySk.get(keys.usageMonth(accountId, month).sk)?.costMicros),
-    accountWeek: () => days.filter((d) => d >= week).reduce((n, d) => n + dayCost(d), 0),
-    keyToday: (h) => num(keyItems.get(h)?.[rolling.dayCost]),
-    keyMonth: (h) => num(keyItems.get(h)?.[rolling.monthCost]),
+    accountMonth: () => Number(micros(bySk.get(keys.usageMonth(accountId, month).sk)?.costMicros)),
+    accountWeek: () => sum(days.filter((d) => d >= week).map(dayMicros)),
+    keyToday: (h) => Number(micros(keyItems.get(h)?.[rolling.dayCost])),
+    keyMonth: (h) => Number(micros(keyItems.get(h)?.[rolling.monthCost])),
     keyWeek: (h) => weekCost.get(h) ?? 0,
     hasKey: (h) => keyItems.has(h),
   };

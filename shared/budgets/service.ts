@@ -44,15 +44,12 @@ export async function listBudgets(accountId: string, now = new Date()): Promise<
 }
 
 /**
- * Creates a budget, up to MAX_BUDGETS_PER_ACCOUNT (409 past it). The count comes from the list Query, so two
- * creates racing at the very limit may both pass: the cap bounds clutter and evaluation cost, it is not billing.
+ * Creates a budget, up to MAX_BUDGETS_PER_ACCOUNT (409 past it), exactly even under racing creates: the account's
+ * counter is taken in the same transaction as the budget (shared/db/caps.ts).
  */
 export async function createBudget(accountId: string, input: CreateBudgetBody, now = new Date()): Promise<BudgetView> {
   const keyHash = watchedKey(input);
-  const [existing, spend] = await Promise.all([repo.listBudgets(accountId), spendFor(accountId, keyHash, now)]);
-  if (existing.length >= MAX_BUDGETS_PER_ACCOUNT) {
-    throw new Conflict(`An account can have at most ${MAX_BUDGETS_PER_ACCOUNT} budgets. Delete one first.`, 'budget-limit');
-  }
+  const spend = await spendFor(accountId, keyHash, now);
   const at = now.toISOString();
   const budget: Budget = {
     id: newId('budget'),
@@ -64,7 +61,9 @@ export async function createBudget(accountId: string, input: CreateBudgetBody, n
     createdAt: at,
     updatedAt: at,
   };
-  await repo.createBudget(accountId, budget);
+  if ((await repo.createBudget(accountId, budget, MAX_BUDGETS_PER_ACCOUNT)) === 'cap') {
+    throw new Conflict(`An account can have at most ${MAX_BUDGETS_PER_ACCOUNT} budgets. Delete one first.`, 'budget-limit');
+  }
   return budgetView(budget, spendOf(budget, spend));
 }
 

@@ -2,6 +2,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, db, failedConditions, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
+import { readNumber } from '#shared/db/numbers.ts';
 
 export type Plan = 'FREE' | 'GROWTH' | 'SCALE';
 export type BillingStatus = 'ACTIVE' | 'TRIALING' | 'PAST_DUE' | 'CANCELED' | 'INCOMPLETE';
@@ -111,9 +112,10 @@ export function toAccount(item: Record<string, unknown>): Account {
     billingStatus: item.billingStatus as BillingStatus,
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
-    keyCount: (item.keyCount as number | undefined) ?? 0,
-    seats: typeof item.seats === 'number' ? item.seats : 1,
-    adminCount: typeof item.adminCount === 'number' ? item.adminCount : 1,
+    keyCount: readNumber(item.keyCount, 'keyCount'),
+    // Absent on accounts made before teams: their one user, the registrant, is the one seat and the one admin.
+    seats: item.seats === undefined ? 1 : readNumber(item.seats, 'seats'),
+    adminCount: item.adminCount === undefined ? 1 : readNumber(item.adminCount, 'adminCount'),
     ...(typeof item.periodStart === 'string' ? { periodStart: item.periodStart } : {}),
     ...(typeof item.periodEnd === 'string' ? { periodEnd: item.periodEnd } : {}),
     ...(typeof item.stripeCustomerId === 'string' ? { stripeCustomerId: item.stripeCustomerId } : {}),

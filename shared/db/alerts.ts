@@ -1,6 +1,7 @@
 /** Repository of alerts and of the "fired" items that make each alert happen exactly once. */
 import { QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
+import { readNumber, storedInt } from '#shared/db/numbers.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import type { Alert, AlertStatus, Budget, Rule } from '#shared/alerting/model.ts';
 import { BUDGET_ENTITY, toBudget } from '#shared/db/budgets.ts';
@@ -39,8 +40,18 @@ export const firedPk = (accountId: string, c: FiredKey) => keys.fired(accountId,
 
 export function toAlert(item: Item): Alert {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _e, ...rest } = item;
-  return { ...(rest as unknown as Alert), acknowledgedAt: (item.acknowledgedAt as string) ?? null, acknowledgedBy: (item.acknowledgedBy as string) ?? null };
+  return {
+    ...(rest as unknown as Alert),
+    thresholdMicros: amountOrNull(item.thresholdMicros),
+    observedMicros: amountOrNull(item.observedMicros),
+    acknowledgedAt: (item.acknowledgedAt as string) ?? null,
+    acknowledgedBy: (item.acknowledgedBy as string) ?? null,
+  };
 }
+
+const amountOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : readNumber(value, 'an alert amount'));
+/** An account's week can sum past 2^53 µ$ (shared/alerting/spend.ts): written as the exact integer, not refused by the marshaller. */
+const storedAmount = (micros: number | null) => (micros === null ? null : storedInt(BigInt(micros)));
 
 /** acknowledgedAt/By are left out until set, so acknowledging can keep the first with if_not_exists. */
 function alertItem(alert: Alert): Item {
@@ -51,6 +62,8 @@ function alertItem(alert: Alert): Item {
     ...(alert.deliveries.some((d) => d.status === 'pending') ? keys.pendingAlertIndex(alert.accountId, alert.id, alert.triggeredAt) : {}),
     entity: 'Alert',
     ...rest,
+    thresholdMicros: storedAmount(rest.thresholdMicros),
+    observedMicros: storedAmount(rest.observedMicros),
     ...(acknowledgedAt ? { acknowledgedAt } : {}),
     ...(acknowledgedBy ? { acknowledgedBy } : {}),
   };

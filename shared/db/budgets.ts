@@ -2,10 +2,11 @@
  * Repository of budgets: small, rarely written items in the account's partition (`keys.budget`), so ONE Query
  * lists them all (and, with the rules, everything alert evaluation compares against: shared/db/alerts.ts).
  */
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Budget } from '#shared/alerting/model.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
+import { writeCounted } from '#shared/db/caps.ts';
 
 /** The item kind, in `entity` (what evaluation reads) and, like other items of the table, in `type`. */
 export const BUDGET_ENTITY = 'Budget';
@@ -42,10 +43,13 @@ export function toBudget(item: Item): Budget {
 const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, unknown> } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
-export async function createBudget(accountId: string, budget: Budget): Promise<void> {
-  await db().send(
-    new PutCommand({ TableName: tableName(), Item: toItem(accountId, budget), ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+/** Puts the budget and takes a slot of the account's budget counter in one transaction (shared/db/caps.ts). */
+export async function createBudget(accountId: string, budget: Budget, cap: number): Promise<'created' | 'cap'> {
+  const outcome = await writeCounted(accountId, 'budgets', cap, [
+    { Put: { TableName: tableName(), Item: toItem(accountId, budget), ConditionExpression: 'attribute_not_exists(pk)' } },
+  ]);
+  if (outcome.status === 'failed') throw new Error('A fresh budget id collided with a stored one.');
+  return outcome.status === 'cap' ? 'cap' : 'created';
 }
 
 /** Every budget of the account, newest first (ULID ids), in ONE strongly consistent Query (all pages). */
@@ -87,15 +91,10 @@ export async function replaceBudget(accountId: string, budget: Budget, previousU
   }
 }
 
-/** False when the account has no such budget. */
+/** False when the account has no such budget. Frees its slot of the counter in the same transaction. */
 export async function deleteBudget(accountId: string, id: string): Promise<boolean> {
-  try {
-    await db().send(
-      new DeleteCommand({ TableName: tableName(), Key: keys.budget(accountId, id), ConditionExpression: 'attribute_exists(pk)' }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  const outcome = await writeCounted(accountId, 'budgets', null, [
+    { Delete: { TableName: tableName(), Key: keys.budget(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+  ]);
+  return outcome.status === 'written';
 }

@@ -9,6 +9,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
+import { parseStoredNumber } from '#shared/db/numbers.ts';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -18,7 +19,8 @@ export function db(): DynamoDBDocumentClient {
     const cfg = config();
     client = DynamoDBDocumentClient.from(
       new DynamoDBClient({ region: cfg.region, ...(cfg.dynamodbEndpoint ? { endpoint: cfg.dynamodbEndpoint } : {}) }),
-      { marshallOptions: { removeUndefinedValues: true } },
+      // Numbers are read without loss: integers past 2^53 as bigint (shared/db/numbers.ts).
+      { marshallOptions: { removeUndefinedValues: true }, unmarshallOptions: { wrapNumbers: parseStoredNumber } },
     );
   }
   return client;
@@ -63,15 +65,15 @@ export type Item = Record<string, unknown>;
 const BATCH_GET_MAX = 100;
 
 /** BatchGetItem of any number of keys: ≤ 100 per call, calls in parallel, unprocessed keys retried with backoff. */
-export async function batchGet(keyList: { pk: string; sk: string }[], projection?: string): Promise<Item[]> {
+export async function batchGet(keyList: { pk: string; sk: string }[], projection?: string, consistent = false): Promise<Item[]> {
   const calls: Promise<Item[]>[] = [];
   for (let i = 0; i < keyList.length; i += BATCH_GET_MAX) {
-    calls.push(batchGetOnce(keyList.slice(i, i + BATCH_GET_MAX), projection));
+    calls.push(batchGetOnce(keyList.slice(i, i + BATCH_GET_MAX), projection, consistent));
   }
   return (await Promise.all(calls)).flat();
 }
 
-async function batchGetOnce(keyList: { pk: string; sk: string }[], projection?: string): Promise<Item[]> {
+async function batchGetOnce(keyList: { pk: string; sk: string }[], projection: string | undefined, consistent: boolean): Promise<Item[]> {
   const items: Item[] = [];
   let pending: { pk: string; sk: string }[] = keyList;
   for (let attempt = 0; pending.length > 0; attempt++) {
@@ -79,7 +81,9 @@ async function batchGetOnce(keyList: { pk: string; sk: string }[], projection?: 
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
     const res: BatchGetCommandOutput = await db().send(
       new BatchGetCommand({
-        RequestItems: { [tableName()]: { Keys: pending, ...(projection ? { ProjectionExpression: projection } : {}) } },
+        RequestItems: {
+          [tableName()]: { Keys: pending, ...(projection ? { ProjectionExpression: projection } : {}), ...(consistent ? { ConsistentRead: true } : {}) },
+        },
       }),
     );
     items.push(...(res.Responses?.[tableName()] ?? []));

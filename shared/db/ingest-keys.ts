@@ -7,6 +7,7 @@
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, failedConditions, tableName } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
+import { writeCounted } from '#shared/db/caps.ts';
 
 export interface IngestKey {
   id: string;
@@ -33,34 +34,35 @@ export interface IngestSecret {
 const notExists = 'attribute_not_exists(pk)';
 const exists = 'attribute_exists(pk)';
 
-/** Main item and lookup item in ONE transaction: both are written or neither is. */
-export async function createIngestKey(key: IngestKey): Promise<void> {
-  await db().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.ingestKey(key.accountId, key.id), type: 'IngestKey', ...key },
-            ConditionExpression: notExists,
-          },
+/**
+ * Main item and lookup item in ONE transaction, with the account's ingest-key counter (shared/db/caps.ts):
+ * all three are written or none is. `cap`: the account already has `cap` keys.
+ */
+export async function createIngestKey(key: IngestKey, cap: number): Promise<'created' | 'cap'> {
+  const outcome = await writeCounted(key.accountId, 'ingestKeys', cap, [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.ingestKey(key.accountId, key.id), type: 'IngestKey', ...key },
+        ConditionExpression: notExists,
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.ingestSecret(key.secretHash),
+          type: 'IngestSecret',
+          accountId: key.accountId,
+          ingestKeyId: key.id,
+          lastUsedAt: key.lastUsedAt,
         },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: {
-              ...keys.ingestSecret(key.secretHash),
-              type: 'IngestSecret',
-              accountId: key.accountId,
-              ingestKeyId: key.id,
-              lastUsedAt: key.lastUsedAt,
-            },
-            ConditionExpression: notExists,
-          },
-        },
-      ],
-    }),
-  );
+        ConditionExpression: notExists,
+      },
+    },
+  ]);
+  if (outcome.status === 'failed') throw new Error('A fresh ingest key id or secret collided with a stored one.');
+  return outcome.status === 'cap' ? 'cap' : 'created';
 }
 
 function toSummary(item: Record<string, unknown>): IngestKeySummary {
@@ -103,7 +105,7 @@ export async function listIngestKeys(accountId: string): Promise<IngestKeySummar
 }
 
 /**
- * Deletes the key and its lookup item in one transaction. Returns false when the account has no such key
+ * Deletes the key and its lookup item in one transaction (with the counter's release). Returns false when the account has no such key
  * (never had it, it belongs to another account, or a concurrent delete won).
  */
 export async function deleteIngestKey(accountId: string, id: string): Promise<boolean> {
@@ -113,20 +115,11 @@ export async function deleteIngestKey(accountId: string, id: string): Promise<bo
   );
   const secretHash = res.Item?.secretHash;
   if (typeof secretHash !== 'string') return false;
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName(), Key: main, ConditionExpression: exists } },
-          { Delete: { TableName: tableName(), Key: keys.ingestSecret(secretHash) } },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (failedConditions(error).includes(0)) return false;
-    throw error;
-  }
-  return true;
+  const outcome = await writeCounted(accountId, 'ingestKeys', null, [
+    { Delete: { TableName: tableName(), Key: main, ConditionExpression: exists } },
+    { Delete: { TableName: tableName(), Key: keys.ingestSecret(secretHash) } },
+  ]);
+  return outcome.status === 'written';
 }
 
 /** The lookup item of a secret hash (strongly consistent: a key deleted a moment ago is not found). */

@@ -7,6 +7,7 @@
  *   ACCOUNT#<a>             INGESTKEY#<ink_id>           an ingest key (no secret; its hash and lastUsedAt)
  *   ACCOUNT#<a>             CFG#BUDGET#<bud_id>          a budget   } one Query on begins_with(CFG#) loads all an
  *   ACCOUNT#<a>             CFG#RULE#<rul_id>            a rule     } account's budgets and rules for evaluation
+ *   ACCOUNT#<a>             COUNTER#<kind>               how many items of a capped kind the account has (caps.ts)
  *   ALERTS#<a>              ALERT#<alt_id>               an alert (ULID ids: newest first by sort key)
  *                                                        gsi1: ALERTS#<a>#<status> / ALERT#<alt_id> lists by status
  *                                                        gsi2 (sparse): PENDINGALERTS / <triggeredAt>#<a>#<alt_id> while
@@ -57,6 +58,8 @@ export const keys = {
 
   budget: (accountId: string, budgetId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#BUDGET#${budgetId}` }),
   rule: (accountId: string, ruleId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#RULE#${ruleId}` }),
+  /** The counter of a capped kind of item (`ingestKeys`, `budgets`, `rules`, ...): shared/db/caps.ts. */
+  capCounter: (accountId: string, kind: string): Key => ({ pk: accountPk(accountId), sk: `COUNTER#${kind}` }),
   alert: (accountId: string, alertId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: `ALERT#${alertId}` }),
   /** GSI attributes that list an account's alerts by status. */
   alertIndex: (accountId: string, alertId: string, status: string) => ({ gsi1pk: `ALERTS#${accountId}#${status}`, gsi1sk: `ALERT#${alertId}` }),

@@ -3,24 +3,60 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { toAccount, type Account } from '#shared/db/accounts.ts';
+import { readInt, readNumber } from '#shared/db/numbers.ts';
+import type { CeilingRoom } from '#shared/ingest/ceiling.ts';
 
 /**
- * What ingestion needs before it writes, in one BatchGetItem: the account, which of the batch's keys exist, and
- * the tracked requests of the period starting at `periodStart` (the caller's guess: the calendar month; it reads
- * again if the account's period turns out to be another).
+ * What ingestion needs before it writes, in one BatchGetItem: the account, which of the batch's keys exist, the
+ * tracked requests of the period starting at `periodStart` (the caller's guess: the calendar month; it reads
+ * again if the account's period turns out to be another), and the room under the money ceiling (the keys' totals
+ * and the account's spend in `months`).
  */
 export async function loadIngestContext(
   accountId: string,
   keyHashes: string[],
   periodStart: string,
-): Promise<{ account?: Account; known: Set<string>; trackedRequests: number }> {
+  months: string[],
+): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom }> {
   const accountKey = keys.account(accountId);
   const usageKey = keys.usagePeriod(accountId, periodStart);
-  const items = await batchGet([accountKey, usageKey, ...keyHashes.map((h) => keys.providerKey(accountId, h))]);
+  const items = await batchGet([
+    accountKey,
+    usageKey,
+    ...keyHashes.map((h) => keys.providerKey(accountId, h)),
+    ...months.map((m) => keys.usageMonth(accountId, m)),
+  ]);
   const accountItem = items.find((item) => item.pk === accountKey.pk && item.sk === accountKey.sk);
   const usageItem = items.find((item) => item.pk === usageKey.pk && item.sk === usageKey.sk);
   const known = new Set(items.filter((item) => item.sk === keys.providerKey(accountId, '').sk).map((item) => item.keyHash as string));
-  return { account: accountItem && toAccount(accountItem), known, trackedRequests: (usageItem?.trackedRequests as number | undefined) ?? 0 };
+  return {
+    account: accountItem && toAccount(accountItem),
+    known,
+    trackedRequests: readNumber(usageItem?.trackedRequests, 'trackedRequests'),
+    ceiling: ceilingRoomOf(accountId, items),
+  };
+}
+
+/** The room under the money ceiling, read strongly consistent (after a racing batch took some of it). */
+export async function loadCeilingRoom(accountId: string, keyHashes: string[], months: string[]): Promise<CeilingRoom> {
+  const items = await batchGet(
+    [...keyHashes.map((h) => keys.providerKey(accountId, h)), ...months.map((m) => keys.usageMonth(accountId, m))],
+    undefined,
+    true,
+  );
+  return ceilingRoomOf(accountId, items);
+}
+
+function ceilingRoomOf(accountId: string, items: Item[]): CeilingRoom {
+  const keyTotals = new Map<string, bigint>();
+  const monthCosts = new Map<string, bigint>();
+  const keySk = keys.providerKey(accountId, '').sk;
+  const usagePk = keys.usageMonth(accountId, '').pk;
+  for (const item of items) {
+    if (item.sk === keySk) keyTotals.set(item.keyHash as string, readInt(item.totalCostMicros, 'totalCostMicros'));
+    else if (item.pk === usagePk && typeof item.month === 'string') monthCosts.set(item.month, readInt(item.costMicros, 'costMicros'));
+  }
+  return { keyTotals, monthCosts };
 }
 
 /** Which of these request ids were counted before (their exactly-once items exist) — for honest answers at a limit. */

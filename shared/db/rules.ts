@@ -3,10 +3,11 @@
  * A rule has its own `type` (cost_threshold, ...), so the item kind is stored in `entity` (what evaluation reads).
  * Evaluation sets `lastTriggeredAt` on the item when the rule fires (shared/db/alerts.ts).
  */
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Rule } from '#shared/alerting/model.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
+import { writeCounted } from '#shared/db/caps.ts';
 
 export const RULE_ENTITY = 'Rule';
 
@@ -43,8 +44,13 @@ export function toRule(item: Item): Rule {
 const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, { S?: string }> } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
-export async function createRule(accountId: string, rule: Rule): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: toItem(accountId, rule), ConditionExpression: 'attribute_not_exists(pk)' }));
+/** Puts the rule and takes a slot of the account's rule counter in one transaction (shared/db/caps.ts). */
+export async function createRule(accountId: string, rule: Rule, cap: number): Promise<'created' | 'cap'> {
+  const outcome = await writeCounted(accountId, 'rules', cap, [
+    { Put: { TableName: tableName(), Item: toItem(accountId, rule), ConditionExpression: 'attribute_not_exists(pk)' } },
+  ]);
+  if (outcome.status === 'failed') throw new Error('A fresh rule id collided with a stored one.');
+  return outcome.status === 'cap' ? 'cap' : 'created';
 }
 
 /** Every rule of the account, newest first (ULID ids), in ONE strongly consistent Query (all pages). */
@@ -99,13 +105,10 @@ export async function replaceRule(
   }
 }
 
-/** False when the account has no such rule. */
+/** False when the account has no such rule. Frees its slot of the counter in the same transaction. */
 export async function deleteRule(accountId: string, id: string): Promise<boolean> {
-  try {
-    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.rule(accountId, id), ConditionExpression: 'attribute_exists(pk)' }));
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  const outcome = await writeCounted(accountId, 'rules', null, [
+    { Delete: { TableName: tableName(), Key: keys.rule(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+  ]);
+  return outcome.status === 'written';
 }

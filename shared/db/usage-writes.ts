@@ -7,6 +7,7 @@ import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
 import type { Chunk, Sums } from '#shared/ingest/chunks.ts';
+import { MONEY_CEILING_MICROS } from '#shared/ingest/ceiling.ts';
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -31,19 +32,24 @@ export type ChunkOutcome =
   | { status: 'conditions'; duplicateRequestIds: string[]; existingKeys: string[] }
   /** The period's tracked requests or the key count would pass the plan's limit: nothing was written. */
   | { status: 'limit' }
+  /** A key's total or the account's month would pass MONEY_CEILING_MICROS (a racing batch took the room): nothing was written. */
+  | { status: 'ceiling' }
   | { status: 'retry' };
 
 const SUM_FIELDS = ['costMicros', 'requests', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'unpricedRequests'] as const;
 
 /** `ADD costMicros :costMicros, requests :requests, ...` */
-function addSums(sums: Sums): { expr: string; values: Record<string, number> } {
+function addSums(sums: Sums): { expr: string; values: Record<string, bigint> } {
   return {
     expr: SUM_FIELDS.map((f) => `${f} :${f}`).join(', '),
     values: Object.fromEntries(SUM_FIELDS.map((f) => [`:${f}`, sums[f]])),
   };
 }
 
-type Meaning = { requestId: string } | { newKey: string } | { limit: 'requests' | 'keys' } | null;
+type Meaning = { requestId: string } | { newKey: string } | { limit: 'requests' | 'keys' } | { ceiling: 'key' | 'month' } | null;
+
+/** `:max` of a ceiling condition: the aggregate may hold at most this before the ADD (never negative: the fit ensured it). */
+const roomBefore = (adding: bigint): bigint => MONEY_CEILING_MICROS - adding;
 
 export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: Meaning[] } {
   const TableName = tableName();
@@ -119,15 +125,16 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
       values[':gsi1sk'] = index.gsi1sk;
     }
     const adds = ['totalCostMicros :cost', 'totalRequests :requests', 'unpricedRequests :unpriced'];
-    const rollingAdds: [string, number][] = [];
-    if (key.today.requests > 0) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
-    if (key.month.requests > 0) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
+    const rollingAdds: [string, bigint][] = [];
+    if (key.today.requests > 0n) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
+    if (key.month.requests > 0n) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
     rollingAdds.forEach(([name, value], i) => {
       names[`#r${i}`] = name;
       values[`:r${i}`] = value;
       adds.push(`#r${i} :r${i}`);
     });
     stale.forEach((name, i) => (names[`#s${i}`] = name));
+    if (!key.isNew) values[':maxTotal'] = roomBefore(key.total.costMicros);
     actions.push({
       Update: {
         TableName,
@@ -136,13 +143,14 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         // A new key is created by exactly one writer; a racing batch learns it exists and retries as "known".
-        ...(key.isNew ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}),
+        // A known key's total (which bounds its days and months) stays at or below the money ceiling.
+        ConditionExpression: key.isNew ? 'attribute_not_exists(pk)' : 'attribute_not_exists(totalCostMicros) OR totalCostMicros <= :maxTotal',
       },
     });
-    meaning.push(key.isNew ? { newKey: key.keyHash } : null);
+    meaning.push(key.isNew ? { newKey: key.keyHash } : { ceiling: 'key' });
   }
 
-  const usage = (Key: { pk: string; sk: string }, label: string, value: string, sums: Sums): Action => {
+  const usage = (Key: { pk: string; sk: string }, label: string, value: string, sums: Sums, ceiling = false): Action => {
     const add = addSums(sums);
     return {
       Update: {
@@ -150,7 +158,9 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
         Key,
         UpdateExpression: `SET #label = :label ADD ${add.expr}`,
         ExpressionAttributeNames: { '#label': label },
-        ExpressionAttributeValues: { ':label': value, ...add.values },
+        ExpressionAttributeValues: { ':label': value, ...add.values, ...(ceiling ? { ':maxCost': roomBefore(sums.costMicros) } : {}) },
+        // The account's month (which bounds its days) stays at or below the money ceiling.
+        ...(ceiling ? { ConditionExpression: 'attribute_not_exists(costMicros) OR costMicros <= :maxCost' } : {}),
       },
     };
   };
@@ -159,8 +169,8 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
     meaning.push(null);
   }
   for (const [month, sums] of chunk.months) {
-    actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums));
-    meaning.push(null);
+    actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums, true));
+    meaning.push({ ceiling: 'month' });
   }
 
   actions.push({
@@ -207,17 +217,20 @@ export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
     const existingKeys: string[] = [];
     let retry = false;
     let limit = false;
+    let ceiling = false;
     reasons.forEach((reason, i) => {
       const m = meaning[i];
       if (reason.Code === 'ConditionalCheckFailed' && m && 'requestId' in m) duplicateRequestIds.push(m.requestId);
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'newKey' in m) existingKeys.push(m.newKey);
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'limit' in m) limit = true;
+      else if (reason.Code === 'ConditionalCheckFailed' && m && 'ceiling' in m) ceiling = true;
       else if (reason.Code && RETRYABLE.has(reason.Code)) retry = true;
       else if (reason.Code && reason.Code !== 'None') throw error; // an unexpected failure: let it surface as a 500
     });
     // Duplicates and raced keys first: without them the chunk may well fit the limit.
     if (duplicateRequestIds.length > 0 || existingKeys.length > 0) return { status: 'conditions', duplicateRequestIds, existingKeys };
     if (limit) return { status: 'limit' };
+    if (ceiling) return { status: 'ceiling' };
     if (retry) return { status: 'retry' };
     throw error;
   }

@@ -2,6 +2,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
+import { readNumber } from '#shared/db/numbers.ts';
 
 /** Requests tracked in the plan period that starts at `periodStart`. */
 export async function trackedRequests(accountId: string, periodStart: string, consistent = false): Promise<number> {
@@ -13,5 +14,5 @@ export async function trackedRequests(accountId: string, periodStart: string, co
       ConsistentRead: consistent,
     }),
   );
-  return (res.Item?.trackedRequests as number | undefined) ?? 0;
+  return readNumber(res.Item?.trackedRequests, 'trackedRequests');
 }

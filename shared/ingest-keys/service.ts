@@ -78,17 +78,10 @@ function toView(key: repo.IngestKeySummary): IngestKeyView {
 // ---- use cases ----
 
 /**
- * Creates a key, up to MAX_INGEST_KEYS_PER_ACCOUNT per account (409 past it). The count comes from the list
- * Query, so two creates racing at the very limit may both pass: the cap bounds clutter, it is not a billing limit.
+ * Creates a key, up to MAX_INGEST_KEYS_PER_ACCOUNT per account (409 past it), exactly even under racing creates:
+ * the account's counter is taken in the same transaction as the key (shared/db/caps.ts).
  */
 export async function createIngestKey(accountId: string, input: CreateIngestKeyBody, now = new Date()): Promise<CreatedIngestKey> {
-  const existing = await repo.listIngestKeys(accountId);
-  if (existing.length >= MAX_INGEST_KEYS_PER_ACCOUNT) {
-    throw new Conflict(
-      `An account can have at most ${MAX_INGEST_KEYS_PER_ACCOUNT} ingest keys. Delete one you no longer use first.`,
-      'ingest-key-limit',
-    );
-  }
   const secret = generateSecret();
   const key: repo.IngestKey = {
     id: newId('ingestKey'),
@@ -99,7 +92,12 @@ export async function createIngestKey(accountId: string, input: CreateIngestKeyB
     createdAt: now.toISOString(),
     lastUsedAt: null,
   };
-  await repo.createIngestKey(key);
+  if ((await repo.createIngestKey(key, MAX_INGEST_KEYS_PER_ACCOUNT)) === 'cap') {
+    throw new Conflict(
+      `An account can have at most ${MAX_INGEST_KEYS_PER_ACCOUNT} ingest keys. Delete one you no longer use first.`,
+      'ingest-key-limit',
+    );
+  }
   return { id: key.id, name: key.name, key: secret, prefix: key.prefix, createdAt: key.createdAt, updatedAt: key.createdAt, lastUsedAt: null };
 }
 

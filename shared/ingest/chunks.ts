@@ -7,24 +7,29 @@ import type { PricedEvent } from '#shared/ingest/events.ts';
 
 export const MAX_ACTIONS = 100;
 
+/**
+ * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
+ * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client
+ * marshals `bigint` exactly).
+ */
 export interface Sums {
-  costMicros: number;
-  requests: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  unpricedRequests: number;
+  costMicros: bigint;
+  requests: bigint;
+  inputTokens: bigint;
+  cachedInputTokens: bigint;
+  outputTokens: bigint;
+  unpricedRequests: bigint;
 }
 
-export const zeroSums = (): Sums => ({ costMicros: 0, requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, unpricedRequests: 0 });
+export const zeroSums = (): Sums => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
 
 function add(sums: Sums, e: PricedEvent): void {
-  sums.costMicros += e.costMicros;
-  sums.requests += 1;
-  sums.inputTokens += e.inputTokens;
-  sums.cachedInputTokens += e.cachedInputTokens;
-  sums.outputTokens += e.outputTokens;
-  if (!e.priced) sums.unpricedRequests += 1;
+  sums.costMicros += BigInt(e.costMicros);
+  sums.requests += 1n;
+  sums.inputTokens += BigInt(e.inputTokens);
+  sums.cachedInputTokens += BigInt(e.cachedInputTokens);
+  sums.outputTokens += BigInt(e.outputTokens);
+  if (!e.priced) sums.unpricedRequests += 1n;
 }
 
 export interface KeyDayModel {

@@ -17,6 +17,7 @@ export type RejectCode =
   | 'timestamp_too_old'
   | 'plan_limit_reached'
   | 'key_limit_reached'
+  | 'amount_out_of_range'
   | 'unavailable';
 
 export interface Rejection {

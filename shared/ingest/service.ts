@@ -5,8 +5,9 @@
 import { isRejection, priceEvent, type PricedEvent, type Rejection } from '#shared/ingest/events.ts';
 import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { fitToLimits } from '#shared/ingest/limits.ts';
+import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
-import { countedBefore, loadIngestContext } from '#shared/db/provider-keys.ts';
+import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/provider-keys.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
@@ -55,7 +56,9 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   if (priced.events.length === 0) return { accepted: 0, duplicates, rejected };
 
   const monthPeriod = currentPeriod({ plan: 'FREE' }, now);
-  const context = await loadIngestContext(accountId, [...new Set(priced.events.map((e) => e.keyHash))], monthPeriod.start);
+  const keyHashes = [...new Set(priced.events.map((e) => e.keyHash))];
+  const months = [...new Set(priced.events.map((e) => e.date.slice(0, 7)))];
+  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months);
   const { account, known } = context;
   if (!account) throw new NotFound('The account does not exist.');
   const period = currentPeriod(account, now);
@@ -63,18 +66,24 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const limits = limitsInForce(account, now);
   const ctx: ChunkContext & { knownKeys: Set<string> } = { knownKeys: known, today: isoDate(now), month: isoMonth(now) };
 
-  /** Fits events into the room left; reports the rest (but repeats of events counted before are duplicates). */
+  /**
+   * Fits events under the money ceiling, then into the plan's room left; reports the rest (but repeats of events
+   * counted before are duplicates). An event refused by the ceiling takes no plan room.
+   */
   let limitReached = false;
-  const fit = async (events: PricedEvent[], used: { requests: number; keys: number }): Promise<PricedEvent[]> => {
+  const fit = async (events: PricedEvent[], used: { requests: number; keys: number }, ceiling: CeilingRoom): Promise<PricedEvent[]> => {
+    const underCeiling = fitToCeiling(events, ceiling);
     const room = { requests: limits.trackedRequests - used.requests, newKeys: limits.keys - used.keys, known: ctx.knownKeys };
-    const { allowed, refused } = fitToLimits(events, room);
+    const { allowed, refused: overLimit } = fitToLimits(underCeiling.allowed, room);
+    const refused = [...underCeiling.refused, ...overLimit];
     if (refused.length === 0) return allowed;
-    const counted = await countedBefore(accountId, refused.map((r) => events.find((e) => e.index === r.index)!.requestId));
+    const byIndex = new Map(events.map((e) => [e.index, e]));
+    const counted = await countedBefore(accountId, refused.map((r) => byIndex.get(r.index)!.requestId));
     for (const r of refused) {
-      if (counted.has(events.find((e) => e.index === r.index)!.requestId)) duplicates += 1;
+      if (counted.has(byIndex.get(r.index)!.requestId)) duplicates += 1;
       else {
         rejected.push(r);
-        limitReached = true;
+        if (r.code !== 'amount_out_of_range') limitReached = true;
       }
     }
     return allowed;
@@ -83,7 +92,10 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   let accepted = 0;
   const discovered: Discovered[] = [];
   const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
-  const queue: { chunk: Chunk; attempt: number }[] = plan(await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }), 0);
+  const queue: { chunk: Chunk; attempt: number }[] = plan(
+    await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling),
+    0,
+  );
   while (queue.length > 0) {
     const { chunk, attempt } = queue.shift()!;
     const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start, limits });
@@ -107,11 +119,15 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       duplicates += dup.size;
       outcome.existingKeys.forEach((k) => ctx.knownKeys.add(k));
       queue.unshift(...plan(chunk.events.filter((e) => !dup.has(e.requestId)), attempt + 1));
-    } else if (outcome.status === 'limit') {
+    } else if (outcome.status === 'limit' || outcome.status === 'ceiling') {
       // A racing batch took the room we counted on: re-read it (strongly consistent) and refit all not yet written.
       const pending = [...chunk.events, ...queue.splice(0).flatMap((q) => q.chunk.events)];
-      const [fresh, requests] = await Promise.all([getAccount(accountId, true), trackedRequests(accountId, period.start, true)]);
-      queue.push(...plan(await fit(pending, { requests, keys: fresh?.keyCount ?? 0 }), attempt + 1));
+      const [fresh, requests, ceiling] = await Promise.all([
+        getAccount(accountId, true),
+        trackedRequests(accountId, period.start, true),
+        loadCeilingRoom(accountId, [...new Set(pending.map((e) => e.keyHash))], [...new Set(pending.map((e) => e.date.slice(0, 7)))]),
+      ]);
+      queue.push(...plan(await fit(pending, { requests, keys: fresh?.keyCount ?? 0 }, ceiling), attempt + 1));
     } else {
       await backoff(attempt);
       queue.unshift(...plan(chunk.events, attempt + 1));

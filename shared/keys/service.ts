@@ -7,13 +7,16 @@ import { microsToUsd } from '#shared/pricing/pricing.ts';
 import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
+import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/provider-keys.ts';
 import type { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
 const HASH = /^[0-9a-f]{64}$/;
 
-const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
+/** Counts as `number`s; money exactly, as `bigint` µ$ (shared/db/numbers.ts: a value of an unexpected kind throws). */
+const num = (value: unknown): number => readNumber(value);
+const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
 
 export function toKeyView(item: Item, now: Date) {
   const r = rollingNames(isoDate(now), isoMonth(now));
@@ -25,9 +28,9 @@ export function toKeyView(item: Item, now: Date) {
     firstSeenAt: item.firstSeenAt as string,
     lastSeenAt: item.lastSeenAt as string,
     spend: {
-      today: microsToUsd(num(item[r.dayCost])),
-      monthToDate: microsToUsd(num(item[r.monthCost])),
-      total: microsToUsd(num(item.totalCostMicros)),
+      today: microsToUsd(micros(item[r.dayCost])),
+      monthToDate: microsToUsd(micros(item[r.monthCost])),
+      total: microsToUsd(micros(item.totalCostMicros)),
     },
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
@@ -43,7 +46,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const limit = query.limit ?? DEFAULT_LIMIT;
   const monthCost = rollingNames(isoDate(now), isoMonth(now)).monthCost;
   const ranked = (await repo.listProviderKeys(accountId))
-    .map((item) => ({ item, pos: { c: num(item[monthCost]), h: item.keyHash as string } }))
+    .map((item) => ({ item, pos: { c: Number(micros(item[monthCost])), h: item.keyHash as string } }))
     .sort((a, b) => (before(a.pos, b.pos) ? -1 : before(b.pos, a.pos) ? 1 : 0));
   let start = 0;
   if (query.cursor) {
@@ -76,22 +79,30 @@ export function breakdownRange(query: KeyBreakdownQuery, now: Date): { from: str
   return { from, to };
 }
 
+/** Sums of day × model items, exact (BigInt): a range's tokens can pass 2^53. */
 interface Totals {
-  costMicros: number;
-  requests: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
+  costMicros: bigint;
+  requests: bigint;
+  inputTokens: bigint;
+  cachedInputTokens: bigint;
+  outputTokens: bigint;
 }
-const zero = (): Totals => ({ costMicros: 0, requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
+const zero = (): Totals => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n });
 function addItem(t: Totals, item: Item): void {
-  t.costMicros += num(item.costMicros);
-  t.requests += num(item.requests);
-  t.inputTokens += num(item.inputTokens);
-  t.cachedInputTokens += num(item.cachedInputTokens);
-  t.outputTokens += num(item.outputTokens);
+  t.costMicros += micros(item.costMicros);
+  t.requests += readInt(item.requests, 'requests');
+  t.inputTokens += readInt(item.inputTokens, 'inputTokens');
+  t.cachedInputTokens += readInt(item.cachedInputTokens, 'cachedInputTokens');
+  t.outputTokens += readInt(item.outputTokens, 'outputTokens');
 }
-const totalsView = ({ costMicros, ...rest }: Totals) => ({ costUsd: microsToUsd(costMicros), ...rest });
+const totalsView = (t: Totals) => ({
+  costUsd: microsToUsd(t.costMicros),
+  requests: Number(t.requests),
+  inputTokens: Number(t.inputTokens),
+  cachedInputTokens: Number(t.cachedInputTokens),
+  outputTokens: Number(t.outputTokens),
+});
+const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 
 /** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
 export function breakdown(items: Item[], from: string, to: string) {
@@ -110,7 +121,7 @@ export function breakdown(items: Item[], from: string, to: string) {
     to,
     daily: [...daily].map(([date, t]) => ({ date, ...totalsView(t) })),
     byModel: [...byModel.values()]
-      .sort((a, b) => b.totals.costMicros - a.totals.costMicros || b.totals.requests - a.totals.requests)
+      .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
       .map(({ provider, model, totals }) => ({ provider, model, ...totalsView(totals) })),
   };
 }

@@ -48,7 +48,7 @@ export function emailSettings(env: NodeJS.ProcessEnv = process.env): EmailSettin
 
 /** `$12.50`, `$0.075`, `$1,234.5678`: exact, at least 2 decimals, thousands separated. */
 export function formatUsd(micros: number): string {
-  const [whole = '0', fraction = ''] = microsToUsd(Math.abs(micros)).toString().split('.');
+  const [whole = '0', fraction = ''] = microsToUsd(BigInt(Math.abs(micros))).toString().split('.');
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${micros < 0 ? '-' : ''}$${grouped}.${fraction.padEnd(2, '0')}`;
 }

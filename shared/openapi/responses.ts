@@ -149,12 +149,13 @@ export const CreatedIngestKey = z.object({
 });
 
 export const RejectCode = z.enum(
-  members<'invalid_event' | 'timestamp_in_future' | 'timestamp_too_old' | 'plan_limit_reached' | 'key_limit_reached' | 'unavailable'>({
+  members<'invalid_event' | 'timestamp_in_future' | 'timestamp_too_old' | 'plan_limit_reached' | 'key_limit_reached' | 'amount_out_of_range' | 'unavailable'>({
     invalid_event: true,
     timestamp_in_future: true,
     timestamp_too_old: true,
     plan_limit_reached: true,
     key_limit_reached: true,
+    amount_out_of_range: true,
     unavailable: true,
   }),
 );

@@ -106,14 +106,17 @@ export function usdToMicros(value: number): number {
 /**
  * Integer µ$ → dollars as a JSON number with at most 6 decimals that prints exactly (720_000 → 0.72, 1 → 0.000001,
  * 10_000_000 → 10). Built as a decimal string then `Number()`: exact (round-trips through `String`) for every
- * |micros| < 10^15, i.e. up to 15 significant digits; beyond that it is the nearest double.
+ * |micros| ≤ 2^33 × 10^6 ($8,589,934,592: below it doubles are spaced less than 10^-6 apart); from there to the
+ * money ceiling ($9,000,000,000: shared/ingest/ceiling.ts) and beyond it is the nearest double (less than 1 µ$
+ * off). A `number` must be a safe integer; a `bigint` (an exact sum read from storage) may be any size.
  */
-export function microsToUsd(micros: number): number {
-  if (!Number.isSafeInteger(micros)) throw new RangeError(`Not an integer number of micro-dollars: ${micros}`);
-  const magnitude = BigInt(Math.abs(micros));
+export function microsToUsd(micros: number | bigint): number {
+  if (typeof micros === 'number' && !Number.isSafeInteger(micros)) throw new RangeError(`Not an integer number of micro-dollars: ${micros}`);
+  const value = BigInt(micros);
+  const magnitude = value < 0n ? -value : value;
   const whole = magnitude / MICROS_PER_USD;
   const fraction = (magnitude % MICROS_PER_USD).toString().padStart(USD_DECIMALS, '0').replace(/0+$/, '');
-  const text = `${micros < 0 ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+  const text = `${value < 0n ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
   return Number(text);
 }
 

@@ -41,19 +41,18 @@ export async function listRules(accountId: string): Promise<{ items: RuleView[];
 }
 
 /**
- * Creates a rule, up to MAX_RULES_PER_ACCOUNT (409 past it; counted with the list Query, so two creates racing
- * at the very limit may both pass).
+ * Creates a rule, up to MAX_RULES_PER_ACCOUNT (409 past it), exactly even under racing creates: the account's
+ * counter is taken in the same transaction as the rule (shared/db/caps.ts).
  */
 export async function createRule(accountId: string, input: CreateRuleBody, now = new Date()): Promise<RuleView> {
   const fields = fieldsOf(input);
   const keyHash = keyOf(fields);
-  const [existing] = await Promise.all([repo.listRules(accountId), keyHash ? assertKeyExists(accountId, keyHash) : undefined]);
-  if (existing.length >= MAX_RULES_PER_ACCOUNT) {
-    throw new Conflict(`An account can have at most ${MAX_RULES_PER_ACCOUNT} alert rules. Delete one first.`, 'rule-limit');
-  }
+  if (keyHash) await assertKeyExists(accountId, keyHash);
   const at = now.toISOString();
   const rule: Rule = { id: newId('rule'), ...fields, createdAt: at, updatedAt: at, lastTriggeredAt: null };
-  await repo.createRule(accountId, rule);
+  if ((await repo.createRule(accountId, rule, MAX_RULES_PER_ACCOUNT)) === 'cap') {
+    throw new Conflict(`An account can have at most ${MAX_RULES_PER_ACCOUNT} alert rules. Delete one first.`, 'rule-limit');
+  }
   return ruleView(rule);
 }
 

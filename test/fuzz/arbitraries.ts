@@ -439,6 +439,21 @@ function someFields(valid: fc.Arbitrary<JsonObject>): fc.Arbitrary<Json> {
   });
 }
 
+/** Dollars near the money ceiling's arithmetic: the most one event may cost, and values a micro-dollar off it. */
+const nearCeilingUsd = fc.constantFrom(1_000_000_000, 999_999_999.999999, 999_999_999.999998, 999_999_999.5, 0.000001);
+
+/**
+ * 8–12 valid events of up to $1,000,000,000 on one key: together past the $9,000,000,000 ceiling of a key's and
+ * an account's spend (shared/ingest/ceiling.ts), so the fuzzed account sits at the ceiling and every later batch
+ * meets it too.
+ */
+const ceilingBatch = (t: Tenant): fc.Arbitrary<Json> =>
+  fc
+    .tuple(fc.array(fc.uuid(), { minLength: 8, maxLength: 12 }), fc.oneof(fc.constant(t.keyHash), hex64), nearCeilingUsd)
+    .map(([ids, keyHash, costUsd]) =>
+      obj({ events: ids.map((requestId) => obj({ requestId, keyHash, provider: 'openai', model: 'gpt-4o', inputTokens: 1, outputTokens: 1, costUsd })) }),
+    );
+
 const ingestEvent = (t: Tenant): fc.Arbitrary<JsonObject> =>
   fc
     .record(
@@ -462,7 +477,7 @@ const ingestEvent = (t: Tenant): fc.Arbitrary<JsonObject> =>
         inputTokens: fc.oneof(fc.nat({ max: 10_000 }), fc.constantFrom(0, 1_000_000_000)),
         outputTokens: fc.oneof(fc.nat({ max: 10_000 }), fc.constantFrom(0, 1_000_000_000)),
         cachedInputTokens: fc.nat({ max: 100 }),
-        costUsd: fc.oneof(fc.integer({ min: 0, max: 100_000_000 }).map((n) => n / 1_000_000), fc.constantFrom(0, 1_000_000_000, 0.000001)),
+        costUsd: fc.oneof(fc.integer({ min: 0, max: 100_000_000 }).map((n) => n / 1_000_000), fc.constantFrom(0, 1_000_000_000, 0.000001), nearCeilingUsd),
         timestamp,
       },
       { requiredKeys: ['requestId', 'keyHash', 'provider', 'model', 'inputTokens', 'outputTokens'] },
@@ -643,7 +658,7 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
     body: {
       schema: IngestBody,
       nested: [IngestEvent],
-      valid: (t) => fc.array(ingestEvent(t), { minLength: 1, maxLength: 5 }).map((events) => obj({ events })),
+      valid: (t) => fc.oneof({ arbitrary: fc.array(ingestEvent(t), { minLength: 1, maxLength: 5 }).map((events) => obj({ events })), weight: 4 }, { arbitrary: ceilingBatch(t), weight: 1 }),
     },
   },
   'GET /keys': { query: { schema: ListKeysQuery, fields: (t) => ({ limit, cursor: cursor(t, ['keys']) }) } },

@@ -81,8 +81,8 @@ describe('planChunks', () => {
     const chunks = planChunks(events, ctx);
     expect(chunks.every((c) => actionCount(c) <= MAX_ACTIONS)).toBe(true);
     expect(chunks.reduce((n, c) => n + c.events.length, 0)).toBe(1000);
-    const cost = chunks.flatMap((c) => [...c.keys.values()]).reduce((n, k) => n + k.total.costMicros, 0);
-    expect(cost).toBe(1000 * 720_000);
+    const cost = chunks.flatMap((c) => [...c.keys.values()]).reduce((n, k) => n + k.total.costMicros, 0n);
+    expect(cost).toBe(1000n * 720_000n);
     // Sorted by key first: most chunks touch one key, so nearly all actions are events.
     expect(chunks.length).toBeLessThanOrEqual(12);
   });
@@ -95,13 +95,13 @@ describe('planChunks', () => {
   it("adds to today's and this month's counters only for events of today and this month", () => {
     const [chunk] = planChunks([event(1), event(2, HASH_A, { date: '2026-11-02' }), event(3, HASH_A, { date: '2026-10-30' })], ctx);
     const key = chunk!.keys.get(HASH_A)!;
-    expect([key.total.requests, key.month.requests, key.today.requests]).toEqual([3, 2, 1]);
+    expect([key.total.requests, key.month.requests, key.today.requests]).toEqual([3n, 2n, 1n]);
     expect([...chunk!.days.keys()].sort()).toEqual(['2026-10-30', '2026-11-02', '2026-11-21']);
     expect([...chunk!.months.keys()].sort()).toEqual(['2026-10', '2026-11']);
   });
   it('counts unpriced requests', () => {
     const [chunk] = planChunks([event(1, HASH_A, { priced: false, costMicros: 0 }), event(2)], ctx);
-    expect(chunk!.keys.get(HASH_A)!.total.unpricedRequests).toBe(1);
+    expect(chunk!.keys.get(HASH_A)!.total.unpricedRequests).toBe(1n);
   });
 });
 
