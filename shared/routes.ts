@@ -138,6 +138,9 @@ export const routes: readonly Route[] = [
     table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
     cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
   },
+  // Spend insight: the account's aggregates of a range (Query, pages), its month and recent days and the top keys
+  // (BatchGetItem: forecast, labels).
+  { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

@@ -7,6 +7,7 @@ import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks
 import { fitToLimits } from '#shared/ingest/limits.ts';
 import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
+import { recentDays } from '#shared/db/rolling.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/provider-keys.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -64,7 +65,12 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const period = currentPeriod(account, now);
   const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
   const limits = limitsInForce(account, now);
-  const ctx: ChunkContext & { knownKeys: Set<string> } = { knownKeys: known, today: isoDate(now), month: isoMonth(now) };
+  const ctx: ChunkContext & { knownKeys: Set<string> } = {
+    knownKeys: known,
+    today: isoDate(now),
+    month: isoMonth(now),
+    recentDays: new Set(recentDays(isoDate(now))),
+  };
 
   /**
    * Fits events under the money ceiling, then into the plan's room left; reports the rest (but repeats of events

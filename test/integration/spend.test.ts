@@ -1,0 +1,167 @@
+/**
+ * GET /spend against the running stack: every grouping, exact to the micro-dollar against an independent sum of
+ * the same events (computed here from the events themselves, not from any aggregate), zero-filled days, ranges
+ * across a month boundary (groupBy=key reads whole months and day edges) and up to 366 days.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, registerUser, type RegisteredUser } from './harness.ts';
+
+const DAY = 86_400_000;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** Dollars from integer µ$ (exact through a decimal string, as the API prints them). */
+const usd = (micros: bigint) => Number(`${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`);
+
+interface Ev {
+  requestId: string;
+  keyHash: string;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  costUsd?: number;
+  timestamp: string;
+}
+
+/** µ$ of an event, independently: its costUsd, or gpt-4o-mini's list price ($0.15 / $0.075 cached / $0.60 per 1M), half-up. */
+function costOf(e: Ev): bigint {
+  if (e.costUsd !== undefined) return BigInt(Math.round(e.costUsd * 1_000_000));
+  const millionths = BigInt(e.inputTokens - e.cachedInputTokens) * 150_000n + BigInt(e.cachedInputTokens) * 75_000n + BigInt(e.outputTokens) * 600_000n;
+  return (millionths + 500_000n) / 1_000_000n;
+}
+
+type Sum = { cost: bigint; requests: number; input: number; cached: number; output: number };
+const zero = (): Sum => ({ cost: 0n, requests: 0, input: 0, cached: 0, output: 0 });
+function sumBy(events: Ev[], id: (e: Ev) => string): Map<string, Sum> {
+  const out = new Map<string, Sum>();
+  for (const e of events) {
+    const s = out.get(id(e)) ?? zero();
+    s.cost += costOf(e);
+    s.requests += 1;
+    s.input += e.inputTokens;
+    s.cached += e.cachedInputTokens;
+    s.output += e.outputTokens;
+    out.set(id(e), s);
+  }
+  return out;
+}
+const view = (s: Sum) => ({ costUsd: usd(s.cost), requests: s.requests, inputTokens: s.input, cachedInputTokens: s.cached, outputTokens: s.output });
+
+let user: RegisteredUser;
+let events: Ev[];
+const keyHashes = Array.from({ length: 5 }, (_, i) => sha256(`spend-key-${i}-${randomUUID()}`));
+const now = Date.now();
+const today = isoDay(now);
+// 30 days back: across a month boundary on most days of the year; the days between stay zero.
+const activeDays = [0, 1, 2, 5, 9, 16, 23, 30].map((d) => now - d * DAY);
+
+async function get(path: string) {
+  const res = await api(path, { token: user.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+beforeAll(async () => {
+  user = await registerUser();
+  const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key as string;
+  events = [];
+  let n = 0;
+  for (const at of activeDays) {
+    for (const [k, keyHash] of keyHashes.entries()) {
+      for (const model of ['gpt-4o-mini', 'claude-x', 'mistral-y'].slice(0, 1 + (k % 3))) {
+        n += 1;
+        const priced = model === 'gpt-4o-mini';
+        events.push({
+          requestId: randomUUID(),
+          keyHash,
+          provider: model === 'claude-x' ? 'anthropic' : model === 'mistral-y' ? 'mistral' : 'openai',
+          model,
+          inputTokens: 1000 + n * 37,
+          cachedInputTokens: n * 7,
+          outputTokens: 500 + n * 11,
+          // odd micro-dollar amounts, and one big one: sums must stay exact
+          ...(priced ? {} : { costUsd: k === 4 && at === activeDays[0] ? 123_456_789.123457 : Number(`0.${String(n * 7919).padStart(6, '0')}`) }),
+          timestamp: new Date(Math.min(at, now - 60_000)).toISOString(),
+        });
+      }
+    }
+  }
+  for (let i = 0; i < events.length; i += 40) {
+    const res = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: events.slice(i, i + 40) } });
+    expect(res.status).toBe(200);
+    expect(res.body.accepted, JSON.stringify(res.body)).toBe(events.slice(i, i + 40).length);
+  }
+});
+
+const inRange = (from: string, to: string) => events.filter((e) => e.timestamp.slice(0, 10) >= from && e.timestamp.slice(0, 10) <= to);
+
+describe('GET /spend', () => {
+  const ranges = () => [
+    { from: isoDay(now - 30 * DAY), to: today },
+    { from: isoDay(now - 20 * DAY), to: isoDay(now - 2 * DAY) },
+    { from: isoDay(now - 365 * DAY), to: today },
+    { from: `${today.slice(0, 7)}-01`, to: today },
+  ];
+
+  it('groupBy=day: every day of the range, zeros included, exact', async () => {
+    for (const { from, to } of ranges()) {
+      const body = await get(`/spend?from=${from}&to=${to}&groupBy=day`);
+      const expected = sumBy(inRange(from, to), (e) => e.timestamp.slice(0, 10));
+      const days = (Date.parse(to) - Date.parse(from)) / DAY + 1;
+      expect(body.groups).toHaveLength(days);
+      expect(body.groups[0].date).toBe(from);
+      expect(body.groups.at(-1).date).toBe(to);
+      for (const g of body.groups) expect(g).toEqual({ date: g.date, ...view(expected.get(g.date) ?? zero()) });
+      expect(body.total).toEqual(view(sumBy(inRange(from, to), () => 'all').get('all') ?? zero()));
+    }
+  });
+
+  it('groupBy=model and provider: most cost first, exact', async () => {
+    for (const { from, to } of ranges()) {
+      const byModel = sumBy(inRange(from, to), (e) => `${e.provider}|${e.model}`);
+      const m = await get(`/spend?from=${from}&to=${to}&groupBy=model`);
+      expect(m.groups).toEqual(
+        [...byModel].sort((a, b) => (b[1].cost > a[1].cost ? 1 : -1)).map(([id, s]) => ({ provider: id.split('|')[0], model: id.split('|')[1], ...view(s) })),
+      );
+      const byProvider = sumBy(inRange(from, to), (e) => e.provider);
+      const p = await get(`/spend?from=${from}&to=${to}&groupBy=provider`);
+      expect(p.groups).toEqual([...byProvider].sort((a, b) => (b[1].cost > a[1].cost ? 1 : -1)).map(([provider, s]) => ({ provider, ...view(s) })));
+      expect(m.total).toEqual(p.total);
+    }
+  });
+
+  it('groupBy=key: the keys of the range, most cost first, with label and hint; whole months and day edges agree', async () => {
+    await api(`/keys/${keyHashes[1]}`, { method: 'PATCH', token: user.token, body: { label: 'batch jobs' } });
+    for (const { from, to } of ranges()) {
+      const byKey = sumBy(inRange(from, to), (e) => e.keyHash);
+      const k = await get(`/spend?from=${from}&to=${to}&groupBy=key`);
+      expect(k.groups).toEqual(
+        [...byKey]
+          .sort((a, b) => (b[1].cost > a[1].cost ? 1 : -1))
+          .map(([hash, s]) => ({ hash, label: hash === keyHashes[1] ? 'batch jobs' : null, hint: null, provider: expect.any(String), ...view(s) })),
+      );
+      expect(k.total).toEqual(view(sumBy(inRange(from, to), () => 'all').get('all') ?? zero()));
+      // The key's provider: the one of its first event (keys here use one to three providers).
+      for (const g of k.groups) expect(events.filter((e) => e.keyHash === g.hash).map((e) => e.provider)).toContain(g.provider);
+    }
+  });
+
+  it('defaults to the current month by day, with a forecast; a past range has none', async () => {
+    const body = await get('/spend');
+    expect(body).toMatchObject({ from: `${today.slice(0, 7)}-01`, to: today, groupBy: 'day' });
+    expect(body.forecast).toEqual({ monthEnd: expect.any(Number), method: 'trailing-7-day-average' });
+    expect(body.forecast.monthEnd).toBeGreaterThanOrEqual(body.total.costUsd);
+    const lastMonthEnd = isoDay(Date.parse(`${today.slice(0, 7)}-01`) - DAY);
+    expect((await get(`/spend?from=${lastMonthEnd}&to=${lastMonthEnd}`)).forecast).toBeNull();
+  });
+
+  it('refuses bad ranges and groupings with a 400 naming the field', async () => {
+    for (const query of ['groupBy=week', 'from=2026-02-30', `from=2020-01-01&to=2021-12-31`, 'to=2000-01-01&from=2000-01-02', 'extra=1']) {
+      const res = await api(`/spend?${query}`, { token: user.token });
+      expect(res.status, query).toBe(400);
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+    }
+  });
+});
