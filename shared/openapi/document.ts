@@ -24,6 +24,7 @@ import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
+import { SpendQuery } from '#shared/spend/schemas.ts';
 import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
 
 export const API_TITLE = 'Burnrate API';
@@ -146,6 +147,16 @@ export const operations: Record<string, OperationSpec> = {
     response: 'KeyDetail',
     errors: [404],
     description: 'Default range: the first day of the current month to today (UTC), at most 366 days; every day appears in `daily`. Dates lie in 2000-01-01…2099-12-31.',
+  },
+  'spend/get': {
+    summary: 'The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.',
+    query: SpendQuery,
+    status: 200,
+    response: 'Spend',
+    description:
+      'Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, ' +
+      'zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless ' +
+      '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.',
   },
   'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },

@@ -201,6 +201,26 @@ export const Breakdown = z.object({
 /** GET /keys/{hash}. */
 export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 
+// ---- spend insight ------------------------------------------------------------------------------------------
+
+/** GET /spend: `groups` has the shape of `groupBy`. */
+export const Spend = z.object({
+  from: CalendarDate,
+  to: CalendarDate,
+  groupBy: z.enum(['day', 'model', 'provider', 'key']),
+  total: z.object(totals),
+  groups: z.array(
+    z.union([
+      z.object({ date: CalendarDate, ...totals }),
+      z.object({ provider: z.string(), model: z.string(), ...totals }),
+      z.object({ provider: z.string(), ...totals }),
+      z.object({ hash: KeyHash, label: z.nullable(z.string()), hint: z.nullable(z.string()), provider: z.nullable(z.string()), ...totals }),
+    ]),
+  ),
+  /** Null unless `to` is in the current month. */
+  forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
+});
+
 // ---- budgets, rules, alerts ---------------------------------------------------------------------------------
 
 export const Budget = z.object({
@@ -367,6 +387,7 @@ export const responseComponents = {
   KeyList: page(Key),
   Breakdown,
   KeyDetail,
+  Spend,
   Budget,
   BudgetList: page(Budget),
   Rule,

@@ -11,7 +11,7 @@
  */
 import { addDays, parseDate } from '#shared/time/periods.ts';
 
-export const FORECAST_METHOD = 'trailing-7-day-average';
+export const FORECAST_METHOD = 'trailing-7-day-average' as const;
 
 export interface ForecastInput {
   /** Today, YYYY-MM-DD (UTC). */

@@ -17,6 +17,7 @@ import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { LabelBody } from '#shared/keys/schemas.ts';
+import type { getSpend } from '#shared/spend/service.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import type { me } from '#shared/auth/me.ts';
@@ -313,6 +314,9 @@ describe('response schemas', () => {
     expectTypeOf<ReturnType<typeof toKeyView>>().toEqualTypeOf<Out<typeof R.Key>>();
     expectTypeOf<Awaited<ReturnType<typeof listKeys>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
     expectTypeOf<Awaited<ReturnType<typeof getKey>>>().toEqualTypeOf<Out<typeof R.KeyDetail>>();
+    // A union of group shapes: plain assignability (expectTypeOf's toExtend distributes over it).
+    const spend = (): Out<typeof R.Spend> => ({}) as Awaited<ReturnType<typeof getSpend>>;
+    expect(typeof spend).toBe('function');
     expectTypeOf<ReturnType<typeof budgetView>>().toEqualTypeOf<Out<typeof R.Budget>>();
     expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
     expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();
