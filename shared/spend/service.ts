@@ -46,9 +46,9 @@ export function keyReadPlan(from: string, to: string, latestDay: string): { mont
   return { months: whole.length > 0 ? [whole[0]!, whole.at(-1)!] : null, dayRanges };
 }
 
-type Group = { id: string; totals: Totals; fields: Record<string, string | null> };
+type Group = { id: string; totals: Totals; fields: { provider: string; model: string } };
 
-function grouped(items: Item[], idOf: (item: Item) => string, fieldsOf: (item: Item) => Record<string, string>): Group[] {
+function grouped(items: Item[], idOf: (item: Item) => string, fieldsOf: (item: Item) => Group['fields']): Group[] {
   const groups = new Map<string, Group>();
   for (const item of items) {
     const id = idOf(item);
@@ -77,7 +77,7 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       plan.months ? repo.accountMonthKeys(accountId, ...plan.months) : [],
       ...plan.dayRanges.map(([f, t]) => repo.accountDayKeys(accountId, f, t)),
     ]);
-    const groups = grouped(reads.flat(), (item) => item.keyHash as string, () => ({}));
+    const groups = grouped(reads.flat(), (item) => item.keyHash as string, () => ({ provider: '', model: '' }));
     const top = groups.slice(0, TOP_KEYS);
     const figures = await repo.loadForecastFigures(accountId, today, top.map((g) => g.id));
     return {
@@ -118,16 +118,19 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   }
 
   const [items, figures] = await Promise.all([repo.accountDayModels(accountId, from, to), figuresRead]);
-  const groups =
-    groupBy === 'model'
-      ? grouped(items, (i) => `${i.provider as string}|${i.model as string}`, (i) => ({ provider: i.provider as string, model: i.model as string }))
-      : grouped(items, (i) => i.provider as string, (i) => ({ provider: i.provider as string }));
+  const byModel = groupBy === 'model';
+  const groups = grouped(items, (i) => (byModel ? `${i.provider as string}|${i.model as string}` : (i.provider as string)), (i) => ({
+    provider: i.provider as string,
+    model: i.model as string,
+  }));
   return {
     from,
     to,
     groupBy,
     total: totalsView(sumAll(groups)),
-    groups: groups.map((g) => ({ ...g.fields, ...totalsView(g.totals) })),
+    groups: groups.map((g) =>
+      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+    ),
     forecast: figures ? forecastOf(figures) : null,
   };
 }
