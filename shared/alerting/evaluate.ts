@@ -92,6 +92,25 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
       }),
     });
   }
+  if (b.alertOnForecast && observed < b.monthlyLimitMicros) {
+    const forecast = b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
+    if (forecast >= b.monthlyLimitMicros) {
+      out.push({
+        fired: { source: b.id, level: 'forecast', period: spend.month },
+        alert: makeAlert(accountId, now, {
+          type: 'budget_forecast',
+          budgetId: b.id,
+          keyHash: b.keyHash,
+          title: `Budget "${name}" is forecast to reach ${usd(b.monthlyLimitMicros)} this month`,
+          message: `Spend of ${where} is forecast at ${usd(forecast)} by the end of ${spend.month} (month-to-date ${usd(observed)} plus the average of the last 7 complete days for each day left): at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+          period: spend.month,
+          thresholdMicros: b.monthlyLimitMicros,
+          observedMicros: forecast,
+          channels: ['email'],
+        }),
+      });
+    }
+  }
   return out;
 }
 

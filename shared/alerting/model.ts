@@ -15,6 +15,8 @@ export interface Budget {
   alertThreshold: number;
   scope: BudgetScope;
   keyHash: string | null;
+  /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
+  alertOnForecast: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -41,7 +43,7 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit';
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /** `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. */
@@ -135,7 +137,8 @@ export function percentUsed(spendMicros: number, limitMicros: number): number {
   return Number(scaled) / 100;
 }
 
-export function budgetView(b: Budget, spendMicros: number) {
+/** `forecastMicros`: the month-end forecast of what the budget watches (shared/spend/forecast.ts). */
+export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros) {
   return {
     id: b.id,
     name: b.name,
@@ -146,6 +149,8 @@ export function budgetView(b: Budget, spendMicros: number) {
     spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),
     status: budgetStatus(spendMicros, b.monthlyLimitMicros, b.alertThreshold),
+    alertOnForecast: b.alertOnForecast,
+    forecast: { monthEnd: microsToUsd(BigInt(forecastMicros)), percentOfLimit: percentUsed(forecastMicros, b.monthlyLimitMicros) },
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };

@@ -176,7 +176,8 @@ export const Key = z.object({
   provider: z.string(),
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
-  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd }),
+  /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
   requests: z.object({ today: Count, monthToDate: Count, total: Count }),
   unpricedRequests: Count,
 });
@@ -235,6 +236,9 @@ export const Budget = z.object({
   /** Rounded to 2 decimals. */
   percentUsed: z.number().check(z.minimum(0)),
   status: z.enum(members<'ok' | 'warning' | 'exceeded'>({ ok: true, warning: true, exceeded: true })),
+  alertOnForecast: z.boolean(),
+  /** The month-end forecast of what the budget watches; `percentOfLimit` rounded to 2 decimals. */
+  forecast: z.object({ monthEnd: Usd, percentOfLimit: z.number().check(z.minimum(0)) }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -269,12 +273,13 @@ export const Rule = z.discriminatedUnion('type', [
 ]);
 
 export const AlertType = z.enum(
-  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit'>({
+  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit'>({
     cost_threshold: true,
     new_key: true,
     spend_spike: true,
     budget_threshold: true,
     budget_exceeded: true,
+    budget_forecast: true,
     plan_limit: true,
   }),
 );

@@ -52,3 +52,22 @@ export function forecastMonthEnd(input: ForecastInput): bigint {
   // monthToDate + sum / counted × left, rounded half-up once: (2 × sum × left + counted) / (2 × counted)
   return input.monthToDate + (2n * sum * left + counted) / (2n * counted);
 }
+
+/**
+ * A key's forecast from its item alone (the rolling counters of shared/db/rolling.ts: this month's spend and each of
+ * the 7 days before today; `firstSeenAt` as its first day). `rolling` maps a date to its day-cost attribute name.
+ */
+export function keyForecastMonthEnd(
+  item: Record<string, unknown>,
+  today: string,
+  names: { monthCost: string; dayCost: (date: string) => string },
+  read: (value: unknown) => bigint,
+): bigint {
+  const firstSeenAt = item.firstSeenAt;
+  return forecastMonthEnd({
+    today,
+    monthToDate: read(item[names.monthCost]),
+    daySpend: (date) => read(item[names.dayCost(date)]),
+    ...(typeof firstSeenAt === 'string' ? { since: firstSeenAt.slice(0, 10) } : {}),
+  });
+}

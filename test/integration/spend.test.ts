@@ -165,3 +165,62 @@ describe('GET /spend', () => {
     }
   });
 });
+
+describe('forecasts', () => {
+  const daysLeft = (() => {
+    const d = new Date(now);
+    return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate() - d.getUTCDate();
+  })();
+
+  it.skipIf(daysLeft === 0)(
+    'keys, budgets and /spend carry the same forecast; budget_forecast fires exactly once under 20 concurrent ingests',
+    async () => {
+      const owner = await registerUser();
+      const ingestKey = (await api('/ingest-keys', { method: 'POST', token: owner.token, body: {} })).body.key as string;
+      const hash = sha256(`forecast-${randomUUID()}`);
+      const ev = (at: number, costUsd: number) => ({
+        requestId: randomUUID(),
+        keyHash: hash,
+        provider: 'openai',
+        model: 'gpt-4o',
+        inputTokens: 1,
+        outputTokens: 1,
+        costUsd,
+        timestamp: new Date(at).toISOString(),
+      });
+      // $10 on each of the 7 complete days before today, and on the 8th (which must not count)
+      const past = Array.from({ length: 8 }, (_, i) => ev(Date.parse(`${isoDay(now - (i + 1) * DAY)}T12:00:00.000Z`), 10));
+      expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: past } })).body.accepted).toBe(8);
+      const monthStart = `${today.slice(0, 7)}-01`;
+      const mtd = past.filter((e) => e.timestamp.slice(0, 10) >= monthStart).length * 10;
+      const forecast = mtd + 10 * daysLeft;
+
+      const read = async (path: string) => (await api(path, { token: owner.token })).body;
+      expect((await read(`/keys/${hash}`)).spend.forecastMonthEnd).toBe(forecast);
+      expect((await read('/spend')).forecast).toEqual({ monthEnd: forecast, method: 'trailing-7-day-average' });
+
+      // A budget of exactly the forecast plus $0.15: not reached yet; 20 concurrent $0.01 ingests take the forecast past it.
+      const limit = forecast + 0.15;
+      const created = await api('/budgets', {
+        method: 'POST',
+        token: owner.token,
+        body: { monthlyLimit: limit, alertThreshold: 100, scope: 'ACCOUNT', alertOnForecast: true },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ alertOnForecast: true, forecast: { monthEnd: forecast, percentOfLimit: Math.round((forecast / limit) * 10_000) / 100 } });
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [ev(now - 1000, 0.01)] } })),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+      const alerts = (await read('/alerts')).items as { type: string; observedSpend: number; threshold: number; budgetId: string }[];
+      const fired = alerts.filter((a) => a.type === 'budget_forecast');
+      expect(fired).toHaveLength(1);
+      expect(fired[0]).toMatchObject({ budgetId: created.body.id, threshold: limit });
+      expect(fired[0]!.observedSpend).toBeGreaterThanOrEqual(limit);
+      expect(alerts.filter((a) => a.type === 'budget_exceeded')).toEqual([]);
+      const budget = (await read('/budgets')).items[0];
+      expect(budget.forecast.monthEnd).toBe(Math.round((forecast + 0.2) * 100) / 100);
+      expect(budget.spend.monthToDate).toBe(Math.round((mtd + 0.2) * 100) / 100);
+    },
+  );
+});

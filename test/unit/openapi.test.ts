@@ -289,6 +289,8 @@ describe('response schemas', () => {
       spend: { monthToDate: 11 },
       percentUsed: 110,
       status: 'exceeded',
+      alertOnForecast: false,
+      forecast: { monthEnd: 12, percentOfLimit: 120 },
       createdAt: t,
       updatedAt: t,
     };
