@@ -25,6 +25,7 @@ import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { SpendQuery } from '#shared/spend/schemas.ts';
+import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
 
 export const API_TITLE = 'Burnrate API';
@@ -51,6 +52,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   LoginRequest: { schema: LoginBody },
   RefreshRequest: { schema: RefreshBody },
   CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
+  PutPriceRequest: { schema: PutPriceBody },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -158,6 +160,23 @@ export const operations: Record<string, OperationSpec> = {
       'zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless ' +
       '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.',
   },
+  'prices/list': {
+    summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
+    status: 200,
+    response: 'PriceList',
+  },
+  'prices/put': {
+    summary: 'Set the account’s own price of a model (events ingested from then on use it).',
+    params: PriceParams,
+    body: PutPriceBody,
+    status: 200,
+    response: 'Price',
+    errors: [404, 409],
+    description:
+      'Names are trimmed and lower-cased. `cachedInput` defaults to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
+      'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
+  },
+  'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
   'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
   'budgets/create': { summary: 'Create a budget.', body: CreateBudgetBody, status: 201, response: 'Budget', errors: [409] },

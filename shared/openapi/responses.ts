@@ -222,6 +222,17 @@ export const Spend = z.object({
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
 });
 
+/** An entry of GET /prices: dollars per million tokens. */
+export const Price = z.object({
+  provider: z.string(),
+  model: z.string(),
+  input: Usd,
+  cachedInput: Usd,
+  output: Usd,
+  source: z.enum(['builtin', 'account']),
+  updatedAt: Timestamp,
+});
+
 // ---- budgets, rules, alerts ---------------------------------------------------------------------------------
 
 export const Budget = z.object({
@@ -393,6 +404,8 @@ export const responseComponents = {
   Breakdown,
   KeyDetail,
   Spend,
+  Price,
+  PriceList: z.object({ items: z.array(Price) }),
   Budget,
   BudgetList: page(Budget),
   Rule,

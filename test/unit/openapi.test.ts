@@ -18,6 +18,7 @@ import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { LabelBody } from '#shared/keys/schemas.ts';
 import type { getSpend } from '#shared/spend/service.ts';
+import type { listPrices, PriceView } from '#shared/prices/service.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import type { me } from '#shared/auth/me.ts';
@@ -319,6 +320,8 @@ describe('response schemas', () => {
     // A union of group shapes: plain assignability (expectTypeOf's toExtend distributes over it).
     const spend = (): Out<typeof R.Spend> => ({}) as Awaited<ReturnType<typeof getSpend>>;
     expect(typeof spend).toBe('function');
+    expectTypeOf<PriceView>().toEqualTypeOf<Out<typeof R.Price>>();
+    expectTypeOf<Awaited<ReturnType<typeof listPrices>>>().toEqualTypeOf<Out<typeof R.responseComponents.PriceList>>();
     expectTypeOf<ReturnType<typeof budgetView>>().toEqualTypeOf<Out<typeof R.Budget>>();
     expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
     expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();
