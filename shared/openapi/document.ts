@@ -24,7 +24,7 @@ import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { SpendQuery } from '#shared/spend/schemas.ts';
+import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
 
@@ -97,6 +97,8 @@ export interface OperationSpec {
   rawBody?: $ZodType;
   status: 200 | 201 | 204;
   response?: ResponseComponent;
+  /** The success answer's media type when it is not JSON (its component then describes that text). */
+  mediaType?: 'text/csv';
   /** Headers of the success answer worth knowing. */
   headers?: Record<string, string>;
   /** Errors beyond those of every route of its kind (see `errorStatuses`). */
@@ -159,6 +161,18 @@ export const operations: Record<string, OperationSpec> = {
       'Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, ' +
       'zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless ' +
       '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.',
+  },
+  'spend/export': {
+    summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',
+    query: ExportQuery,
+    status: 200,
+    response: 'SpendCsv',
+    mediaType: 'text/csv',
+    headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
+    description:
+      'Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
+      '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `\'` (formula injection). ' +
+      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it.',
   },
   'prices/list': {
     summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
@@ -433,7 +447,7 @@ function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType
           ...(spec.headers
             ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
             : {}),
-          content: { 'application/json': { schema: { $ref: schemaRef(spec.response) } } },
+          content: { [spec.mediaType ?? 'application/json']: { schema: { $ref: schemaRef(spec.response) } } },
         };
   const responses: JsonSchema = { [String(spec.status)]: success };
   for (const status of errorStatuses(route, spec)) {

@@ -404,6 +404,8 @@ export const responseComponents = {
   Breakdown,
   KeyDetail,
   Spend,
+  /** GET /spend/export: text/csv. */
+  SpendCsv: z.string(),
   Price,
   PriceList: z.object({ items: z.array(Price) }),
   Budget,

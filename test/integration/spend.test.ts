@@ -5,7 +5,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, registerUser, type RegisteredUser } from './harness.ts';
+import { api, pointAtStack, registerUser, type RegisteredUser } from './harness.ts';
+import { exportSpend } from '#shared/spend/export.ts';
 
 const DAY = 86_400_000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -223,4 +224,67 @@ describe('forecasts', () => {
       expect(budget.spend.monthToDate).toBe(Math.round((mtd + 0.2) * 100) / 100);
     },
   );
+});
+
+describe('GET /spend/export', () => {
+  /** RFC 4180 parse (quoted fields, doubled quotes, CRLF), test-side. */
+  function parseCsv(text: string): string[][] {
+    const rows: string[][] = [];
+    let row: string[] = [];
+    let field = '';
+    let quoted = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (quoted) {
+        if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+        else if (c === '"') quoted = false;
+        else field += c;
+      } else if (c === '"') quoted = true;
+      else if (c === ',') row.push(field), (field = '');
+      else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
+      else field += c;
+    }
+    return rows;
+  }
+
+  it('answers text/csv: the header, one row per key × day × model, days ascending, exact, formula-like labels neutralised', async () => {
+    await api(`/keys/${keyHashes[0]}`, { method: 'PATCH', token: user.token, body: { label: '=HYPERLINK("http://evil","click"), me' } });
+    const from = isoDay(now - 30 * DAY);
+    const res = await api(`/spend/export?from=${from}&to=${today}`, { token: user.token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="burnrate-spend-${from}-to-${today}.csv"`);
+    const text = res.body as string;
+    expect(text.endsWith('\r\n')).toBe(true);
+    const [header, ...rows] = parseCsv(text);
+    expect(header).toEqual(['date', 'key_hash', 'key_label', 'provider', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd']);
+    const expected = sumBy(inRange(from, today), (e) => [e.timestamp.slice(0, 10), e.keyHash, e.provider, e.model].join('|'));
+    expect(rows).toHaveLength(expected.size);
+    expect(rows.map((r) => r[0])).toEqual(rows.map((r) => r[0]).sort());
+    for (const r of rows) {
+      const s = expected.get([r[0], r[1], r[3], r[4]].join('|'))!;
+      expect(s, r.join(',')).toBeDefined();
+      const micros = s.cost;
+      expect(r.slice(5)).toEqual([String(s.requests), String(s.input), String(s.cached), String(s.output), `${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`]);
+      const label = r[1] === keyHashes[0] ? `'=HYPERLINK("http://evil","click"), me` : r[1] === keyHashes[1] ? 'batch jobs' : '';
+      expect(r[2]).toBe(label);
+    }
+  });
+
+  it('past 92 days or 25,000 rows: 400 /problems/export-too-large saying how to narrow it', async () => {
+    const res = await api(`/spend/export?from=${isoDay(now - 92 * DAY)}&to=${today}`, { token: user.token });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: expect.stringContaining('/problems/export-too-large'), detail: expect.stringContaining('92') });
+    expect((await api(`/spend/export?from=${isoDay(now - 91 * DAY)}&to=${today}`, { token: user.token })).status).toBe(200);
+    // The row limit, reached with a lower limit against the same stored rows (25,001 real rows would only slow the suite).
+    const undo = pointAtStack();
+    try {
+      const from = isoDay(now - 30 * DAY);
+      const rows = sumBy(inRange(from, today), (e) => [e.timestamp.slice(0, 10), e.keyHash, e.provider, e.model].join('|')).size;
+      await expect(exportSpend(user.accountId, { from, to: today }, new Date(now), rows - 1)).rejects.toMatchObject({ status: 400, slug: 'export-too-large' });
+      expect((await exportSpend(user.accountId, { from, to: today }, new Date(now), rows)).csv.split('\r\n')).toHaveLength(rows + 2);
+    } finally {
+      undo();
+    }
+  });
 });

@@ -108,7 +108,7 @@ describe('the document', () => {
     // The success status, with its response component (204: no content).
     const success = op.responses[String(spec.status)];
     if (spec.status === 204) expect(success.content).toBeUndefined();
-    else expect(success.content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${spec.response}` });
+    else expect(success.content[spec.mediaType ?? 'application/json'].schema).toEqual({ $ref: `#/components/schemas/${spec.response}` });
     // Errors: problem+json components, those of the route's kind included.
     const errors = Object.keys(op.responses).filter((s) => s !== String(spec.status));
     expect(errors).toEqual(errorStatuses(route, spec).map(String));

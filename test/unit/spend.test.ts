@@ -30,3 +30,29 @@ describe('keyReadPlan (groupBy=key: whole months from month × key items, edges 
     expect(plan).toEqual({ months: ['2025-12', '2026-11'], dayRanges: [['2025-11-23', '2025-11-30']] });
   });
 });
+
+describe('CSV of the export', () => {
+  it('quotes per RFC 4180 and neutralises formula-like text', async () => {
+    const { csvText, csvUsd, csvRow } = await import('#shared/spend/csv.ts');
+    expect(csvText('plain label')).toBe('plain label');
+    expect(csvText('a,b')).toBe('"a,b"');
+    expect(csvText('say "hi"')).toBe('"say ""hi"""');
+    expect(csvText('two\r\nlines')).toBe('"two\r\nlines"');
+    expect(csvText('=SUM(A1:A9)')).toBe("'=SUM(A1:A9)");
+    expect(csvText('+1')).toBe("'+1");
+    expect(csvText('-2')).toBe("'-2");
+    expect(csvText('@cmd')).toBe("'@cmd");
+    expect(csvText('\tx')).toBe("'\tx");
+    expect(csvText('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
+    expect(csvText('a=b')).toBe('a=b');
+    expect(csvUsd(0n)).toBe('0.000000');
+    expect(csvUsd(1n)).toBe('0.000001');
+    expect(csvUsd(9_000_000_000_000_000n)).toBe('9000000000.000000');
+    expect(
+      csvRow(
+        { date: '2026-11-01', keyHash: 'ab', provider: 'openai', model: '-x', requests: 2, inputTokens: 2n ** 60n, cachedInputTokens: 0, outputTokens: 5, costMicros: 1_234_567 },
+        null,
+      ),
+    ).toBe(`2026-11-01,ab,,openai,'-x,2,${2n ** 60n},0,5,1.234567`);
+  });
+});
