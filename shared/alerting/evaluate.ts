@@ -31,7 +31,7 @@ const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(
 export function makeAlert(
   accountId: string,
   now: Date,
-  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string },
+  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string; slackWebhookUrl?: string },
 ): Alert {
   return {
     id: newId('alert'),
@@ -48,6 +48,7 @@ export function makeAlert(
     observedMicros: fields.observedMicros,
     deliveries: fields.channels.map((channel) => ({ channel, status: 'pending', attempts: 0 })),
     ...(fields.webhookUrl ? { webhookUrl: fields.webhookUrl } : {}),
+    ...(fields.slackWebhookUrl ? { slackWebhookUrl: fields.slackWebhookUrl } : {}),
     triggeredAt: now.toISOString(),
     acknowledgedAt: null,
     acknowledgedBy: null,
@@ -115,8 +116,8 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
 }
 
 function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discovered: Discovered[], now: Date): Candidate[] {
-  const webhookUrl = (r.config as { webhookUrl?: string }).webhookUrl;
-  const base = { ruleId: r.id, channels: r.channels, ...(webhookUrl ? { webhookUrl } : {}) };
+  const { webhookUrl, slackWebhookUrl } = r.config as { webhookUrl?: string; slackWebhookUrl?: string };
+  const base = { ruleId: r.id, channels: r.channels, ...(webhookUrl ? { webhookUrl } : {}), ...(slackWebhookUrl ? { slackWebhookUrl } : {}) };
   if (r.type === 'cost_threshold') {
     const c = r.config as { threshold: number; period: 'daily' | 'weekly' | 'monthly'; keyHash?: string };
     const thresholdMicros = usdToMicros(c.threshold);

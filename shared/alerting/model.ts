@@ -22,14 +22,14 @@ export interface Budget {
 }
 
 export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike';
-export type Channel = 'email' | 'webhook';
+export type Channel = 'email' | 'webhook' | 'slack';
 export type Period = 'daily' | 'weekly' | 'monthly';
 
 /** Rule config as the API takes it (dollars as JSON numbers, ≤ 6 decimals). `webhookUrl` is required iff channels has webhook. */
 export type RuleConfig =
-  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string } // cost_threshold
-  | { webhookUrl?: string } // new_key
-  | { multiplier: number; minSpend: number; webhookUrl?: string }; // spend_spike
+  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
+  | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
+  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string }; // spend_spike
 
 export interface Rule {
   id: string;
@@ -76,6 +76,8 @@ export interface Alert {
   deliveries: Delivery[];
   /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
   webhookUrl?: string;
+  /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
+  slackWebhookUrl?: string;
   triggeredAt: string;
   acknowledgedAt: string | null;
   acknowledgedBy: string | null;

@@ -21,6 +21,7 @@ import { logger } from '#shared/http/logger.ts';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
 import { sendAlertEmail } from '#shared/notify/email.ts';
 import { sendWebhook } from '#shared/notify/webhook.ts';
+import { sendSlack } from '#shared/notify/slack.ts';
 import { signingSecrets } from '#shared/notify/webhook-secret.ts';
 
 export const MAX_ATTEMPTS = 5;
@@ -136,6 +137,8 @@ async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<
       const secrets = await signingSecrets(alert.accountId, now);
       return sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
     }
+    case 'slack':
+      return sendSlack(alert, { allowInsecure: config().allowInsecureWebhooks });
     default:
       return { ok: false, error: `unknown channel ${String(delivery.channel).slice(0, 20)}`, permanent: true };
   }

@@ -254,8 +254,9 @@ export const Budget = z.object({
   updatedAt: Timestamp,
 });
 
-const Channel = z.enum(members<'email' | 'webhook'>({ email: true, webhook: true }));
+const Channel = z.enum(members<'email' | 'webhook' | 'slack'>({ email: true, webhook: true, slack: true }));
 const webhookUrl = z.optional(z.string());
+const slackWebhookUrl = z.optional(z.string());
 
 const ruleFields = {
   id: RuleId,
@@ -276,11 +277,12 @@ export const Rule = z.discriminatedUnion('type', [
       period: z.enum(members<'daily' | 'weekly' | 'monthly'>({ daily: true, weekly: true, monthly: true })),
       keyHash: z.optional(KeyHash),
       webhookUrl,
+      slackWebhookUrl,
     }),
     ...ruleFields,
   }),
-  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl }), ...ruleFields }),
-  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl }), ...ruleFields }),
+  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl, slackWebhookUrl }), ...ruleFields }),
+  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl, slackWebhookUrl }), ...ruleFields }),
 ]);
 
 export const AlertType = z.enum(

@@ -56,3 +56,35 @@ describe('CSV of the export', () => {
     ).toBe(`2026-11-01,ab,,openai,'-x,2,${2n ** 60n},0,5,1.234567`);
   });
 });
+
+describe('slack message', () => {
+  it('names what fired, the amount against the threshold, the key and links to the alert', async () => {
+    const { slackMessage, slackUrlProblem } = await import('#shared/notify/slack.ts');
+    const alert = {
+      id: 'alt_1',
+      accountId: 'acc_1',
+      type: 'cost_threshold' as const,
+      status: 'triggered' as const,
+      ruleId: 'rul_1',
+      budgetId: null,
+      keyHash: 'ab'.repeat(32),
+      title: 'Daily: spend reached $1.00',
+      message: 'Spend is $2.50.',
+      period: '2026-11-23',
+      thresholdMicros: 1_000_000,
+      observedMicros: 2_500_000,
+      deliveries: [],
+      triggeredAt: '2026-11-23T10:00:00.000Z',
+      acknowledgedAt: null,
+      acknowledgedBy: null,
+    };
+    const m = slackMessage(alert, 'https://app.example');
+    expect(m.text).toBe('Daily: spend reached $1.00 — https://app.example/alerts/alt_1');
+    expect(JSON.stringify(m.blocks)).toContain('*Amount*\\n$2.50 against $1.00');
+    expect(JSON.stringify(m.blocks)).toContain('abababababab…');
+    expect(slackUrlProblem('https://hooks.slack.com/services/T/B/x', false)).toBeUndefined();
+    expect(slackUrlProblem('http://127.0.0.1:9/x', false)).toBeDefined();
+    expect(slackUrlProblem('http://127.0.0.1:9/x', true)).toBeUndefined();
+    expect(slackUrlProblem('https://hooks.slack.com:444/x', false)).toBeDefined();
+  });
+});
