@@ -24,7 +24,7 @@ export type TableAction =
   | 'BatchWriteItem';
 
 /** Cognito admin actions a function may call on the user pool. */
-export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser';
+export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser' | 'AdminUserGlobalSignOut';
 
 /**
  * The least role a `jwt` route needs (API.md part 3 "Users and roles"): `viewer` < `member` < `admin`. Checked for
