@@ -2,7 +2,6 @@
 import { Conflict, Unauthorized, ValidationError } from '#shared/http/errors.ts';
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
-import { config } from '#shared/config.ts';
 import * as accounts from '#shared/db/accounts.ts';
 import { linkTokenPut } from '#shared/db/link-tokens.ts';
 import { newLinkToken } from '#shared/auth/tokens.ts';
@@ -10,15 +9,9 @@ import * as limits from '#shared/auth/limits.ts';
 import { emailIpSubject, ipSubject } from '#shared/auth/limits.ts';
 import { epochOf, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
 import { BadCredentials, IdentityExists, PasswordRefused, decodePayload, identity, type Identity } from '#shared/auth/identity.ts';
-import { sendPlainEmail, type PlainEmail } from '#shared/notify/email.ts';
+import { defaultMail, sendLinkEmail, type Mail } from '#shared/auth/mail.ts';
 import { linkTo, verificationEmail } from '#shared/notify/templates.ts';
 import type { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
-
-export interface Mail {
-  send(email: PlainEmail, now: Date): Promise<void>;
-  /** API.md `appUrl`: where e-mailed links point (empty when not configured: no link can be sent). */
-  appUrl(): string;
-}
 
 export interface Deps {
   identity: Identity;
@@ -28,28 +21,7 @@ export interface Deps {
   now: () => Date;
 }
 
-export const defaultMail: Mail = { send: (email, now) => sendPlainEmail(email, now), appUrl: () => config().appUrl };
-
 const defaultDeps: Deps = { identity, accounts, limits, mail: defaultMail, now: () => new Date() };
-
-/**
- * Sends an e-mail with a link; a failure is logged, never thrown (the change it belongs to is done: the user can
- * ask for another link). False when nothing was sent.
- */
-export async function sendLinkEmail(mail: Mail, build: (appUrl: string) => PlainEmail, now: Date, what: string): Promise<boolean> {
-  const appUrl = mail.appUrl();
-  if (!appUrl) {
-    logger.error(`${what} e-mail not sent: no appUrl (DASHBOARD_URL) is configured`);
-    return false;
-  }
-  try {
-    await mail.send(build(appUrl), now);
-    return true;
-  } catch (error) {
-    logger.error(`${what} e-mail failed`, { error: String(error) });
-    return false;
-  }
-}
 
 /** A Cognito user with no account behind it, older than this, is the debris of a register that crashed midway. */
 export const ORPHAN_AGE_MS = 2 * 60 * 1000;

@@ -2,7 +2,7 @@
  * Changes a user makes to itself (its profile, its verified address, its sessions), each ONE conditional
  * UpdateItem of its USER# item that answers the user as it is afterwards. A user that is gone: undefined.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { toUser, type User } from '#shared/db/accounts.ts';
@@ -80,4 +80,11 @@ export function endSessions(accountId: string, userId: string, change: EndSessio
     remove: change.keepTokenId ? [] : ['sessionsKeptTokenId'],
     ...(change.verifyEmail ? { condition: 'email = :email', values: { ':email': change.verifyEmail } } : {}),
   });
+}
+
+/** Whose the address is (its EMAIL# item), or undefined: one GetItem. */
+export async function emailOwner(email: string): Promise<{ accountId: string; userId: string } | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.email(email), ProjectionExpression: 'accountId, userId' }));
+  const item = res.Item;
+  return typeof item?.accountId === 'string' && typeof item.userId === 'string' ? { accountId: item.accountId, userId: item.userId } : undefined;
 }

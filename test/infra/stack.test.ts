@@ -188,6 +188,7 @@ describe('IAM', () => {
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
+        ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
       ];
       expect([...others].sort(), route.handler).toEqual(expected.sort());
     }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
-import { defaultMail, register } from '#shared/auth/service.ts';
+import { register } from '#shared/auth/service.ts';
+import { defaultMail } from '#shared/auth/mail.ts';
 import * as limits from '#shared/auth/limits.ts';
 import { identity } from '#shared/auth/identity.ts';
 import * as accounts from '#shared/db/accounts.ts';
