@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { linkTokenHash } from '#shared/auth/tokens.ts';
 import { resendVerification } from '#shared/auth/verification.ts';
+import { FORGOT_PASSWORD_MIN_MS, forgotPassword } from '#shared/auth/passwords.ts';
+import { identity } from '#shared/auth/identity.ts';
 import type { Mail } from '#shared/auth/mail.ts';
 import type { PlainEmail } from '#shared/notify/email.ts';
 import { api, dynamo, pointAtStack, registerUser, stack, uniqueEmail, type ApiResponse, type RegisteredUser } from './harness.ts';
@@ -165,6 +167,42 @@ describe('forgot and reset password', () => {
     expect(link.url).toMatch(/\/reset-password\?token=[A-Za-z0-9_-]{20,}$/);
     expect(await mailTo(unknownEmail)).toEqual([]);
     expectProblem(await post('/auth/forgot-password', { email: 'not an address' }), 400, '/problems/validation-error');
+  });
+
+  it('forgot: a known and an unknown address make the same DynamoDB requests', async () => {
+    const user = await registerUser();
+    const known = await post('/auth/forgot-password', { email: user.email });
+    const unknown = await post('/auth/forgot-password', { email: uniqueEmail('nobody') });
+    expect(known.headers.get('x-dynamodb-commands')).toBeTruthy();
+    expect(unknown.headers.get('x-dynamodb-commands')).toBe(known.headers.get('x-dynamodb-commands'));
+  });
+
+  describe('forgot: the answer waits for the same floor, known address or not (the domain function, its sleep recorded)', () => {
+    let restore: () => void;
+    beforeAll(() => {
+      restore = pointAtStack();
+    });
+    afterAll(() => restore());
+
+    it('both wait out the rest of FORGOT_PASSWORD_MIN_MS after their work; only the known one sends', async () => {
+      const user = await registerUser();
+      const sent: PlainEmail[] = [];
+      const waits: number[] = [];
+      const deps = {
+        identity,
+        mail: { send: async (email: PlainEmail) => void sent.push(email), appUrl: () => 'http://app.test' },
+        now: () => new Date(),
+        sleep: async (ms: number) => void waits.push(ms),
+      };
+      await forgotPassword({ email: user.email }, '203.0.113.5', deps);
+      await forgotPassword({ email: uniqueEmail('nobody') }, '203.0.113.5', deps);
+      expect(sent.map((m) => m.to)).toEqual([user.email]);
+      expect(waits).toHaveLength(2);
+      for (const ms of waits) {
+        expect(ms).toBeGreaterThan(0);
+        expect(ms).toBeLessThanOrEqual(FORGOT_PASSWORD_MIN_MS);
+      }
+    });
   });
 
   it('reset: every session ends (ID and refresh tokens), the new password works, the link works once, the address is verified', async () => {
