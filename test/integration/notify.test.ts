@@ -101,6 +101,7 @@ async function plantAlert(webhookPath: string, deliveries?: Delivery[]): Promise
     ruleId: newId('rule'),
     budgetId: null,
     keyHash: null,
+    keyHashes: [],
     title: 'Daily cap: daily spend reached $25.00',
     message: 'Spend of the account on 2026-11-21 (UTC) is $31.415926, at or above the rule "Daily cap" threshold of $25.00.',
     period: '2026-11-21',
