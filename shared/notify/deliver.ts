@@ -82,7 +82,8 @@ async function deliverOne(alert: Alert, index: number, seen: StoredDelivery, now
   }
 
   const final: Final = outcome.ok ? (outcome.suppressed ? 'suppressed' : 'sent') : outcome.permanent || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
-  if (outcome.ok && outcome.suppressed) logger.warn('alert delivery suppressed', { ...log, reason: outcome.suppressed });
+  // Past a cap is worth a look; nobody to mail (an unverified registrant) is the normal state of many accounts.
+  if (outcome.ok && outcome.suppressed) logger[outcome.suppressed === 'cap' ? 'warn' : 'info']('alert delivery suppressed', { ...log, reason: outcome.suppressed });
   else if (outcome.ok) logger.info('alert delivered', log);
   else logger.warn('alert delivery failed', { ...log, error: outcome.error, status: final });
   const recorded = await record(alert, index, attempt, now, outcome, final);
