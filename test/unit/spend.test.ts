@@ -68,6 +68,7 @@ describe('slack message', () => {
       ruleId: 'rul_1',
       budgetId: null,
       keyHash: 'ab'.repeat(32),
+      keyHashes: ['ab'.repeat(32)],
       title: 'Daily: spend reached $1.00',
       message: 'Spend is $2.50.',
       period: '2026-11-23',
