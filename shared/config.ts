@@ -27,6 +27,8 @@ export interface Config {
    * in AWS: there a webhook must be `https:` on a public host (no SSRF into the VPC or the metadata service).
    */
   allowInsecureWebhooks: boolean;
+  /** The deployment runs without billing (`-c billing=off` → env `BILLING=off` on the billing functions). */
+  billingOff: boolean;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
 }
@@ -79,6 +81,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     appUrl: (env.DASHBOARD_URL ?? '').replace(/\/+$/, ''),
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
+    billingOff: env.BILLING === 'off',
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;

@@ -46,6 +46,8 @@ export interface Route {
   publishesAlerts?: true;
   /** The function calls Stripe: it gets read access to exactly the Stripe secret, and the price ids. */
   stripe?: true;
+  /** The function sends e-mail (SES): the sender, the dashboard URL of links and SendEmail from that sender only. */
+  email?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -125,6 +127,7 @@ export const routes: readonly Route[] = [
     auth: 'jwt',
     role: 'admin',
     table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    email: true,
   },
   { method: 'GET', path: '/invitations', handler: 'invitations/list', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query'] },
   { method: 'DELETE', path: '/invitations/{id}', handler: 'invitations/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'DeleteItem'] },

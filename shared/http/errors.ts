@@ -85,3 +85,10 @@ export class TooManyRequests extends HttpError {
     );
   }
 }
+
+/** A feature this deployment runs without (`-c billing=off`): the route exists, the service behind it does not. */
+export class FeatureOff extends HttpError {
+  constructor(feature: string, detail: string) {
+    super(503, `${feature}-off`, `${feature.charAt(0).toUpperCase()}${feature.slice(1)} is off.`, detail);
+  }
+}

@@ -11,10 +11,11 @@ import type { $ZodType } from 'zod/v4/core';
 import * as z from 'zod/mini';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { FeatureOff, HttpError } from '#shared/http/errors.ts';
 import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
 
 const NO_PARAMETERS = z.strictObject({});
 
@@ -38,6 +39,11 @@ export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
    * fields are all optional (`POST /ingest-keys`). A body that is sent is read exactly as without this option.
    */
   optionalBody?: boolean;
+  /**
+   * The route belongs to billing: in a deployment without it (env `BILLING=off`, set by the stack with
+   * `-c billing=off`) it answers 503 problem+json `billing-off` before anything else.
+   */
+  billing?: true;
 }
 
 export interface HandlerInput<A extends HandlerAuth, B, Q, P> {
@@ -103,9 +109,9 @@ function toResult(reply: Reply, requestId: string): Result {
 const cors = () =>
   httpCors({
     origins: config().corsOrigins,
-    headers: 'authorization,content-type,x-api-key',
-    methods: 'GET,POST,PATCH,DELETE,OPTIONS',
-    exposeHeaders: 'x-request-id,retry-after,location',
+    headers: CORS_ALLOW_HEADERS.join(','),
+    methods: CORS_ALLOW_METHODS.join(','),
+    exposeHeaders: CORS_EXPOSE_HEADERS.join(','),
     maxAge: 600,
   });
 
@@ -116,6 +122,9 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
   const maxBodyBytes = spec.maxBodyBytes ?? MAX_BODY_BYTES;
   const inner = async (event: Event, _context: Context): Promise<Result> => {
     const requestId = requestIdOf(event);
+    if (spec.billing && config().billingOff) {
+      throw new FeatureOff('billing', 'Billing is off in this deployment: plans cannot be bought or changed here.');
+    }
     const auth = spec.auth === 'none' ? undefined : await spec.auth(event);
     if (auth && typeof auth === 'object' && 'accountId' in auth) logger.appendKeys({ accountId: auth.accountId as string });
     const text = spec.body ? rawBody(event.body, event.isBase64Encoded) : '';
