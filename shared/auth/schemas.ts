@@ -17,9 +17,9 @@ export const Email = z.pipe(
 export const Password = z.string().check(
   z.minLength(8, 'password must be at least 8 characters.'),
   z.maxLength(256, 'password must be at most 256 characters.'),
-  z.regex(/[A-Z]/, 'password must contain an upper-case letter.'),
-  z.regex(/[a-z]/, 'password must contain a lower-case letter.'),
-  z.regex(/[0-9]/, 'password must contain a digit.'),
+  // ONE pattern (lookaheads), so the document carries one: separate patterns become an `allOf` that client tools
+  // merge into an impossible pattern (Prism) or `unknown & unknown & unknown` (hey-api).
+  z.regex(/^(?=[\s\S]*[A-Z])(?=[\s\S]*[a-z])(?=[\s\S]*[0-9])/, 'password must contain an upper-case letter, a lower-case letter and a digit.'),
 );
 
 export const RegisterBody = z.strictObject({

@@ -73,6 +73,18 @@ export class PayloadTooLarge extends HttpError {
   }
 }
 
+/** A body that is not `application/json` (or a `+json` type): the API reads JSON only. */
+export class UnsupportedMediaType extends HttpError {
+  constructor(contentType: string | undefined) {
+    super(
+      415,
+      'unsupported-media-type',
+      'The body must be JSON.',
+      contentType ? `Content-Type ${contentType.slice(0, 100)} is not JSON: send application/json.` : 'The body has no Content-Type: send application/json.',
+    );
+  }
+}
+
 export class TooManyRequests extends HttpError {
   constructor(detail: string, slug = 'too-many-requests', retryAfterSeconds?: number) {
     super(
