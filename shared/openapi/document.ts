@@ -586,6 +586,7 @@ export function buildOpenApi(routes: readonly Route[] = routeTable): JsonSchema 
     info: {
       title: API_TITLE,
       version: API_VERSION,
+      contact: { name: 'Burnrate API' },
       description:
         'Spend tracking for AI provider API keys. JSON in and out; errors are RFC 9457 problem details ' +
         '(`application/problem+json`). Money is US dollars, exact to the micro-dollar; times are ISO 8601 UTC.',

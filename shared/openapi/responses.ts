@@ -146,7 +146,11 @@ export const CreatedIngestKey = z.object({
   prefix: z.string().check(z.regex(/^brk_/)),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  lastUsedAt: z.null(),
+  /**
+   * Always null for a new key. Documented as the list's `Timestamp | null`: a property whose type is only `null`
+   * disappears from openapi-fetch's response types (its `Readable` helper drops keys whose non-null type is never).
+   */
+  lastUsedAt: z.nullable(Timestamp),
 });
 
 export const RejectCode = z.enum(

@@ -310,7 +310,9 @@ describe('response schemas', () => {
     expectTypeOf<Awaited<ReturnType<typeof refresh>>>().toEqualTypeOf<Out<typeof R.RefreshedToken>>();
     expectTypeOf<IngestKeyView>().toEqualTypeOf<Out<typeof R.IngestKey>>();
     expectTypeOf<Awaited<ReturnType<typeof listIngestKeys>>>().toExtend<Out<typeof R.responseComponents.IngestKeyList>>();
-    expectTypeOf<CreatedIngestKey>().toEqualTypeOf<Out<typeof R.CreatedIngestKey>>();
+    // The mapper says `lastUsedAt: null` exactly; the document says `Timestamp | null` (see responses.ts).
+    expectTypeOf<CreatedIngestKey>().toExtend<Out<typeof R.CreatedIngestKey>>();
+    expectTypeOf<CreatedIngestKey['lastUsedAt']>().toEqualTypeOf<null>();
     expectTypeOf<IngestResult>().toEqualTypeOf<Out<typeof R.IngestResult>>();
     expectTypeOf<ReturnType<typeof toKeyView>>().toEqualTypeOf<Out<typeof R.Key>>();
     expectTypeOf<Awaited<ReturnType<typeof listKeys>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
