@@ -350,7 +350,7 @@ export class BurnrateStack extends Stack {
       if (route.stripe && stripe) grantStripe(fn, stripe);
       // -c billing=off: no Stripe at all; the billing routes answer 503 problem+json (shared/http/handler.ts).
       if (route.stripe && billingOff) fn.function.addEnvironment('BILLING', 'off');
-      if (route.email) {
+      if (route.sendsEmail) {
         for (const [name, value] of Object.entries(emailEnvironment(email))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);
       }

@@ -29,6 +29,11 @@ export interface Config {
   allowInsecureWebhooks: boolean;
   /** The deployment runs without billing (`-c billing=off` → env `BILLING=off` on the billing functions). */
   billingOff: boolean;
+  /**
+   * The request limits of API.md "Abuse limits" (register and forgot-password per source IP, failed logins per
+   * e-mail and IP). On unless env `RATE_LIMITS=off` (local test suites and demo seeding only).
+   */
+  rateLimits: boolean;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
 }
@@ -82,6 +87,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
     billingOff: env.BILLING === 'off',
+    rateLimits: env.RATE_LIMITS !== 'off',
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;

@@ -71,6 +71,7 @@ const alert = {
   ruleId: RULE,
   budgetId: null,
   keyHash: null,
+  keyHashes: [],
   title: 'Daily spend over $50',
   message: 'Spend today is $52.10, over the $50.00 threshold of "Daily spend over $50".',
   period: '2026-11-21',
@@ -105,6 +106,11 @@ const page = <T>(items: T[]) => ({ items, nextCursor: null });
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   RegisterRequest: { email: 'ada@example.com', password: 'Analytical1843', firstName: 'Ada', lastName: 'Lovelace', companyName: 'Engines Ltd' },
   LoginRequest: { email: 'ada@example.com', password: 'Analytical1843' },
+  PatchMeRequest: { firstName: 'Ada', alertEmails: false },
+  VerifyEmailRequest: { token: 'Xq3v9LrT2mN8bW1cK5pZ7yH4dJ6fG0sA' },
+  ForgotPasswordRequest: { email: 'ada@example.com' },
+  ResetPasswordRequest: { token: 'Xq3v9LrT2mN8bW1cK5pZ7yH4dJ6fG0sA', password: 'Difference1822' },
+  ChangePasswordRequest: { currentPassword: 'Analytical1843', newPassword: 'Difference1822' },
   RefreshRequest: { refreshToken: 'eyJjdHkiOiJKV1QiLCJlbmMiOiJBMjU2R0NNIn0.refresh-token' },
   CreateIngestKeyRequest: { name: 'production' },
   IngestRequest: {
@@ -149,6 +155,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   Health: { status: 'ok' },
   OpenApiDocument: { openapi: '3.1.0', info: { title: 'Burnrate API', version: '0.1.0' }, paths: {} },
   AuthSession: { accountId: ACCOUNT, userId: USER, token: JWT, refreshToken: 'eyJjdHkiOiJKV1QiLCJlbmMiOiJBMjU2R0NNIn0.refresh-token', expiresIn: 3600 },
+  EmailVerified: { emailVerified: true },
   RefreshedToken: { token: JWT, expiresIn: 3600 },
   Me: { user, account: { accountId: ACCOUNT, companyName: 'Engines Ltd', plan: 'GROWTH', billingStatus: 'ACTIVE', createdAt: CREATED } },
   CreatedIngestKey: {

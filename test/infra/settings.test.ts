@@ -126,7 +126,7 @@ describe('-c billing=off -c email=off', () => {
     expect(statementsIn(json).flatMap((s) => asList(s.Action)).filter((a) => a.startsWith('ses:'))).toEqual([]);
     const senders = fns.filter((fn) => env(fn).EMAIL_DELIVERY !== undefined);
     expect(senders.map((fn) => props(fn).Description).sort()).toEqual(
-      ['Delivers alerts from the alerts queue: e-mail (SES) and signed webhooks', ...routes.filter((r) => r.email).map((r) => `${r.method} ${r.path}`)].sort(),
+      ['Delivers alerts from the alerts queue: e-mail (SES) and signed webhooks', ...routes.filter((r) => r.sendsEmail).map((r) => `${r.method} ${r.path}`)].sort(),
     );
     for (const fn of senders) {
       expect(env(fn).EMAIL_DELIVERY).toBe('off');

@@ -48,7 +48,7 @@ describe('email=off: alerts go by webhook only, nothing is sent nor retried', ()
   it('the e-mail channel fails permanently at once (no SES call, no read of the users)', async () => {
     const alert = { id: 'alt_1', accountId: 'br_1' } as Alert;
     const outcome = await sendAlertEmail(alert, { settings: { from: 'alerts@example.com', off: true } });
-    expect(outcome).toEqual({ ok: false, error: EMAIL_OFF_ERROR, permanent: true, sentTo: [] });
+    expect(outcome).toEqual({ ok: false, error: EMAIL_OFF_ERROR, permanent: true, sentTo: [], suppressedTo: [] });
   });
 
   it('an account e-mail (invitation) is refused, not sent', async () => {
