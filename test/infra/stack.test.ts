@@ -393,7 +393,7 @@ describe('alert delivery', () => {
     }
   });
 
-  it('lets exactly the routes that send account e-mail use SES (on the identity only), with the sender in their env', () => {
+  it('lets exactly the routes that send account e-mail use SES (from the one sender only), with the sender in their env', () => {
     const senders = routes.filter((r) => r.sendsEmail).map((r) => `${r.method} ${r.path}`);
     expect(senders).toEqual(
       expect.arrayContaining(['POST /auth/register', 'POST /auth/resend-verification', 'POST /auth/forgot-password', 'POST /invitations']),
@@ -406,9 +406,11 @@ describe('alert delivery', () => {
         expect(env.ALERT_EMAIL_FROM, route.handler).toBe('alerts@example.com');
         expect(ses, route.handler).toHaveLength(1);
         expect(new Set(asList(ses[0]!.Action))).toEqual(new Set(['ses:SendEmail', 'ses:SendRawEmail']));
+        // identity/* (the SES sandbox authorizes recipients' identities too), held to the sender by the condition.
         const arn = JSON.stringify(asList(ses[0]!.Resource));
-        expect(arn).toContain(':identity/example.com');
-        expect(arn).not.toContain('*');
+        expect(arn).toContain('{"Ref":"AWS::AccountId"},":identity/*"');
+        expect(ses[0]!.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'alerts@example.com' } });
+        expect(env.DASHBOARD_URL, route.handler).toBe('https://app.example.com');
       } else {
         expect(env.ALERT_EMAIL_FROM, route.handler).toBeUndefined();
         expect(ses, route.handler).toEqual([]);
