@@ -74,7 +74,7 @@ const LAMBDA_ENV: Record<string, string> = {
   CURSOR_SECRET: 'bench-cursor-secret',
   ALERTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/burnrate-alerts',
   ALERT_EMAIL_FROM: 'alerts@example.com',
-  SES_IDENTITY: 'example.com',
+  DASHBOARD_URL: 'https://app.example.com',
   STRIPE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:burnrate/stripe-AbCdEf',
   STRIPE_PRICE_GROWTH: 'price_growth',
   STRIPE_PRICE_SCALE: 'price_scale',
@@ -125,7 +125,9 @@ interface Sample {
 
 /** Every function the CDK app builds: the BurnrateFunction constructs of the stack (bundling skipped). */
 async function functionsOfTheApp(outdir: string): Promise<Target[]> {
-  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [] }, outdir } });
+  // The deploy settings synth requires (infra/settings.ts), as dummies matching the env above.
+  const settings = { sesIdentity: 'example.com', dashboardUrl: 'https://app.example.com', stripePriceGrowth: 'price_growth', stripePriceScale: 'price_scale' };
+  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [], ...settings }, outdir } });
   return stack.node
     .findAll()
     .filter((c): c is InstanceType<typeof BurnrateFunction> => c instanceof BurnrateFunction)

@@ -4,6 +4,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import type { AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BurnrateStack } from './burnrate-stack.ts';
+import { DeploySettingsError } from './settings.ts';
 import type { BurnrateStackProps } from './burnrate-stack.ts';
 
 export const DEFAULT_STACK_NAME = 'Burnrate';
@@ -46,5 +47,12 @@ function isMain(): boolean {
 
 // Run by the CDK CLI (`npx tsx infra/app.ts`): the App synthesizes itself into CDK_OUTDIR on exit, checked by cdk-nag.
 if (isMain()) {
-  buildApp({ nag: true }).app.synth();
+  try {
+    buildApp({ nag: true }).app.synth();
+  } catch (error) {
+    // A refused setting is the deployer's to fix: the message alone, no stack trace.
+    if (!(error instanceof DeploySettingsError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -236,6 +236,8 @@ export function tableResources(table: ITable, actions: readonly TableAction[]): 
 export interface StripeSettings {
   /** The Secrets Manager secret `{secretKey, webhookSecret}` (JSON). */
   secret: ISecret;
+  /** The customer-managed KMS key that encrypts the secret, if not the AWS-managed one: kms:Decrypt on it. */
+  kmsKeyArn?: string;
   /** Stripe price ids of the paid plans. */
   prices: { GROWTH?: string; SCALE?: string };
   successUrl?: string;
@@ -261,4 +263,14 @@ export function grantStripe(fn: BurnrateFunction, stripe: StripeSettings): void 
   // A secret imported by name has a partial ARN; the real one ends in `-` and 6 random characters.
   const arn = stripe.secret.secretFullArn ?? `${stripe.secret.secretArn}-??????`;
   fn.function.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [arn] }));
+  if (stripe.kmsKeyArn) {
+    // Only through Secrets Manager in this region: the key decrypts nothing else for this role.
+    fn.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [stripe.kmsKeyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(fn).region}.amazonaws.com` } },
+      }),
+    );
+  }
 }

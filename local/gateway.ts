@@ -21,15 +21,21 @@ import { config } from '#shared/config.ts';
 import { db } from '#shared/db/client.ts';
 import { HttpError, NotFound, PayloadTooLarge, Unauthorized } from '#shared/http/errors.ts';
 import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
+import {
+  CORS_ALLOW_HEADERS as SHARED_ALLOW_HEADERS,
+  CORS_ALLOW_METHODS as SHARED_ALLOW_METHODS,
+  CORS_EXPOSE_HEADERS as SHARED_EXPOSE_HEADERS,
+} from '#shared/http/cors.ts';
 
 /** API Gateway's own cap is 10 MB, Lambda's 6 MB; the handlers enforce their 1 MB themselves. */
 export const DEFAULT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
 /** API Gateway HTTP API's integration timeout. */
 const INTEGRATION_TIMEOUT_MS = 30_000;
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions/', import.meta.url));
-const CORS_ALLOW_HEADERS = 'authorization,content-type,x-api-key,stripe-signature';
-const CORS_ALLOW_METHODS = 'GET,POST,PATCH,DELETE,OPTIONS';
-const CORS_EXPOSE_HEADERS = 'x-request-id,apigw-requestid,retry-after,location';
+const CORS_ALLOW_HEADERS = [...SHARED_ALLOW_HEADERS, 'stripe-signature'].join(',');
+const CORS_ALLOW_METHODS = SHARED_ALLOW_METHODS.join(',');
+/** The same list API Gateway exposes (infra) and the handlers send (shared/http/cors.ts). */
+export const CORS_EXPOSE_HEADERS = SHARED_EXPOSE_HEADERS.join(',');
 
 type RequestContext = APIGatewayEventRequestContextV2 & { authorizer?: APIGatewayEventRequestContextJWTAuthorizer };
 export type GatewayEvent = APIGatewayProxyEventV2WithRequestContext<RequestContext>;

@@ -27,6 +27,8 @@ export interface Config {
    * in AWS: there a webhook must be `https:` on a public host (no SSRF into the VPC or the metadata service).
    */
   allowInsecureWebhooks: boolean;
+  /** The deployment runs without billing (`-c billing=off` → env `BILLING=off` on the billing functions). */
+  billingOff: boolean;
   /**
    * The request limits of API.md "Abuse limits" (register and forgot-password per source IP, failed logins per
    * e-mail and IP). On unless env `RATE_LIMITS=off` (local test suites and demo seeding only).
@@ -84,6 +86,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     appUrl: (env.DASHBOARD_URL ?? '').replace(/\/+$/, ''),
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
+    billingOff: env.BILLING === 'off',
     rateLimits: env.RATE_LIMITS !== 'off',
     get billing() {
       billing ??= readBillingConfig(env);

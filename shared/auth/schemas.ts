@@ -13,13 +13,16 @@ export const Email = z.pipe(
   z.email('email must be a valid e-mail address.'),
 );
 
+/** An upper-case letter, a lower-case letter and a digit, anywhere: one pattern of lookaheads. */
+const PASSWORD_COMPOSITION = /^(?=[\s\S]*[A-Z])(?=[\s\S]*[a-z])(?=[\s\S]*[0-9])/;
+
 /** API.md: at least 8 characters with an upper-case letter, a lower-case letter and a digit. */
 export const Password = z.string().check(
   z.minLength(8, 'password must be at least 8 characters.'),
   z.maxLength(256, 'password must be at most 256 characters.'),
-  z.regex(/[A-Z]/, 'password must contain an upper-case letter.'),
-  z.regex(/[a-z]/, 'password must contain a lower-case letter.'),
-  z.regex(/[0-9]/, 'password must contain a digit.'),
+  // ONE pattern (lookaheads), so the document carries one: separate patterns become an `allOf` that client tools
+  // merge into an impossible pattern (Prism) or `unknown & unknown & unknown` (hey-api).
+  z.regex(PASSWORD_COMPOSITION, 'password must contain an upper-case letter, a lower-case letter and a digit.'),
 );
 
 export const RegisterBody = z.strictObject({
@@ -60,9 +63,8 @@ export const ChangePasswordBody = z.strictObject({
   newPassword: z.string().check(
     z.minLength(8, 'newPassword must be at least 8 characters.'),
     z.maxLength(256, 'newPassword must be at most 256 characters.'),
-    z.regex(/[A-Z]/, 'newPassword must contain an upper-case letter.'),
-    z.regex(/[a-z]/, 'newPassword must contain a lower-case letter.'),
-    z.regex(/[0-9]/, 'newPassword must contain a digit.'),
+    // ONE pattern, as Password's (an allOf of patterns is impossible in client tools).
+    z.regex(PASSWORD_COMPOSITION, 'newPassword must contain an upper-case letter, a lower-case letter and a digit.'),
   ),
 });
 export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;

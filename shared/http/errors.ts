@@ -73,6 +73,18 @@ export class PayloadTooLarge extends HttpError {
   }
 }
 
+/** A body that is not `application/json` (or a `+json` type): the API reads JSON only. */
+export class UnsupportedMediaType extends HttpError {
+  constructor(contentType: string | undefined) {
+    super(
+      415,
+      'unsupported-media-type',
+      'The body must be JSON.',
+      contentType ? `Content-Type ${contentType.slice(0, 100)} is not JSON: send application/json.` : 'The body has no Content-Type: send application/json.',
+    );
+  }
+}
+
 export class TooManyRequests extends HttpError {
   constructor(detail: string, slug = 'too-many-requests', retryAfterSeconds?: number) {
     super(
@@ -83,5 +95,12 @@ export class TooManyRequests extends HttpError {
       undefined,
       retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
     );
+  }
+}
+
+/** A feature this deployment runs without (`-c billing=off`): the route exists, the service behind it does not. */
+export class FeatureOff extends HttpError {
+  constructor(feature: string, detail: string) {
+    super(503, `${feature}-off`, `${feature.charAt(0).toUpperCase()}${feature.slice(1)} is off.`, detail);
   }
 }

@@ -11,10 +11,11 @@ import type { $ZodType } from 'zod/v4/core';
 import * as z from 'zod/mini';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
-import { HttpError } from '#shared/http/errors.ts';
+import { FeatureOff, HttpError } from '#shared/http/errors.ts';
 import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
-import { MAX_BODY_BYTES, parseJsonObject, rawBody } from '#shared/http/body.ts';
+import { jsonBody, MAX_BODY_BYTES, noBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
 
 const NO_PARAMETERS = z.strictObject({});
 
@@ -38,6 +39,16 @@ export interface HandlerSpec<A extends HandlerAuth, B, Q, P> {
    * fields are all optional (`POST /ingest-keys`). A body that is sent is read exactly as without this option.
    */
   optionalBody?: boolean;
+  /**
+   * The authenticator reads the raw body itself (the Stripe webhook verifies a signature over its bytes): the body
+   * is neither parsed here nor refused as a body on an operation without one.
+   */
+  rawBody?: true;
+  /**
+   * The route belongs to billing: in a deployment without it (env `BILLING=off`, set by the stack with
+   * `-c billing=off`) it answers 503 problem+json `billing-off` before anything else.
+   */
+  billing?: true;
 }
 
 export interface HandlerInput<A extends HandlerAuth, B, Q, P> {
@@ -106,9 +117,9 @@ function toResult(reply: Reply, requestId: string): Result {
 const cors = () =>
   httpCors({
     origins: config().corsOrigins,
-    headers: 'authorization,content-type,x-api-key',
-    methods: 'GET,POST,PATCH,DELETE,OPTIONS',
-    exposeHeaders: 'x-request-id,retry-after,location',
+    headers: CORS_ALLOW_HEADERS.join(','),
+    methods: CORS_ALLOW_METHODS.join(','),
+    exposeHeaders: CORS_EXPOSE_HEADERS.join(','),
     maxAge: 600,
   });
 
@@ -119,12 +130,14 @@ export function httpHandler<A extends HandlerAuth, B = undefined, Q = undefined,
   const maxBodyBytes = spec.maxBodyBytes ?? MAX_BODY_BYTES;
   const inner = async (event: Event, _context: Context): Promise<Result> => {
     const requestId = requestIdOf(event);
+    if (spec.billing && config().billingOff) {
+      throw new FeatureOff('billing', 'Billing is off in this deployment: plans cannot be bought or changed here.');
+    }
     const auth = spec.auth === 'none' ? undefined : await spec.auth(event);
     if (auth && typeof auth === 'object' && 'accountId' in auth) logger.appendKeys({ accountId: auth.accountId as string });
-    const text = spec.body ? rawBody(event.body, event.isBase64Encoded) : '';
-    const body = spec.body
-      ? validate(spec.body, spec.optionalBody && text.trim() === '' ? {} : parseJsonObject(text, maxBodyBytes), 'body')
-      : undefined;
+    // A body: JSON only (415 otherwise). No body: none or {} (400 otherwise).
+    const body = spec.body ? validate(spec.body, jsonBody(event, maxBodyBytes, spec.optionalBody), 'body') : undefined;
+    if (!spec.body && !spec.rawBody) noBody(event, maxBodyBytes);
     // Query strings are strict like bodies: a route without a query schema takes no parameters.
     const query = validate<unknown>(spec.query ?? NO_PARAMETERS, event.queryStringParameters ?? {}, 'query') as Q;
     const params = spec.params ? validate(spec.params, event.pathParameters ?? {}, 'path') : undefined;

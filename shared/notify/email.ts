@@ -39,13 +39,19 @@ export interface EmailSettings {
   dashboardUrl?: string;
   /** Write `.eml` files here instead of sending (env OUTBOX_DIR; local only). */
   outboxDir?: string;
+  /** The deployment has no e-mail (`-c email=off` → env EMAIL_DELIVERY=off): nothing is sent, nothing retried. */
+  off?: boolean;
 }
+
+/** Why an e-mail was not sent in a deployment without e-mail. */
+export const EMAIL_OFF_ERROR = 'e-mail is off in this deployment (email=off)';
 
 export function emailSettings(env: NodeJS.ProcessEnv = process.env): EmailSettings {
   return {
     from: env.ALERT_EMAIL_FROM || DEFAULT_FROM_ADDRESS,
     ...(env.DASHBOARD_URL ? { dashboardUrl: env.DASHBOARD_URL } : {}),
     ...(env.OUTBOX_DIR ? { outboxDir: env.OUTBOX_DIR } : {}),
+    ...(env.EMAIL_DELIVERY === 'off' ? { off: true } : {}),
   };
 }
 
@@ -251,6 +257,9 @@ export async function sendAlertEmail(
 ): Promise<EmailOutcome> {
   const now = options.now ?? new Date();
   const settings = options.settings ?? emailSettings();
+  if (settings.off) {
+    return { ok: false, error: EMAIL_OFF_ERROR, permanent: true, sentTo: [...(options.alreadySent ?? [])], suppressedTo: [...(options.alreadySuppressed ?? [])] };
+  }
   const recipients = await accountRecipients(alert.accountId);
   const sentTo = [...(options.alreadySent ?? [])];
   const suppressedTo = [...(options.alreadySuppressed ?? [])];
@@ -331,6 +340,7 @@ export function renderPlainEmail(email: PlainEmail, settings: EmailSettings, dat
 
 /** Sends one account e-mail (a link to follow): SES in AWS, an `.eml` file in the local outbox. */
 export async function sendPlainEmail(email: PlainEmail, now = new Date(), settings: EmailSettings = emailSettings()): Promise<void> {
+  if (settings.off) throw new Error(EMAIL_OFF_ERROR);
   const raw = renderPlainEmail(email, settings, now);
   if (settings.outboxDir) return writeOutbox(settings.outboxDir, `${fileStamp(now)}-${email.tag.replace(/[^A-Za-z0-9_-]/g, '')}.eml`, raw);
   await sesClient().send(

@@ -13,7 +13,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { API_PREFIX, routeId, routes as routeTable, type AuthKind, type Route } from '#shared/routes.ts';
 import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { MAX_BODY_BYTES } from '#shared/http/body.ts';
-import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
+import { DEFAULT_LIMIT, LIMIT_DOCUMENTED, LimitValue } from '#shared/http/pagination.ts';
 import {
   ChangePasswordBody,
   ForgotPasswordBody,
@@ -28,20 +28,43 @@ import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schema
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
-import { CreateRuleBody, PatchRuleBody, RuleParams } from '#shared/rules/schemas.ts';
+import {
+  Channels as RequestChannels,
+  CostThresholdConfig as CostThresholdConfigBody,
+  CostThresholdRuleBody,
+  CreateRuleBody,
+  NewKeyConfig as NewKeyConfigBody,
+  NewKeyRuleBody,
+  PatchRuleBody,
+  RuleParams,
+  SpendSpikeConfig as SpendSpikeConfigBody,
+  SpendSpikeRuleBody,
+} from '#shared/rules/schemas.ts';
 import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
-import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
+import {
+  AlertId,
+  BudgetId,
+  IngestKeyId,
+  InvitationId,
+  KeyHash,
+  responseComponents,
+  RuleId,
+  UNIQUE_ITEMS,
+  UserId,
+  type ResponseComponent,
+} from '#shared/openapi/responses.ts';
+import { ERROR_EXAMPLES, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from '#shared/openapi/examples.ts';
 
 export const API_TITLE = 'Burnrate API';
 export const API_VERSION: string = pkg.version;
 
 export type JsonSchema = Record<string, unknown>;
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
 /**
  * Stripe's event envelope, for the document only: the webhook handler declares no body schema (it verifies the
@@ -87,6 +110,12 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
     extra: { description: 'Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused with ACCOUNT.' },
   },
   PatchBudgetRequest: { schema: PatchBudgetBody, extra: { minProperties: 1, description: 'At least one field; the merged budget is checked as a whole.' } },
+  CostThresholdRuleRequest: { schema: CostThresholdRuleBody },
+  NewKeyRuleRequest: { schema: NewKeyRuleBody, extra: { description: '`config` may be left out: new_key has nothing to configure.' } },
+  SpendSpikeRuleRequest: { schema: SpendSpikeRuleBody },
+  CostThresholdConfigRequest: { schema: CostThresholdConfigBody },
+  NewKeyConfigRequest: { schema: NewKeyConfigBody },
+  SpendSpikeConfigRequest: { schema: SpendSpikeConfigBody },
   CreateRuleRequest: {
     schema: CreateRuleBody,
     extra: { description: '`config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat.' },
@@ -385,9 +414,17 @@ export const operations: Record<string, OperationSpec> = {
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 const GATEWAY_REF = { $ref: '#/components/schemas/GatewayMessage' };
+/** Every answer carries the request id (quote it to support): declared on every response. */
+const REQUEST_ID_HEADER = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
 
 const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }> = {
-  400: { name: 'BadRequest', response: problem('The request is malformed or invalid; `errors` lists each invalid field with its path.') },
+  400: {
+    name: 'BadRequest',
+    response: problem(
+      'The request is malformed or invalid; `errors` lists each invalid field with its path. Every operation refuses an ' +
+        'unknown query parameter, and one without a body refuses any body but none or `{}`.',
+    ),
+  },
   401: {
     name: 'Unauthorized',
     response: problem('Missing or invalid credentials.', {
@@ -402,12 +439,20 @@ const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }
     name: 'PayloadTooLarge',
     response: problem(`The body is larger than ${MAX_BODY_BYTES} bytes.`, { gateway: 'Past Lambda’s payload limit API Gateway answers itself.' }),
   },
+  415: {
+    name: 'UnsupportedMediaType',
+    response: problem('The body is not `application/json` (a `+json` type is fine): `/problems/unsupported-media-type`.'),
+  },
   429: {
     name: 'TooManyRequests',
     response: problem('Throttled.', {
       gateway: 'API Gateway’s stage throttling (in AWS) answers `{"message": "Too Many Requests"}` itself.',
       headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'string' } } },
     }),
+  },
+  503: {
+    name: 'ServiceUnavailable',
+    response: problem('This deployment runs without the feature (billing off): `/problems/billing-off`. Nothing changed.'),
   },
   500: {
     name: 'InternalError',
@@ -418,22 +463,44 @@ const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }
 };
 
 function problem(description: string, options: { gateway?: string; headers?: JsonSchema } = {}): JsonSchema {
-  const content: JsonSchema = { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } };
-  if (options.gateway) content['application/json'] = { schema: GATEWAY_REF };
   return {
     description: options.gateway ? `${description} ${options.gateway}` : description,
-    ...(options.headers ? { headers: options.headers } : {}),
-    content,
+    headers: { ...REQUEST_ID_HEADER, ...options.headers },
+    gateway: options.gateway !== undefined,
   };
+}
+
+/** What API Gateway itself answers, by status. */
+const GATEWAY_MESSAGES: Record<number, string> = {
+  401: 'Unauthorized',
+  413: 'Request Entity Too Large',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+};
+
+/** The error response components, each with its example (shared/openapi/examples.ts). */
+function errorComponents(): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.entries(errorResponses).map(([status, { name, response }]) => {
+      const { gateway, ...rest } = response;
+      const content: JsonSchema = { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF, example: ERROR_EXAMPLES[Number(status) as ErrorStatus] } };
+      if (gateway) content['application/json'] = { schema: GATEWAY_REF, example: { message: GATEWAY_MESSAGES[Number(status)] ?? 'Internal Server Error' } };
+      return [name, { ...rest, content }];
+    }),
+  );
 }
 
 /** The error statuses of an operation: those of its kind of route, then its own. */
 export function errorStatuses(route: Route, spec: OperationSpec): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(spec.errors ?? []);
-  if (spec.body || spec.query) statuses.add(400);
-  if (spec.body) statuses.add(413);
+  // Every operation: an unknown query parameter or a body it does not take (400), a body past the limit (413).
+  statuses.add(400);
+  statuses.add(413);
+  if (spec.body) statuses.add(415);
   if (route.auth === 'jwt' || route.auth === 'ingestKey') statuses.add(401);
   if (route.auth === 'jwt' && route.role !== 'viewer') statuses.add(403);
+  if (pathParams(route.path).length > 0) statuses.add(404);
+  if (route.stripe) statuses.add(503);
   statuses.add(429);
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);
@@ -456,21 +523,34 @@ function clean(value: unknown, openObjects: boolean): unknown {
   return out;
 }
 
+/**
+ * What zod cannot say in JSON Schema, said here: `limit` is text in a query string but an integer 1–100 for a client;
+ * channels never repeat (a zod refinement) → `uniqueItems`.
+ */
+function override(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  if (ctx.zodSchema === LimitValue) {
+    for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+    Object.assign(ctx.jsonSchema, LIMIT_DOCUMENTED);
+  }
+  if (ctx.zodSchema === RequestChannels || UNIQUE_ITEMS.has(ctx.zodSchema as $ZodType)) ctx.jsonSchema.uniqueItems = true;
+}
+
 /** Named schemas as components (references between them become `$ref: #/components/schemas/<name>`). */
 function components(entries: Record<string, $ZodType>, io: 'input' | 'output'): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
   for (const [name, schema] of Object.entries(entries)) registry.add(schema, { id: name });
-  const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', unrepresentable: 'any', uri: schemaRef });
+  const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', unrepresentable: 'any', uri: schemaRef, override });
   return Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, clean(schema, io === 'output') as JsonSchema]));
 }
 
 /** One request schema (query or path parameters) as JSON Schema. */
 export function requestJsonSchema(schema: $ZodType): JsonSchema {
-  return clean(z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }), false) as JsonSchema;
+  return clean(z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any', override }), false) as JsonSchema;
 }
 
 const PARAMETER_DOCS: Record<string, string> = {
   limit: `Page size, 1–100 (default ${DEFAULT_LIMIT}).`,
+  userId: 'The user’s id.',
   cursor: 'The `nextCursor` of the previous page (opaque).',
   status: 'Only alerts in this status.',
   from: 'First day (UTC) of the breakdown, YYYY-MM-DD.',
@@ -479,17 +559,39 @@ const PARAMETER_DOCS: Record<string, string> = {
   hash: 'The key’s SHA-256 (64 lower-case hex).',
 };
 
+/**
+ * The ids a path parameter takes, by the handler's params schema. The handlers read any string (a malformed id is
+ * an unknown one: 404); the document says what an id looks like, so clients and tools can check before sending.
+ */
+const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
+  [IngestKeyParams, { id: IngestKeyId }],
+  [KeyParams, { hash: KeyHash }],
+  [BudgetParams, { id: BudgetId }],
+  [RuleParams, { id: RuleId }],
+  [AlertParams, { id: AlertId }],
+  [UserParams, { userId: UserId }],
+  [InvitationParams, { id: InvitationId }],
+]);
+
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {
   const json = requestJsonSchema(schema);
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required ?? []) as string[]);
-  return Object.entries(properties).map(([name, property]) => ({
-    name,
-    in: where,
-    required: where === 'path' || required.has(name),
-    ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
-    schema: property,
-  }));
+  const formats = where === 'path' ? PATH_PARAMETER_FORMATS.get(schema) : undefined;
+  return Object.entries(properties).map(([name, property]) => {
+    const format = formats?.[name];
+    // A path parameter is an id (its format from PATH_PARAMETER_FORMATS) or a name its own schema patterns (/prices).
+    if (where === 'path' && !format && typeof property.pattern !== 'string') {
+      throw new Error(`path parameter ${name}: no id format in PATH_PARAMETER_FORMATS and no pattern of its own`);
+    }
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      ...(PARAMETER_DOCS[name] ? { description: PARAMETER_DOCS[name] } : {}),
+      schema: format ? requestJsonSchema(format) : property,
+    };
+  });
 }
 
 // ---- the document -------------------------------------------------------------------------------------------
@@ -502,6 +604,31 @@ const SECURITY: Record<AuthKind, JsonSchema[]> = {
 };
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+
+const WHO_MAY_CALL: Record<Exclude<AuthKind, 'jwt'>, string> = {
+  none: 'Public: no credentials.',
+  ingestKey: 'Authenticated by an ingest key in `x-api-key` (a server reporting usage, not a user).',
+  stripe: 'Called by Stripe only, authenticated by the `Stripe-Signature` header.',
+};
+const ROLES: Record<NonNullable<Route['role']>, string> = {
+  viewer: 'any user of the account (viewer, member or admin)',
+  member: 'a member or an admin',
+  admin: 'an admin',
+};
+
+/** Every operation's description: what the spec says, then who may call it (from the route table). */
+function describeOperation(route: Route, spec: OperationSpec): string {
+  const who =
+    route.auth === 'jwt'
+      ? `Needs the bearer token of ${ROLES[route.role ?? 'admin']}; another role gets 403 and nothing changes.`
+      : WHO_MAY_CALL[route.auth];
+  return [spec.description ?? spec.summary, who].join(' ');
+}
+
+function exampleOf(examples: Record<string, unknown>, name: string, handler: string): unknown {
+  if (!(name in examples)) throw new Error(`${handler}: no example for ${name} in shared/openapi/examples.ts`);
+  return examples[name];
+}
 /** `{param}` names of an API Gateway path. */
 export const pathParams = (path: string) => [...path.matchAll(/\{([A-Za-z0-9_]+)\+?\}/g)].map((m) => m[1]!);
 
@@ -527,8 +654,14 @@ function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType
           ...(spec.headers
             ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
             : {}),
-          content: { [spec.mediaType ?? 'application/json']: { schema: { $ref: schemaRef(spec.response) } } },
+          content: {
+            [spec.mediaType ?? 'application/json']: {
+              schema: { $ref: schemaRef(spec.response) },
+              example: exampleOf(RESPONSE_EXAMPLES, spec.response, route.handler),
+            },
+          },
         };
+  success.headers = { ...REQUEST_ID_HEADER, ...(success.headers as JsonSchema | undefined) };
   const responses: JsonSchema = { [String(spec.status)]: success };
   for (const status of errorStatuses(route, spec)) {
     responses[String(status)] = { $ref: `#/components/responses/${errorResponses[status].name}` };
@@ -537,11 +670,21 @@ function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType
     operationId: lowerFirst(routeId(route)),
     tags: [route.handler.split('/')[0]!],
     summary: spec.summary,
-    ...(spec.description ? { description: spec.description } : {}),
+    description: describeOperation(route, spec),
     security: SECURITY[route.auth],
     ...(params.length ? { parameters: params } : {}),
     ...(bodySchema
-      ? { requestBody: { required: !spec.bodyOptional, content: { 'application/json': { schema: refTo(bodySchema) } } } }
+      ? {
+          requestBody: {
+            required: !spec.bodyOptional,
+            content: {
+              'application/json': {
+                schema: refTo(bodySchema),
+                example: exampleOf(REQUEST_EXAMPLES, requestNames.get(bodySchema)!, route.handler),
+              },
+            },
+          },
+        }
       : {}),
     responses,
   };
@@ -562,27 +705,35 @@ export function buildOpenApi(routes: readonly Route[] = routeTable): JsonSchema 
   for (const route of routes) {
     const spec = operations[route.handler];
     if (!spec) throw new Error(`no OpenAPI operation for handler ${route.handler}: add it to shared/openapi/document.ts`);
-    const path = `${API_PREFIX}${route.path}`;
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, spec, requestNames);
+    // Relative to the server URL `/api` (API_PREFIX): the base URL of API.md.
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, spec, requestNames);
   }
 
   const tags = [...new Set(routes.map((route) => route.handler.split('/')[0]!))].map((name) => ({ name }));
   return {
+    // No `jsonSchemaDialect`: it only restates OpenAPI 3.1's default, and Prism then validates no body at all.
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     info: {
       title: API_TITLE,
       version: API_VERSION,
+      contact: { name: 'Burnrate API' },
       description:
         'Spend tracking for AI provider API keys. JSON in and out; errors are RFC 9457 problem details ' +
         '(`application/problem+json`). Money is US dollars, exact to the micro-dollar; times are ISO 8601 UTC.',
     },
-    servers: [{ url: '/', description: 'The origin serving this document.' }],
+    servers: [{ url: API_PREFIX, description: 'The API under the origin serving this document (API.md’s base URL ends in /api).' }],
     tags,
     paths,
     components: {
       schemas: { ...responses, ...requests },
-      responses: Object.fromEntries(Object.values(errorResponses).map(({ name, response }) => [name, response])),
+      responses: errorComponents(),
+      headers: {
+        RequestId: {
+          description: 'The request id: quote it to support; problem answers also carry it in `instance`.',
+          schema: { type: 'string' },
+          example: 'c1a7f4d2-5b1e-4f0a-9a57-2d9e0f1b3c4d',
+        },
+      },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The `token` from /auth/register, /auth/login or /auth/refresh.' },
         ingestKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An ingest key (`brk_...`) from POST /ingest-keys.' },

@@ -28,6 +28,7 @@ export const BudgetId = id('budget');
 export const RuleId = id('rule');
 export const AlertId = id('alert');
 export const IngestKeyId = id('ingestKey');
+export const InvitationId = id('invitation');
 /** A provider key's SHA-256, 64 lower-case hex characters. */
 export const KeyHash = z.string().check(z.regex(/^[0-9a-f]{64}$/));
 
@@ -111,7 +112,7 @@ export const Account = z.object({
 
 /** An invitation to join the account (POST/GET /invitations). */
 export const Invitation = z.object({
-  id: z.string().check(z.regex(/^inv_[0-9A-HJKMNP-TV-Z]{26}$/)),
+  id: InvitationId,
   email: z.string(),
   role: Role,
   status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
@@ -148,7 +149,11 @@ export const CreatedIngestKey = z.object({
   prefix: z.string().check(z.regex(/^brk_/)),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  lastUsedAt: z.null(),
+  /**
+   * Always null for a new key. Documented as the list's `Timestamp | null`: a property whose type is only `null`
+   * disappears from openapi-fetch's response types (its `Readable` helper drops keys whose non-null type is never).
+   */
+  lastUsedAt: z.nullable(Timestamp),
 });
 
 export const RejectCode = z.enum(
@@ -261,32 +266,38 @@ const Channel = z.enum(members<'email' | 'webhook' | 'slack'>({ email: true, web
 const webhookUrl = z.optional(z.string());
 const slackWebhookUrl = z.optional(z.string());
 
+/** No channel twice (`uniqueItems` in the document: UNIQUE_ITEMS). */
+export const Channels = z.array(Channel);
+/** Arrays whose items never repeat: the document says `uniqueItems: true` (zod checks it with a refinement). */
+export const UNIQUE_ITEMS = new Set<z.core.$ZodType>([Channels]);
+
 const ruleFields = {
   id: RuleId,
   name: z.string(),
-  channels: z.array(Channel),
+  channels: Channels,
   isActive: z.boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   lastTriggeredAt: z.nullable(Timestamp),
 };
 
+export const CostThresholdConfig = z.object({
+  threshold: Usd,
+  period: z.enum(members<'daily' | 'weekly' | 'monthly'>({ daily: true, weekly: true, monthly: true })),
+  keyHash: z.optional(KeyHash),
+  webhookUrl,
+  slackWebhookUrl,
+});
+export const NewKeyConfig = z.object({ webhookUrl, slackWebhookUrl });
+export const SpendSpikeConfig = z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl, slackWebhookUrl });
+
+/** One rule type each, with its config: named components, so generated clients name them too. */
+export const CostThresholdRule = z.object({ type: z.literal('cost_threshold'), config: CostThresholdConfig, ...ruleFields });
+export const NewKeyRule = z.object({ type: z.literal('new_key'), config: NewKeyConfig, ...ruleFields });
+export const SpendSpikeRule = z.object({ type: z.literal('spend_spike'), config: SpendSpikeConfig, ...ruleFields });
+
 /** A rule: its `config` has the shape of its `type`. */
-export const Rule = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('cost_threshold'),
-    config: z.object({
-      threshold: Usd,
-      period: z.enum(members<'daily' | 'weekly' | 'monthly'>({ daily: true, weekly: true, monthly: true })),
-      keyHash: z.optional(KeyHash),
-      webhookUrl,
-      slackWebhookUrl,
-    }),
-    ...ruleFields,
-  }),
-  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl, slackWebhookUrl }), ...ruleFields }),
-  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl, slackWebhookUrl }), ...ruleFields }),
-]);
+export const Rule = z.discriminatedUnion('type', [CostThresholdRule, NewKeyRule, SpendSpikeRule]);
 
 export const AlertType = z.enum(
   members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit'>({
@@ -421,6 +432,12 @@ export const responseComponents = {
   BudgetList: page(Budget),
   Rule,
   RuleList: page(Rule),
+  CostThresholdRule,
+  NewKeyRule,
+  SpendSpikeRule,
+  CostThresholdConfig,
+  NewKeyConfig,
+  SpendSpikeConfig,
   Alert,
   AlertList: page(Alert),
   WebhookSecret,

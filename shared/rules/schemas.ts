@@ -79,7 +79,7 @@ export const SpendSpikeConfig = z.strictObject(
   CONFIG_OBJECT,
 );
 
-const Channels = z.array(z.enum(CHANNELS, 'a channel must be email, webhook or slack.'), 'channels must be an array.').check(
+export const Channels = z.array(z.enum(CHANNELS, 'a channel must be email, webhook or slack.'), 'channels must be an array.').check(
   z.minLength(1, 'channels must name at least one channel.'),
   z.refine((channels) => new Set(channels).size === channels.length, 'channels must not repeat a channel.'),
 );
@@ -91,15 +91,16 @@ const common = {
   isActive: z.optional(z.boolean('isActive must be true or false.')),
 };
 
+/** One rule type each (named components of the OpenAPI document). */
+export const CostThresholdRuleBody = z.strictObject({ type: z.literal('cost_threshold'), config: CostThresholdConfig, ...common });
+// new_key has nothing to configure: `config` may be left out ({}).
+export const NewKeyRuleBody = z.strictObject({ type: z.literal('new_key'), config: z._default(NewKeyConfig, {}), ...common });
+export const SpendSpikeRuleBody = z.strictObject({ type: z.literal('spend_spike'), config: SpendSpikeConfig, ...common });
+
 export const CreateRuleBody = z
   .discriminatedUnion(
     'type',
-    [
-      z.strictObject({ type: z.literal('cost_threshold'), config: CostThresholdConfig, ...common }),
-      // new_key has nothing to configure: `config` may be left out ({}).
-      z.strictObject({ type: z.literal('new_key'), config: z._default(NewKeyConfig, {}), ...common }),
-      z.strictObject({ type: z.literal('spend_spike'), config: SpendSpikeConfig, ...common }),
-    ],
+    [CostThresholdRuleBody, NewKeyRuleBody, SpendSpikeRuleBody],
     { error: 'type must be cost_threshold, new_key or spend_spike.' },
   )
   .check(

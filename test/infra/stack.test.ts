@@ -9,7 +9,7 @@ import { buildApp } from '#infra/app.ts';
 import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
-import { asList, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
+import { asList, DEPLOY_CONTEXT, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
 let outdir: string;
@@ -89,7 +89,7 @@ function actionsWithPrefix(statements: Statement[], prefix: string): string[] {
 beforeAll(() => {
   mkdirSync(join(ROOT, '.test-data'), { recursive: true });
   outdir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
-  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [] }, outdir } });
+  const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [], ...DEPLOY_CONTEXT }, outdir } });
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
 }, 60_000);
@@ -346,28 +346,31 @@ describe('alert delivery', () => {
     expect(p.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
   });
 
-  it('grants the notifier exactly GetItem, UpdateItem and Query on the table, and SES on the identity only', () => {
+  it('grants the notifier exactly GetItem, UpdateItem and Query on the table, and SES from its one sender only', () => {
     const statements = statementsOf(notifierId());
     expect(new Set(actionsWithPrefix(statements, 'dynamodb:'))).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
     const ses = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('ses:')));
     expect(ses).toHaveLength(1);
     expect(new Set(asList(ses[0]!.Action))).toEqual(new Set(['ses:SendEmail', 'ses:SendRawEmail']));
+    // Sender and (in the SES sandbox) recipient identities are all authorized: identity/* of this account and
+    // region, held to the one From address by the condition.
     const sesResources = asList(ses[0]!.Resource);
     expect(sesResources).toHaveLength(1);
     const arn = JSON.stringify(sesResources[0]);
     expect(arn).toContain(':ses:');
-    expect(arn).toContain(':identity/example.com');
-    expect(arn).not.toContain('*');
+    expect(arn).toContain('{"Ref":"AWS::AccountId"},":identity/*"');
+    expect(ses[0]!.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'alerts@example.com' } });
     expect(actionsWithPrefix(statements, 'cognito-idp:')).toEqual([]);
     // Reading the queue: what the event source mapping needs, nothing to send.
     expect(actionsWithPrefix(statements, 'sqs:')).not.toContain('sqs:SendMessage');
   });
 
-  it('configures the notifier with the sender and the SES identity', () => {
+  it('configures the notifier with the sender and the dashboard URL (no unread SES_IDENTITY)', () => {
     const env = props(resources[notifierId()]!).Environment.Variables as Record<string, unknown>;
     expect(env.ALERT_EMAIL_FROM).toBe('alerts@example.com');
-    expect(env.SES_IDENTITY).toBe('example.com');
-    expect(env.DASHBOARD_URL).toBeUndefined();
+    expect(env.DASHBOARD_URL).toBe('https://app.example.com');
+    expect(env.SES_IDENTITY).toBeUndefined();
+    expect(env.EMAIL_DELIVERY).toBeUndefined();
     expect(env.ALERTS_QUEUE_URL).toBeUndefined();
   });
 
@@ -390,7 +393,7 @@ describe('alert delivery', () => {
     }
   });
 
-  it('lets exactly the routes that send account e-mail use SES (on the identity only), with the sender in their env', () => {
+  it('lets exactly the routes that send account e-mail use SES (from the one sender only), with the sender in their env', () => {
     const senders = routes.filter((r) => r.sendsEmail).map((r) => `${r.method} ${r.path}`);
     expect(senders).toEqual(
       expect.arrayContaining(['POST /auth/register', 'POST /auth/resend-verification', 'POST /auth/forgot-password', 'POST /invitations']),
@@ -403,9 +406,11 @@ describe('alert delivery', () => {
         expect(env.ALERT_EMAIL_FROM, route.handler).toBe('alerts@example.com');
         expect(ses, route.handler).toHaveLength(1);
         expect(new Set(asList(ses[0]!.Action))).toEqual(new Set(['ses:SendEmail', 'ses:SendRawEmail']));
+        // identity/* (the SES sandbox authorizes recipients' identities too), held to the sender by the condition.
         const arn = JSON.stringify(asList(ses[0]!.Resource));
-        expect(arn).toContain(':identity/example.com');
-        expect(arn).not.toContain('*');
+        expect(arn).toContain('{"Ref":"AWS::AccountId"},":identity/*"');
+        expect(ses[0]!.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'alerts@example.com' } });
+        expect(env.DASHBOARD_URL, route.handler).toBe('https://app.example.com');
       } else {
         expect(env.ALERT_EMAIL_FROM, route.handler).toBeUndefined();
         expect(ses, route.handler).toEqual([]);
@@ -418,7 +423,7 @@ describe('alert delivery', () => {
     try {
       const { stack } = buildApp({
         app: {
-          context: { 'aws:cdk:bundling-stacks': [], sesIdentity: 'mail.burnrate.dev', dashboardUrl: 'https://app.burnrate.dev' },
+          context: { 'aws:cdk:bundling-stacks': [], ...DEPLOY_CONTEXT, sesIdentity: 'mail.burnrate.dev', dashboardUrl: 'https://app.burnrate.dev' },
           outdir: dir,
         },
       });
@@ -427,10 +432,9 @@ describe('alert delivery', () => {
       const fn = json[refId(props(mapping).FunctionName)!]!;
       expect(props(fn).Environment.Variables).toMatchObject({
         ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev',
-        SES_IDENTITY: 'mail.burnrate.dev',
         DASHBOARD_URL: 'https://app.burnrate.dev',
       });
-      expect(JSON.stringify(json)).toContain(':identity/mail.burnrate.dev');
+      expect(JSON.stringify(json)).toContain('"ses:FromAddress":"alerts@mail.burnrate.dev"');
       // The routes that e-mail links point them into the dashboard (API.md appUrl).
       const register = Object.values(json).find((r) => r.Type === 'AWS::Lambda::Function' && props(r).Description === 'POST /auth/register')!;
       expect(props(register).Environment.Variables).toMatchObject({ ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev', DASHBOARD_URL: 'https://app.burnrate.dev' });
@@ -487,6 +491,7 @@ describe('Stripe billing', () => {
         app: {
           context: {
             'aws:cdk:bundling-stacks': [],
+            ...DEPLOY_CONTEXT,
             stripeSecretName: 'prod/stripe',
             stripePriceGrowth: 'price_G',
             stripePriceScale: 'price_S',

@@ -3,6 +3,14 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The settings a deploy must give (infra/settings.ts), as `-c` context: e-mail and billing on. */
+export const DEPLOY_CONTEXT = {
+  sesIdentity: 'example.com',
+  dashboardUrl: 'https://app.example.com',
+  stripePriceGrowth: 'price_growth',
+  stripePriceScale: 'price_scale',
+} as const;
+
 export interface Resource {
   Type: string;
   Properties?: Record<string, any>;
@@ -15,6 +23,7 @@ export interface Statement {
   NotAction?: string | string[];
   Resource?: unknown;
   NotResource?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
 }
 
 export const props = (r: Resource): Record<string, any> => r.Properties ?? {};

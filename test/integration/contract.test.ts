@@ -4,16 +4,24 @@
  * (GET /api/openapi.json), compiled with Ajv (JSON Schema 2020-12). Objects are validated CLOSED here
  * (`additionalProperties: false` where the document leaves them open), so a field the code returns but the
  * document does not list fails the test.
+ *
+ * Every call goes through Prism's validation proxy (`prism proxy <document> <api> --errors`), as a client team
+ * would check us: any request or response violation fails the call. A request the document itself calls invalid
+ * (Prism refuses it without forwarding) is sent to the API directly, which must refuse it too (a 4xx).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Stripe from 'stripe';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { API_PREFIX, routes } from '#shared/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { buildOpenApi } from '#shared/openapi/document.ts';
 import { api, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
+import { freePort } from './global-setup.ts';
 
 // ajv-formats is CommonJS with a default export: under NodeNext the import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
@@ -70,7 +78,7 @@ function resolve(node: Json): Json {
  */
 function validateResponse(method: string, path: string, status: number, body: unknown, contentType?: string | null, headers?: Headers): void {
   const where = `${method} ${path} → ${status}`;
-  const op = doc.paths[`${API_PREFIX}${path}`]?.[method.toLowerCase()];
+  const op = doc.paths[path]?.[method.toLowerCase()];
   if (!op) throw new Error(`${method} ${path} is not in the document`);
   const response = op.responses[String(status)] ?? op.responses.default;
   if (!response) throw new Error(`${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`);
@@ -79,7 +87,7 @@ function validateResponse(method: string, path: string, status: number, body: un
     if (documented.content) throw new Error(`${where}: the answer has no body; the document promises ${Object.keys(documented.content).join(', ')}`);
     return;
   }
-  for (const header of status < 300 ? Object.keys(documented.headers ?? {}) : []) {
+  for (const header of status < 300 && headers ? Object.keys(documented.headers ?? {}) : []) {
     if (!headers?.has(header)) throw new Error(`${where}: the documented header ${header} is missing`);
   }
   const mediaType = (contentType ?? '').split(';')[0]!.trim();
@@ -99,9 +107,77 @@ function validateResponse(method: string, path: string, status: number, body: un
 /** Which statuses each route was seen answering (and validated). */
 const seen = new Map<string, Set<number>>();
 
-/** Calls `path` (a concrete path) of the route `method template`, validates the answer, and returns it. */
+// ---- Prism ---------------------------------------------------------------------------------------------------
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+let prism: ChildProcess | undefined;
+let prismUrl: string;
+let prismDir: string;
+/** Calls Prism forwarded and validated (request and response), by `METHOD template`. */
+const forwarded = new Map<string, Set<number>>();
+/** Calls Prism refused as invalid by the document (and the API refused too). */
+let refusedByDocument = 0;
+
+async function startPrism(document: Json): Promise<void> {
+  mkdirSync(join(ROOT, '.test-data'), { recursive: true });
+  prismDir = mkdtempSync(join(ROOT, '.test-data', 'prism-'));
+  const file = join(prismDir, 'openapi.json');
+  writeFileSync(file, JSON.stringify(document));
+  const port = await freePort();
+  prismUrl = `http://127.0.0.1:${port}`;
+  // The document's server is `/api`: Prism routes the paths below it, and forwards to the API's base URL.
+  prism = spawn(join(ROOT, 'node_modules', '.bin', 'prism'), ['proxy', file, stack().apiUrl, '--errors', '--port', String(port), '--host', '127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Prism did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Prism is listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    prism!.stdout!.on('data', onData);
+    prism!.stderr!.on('data', onData);
+    prism!.once('exit', (code) => reject(new Error(`Prism exited (${code}):\n${output}`)));
+  });
+  prism.stdout!.resume();
+  prism.stderr!.resume();
+}
+
+afterAll(() => {
+  prism?.kill();
+  if (prismDir) rmSync(prismDir, { recursive: true, force: true });
+});
+
+/** Calls `path` (a concrete path) of the route `method template` through Prism, validates the answer, and returns it. */
 async function call(method: string, template: string, path: string, options: ApiOptions = {}): Promise<ApiResponse> {
-  const res = await api(path, { ...options, method });
+  const proxied = await api(path, { ...options, method, baseUrl: prismUrl });
+  const violations = proxied.headers.get('sl-violations');
+  expect(violations, `${method} ${path} → ${proxied.status}: Prism found violations`).toBeNull();
+  let res = proxied;
+  // Every answer of the API carries x-request-id: one without it is Prism's own.
+  if (!proxied.headers.has('x-request-id')) {
+    // Not a response violation (that is a 500 with sl-violations): the document calls the request invalid, and
+    // Prism did not forward it. The API must refuse it as well…
+    expect(proxied.status, `${method} ${path}: ${JSON.stringify(proxied.body)}`).toBeLessThan(500);
+    res = await api(path, { ...options, method });
+    const why = JSON.stringify(proxied.body?.validation ?? proxied.body);
+    // …except single events of POST /ingest: the API reports them in `rejected` and takes the rest (API.md: one bad
+    // event does not sink the batch), while the document shows clients the event they should send.
+    const perEvent = template === '/ingest' && res.status === 200 && res.body.rejected.length > 0 && /"events","\d+"/.test(why);
+    if (!perEvent) {
+      expect(res.status, `${method} ${path}: Prism refused it (${why}), the API answered`).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+    }
+    refusedByDocument++;
+  } else {
+    const key = `${method} ${template}`;
+    if (!forwarded.has(key)) forwarded.set(key, new Set());
+    forwarded.get(key)!.add(proxied.status);
+  }
   validateResponse(method, template, res.status, res.body, res.headers.get('content-type'), res.headers);
   if (res.status >= 400) {
     expect(res.headers.get('content-type')).toBe('application/problem+json');
@@ -143,8 +219,9 @@ beforeAll(async () => {
   const res = await api('/openapi.json');
   expect(res.status).toBe(200);
   useDocument(res.body);
+  await startPrism(res.body);
   user = await registerUser();
-});
+}, 90_000);
 
 // ---- the routes ---------------------------------------------------------------------------------------------
 
@@ -515,5 +592,15 @@ describe('coverage', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it('Prism forwarded and validated a success of every route, and the document refused only what the API refuses', () => {
+    const missing = routes
+      .map((route) => `${route.method} ${route.path}`)
+      .filter((key) => ![...(forwarded.get(key) ?? [])].some((s) => s < 300));
+    expect(missing).toEqual([]);
+    const errors = [...forwarded.values()].flatMap((statuses) => [...statuses]).filter((s) => s >= 400);
+    expect(errors.length, 'problem answers validated by Prism').toBeGreaterThan(20);
+    expect(refusedByDocument).toBeGreaterThan(0);
   });
 });

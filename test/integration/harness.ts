@@ -23,6 +23,8 @@ export interface ApiOptions {
   /** Sent as `Authorization: Bearer <token>` when set. */
   token?: string | undefined;
   headers?: Record<string, string>;
+  /** Another base URL than the stack's API (a proxy in front of it). */
+  baseUrl?: string;
 }
 
 export interface ApiResponse<T = any> {
@@ -42,7 +44,7 @@ export async function api<T = any>(path: string, options: ApiOptions = {}): Prom
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   Object.assign(headers, options.headers);
 
-  const res = await fetch(`${stack().apiUrl}${path}`, {
+  const res = await fetch(`${options.baseUrl ?? stack().apiUrl}${path}`, {
     method: options.method ?? 'GET',
     headers,
     body: body as RequestInit['body'],

@@ -155,8 +155,35 @@ describe('httpHandler', () => {
   });
   it('reads the account from verified authorizer claims only', async () => {
     const claims = { token_use: 'id', 'custom:accountId': 'br_01JZ3N5Q8W0000000000000000', 'custom:userId': 'usr_01JZ3N5Q8W0000000000000000' };
-    const res = await authed(apiEvent({ claims, body: '{"accountId":"br_other"}' }), lambdaContext);
+    const res = await authed(apiEvent({ claims }), lambdaContext);
     expect(JSON.parse(res.body!)).toEqual({ accountId: claims['custom:accountId'] });
+    // A body naming another account is no way in either: this operation takes no body (400).
+    expect((await authed(apiEvent({ claims, body: '{"accountId":"br_other"}' }), lambdaContext)).statusCode).toBe(400);
+  });
+  it('a body that is not JSON by its Content-Type: 415 problem+json, before it is read', async () => {
+    for (const headers of [{ 'content-type': 'text/plain' }, { 'content-type': 'application/x-www-form-urlencoded' }, {}]) {
+      const res = await echo(apiEvent({ body: '{"name":"x"}', headers }), lambdaContext);
+      expect(res.statusCode, JSON.stringify(headers)).toBe(415);
+      expect(res.headers!['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+      expect(JSON.parse(res.body!)).toMatchObject({ type: '/problems/unsupported-media-type', status: 415 });
+    }
+    for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/merge-patch+json']) {
+      expect((await echo(apiEvent({ body: '{"name":"x"}', headers: { 'content-type': type } }), lambdaContext)).statusCode, type).toBe(201);
+    }
+    // An empty body is a 400 (a body is required), whatever its type.
+    expect((await echo(apiEvent({ body: '', headers: { 'content-type': 'text/plain' } }), lambdaContext)).statusCode).toBe(400);
+  });
+  it('an operation without a body: none or {} is accepted, anything else is 400 (never ignored silently)', async () => {
+    const none = httpHandler({ auth: 'none' }, async () => created({ done: true }));
+    for (const body of [undefined, '', '  ', '{}', ' { } ']) {
+      expect((await none(apiEvent(body === undefined ? {} : { body }), lambdaContext)).statusCode, String(body)).toBe(201);
+    }
+    for (const body of ['{"a":1}', '[]', 'null', '0', 'hello', '{']) {
+      const res = await none(apiEvent({ body }), lambdaContext);
+      expect(res.statusCode, body).toBe(400);
+      expect(JSON.parse(res.body!)).toMatchObject({ type: '/problems/malformed-request', detail: 'This operation takes no body: send none, or {}.' });
+    }
+    expect((await none(apiEvent({ body: 'x'.repeat(1024 * 1024 + 1) }), lambdaContext)).statusCode).toBe(413);
   });
   it('answers 401 when a jwt route has no authorizer claims and no token', async () => {
     const res = await authed(apiEvent(), lambdaContext);
@@ -164,8 +191,9 @@ describe('httpHandler', () => {
     expect(res.headers!['content-type']).toBe(PROBLEM_CONTENT_TYPE);
   });
   it('adds CORS headers to successes and problems alike', async () => {
-    const ok = await echo(apiEvent({ body: '{"name":"x"}', headers: { origin: 'https://app.example' } }), lambdaContext);
-    const bad = await echo(apiEvent({ body: '{', headers: { origin: 'https://app.example' } }), lambdaContext);
+    const headers = { origin: 'https://app.example', 'content-type': 'application/json' };
+    const ok = await echo(apiEvent({ body: '{"name":"x"}', headers }), lambdaContext);
+    const bad = await echo(apiEvent({ body: '{', headers }), lambdaContext);
     expect(ok.headers!['Access-Control-Allow-Origin']).toBe('*');
     expect(bad.headers!['Access-Control-Allow-Origin']).toBe('*');
   });

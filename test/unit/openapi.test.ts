@@ -73,7 +73,9 @@ describe('the document', () => {
       bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
       ingestKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
     });
-    expect(Object.keys(doc).sort()).toEqual(['components', 'info', 'jsonSchemaDialect', 'openapi', 'paths', 'servers', 'tags']);
+    // No `jsonSchemaDialect` (Prism validates no body when it is there); paths are relative to the server `/api`.
+    expect(Object.keys(doc).sort()).toEqual(['components', 'info', 'openapi', 'paths', 'servers', 'tags']);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: API_PREFIX })]);
   });
 
   it('has an operation spec for every handler of the route table, and none for a handler it lacks', () => {
@@ -85,7 +87,7 @@ describe('the document', () => {
 
   it('has one operation per route (and no other), with unique operation ids', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${path}`));
-    expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${API_PREFIX}${r.path}`).sort());
+    expect(documented.sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
     const ids = documented.map((key) => {
       const [method, path] = key.split(' ');
       return doc.paths[path!][method!.toLowerCase()].operationId as string;
@@ -96,7 +98,7 @@ describe('the document', () => {
   const SECURITY: Record<AuthKind, unknown[]> = { jwt: [{ bearerAuth: [] }], ingestKey: [{ ingestKey: [] }], none: [], stripe: [] };
 
   it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: security, path parameters, success and error responses', (_name, route) => {
-    const op = doc.paths[`${API_PREFIX}${route.path}`][route.method.toLowerCase()];
+    const op = doc.paths[route.path][route.method.toLowerCase()];
     const spec = operations[route.handler]!;
     expect(op.security).toEqual(SECURITY[route.auth]);
     // Every {param} of the path is a required path parameter, and no other path parameter is declared.
@@ -135,10 +137,10 @@ describe('the document', () => {
 
   it('documents query parameters from the handlers’ query schemas', () => {
     const params = (path: string) => doc.paths[path].get.parameters.filter((p: any) => p.in === 'query');
-    expect(params('/api/alerts').map((p: any) => p.name)).toEqual(['status', 'limit', 'cursor']);
-    expect(params('/api/alerts')[0]).toMatchObject({ required: false, schema: { enum: ['triggered', 'acknowledged'] } });
-    expect(params('/api/keys').map((p: any) => p.name)).toEqual(['limit', 'cursor']);
-    expect(params('/api/keys/{hash}').map((p: any) => p.name)).toEqual(['from', 'to']);
+    expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'limit', 'cursor']);
+    expect(params('/alerts')[0]).toMatchObject({ required: false, schema: { enum: ['triggered', 'acknowledged'] } });
+    expect(params('/keys').map((p: any) => p.name)).toEqual(['limit', 'cursor']);
+    expect(params('/keys/{hash}').map((p: any) => p.name)).toEqual(['from', 'to']);
   });
 
   it('is pure and JSON: two builds are equal and survive a JSON round trip', () => {
@@ -284,9 +286,9 @@ describe('request bodies: the document accepts and refuses what the handlers do'
   );
 
   it('names the same components as the operations use', () => {
-    expect(doc.paths['/api/auth/register'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RegisterRequest' });
+    expect(doc.paths['/auth/register'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RegisterRequest' });
     expect(doc.components.schemas.IngestRequest.properties.events.items).toEqual({ $ref: '#/components/schemas/IngestEvent' });
-    expect(doc.paths['/api/ingest-keys'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/ingest-keys'].post.requestBody.required).toBe(false);
   });
 });
 
@@ -329,7 +331,9 @@ describe('response schemas', () => {
     expectTypeOf<Awaited<ReturnType<typeof refresh>>>().toEqualTypeOf<Out<typeof R.RefreshedToken>>();
     expectTypeOf<IngestKeyView>().toEqualTypeOf<Out<typeof R.IngestKey>>();
     expectTypeOf<Awaited<ReturnType<typeof listIngestKeys>>>().toExtend<Out<typeof R.responseComponents.IngestKeyList>>();
-    expectTypeOf<CreatedIngestKey>().toEqualTypeOf<Out<typeof R.CreatedIngestKey>>();
+    // The mapper says `lastUsedAt: null` exactly; the document says `Timestamp | null` (see responses.ts).
+    expectTypeOf<CreatedIngestKey>().toExtend<Out<typeof R.CreatedIngestKey>>();
+    expectTypeOf<CreatedIngestKey['lastUsedAt']>().toEqualTypeOf<null>();
     expectTypeOf<IngestResult>().toEqualTypeOf<Out<typeof R.IngestResult>>();
     expectTypeOf<ReturnType<typeof toKeyView>>().toEqualTypeOf<Out<typeof R.Key>>();
     expectTypeOf<Awaited<ReturnType<typeof listKeys>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
@@ -368,3 +372,108 @@ describe('GET /openapi.json', () => {
     expect(JSON.parse(res.body)).toEqual(doc);
   });
 });
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('what client tools need (Prism, openapi-typescript, hey-api, Spectral)', () => {
+  const component = componentValidators();
+  const ops = routes.map((route) => ({ route, spec: operations[route.handler]!, op: doc.paths[route.path][route.method.toLowerCase()] }));
+
+  it('the password rule is ONE pattern (an allOf of patterns is impossible in Prism), and no schema has an allOf of patterns', () => {
+    const password = doc.components.schemas.RegisterRequest.properties.password;
+    expect(password).toEqual({ type: 'string', minLength: 8, maxLength: 256, pattern: expect.any(String) });
+    expect(doc.components.schemas.AcceptInvitationRequest.properties.password).toEqual(password);
+    for (const [pointer, node] of walk(doc)) {
+      if (Array.isArray(node.allOf)) expect((node.allOf as JsonSchema[]).filter((s) => 'pattern' in s), pointer).toEqual([]);
+    }
+    const body = { email: 'a@example.com', firstName: 'A', lastName: 'B', companyName: 'C' };
+    for (const [pw, ok] of [['Analytical1843', true], ['x\nY1zzzzzz', true], ['analytical1843', false], ['ANALYTICAL1843', false], ['Analytical', false], ['Ab1', false]] as const) {
+      expect(component('RegisterRequest')({ ...body, password: pw }), pw).toBe(ok);
+      expect(z.safeParse(RegisterBody, { ...body, password: pw }).success, pw).toBe(ok);
+    }
+  });
+
+  it.each(ops.map((o) => [`${o.route.method} ${o.route.path}`, o] as const))('%s: every 4xx it can answer, a description, x-request-id', (_n, { route, spec, op }) => {
+    const statuses = Object.keys(op.responses).map(Number);
+    // Every operation refuses an unknown query parameter or an unwanted body (400) and a body past the limit (413).
+    expect(statuses).toEqual(expect.arrayContaining([400, 413, 429, 500]));
+    if (spec.body) expect(statuses).toContain(415);
+    else expect(statuses).not.toContain(415);
+    if (pathParams(route.path).length) expect(statuses).toContain(404);
+    if (route.auth === 'jwt' && route.role !== 'viewer') expect(statuses).toContain(403);
+    if (route.stripe) expect(statuses).toContain(503);
+    expect(typeof op.description).toBe('string');
+    // What it does (its spec), then who may call it (from the route table).
+    expect(op.description).toMatch(/\. (Public: no credentials|Needs the bearer token of .+|Authenticated by an ingest key .+|Called by Stripe only.+)\.$/);
+    for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+      const resolved = response.$ref ? (resolvePointer(response.$ref) as any) : response;
+      expect(resolved.headers?.['x-request-id'], status).toEqual({ $ref: '#/components/headers/RequestId' });
+    }
+    // Path parameters: the pattern of the ids they take.
+    for (const p of (op.parameters ?? []).filter((x: any) => x.in === 'path')) expect(p.schema.pattern, p.name).toMatch(/^\^.*\$$/);
+  });
+
+  it('`limit` is an integer 1–100 (default 50) in every list, as a client sends it', () => {
+    const limits = ops.flatMap(({ op }) => (op.parameters ?? []).filter((p: any) => p.name === 'limit'));
+    expect(limits.length).toBeGreaterThanOrEqual(4);
+    for (const p of limits) expect(p.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
+  });
+
+  it('channels never repeat: uniqueItems, in requests and responses', () => {
+    expect(doc.components.schemas.CostThresholdRuleRequest.properties.channels.uniqueItems).toBe(true);
+    expect(doc.components.schemas.CostThresholdRule.properties.channels.uniqueItems).toBe(true);
+    expect(component('CostThresholdRuleRequest')({ type: 'cost_threshold', name: 'x', config: { threshold: 1, period: 'daily' }, channels: ['email', 'email'] })).toBe(false);
+  });
+
+  it('each rule type and its config is a named component', () => {
+    const refs = (name: string) => (doc.components.schemas[name].oneOf as any[]).map((s) => s.$ref.replace('#/components/schemas/', ''));
+    expect(refs('CreateRuleRequest')).toEqual(['CostThresholdRuleRequest', 'NewKeyRuleRequest', 'SpendSpikeRuleRequest']);
+    expect(refs('Rule')).toEqual(['CostThresholdRule', 'NewKeyRule', 'SpendSpikeRule']);
+    expect(doc.components.schemas.CostThresholdRule.properties.config).toEqual({ $ref: '#/components/schemas/CostThresholdConfig' });
+    expect(doc.components.schemas.SpendSpikeRuleRequest.properties.config).toEqual({ $ref: '#/components/schemas/SpendSpikeConfigRequest' });
+  });
+
+  it('an example on every request and response body, valid against its schema (objects closed)', () => {
+    const closed = componentValidatorsClosed();
+    let count = 0;
+    for (const { route, op } of ops) {
+      const bodies: [string, any][] = [];
+      if (op.requestBody) bodies.push(['request', op.requestBody.content['application/json']]);
+      for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+        const resolved = response.$ref ? (resolvePointer(response.$ref) as any) : response;
+        for (const [type, media] of Object.entries(resolved.content ?? {}) as [string, any][]) bodies.push([`${status} ${type}`, media]);
+      }
+      for (const [where, media] of bodies) {
+        const label = `${route.method} ${route.path} ${where}`;
+        expect(media.example, label).toBeDefined();
+        const name = media.schema.$ref.replace('#/components/schemas/', '');
+        const valid = closed(name);
+        expect(valid(media.example), `${label}: ${JSON.stringify(valid.errors)}`).toBe(true);
+        count++;
+      }
+    }
+    expect(count).toBeGreaterThan(routes.length * 5);
+  });
+});
+
+/** Like componentValidators, with every object closed (`additionalProperties: false` where none is said). */
+function componentValidatorsClosed() {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const close = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(close);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, close(v)]));
+    if (out.type === 'object' && out.properties && !('additionalProperties' in out) && !('oneOf' in out)) out.additionalProperties = false;
+    return out;
+  };
+  const schemas = JSON.parse(JSON.stringify(close(doc.components.schemas)).replaceAll('"#/components/schemas/', '"urn:burnrate:closed#/$defs/'));
+  // The document and Stripe's event are open by nature.
+  for (const open of ['OpenApiDocument', 'StripeEvent']) schemas[open] = JSON.parse(JSON.stringify(doc.components.schemas[open]));
+  ajv.addSchema({ $id: 'urn:burnrate:closed', $defs: schemas });
+  const cache = new Map<string, ValidateFunction>();
+  return (name: string) => {
+    if (!cache.has(name)) cache.set(name, ajv.compile({ $ref: `urn:burnrate:closed#/$defs/${name}` }));
+    return cache.get(name)!;
+  };
+}
