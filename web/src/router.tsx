@@ -23,9 +23,12 @@ function current(): Route {
 export function useRoute(): Route {
   const [route, setRoute] = useState(current);
   useEffect(() => {
-    const update = () => setRoute(current());
+    const update = () =>
+      setRoute((was) => (was.path === location.pathname && `?${was.query}` === (location.search || '?') ? was : current()));
     window.addEventListener('popstate', update);
     window.addEventListener(EVENT, update);
+    // A navigation between the render and this subscription (a redirect of a child) is not missed.
+    update();
     return () => {
       window.removeEventListener('popstate', update);
       window.removeEventListener(EVENT, update);

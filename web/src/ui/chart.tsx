@@ -66,7 +66,7 @@ export function DailyChart({ days, series, label }: { days: string[]; series: Da
       <div ref={box} role="img" aria-label={label} />
       <details>
         <summary>{label}: as a table</summary>
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={`${label} (table)`}>
           <table>
             <thead>
               <tr>

@@ -63,7 +63,7 @@ export function AlertRules() {
           items.length === 0 ? (
             <Empty>No alert rules yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Alert rules">
               <table>
                 <thead>
                   <tr>

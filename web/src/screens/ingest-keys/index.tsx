@@ -77,7 +77,7 @@ export function IngestKeys() {
           items.length === 0 ? (
             <Empty>No ingest keys yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Ingest keys">
               <table>
                 <thead>
                   <tr>

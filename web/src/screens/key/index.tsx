@@ -59,7 +59,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
           {key.data.breakdown.byModel.length === 0 ? (
             <Empty>No spend in this range.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by model">
               <table>
                 <thead>
                   <tr>

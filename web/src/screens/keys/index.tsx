@@ -39,7 +39,7 @@ export function Keys() {
             return sort.desc ? -order : order;
           });
           return (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys">
               <table>
                 <caption class="muted">Sorted by {column.title.toLowerCase()}, {sort.desc ? 'descending' : 'ascending'}</caption>
                 <thead>

@@ -77,7 +77,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
               {keys.length === 0 ? (
                 <Empty>No keys discovered yet.</Empty>
               ) : (
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Top keys">
                   <table>
                     <thead>
                       <tr>

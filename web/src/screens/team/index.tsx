@@ -25,7 +25,7 @@ export function Team() {
       <ErrorBox error={change.error} />
       <Show state={users}>
         {({ items }) => (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Users">
             <table>
               <thead>
                 <tr>
