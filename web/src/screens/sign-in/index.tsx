@@ -3,12 +3,8 @@ import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Form, useSubmit } from '../../ui/form.tsx';
+import { safeNext } from '../../ui/next.ts';
 import { Screen } from '../../ui/states.tsx';
-
-/** Only a path of this site: `next` never sends the user elsewhere. */
-export function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
-}
 
 export function SignIn({ query }: { query: URLSearchParams }) {
   const [email, setEmail] = useState('');
