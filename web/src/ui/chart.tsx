@@ -63,7 +63,7 @@ export function DailyChart({ days, series, label }: { days: string[]; series: Da
 
   return (
     <figure class="chart">
-      <div ref={box} role="img" aria-label={label} />
+      <div ref={box} class="chart-box" role="img" aria-label={label} />
       <details>
         <summary>{label}: as a table</summary>
         <div class="table-wrap" tabIndex={0} role="region" aria-label={`${label} (table)`}>

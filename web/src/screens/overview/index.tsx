@@ -40,6 +40,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
   const data = useLoad(() => loadOverview(range.from, range.to), [range.from, range.to]);
   const alerts = useLoad(() => ok(api.GET('/api/alerts', { params: { query: { status: 'triggered', limit: '5' } } })), []);
   document.title = 'Overview · Burnrate';
+  // The open alerts appear with the rest (below it): nothing already shown moves when they arrive.
   return (
     <Screen title="Overview">
       <Show state={data}>
@@ -102,25 +103,25 @@ export function Overview({ query }: { query: URLSearchParams }) {
                   </table>
                 </div>
               )}
+              <h2>Open alerts</h2>
+              <Show state={alerts}>
+                {({ items }) =>
+                  items.length === 0 ? (
+                    <Empty>No open alerts.</Empty>
+                  ) : (
+                    <ul>
+                      {items.map((a) => (
+                        <li key={a.id}>
+                          <Link href="/alerts">{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  )
+                }
+              </Show>
             </>
           );
         }}
-      </Show>
-      <h2>Open alerts</h2>
-      <Show state={alerts}>
-        {({ items }) =>
-          items.length === 0 ? (
-            <Empty>No open alerts.</Empty>
-          ) : (
-            <ul>
-              {items.map((a) => (
-                <li key={a.id}>
-                  <Link href="/alerts">{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
-                </li>
-              ))}
-            </ul>
-          )
-        }
       </Show>
     </Screen>
   );
