@@ -26,12 +26,14 @@ export interface Candidate {
 
 /** BigInt(micros): a week's sum may be an integer past 2^53 (shared/alerting/spend.ts). */
 const usd = (micros: number) => `$${microsToUsd(BigInt(micros)).toFixed(2)}${micros % 10_000 !== 0 ? ` (${microsToUsd(BigInt(micros))})` : ''}`;
+/** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
+const NEW_KEYS_LISTED = 20;
 const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(0, 8)}…)` : `${hash.slice(0, 12)}…`);
 
 export function makeAlert(
   accountId: string,
   now: Date,
-  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string },
+  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; keyHashes?: string[]; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string },
 ): Alert {
   return {
     id: newId('alert'),
@@ -41,6 +43,7 @@ export function makeAlert(
     ruleId: fields.ruleId ?? null,
     budgetId: fields.budgetId ?? null,
     keyHash: fields.keyHash ?? null,
+    keyHashes: fields.keyHashes ?? (fields.keyHash ? [fields.keyHash] : []),
     title: fields.title,
     message: fields.message,
     period: fields.period,
@@ -148,19 +151,34 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
       },
     ];
   }
-  return discovered.map((k) => ({
-    fired: { source: r.id, level: 'new_key', period: k.keyHash },
-    alert: makeAlert(accountId, now, {
-      ...base,
-      type: 'new_key',
-      keyHash: k.keyHash,
-      title: `${r.name}: new ${k.provider} key ${keyName(k.keyHash, k.hint)}`,
-      message: `A new ${k.provider} key was discovered at ${now.toISOString()}: ${keyName(k.keyHash, k.hint)}.`,
-      period: spend.today,
-      thresholdMicros: null,
-      observedMicros: null,
-    }),
-  }));
+  // new_key: ONE alert per rule for everything this ingest discovered (its first key names it: each key is
+  // discovered exactly once, so the fired item of a first key is never taken by another ingest).
+  const [first] = discovered;
+  if (!first) return [];
+  const listed = discovered.slice(0, NEW_KEYS_LISTED).map((k) => `${k.provider} ${keyName(k.keyHash, k.hint)}`);
+  const more = discovered.length - listed.length;
+  return [
+    {
+      fired: { source: r.id, level: 'new_key', period: first.keyHash },
+      alert: makeAlert(accountId, now, {
+        ...base,
+        type: 'new_key',
+        keyHash: first.keyHash,
+        keyHashes: discovered.map((k) => k.keyHash),
+        title:
+          discovered.length === 1
+            ? `${r.name}: new ${first.provider} key ${keyName(first.keyHash, first.hint)}`
+            : `${r.name}: ${discovered.length} new keys discovered`,
+        message:
+          discovered.length === 1
+            ? `A new ${first.provider} key was discovered at ${now.toISOString()}: ${keyName(first.keyHash, first.hint)}.`
+            : `${discovered.length} new keys were discovered at ${now.toISOString()}: ${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`,
+        period: spend.today,
+        thresholdMicros: null,
+        observedMicros: null,
+      }),
+    },
+  ];
 }
 
 /** Every alert the current figures call for (fired or not yet). Pure. */

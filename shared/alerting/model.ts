@@ -44,8 +44,12 @@ export interface Rule {
 export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
-/** `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. */
-export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed';
+/**
+ * `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. `suppressed`: settled
+ * without sending, on purpose — past an hourly cap, or (e-mail) no user with a verified address who wants alert
+ * e-mail (shared/notify/caps.ts, shared/notify/email.ts).
+ */
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'suppressed';
 
 export interface Delivery {
   channel: Channel;
@@ -55,6 +59,10 @@ export interface Delivery {
   claimedAt?: string;
   lastError?: string;
   sentAt?: string;
+  /** Why a `suppressed` delivery was not sent (internal). */
+  suppressedBy?: 'cap' | 'no-recipient';
+  /** A URL channel's delivery took its slot of the per-URL cap already (its retries don't count again). */
+  capCounted?: boolean;
 }
 
 export interface Alert {
@@ -65,6 +73,11 @@ export interface Alert {
   ruleId: string | null;
   budgetId: string | null;
   keyHash: string | null;
+  /**
+   * The keys the alert is about: every key one ingest discovered for `new_key` (`keyHash` is the first); the one
+   * key `keyHash` names for the other types, or none.
+   */
+  keyHashes: string[];
   title: string;
   message: string;
   /** The period the alert belongs to: `2026-11-21` (day), `2026-W47`-style week start `2026-11-16`, `2026-11` (month). */
@@ -89,6 +102,7 @@ export function alertView(a: Alert) {
     ruleId: a.ruleId,
     budgetId: a.budgetId,
     keyHash: a.keyHash,
+    keyHashes: a.keyHashes,
     title: a.title,
     message: a.message,
     period: a.period,

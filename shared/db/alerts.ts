@@ -42,6 +42,8 @@ export function toAlert(item: Item): Alert {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _e, ...rest } = item;
   return {
     ...(rest as unknown as Alert),
+    // Alerts stored before keyHashes: the one key they name, if any.
+    keyHashes: Array.isArray(item.keyHashes) ? (item.keyHashes as string[]) : typeof item.keyHash === 'string' ? [item.keyHash] : [],
     thresholdMicros: amountOrNull(item.thresholdMicros),
     observedMicros: amountOrNull(item.observedMicros),
     acknowledgedAt: (item.acknowledgedAt as string) ?? null,

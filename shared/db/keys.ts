@@ -24,6 +24,8 @@
  *                                                        stored by its hash only, TTL
  *   ACCOUNT#<a>             INVITATION#<inv_id>          an invitation (pending, accepted, revoked, expired)
  *   ACCOUNT#<a>             INVITEE#<email>              the pending invitation to an address (one at a time)
+ *   NOTIFYCAP#<kind>#<sha256>#<hour>  NOTIFYCAP       alert notifications to one e-mail recipient / webhook URL in one
+ *                                                        UTC hour (conditional counter, TTL): shared/notify/caps.ts
  *   STRIPEEVENT#<evt_id>    STRIPEEVENT                  a Stripe webhook event applied (written with its state change)
  *   STRIPECUSTOMER#<cus_id> STRIPECUSTOMER               which account a Stripe customer belongs to
  *   USAGE#<a>               DAY#<date> | MONTH#<yyyy-mm>  the account's spend per UTC day / calendar month
@@ -78,6 +80,12 @@ export const keys = {
   invitation: (accountId: string, invitationId: string): Key => ({ pk: accountPk(accountId), sk: `INVITATION#${invitationId}` }),
   /** "This account has a pending invitation to this address": at most one at a time. */
   invitee: (accountId: string, email: string): Key => ({ pk: accountPk(accountId), sk: `INVITEE#${email}` }),
+
+  /**
+   * The counter of alert notifications to one target in one UTC hour: `kind` `email` (a recipient) or `url` (a
+   * webhook or Slack URL); `targetHash` the SHA-256 of the address or URL; `hour` `2026-11-21T22`.
+   */
+  notifyCap: (kind: string, targetHash: string, hour: string): Key => ({ pk: `NOTIFYCAP#${kind}#${targetHash}#${hour}`, sk: 'NOTIFYCAP' }),
 
   stripeEvent: (eventId: string): Key => ({ pk: `STRIPEEVENT#${eventId}`, sk: 'STRIPEEVENT' }),
   stripeCustomer: (customerId: string): Key => ({ pk: `STRIPECUSTOMER#${customerId}`, sk: 'STRIPECUSTOMER' }),

@@ -5,6 +5,7 @@
  * Per delivery `deliveries[i]`:
  *   pending ──claim──▶ sending ──send ok──▶ sent
  *                         │
+ *                         ├──not sent on purpose──▶ suppressed (past an hourly cap; e-mail: nobody may be mailed)
  *                         └──send failed──▶ pending (lastError) ──…──▶ failed (after MAX_ATTEMPTS)
  *
  * The claim is a conditional UpdateItem that compares the delivery with what was read (status, attempts —
@@ -21,6 +22,7 @@ import { logger } from '#shared/http/logger.ts';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
 import { sendAlertEmail } from '#shared/notify/email.ts';
 import { sendWebhook } from '#shared/notify/webhook.ts';
+import { channelUrl, takeSlot } from '#shared/notify/caps.ts';
 import { signingSecrets } from '#shared/notify/webhook-secret.ts';
 
 export const MAX_ATTEMPTS = 5;
@@ -28,11 +30,18 @@ export const MAX_ATTEMPTS = 5;
 export const CLAIM_LEASE_MS = 2 * 60 * 1000;
 const MAX_ERROR_LENGTH = 200;
 
-/** What a channel's send reports. `sentTo`: e-mail recipients reached so far (kept across attempts). */
-type Outcome = { ok: true } | { ok: false; error: string; permanent?: boolean; sentTo?: string[] };
+/**
+ * What a channel's send reports. `suppressed`: settled without sending, and why. `sentTo` / `suppressedTo`: e-mail
+ * recipients handled so far, `capCounted`: a URL channel's cap slot taken (all kept across attempts).
+ */
+type Outcome =
+  | { ok: true; suppressed?: 'cap' | 'no-recipient' }
+  | { ok: false; error: string; permanent?: boolean; sentTo?: string[]; suppressedTo?: string[]; capCounted?: boolean };
+
+type Final = 'sent' | 'suppressed' | 'pending' | 'failed';
 
 /** The stored delivery, with the e-mail channel's progress across attempts. */
-type StoredDelivery = Delivery & { sentTo?: string[] };
+type StoredDelivery = Delivery & { sentTo?: string[]; suppressedTo?: string[] };
 
 export interface DeliverResult {
   /** False while any channel may still be sent (pending, or claimed by another notifier): retry the message. */
@@ -53,9 +62,9 @@ export async function deliverAlert(accountId: string, alertId: string, now: Date
   return { done };
 }
 
-/** True when this channel needs nothing more (sent or failed); false when a retry may still send it. */
+/** True when this channel needs nothing more (sent, suppressed or failed); false when a retry may still send it. */
 async function deliverOne(alert: Alert, index: number, seen: StoredDelivery, now: Date): Promise<boolean> {
-  if (seen.status === 'sent' || seen.status === 'failed') return true;
+  if (seen.status === 'sent' || seen.status === 'failed' || seen.status === 'suppressed') return true;
   if (seen.status === 'sending' && !leaseExpired(seen.claimedAt, now)) return false; // another notifier has it
   if (seen.status !== 'pending' && seen.status !== 'sending') return true; // unknown status: leave it alone
 
@@ -69,11 +78,13 @@ async function deliverOne(alert: Alert, index: number, seen: StoredDelivery, now
   } catch (error) {
     // Our own failure (reading the recipients or the secret): counted like a failed send, so it ends.
     logger.error('delivery failed unexpectedly', { ...log, error: error as Error });
-    outcome = { ok: false, error: 'internal error', sentTo: seen.sentTo ?? [] };
+    outcome = { ok: false, error: 'internal error', sentTo: seen.sentTo ?? [], suppressedTo: seen.suppressedTo ?? [], capCounted: seen.capCounted === true };
   }
 
-  const final = outcome.ok ? 'sent' : outcome.permanent || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
-  if (outcome.ok) logger.info('alert delivered', log);
+  const final: Final = outcome.ok ? (outcome.suppressed ? 'suppressed' : 'sent') : outcome.permanent || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  // Past a cap is worth a look; nobody to mail (an unverified registrant) is the normal state of many accounts.
+  if (outcome.ok && outcome.suppressed) logger[outcome.suppressed === 'cap' ? 'warn' : 'info']('alert delivery suppressed', { ...log, reason: outcome.suppressed });
+  else if (outcome.ok) logger.info('alert delivered', log);
   else logger.warn('alert delivery failed', { ...log, error: outcome.error, status: final });
   const recorded = await record(alert, index, attempt, now, outcome, final);
   if (!recorded) {
@@ -128,13 +139,25 @@ async function claim(alert: Alert, index: number, seen: StoredDelivery, now: Dat
 }
 
 async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<Outcome> {
+  // Channels that post to a URL share the per-URL hourly cap; a delivery takes its slot once (not per retry).
+  const url = channelUrl(alert, delivery.channel);
+  let capCounted = delivery.capCounted === true;
+  if (url && !capCounted) {
+    if ((await takeSlot('url', url, now)) !== 'allowed') return { ok: true, suppressed: 'cap' };
+    capCounted = true;
+  }
   switch (delivery.channel) {
-    case 'email':
-      return sendAlertEmail(alert, { now, alreadySent: delivery.sentTo ?? [] });
+    case 'email': {
+      const result = await sendAlertEmail(alert, { now, alreadySent: delivery.sentTo ?? [], alreadySuppressed: delivery.suppressedTo ?? [] });
+      if (!result.ok) return result;
+      if (result.sentTo.length > 0) return { ok: true };
+      return { ok: true, suppressed: result.suppressedTo.length > 0 ? 'cap' : 'no-recipient' };
+    }
     case 'webhook': {
       if (!alert.webhookUrl) return { ok: false, error: 'the alert has no webhook URL', permanent: true };
       const secrets = await signingSecrets(alert.accountId, now);
-      return sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
+      const result = await sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
+      return result.ok ? result : { ...result, capCounted };
     }
     default:
       return { ok: false, error: `unknown channel ${String(delivery.channel).slice(0, 20)}`, permanent: true };
@@ -142,18 +165,31 @@ async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<
 }
 
 /** Writes the outcome under our claim: still `sending` with our attempt number. False when the claim was lost. */
-async function record(alert: Alert, index: number, attempt: number, now: Date, outcome: Outcome, final: 'sent' | 'pending' | 'failed'): Promise<boolean> {
+async function record(alert: Alert, index: number, attempt: number, now: Date, outcome: Outcome, final: Final): Promise<boolean> {
   const path = `deliveries[${index}]`;
   const values: Record<string, unknown> = { ':sending': 'sending', ':attempt': attempt, ':final': final };
+  const progress = `${path}.claimedAt, ${path}.lastError, ${path}.sentTo, ${path}.suppressedTo, ${path}.capCounted`;
   let update: string;
-  if (outcome.ok) {
-    update = `SET ${path}.#status = :final, ${path}.sentAt = :now REMOVE ${path}.claimedAt, ${path}.lastError, ${path}.sentTo`;
+  if (outcome.ok && outcome.suppressed) {
+    update = `SET ${path}.#status = :final, ${path}.suppressedBy = :why REMOVE ${progress}`;
+    values[':why'] = outcome.suppressed;
+  } else if (outcome.ok) {
+    update = `SET ${path}.#status = :final, ${path}.sentAt = :now REMOVE ${progress}`;
     values[':now'] = now.toISOString();
   } else {
-    const sentTo = outcome.sentTo ?? [];
-    update = `SET ${path}.#status = :final, ${path}.lastError = :error${sentTo.length ? `, ${path}.sentTo = :sentTo` : ''} REMOVE ${path}.claimedAt`;
+    const sets = [`${path}.#status = :final`, `${path}.lastError = :error`];
     values[':error'] = outcome.error.slice(0, MAX_ERROR_LENGTH);
-    if (sentTo.length) values[':sentTo'] = sentTo;
+    if (outcome.sentTo?.length) {
+      sets.push(`${path}.sentTo = :sentTo`);
+      values[':sentTo'] = outcome.sentTo;
+    }
+    if (outcome.suppressedTo?.length) {
+      sets.push(`${path}.suppressedTo = :suppressedTo`);
+      values[':suppressedTo'] = outcome.suppressedTo;
+    }
+    if (outcome.capCounted) sets.push(`${path}.capCounted = :true`);
+    if (outcome.capCounted) values[':true'] = true;
+    update = `SET ${sets.join(', ')} REMOVE ${path}.claimedAt`;
   }
   try {
     await db().send(

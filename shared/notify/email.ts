@@ -1,5 +1,6 @@
 /**
- * The e-mail channel: one plain-text RFC 5322 message per user of the account.
+ * The e-mail channel: one plain-text RFC 5322 message per user of the account whose address is verified and who
+ * wants alert e-mail, each recipient at most EMAIL_CAP_PER_HOUR alert e-mails an hour (shared/notify/caps.ts).
  * In AWS it goes out through SES (SESv2 SendEmail, raw content); locally (`OUTBOX_DIR` set) each message is
  * written as one `.eml` file into that folder — atomically, so a reader never sees half a message.
  */
@@ -12,6 +13,10 @@ import { queryAll } from '#shared/db/client.ts';
 import { queries } from '#shared/db/keys.ts';
 import { microsToUsd } from '#shared/pricing/pricing.ts';
 import type { Alert, AlertType } from '#shared/alerting/model.ts';
+import { logger } from '#shared/http/logger.ts';
+import { hourWindow, takeSlot, targetHash } from '#shared/notify/caps.ts';
+import { pausedNoticeEmail } from '#shared/notify/paused.ts';
+import { alertSubject } from '#shared/notify/subject.ts';
 
 const CRLF = '\r\n';
 const DEFAULT_FROM_ADDRESS = 'alerts@localhost';
@@ -86,7 +91,7 @@ export function renderAlertEmail(input: RenderInput): string {
   const headers = [
     `From: ${from.header}`,
     `To: ${oneLine(input.to)}`,
-    foldHeader('Subject', encodeHeaderText(oneLine(alert.title))),
+    foldHeader('Subject', encodeHeaderText(alertSubject(alert))),
     `Date: ${rfc5322Date(input.date)}`,
     `Message-ID: ${messageId}`,
     'MIME-Version: 1.0',
@@ -117,7 +122,7 @@ export function renderBody(alert: Alert, dashboardUrl?: string): string[] {
   const lines = [...wrap(oneLine(alert.title)), '', ...wrap(oneLine(alert.message)), ''];
   lines.push(...rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`));
   if (dashboardUrl) lines.push('', 'Open it in the dashboard:', `${dashboardUrl.replace(/\/+$/, '')}/alerts/${encodeURIComponent(alert.id)}`);
-  lines.push('', '-- ', 'Burnrate sends this alert to every user of the account.');
+  lines.push('', '-- ', 'Burnrate sends alerts to the account\'s users with a verified address who want', 'alert e-mail; you can turn it off in your profile.');
   return lines;
 }
 
@@ -142,9 +147,13 @@ function wrap(text: string, width = 76): string[] {
 /** ASCII stays as is; anything else becomes RFC 2047 encoded-words (UTF-8, base64), each ≤ 75 characters. */
 function encodeHeaderText(text: string): string {
   if (/^[\x20-\x7e]*$/.test(text)) return text;
+  // The ASCII words before the first non-ASCII one (our `[Burnrate] Kind:` prefix) stay readable as they are.
+  const plain = /^(?:[\x21-\x7e]+ )*/.exec(text)?.[0] ?? '';
+  const plainHead = plain.split(' ').some((w) => /^=\?|\?=$/.test(w)) ? '' : plain;
+  const rest = text.slice(plainHead.length);
   const words: string[] = [];
   let chunk = '';
-  for (const char of text) {
+  for (const char of rest) {
     // 45 bytes of UTF-8 encode to 60 base64 characters: with `=?UTF-8?B?` and `?=` a word stays ≤ 72.
     if (Buffer.byteLength(chunk + char, 'utf8') > 45) {
       words.push(chunk);
@@ -153,7 +162,7 @@ function encodeHeaderText(text: string): string {
     chunk += char;
   }
   if (chunk) words.push(chunk);
-  return words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join(' ');
+  return plainHead + words.map((w) => `=?UTF-8?B?${Buffer.from(w, 'utf8').toString('base64')}?=`).join(' ');
 }
 
 /** `Name: value`, folded at spaces so lines stay ≤ 78 characters where possible (RFC 5322 §2.2.3). */
@@ -198,42 +207,65 @@ function quotedPrintable(text: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Sending
 
+/**
+ * `sentTo`: recipients that got it; `suppressedTo`: recipients past their hourly cap (both kept across attempts,
+ * so a retry skips them). `ok` with nobody in `sentTo`: nobody may be mailed — the delivery is `suppressed`.
+ */
 export type EmailOutcome =
-  | { ok: true; sentTo: string[] }
-  | { ok: false; error: string; permanent?: boolean; /** Recipients that got it (skipped on the next attempt). */ sentTo: string[] };
+  | { ok: true; sentTo: string[]; suppressedTo: string[] }
+  | { ok: false; error: string; permanent?: boolean; sentTo: string[]; suppressedTo: string[] };
 
-/** The e-mail addresses of every user of the account: ONE Query of its USER# items. */
+/** Who may get alert e-mail: users with a verified address who want alert e-mail (`alertEmails` defaults to on). */
+export function alertRecipients(users: readonly Record<string, unknown>[]): string[] {
+  const eligible = users.filter((u) => u.emailVerified === true && u.alertEmails !== false);
+  return [...new Set(eligible.map((u) => u.email).filter((e): e is string => typeof e === 'string' && e.includes('@')))];
+}
+
+/**
+ * THE place that says who gets an alert's e-mail — every alert type, budgets and plan limits included: the users
+ * of the account whose `emailVerified` and `alertEmails` are both true. ONE Query of its USER# items.
+ */
 export async function accountRecipients(accountId: string): Promise<string[]> {
   const q = queries.accountItems(accountId, 'USER');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
-    ProjectionExpression: 'email',
+    ProjectionExpression: 'email, emailVerified, alertEmails',
   });
-  return [...new Set(items.map((item) => item.email).filter((e): e is string => typeof e === 'string' && e.includes('@')))];
+  return alertRecipients(items);
 }
 
 let ses: SESv2Client | undefined;
 const sesClient = () => (ses ??= new SESv2Client({ region: config().region }));
 
 /**
- * Sends the alert to every user of its account, one message each, except those in `alreadySent` (recipients
- * an earlier, partly failed attempt reached). Stops at the first failure and reports who got it so far.
+ * Sends the alert to each recipient (accountRecipients), one message each, except those an earlier, partly failed
+ * attempt handled (`alreadySent`, `alreadySuppressed`). Each takes one slot of the recipient's hourly cap first;
+ * past it the recipient is skipped, and the first refusal of the hour sends the recipient the "paused" notice.
+ * Stops at the first failure and reports who was handled so far.
  */
 export async function sendAlertEmail(
   alert: Alert,
-  options: { now?: Date; alreadySent?: readonly string[]; settings?: EmailSettings } = {},
+  options: { now?: Date; alreadySent?: readonly string[]; alreadySuppressed?: readonly string[]; settings?: EmailSettings } = {},
 ): Promise<EmailOutcome> {
   const now = options.now ?? new Date();
   const settings = options.settings ?? emailSettings();
   const recipients = await accountRecipients(alert.accountId);
-  if (recipients.length === 0) return { ok: false, error: 'the account has no users', permanent: true, sentTo: [] };
   const sentTo = [...(options.alreadySent ?? [])];
-  for (const [index, to] of recipients.entries()) {
-    if (sentTo.includes(to)) continue;
+  const suppressedTo = [...(options.alreadySuppressed ?? [])];
+  const todo = recipients.filter((to) => !sentTo.includes(to) && !suppressedTo.includes(to));
+  // The slots are taken together (one conditional UpdateItem per recipient, in parallel), then the mail goes out.
+  const slots = await Promise.all(todo.map((to) => takeSlot('email', to, now)));
+  for (const [i, to] of todo.entries()) {
+    const slot = slots[i]!;
+    if (slot !== 'allowed') {
+      suppressedTo.push(to);
+      if (slot === 'first-suppressed') await sendPausedNotice(to, now, settings);
+      continue;
+    }
     const raw = renderAlertEmail({ alert, to, settings, date: now });
     try {
-      if (settings.outboxDir) await writeOutbox(settings.outboxDir, `${fileStamp(now)}-${alert.id}-${index + 1}.eml`, raw);
+      if (settings.outboxDir) await writeOutbox(settings.outboxDir, `${fileStamp(now)}-${alert.id}-${recipients.indexOf(to) + 1}.eml`, raw);
       else {
         await sesClient().send(
           new SendEmailCommand({
@@ -245,10 +277,25 @@ export async function sendAlertEmail(
       }
       sentTo.push(to);
     } catch (error) {
-      return { ok: false, error: sendError(error), sentTo };
+      return { ok: false, error: sendError(error), sentTo, suppressedTo };
     }
   }
-  return { ok: true, sentTo };
+  return { ok: true, sentTo, suppressedTo };
+}
+
+/**
+ * The one "alert e-mail is paused" notice of a recipient's hour. Best effort: exactly one delivery per hour sends
+ * it (the one whose count landed on cap + 1); if that send fails, it is logged and not retried.
+ */
+async function sendPausedNotice(to: string, now: Date, settings: EmailSettings): Promise<void> {
+  const window = hourWindow(now);
+  const tag = `paused-${window.hour.replace(/\D/g, '')}-${targetHash('email', to).slice(0, 16)}`;
+  try {
+    await sendPlainEmail(pausedNoticeEmail({ to, window, tag, ...(settings.dashboardUrl ? { appUrl: settings.dashboardUrl } : {}) }), now, settings);
+    logger.warn('alert e-mail cap reached: recipient told that alert e-mail is paused', { hour: window.hour });
+  } catch (error) {
+    logger.error('the paused notice could not be sent', { hour: window.hour, error: sendError(error) });
+  }
 }
 
 export interface PlainEmail {

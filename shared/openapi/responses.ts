@@ -266,6 +266,8 @@ export const Alert = z.object({
   ruleId: z.nullable(RuleId),
   budgetId: z.nullable(BudgetId),
   keyHash: z.nullable(KeyHash),
+  /** The keys the alert is about: all keys one ingest discovered (`new_key`; `keyHash` is the first), else `[keyHash]` or `[]`. */
+  keyHashes: z.array(KeyHash),
   title: z.string(),
   message: z.string(),
   /** The period the alert belongs to: a day `2026-11-21`, a week's Monday, or a month `2026-11`. */
@@ -276,7 +278,8 @@ export const Alert = z.object({
   deliveries: z.array(
     z.object({
       channel: Channel,
-      status: z.enum(members<'pending' | 'sent' | 'failed'>({ pending: true, sent: true, failed: true })),
+      /** `suppressed`: settled without sending — past an hourly cap, or no verified recipient who wants alert e-mail. */
+      status: z.enum(members<'pending' | 'sent' | 'failed' | 'suppressed'>({ pending: true, sent: true, failed: true, suppressed: true })),
       attempts: Count,
     }),
   ),

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyWebhookSignature } from '#shared/notify/webhook.ts';
-import { api, registerUser, stack } from './harness.ts';
+import { api, markEmailVerified, registerUser, stack } from './harness.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -46,6 +46,7 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_00
 describe('alert delivery through the local queue', () => {
   it('sends e-mail to the outbox and a verifiable webhook; a failing webhook ends failed after retries', async () => {
     const user = await registerUser();
+    await markEmailVerified(user.accountId, user.userId); // alert e-mail goes to verified addresses only
     const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key;
     const secret = (await api('/webhook-secret', { token: user.token })).body.secret;
     for (const [name, path] of [

@@ -131,6 +131,22 @@ export async function setPlan(accountId: string, plan: 'FREE' | 'GROWTH' | 'SCAL
 }
 
 /**
+ * Marks a user's address verified straight in the table (tests of alert delivery; the verification flow itself is
+ * tested with the link from the outbox).
+ */
+export async function markEmailVerified(accountId: string, userId: string, verified = true): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: stack().tableName,
+      Key: keys.user(accountId, userId),
+      UpdateExpression: 'SET emailVerified = :v',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':v': verified },
+    }),
+  );
+}
+
+/**
  * Points this test process's own clients (shared/config) at the running stack, for tests that call domain code
  * directly (fault injection, repository races). Returns the undo.
  */

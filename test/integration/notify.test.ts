@@ -16,7 +16,7 @@ import { newId } from '#shared/ids.ts';
 import { CLAIM_LEASE_MS, deliverAlert, MAX_ATTEMPTS } from '#shared/notify/deliver.ts';
 import { verifyWebhookSignature } from '#shared/notify/webhook.ts';
 import { signingSecrets } from '#shared/notify/webhook-secret.ts';
-import { api, dynamo, pointAtStack, registerUser, stack, type RegisteredUser } from './harness.ts';
+import { api, dynamo, markEmailVerified, pointAtStack, registerUser, stack, type RegisteredUser } from './harness.ts';
 
 interface Received {
   path: string;
@@ -60,6 +60,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   owner = await registerUser();
+  await markEmailVerified(owner.accountId, owner.userId); // alert e-mail goes to verified addresses only
   // A second user of the same account (no invite API yet): planted directly.
   const userId = newId('user');
   await dynamo().send(
@@ -73,6 +74,9 @@ beforeAll(async () => {
         email: secondEmail,
         firstName: 'Grace',
         lastName: 'Hopper',
+        role: 'member',
+        emailVerified: true,
+        alertEmails: true,
         createdAt: new Date().toISOString(),
         updatedAt: new Date().toISOString(),
       },
@@ -101,6 +105,7 @@ async function plantAlert(webhookPath: string, deliveries?: Delivery[]): Promise
     ruleId: newId('rule'),
     budgetId: null,
     keyHash: null,
+    keyHashes: [],
     title: 'Daily cap: daily spend reached $25.00',
     message: 'Spend of the account on 2026-11-21 (UTC) is $31.415926, at or above the rule "Daily cap" threshold of $25.00.',
     period: '2026-11-21',
@@ -173,7 +178,7 @@ describe('deliverAlert', () => {
     expect(recipients).toEqual([owner.email.toLowerCase(), secondEmail].sort());
     for (const { text } of emails) {
       expect(text).toMatch(/^From: Burnrate Alerts <alerts@burnrate\.test>\r$/m);
-      expect(text).toMatch(/^Subject: Daily cap: daily spend reached \$25\.00\r$/m);
+      expect(text).toMatch(/^Subject: \[Burnrate\] Cost threshold: Daily cap: daily spend reached \$25\.00\r$/m);
       expect(text).toMatch(/^Message-ID: <.+@burnrate\.test>\r$/m);
       expect(text).toMatch(/Threshold:\s+\$25\.00\r\n/);
       expect(text).toMatch(/Observed spend:\s+\$31\.415926\r\n/);

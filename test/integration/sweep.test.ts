@@ -34,6 +34,7 @@ function alert(accountId: string, triggeredAt: Date): Alert {
     ruleId: null,
     budgetId: null,
     keyHash: null,
+    keyHashes: [],
     title: 'A lost alert',
     message: 'Its queue message never made it.',
     period: triggeredAt.toISOString().slice(0, 10),

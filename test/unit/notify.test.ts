@@ -27,6 +27,7 @@ function alert(overrides: Partial<Alert> = {}): Alert {
     ruleId: 'rul_01JD0000000000000000000002',
     budgetId: null,
     keyHash: null,
+    keyHashes: [],
     title: 'Daily cap: daily spend reached $10.00',
     message: 'Spend of the account on 2026-11-21 (UTC) is $12.50, at or above the rule "Daily cap" threshold of $10.00.',
     period: '2026-11-21',
@@ -61,7 +62,7 @@ describe('alert e-mail (RFC 5322)', () => {
   it('has the required headers', () => {
     expect(headers.get('from')).toBe('Burnrate Alerts <alerts@example.com>');
     expect(headers.get('to')).toBe('ada@example.com');
-    expect(headers.get('subject')).toBe('Daily cap: daily spend reached $10.00');
+    expect(headers.get('subject')).toBe('[Burnrate] Cost threshold: Daily cap: daily spend reached $10.00');
     expect(headers.get('date')).toBe('Sat, 21 Nov 2026 22:34:25 +0000');
     expect(headers.get('message-id')).toMatch(/^<alt_01JD0000000000000000000001\.[0-9a-f]{16}@example\.com>$/);
     expect(headers.get('mime-version')).toBe('1.0');
@@ -105,19 +106,21 @@ describe('alert e-mail (RFC 5322)', () => {
     const text = renderAlertEmail({ alert: alert({ title: 'Hi\r\nBcc: victim@example.com' }), to: 'ada@example.com\r\nBcc: x@example.com', settings, date });
     const head = text.slice(0, text.indexOf('\r\n\r\n'));
     expect(head).not.toMatch(/^Bcc:/im);
-    expect(headersOf(text).get('subject')).toBe('Hi Bcc: victim@example.com');
+    expect(headersOf(text).get('subject')).toBe('[Burnrate] Cost threshold: Hi Bcc: victim@example.com');
   });
 
   it('encodes a non-ASCII subject (RFC 2047) and body (quoted-printable)', () => {
     const text = renderAlertEmail({ alert: alert({ title: 'Budget « Équipe » exceeded', message: 'Key sk-…abcd spent €€ — too much.' }), to: 'a@example.com', settings, date });
     const headers = headersOf(text);
-    expect(headers.get('subject')).toMatch(/^(=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?= ?)+$/);
+    // Our ASCII prefix stays readable; from the first non-ASCII word on: RFC 2047 encoded-words.
+    expect(headers.get('subject')).toMatch(/^\[Burnrate\] Cost threshold: Budget (=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?= ?)+$/);
     const decoded = headers
       .get('subject')!
+      .replace(/^\[Burnrate\] Cost threshold: Budget /, '')
       .split(' ')
       .map((w) => Buffer.from(w.slice(10, -2), 'base64').toString('utf8'))
       .join('');
-    expect(decoded).toBe('Budget « Équipe » exceeded');
+    expect(decoded).toBe('« Équipe » exceeded');
     expect(headers.get('content-transfer-encoding')).toBe('quoted-printable');
     expect(text).toMatch(/^[\x00-\x7f]*$/);
     expect(text).toContain('=E2=80=A6');
