@@ -767,6 +767,7 @@ export interface components {
             ruleId: string | null;
             budgetId: string | null;
             keyHash: string | null;
+            keyHashes: string[];
             title: string;
             message: string;
             period: string;
@@ -776,7 +777,7 @@ export interface components {
                 /** @enum {string} */
                 channel: "email" | "webhook";
                 /** @enum {string} */
-                status: "pending" | "sent" | "failed";
+                status: "pending" | "sent" | "failed" | "suppressed";
                 attempts: number;
             }[];
             triggeredAt: components["schemas"]["Timestamp"];
