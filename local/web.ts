@@ -53,11 +53,11 @@ async function newest(path: string): Promise<number> {
   return Math.max(info.mtimeMs, ...times);
 }
 
-/** Whether web/dist is missing or older than any source of the app. */
-export async function webBuildIsStale(): Promise<boolean> {
-  const built = (await stat(join(WEB_DIST, 'index.html')).catch(() => undefined))?.mtimeMs ?? 0;
+/** Whether `<webDir>/dist` is missing or older than any source of the app (src/, public/, index.html, the config). */
+export async function webBuildIsStale(webDir = WEB_DIR): Promise<boolean> {
+  const built = (await stat(join(webDir, 'dist', 'index.html')).catch(() => undefined))?.mtimeMs ?? 0;
   if (built === 0) return true;
-  const sources = await Promise.all(['src', 'public', 'index.html', 'vite.config.ts'].map((p) => newest(join(WEB_DIR, p))));
+  const sources = await Promise.all(['src', 'public', 'index.html', 'vite.config.ts'].map((p) => newest(join(webDir, p))));
   return Math.max(...sources) > built;
 }
 

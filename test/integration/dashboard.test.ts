@@ -13,7 +13,11 @@ import { stack, uniqueEmail } from './harness.ts';
 import { linkInMail } from './outbox.ts';
 
 // Browser globals inside page.evaluate callbacks (this project's tsconfig has no DOM lib; declared here only).
-declare const document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number } };
+declare const document: {
+  querySelector(selector: string): unknown;
+  documentElement: { scrollWidth: number };
+  activeElement: { textContent: string | null; id: string } | null;
+};
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 declare const sessionStorage: { length: number; setItem(key: string, value: string): void };
 
@@ -153,7 +157,13 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Create rule' }).click();
     await page.getByRole('cell', { name: 'Spikes', exact: true }).waitFor();
 
-    // The alert arrives; acknowledge it.
+    // The alert arrives: the overview lists it, its link (as in alert e-mail: /alerts/<id>) marks it in the inbox.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await screen(page, 'Overview', ' (an open alert)');
+    await page.getByRole('link', { name: /^Budget "Team cap" exceeded/ }).click();
+    await page.waitForURL(/\/alerts\/alt_/);
+    await screen(page, 'Alerts', ' (one alert marked)');
+    expect(await page.locator('li[aria-current="true"]').textContent()).toContain('Budget "Team cap" exceeded');
     await page.getByRole('link', { name: 'Alerts' }).click();
     await screen(page, 'Alerts');
     const ack = page.getByRole('button', { name: /^Acknowledge Budget "Team cap" exceeded/ });
@@ -205,6 +215,13 @@ describe('the dashboard in Chromium', () => {
     for (const [path, name] of visits) {
       if (path !== '/') await viewer.goto(`${origin()}${path}`);
       await screen(viewer, name, ' (viewer, 360 px, dark)');
+      if (path === '/keys') {
+        // The keyboard: the first Tab of a page reaches "Skip to content", which moves focus to the screen.
+        await viewer.keyboard.press('Tab');
+        expect(await viewer.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+        await viewer.keyboard.press('Enter');
+        expect(await viewer.evaluate(() => document.activeElement?.id)).toBe('main');
+      }
       // Nothing wider than the phone: tables scroll inside their own box.
       expect(await viewer.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);
       const buttons = await viewer.getByRole('button').allTextContents();

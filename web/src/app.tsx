@@ -40,6 +40,8 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/budgets', Budgets, 'Budgets'],
   ['/alert-rules', AlertRules, 'Alert rules'],
   ['/alerts', Alerts, 'Alerts'],
+  // The link in alert e-mail and webhooks: the inbox, that alert marked.
+  ['/alerts/:id', Alerts],
   ['/ingest-keys', IngestKeys, 'Ingest keys'],
   ['/team', Team, 'Team'],
   ['/billing', Billing, 'Billing'],

@@ -10,9 +10,10 @@ import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
 type Status = 'triggered' | 'acknowledged';
 const PAGE = '20';
 
-export function Alerts({ query }: { query: URLSearchParams }) {
+export function Alerts({ query, params }: { query: URLSearchParams; params: Record<string, string> }) {
   const canAck = useCan('member');
-  const status = (query.get('status') ?? 'triggered') as Status | 'all';
+  const linked = params.id;
+  const status = (query.get('status') ?? (linked ? 'all' : 'triggered')) as Status | 'all';
   // The cursors of the pages before this one: "Newer" goes back one.
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
@@ -39,7 +40,7 @@ export function Alerts({ query }: { query: URLSearchParams }) {
         ]}
         onChange={(e) => {
           setCursors([]);
-          navigate(`/alerts?status=${e.currentTarget.value}`, { replace: true });
+          navigate(`${linked ? `/alerts/${linked}` : '/alerts'}?status=${e.currentTarget.value}`, { replace: true });
         }}
       />
       <ErrorBox error={ack.error} />
@@ -51,7 +52,15 @@ export function Alerts({ query }: { query: URLSearchParams }) {
             ) : (
               <ul class="cards" aria-label="Alerts" style={{ gridTemplateColumns: '1fr', padding: 0 }}>
                 {items.map((a) => (
-                  <li class="card" key={a.id} style={{ listStyle: 'none' }}>
+                  <li
+                    class={a.id === linked ? 'card linked' : 'card'}
+                    key={a.id}
+                    style={{ listStyle: 'none' }}
+                    aria-current={a.id === linked ? 'true' : undefined}
+                    ref={(el) => {
+                      if (a.id === linked) el?.scrollIntoView({ block: 'center' });
+                    }}
+                  >
                     <h3 style={{ margin: 0 }}>
                       {a.title} <span class={`badge ${a.status}`}>{a.status === 'triggered' ? 'Open' : 'Acknowledged'}</span>
                     </h3>

@@ -112,7 +112,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
                     <ul>
                       {items.map((a) => (
                         <li key={a.id}>
-                          <Link href="/alerts">{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                          <Link href={`/alerts/${a.id}`}>{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
                         </li>
                       ))}
                     </ul>
