@@ -355,6 +355,17 @@ export class BurnrateStack extends Stack {
       // Billing: the Stripe secret (read access to it alone) and config for the functions that call Stripe; the
       // webhook also on its own Function URL (no API Gateway in between; the handler verifies Stripe's signature).
       if (route.stripe) grantStripe(fn, stripe);
+      // Account e-mail (verification, reset, invitation links): the From, the links' appUrl, SES on the one identity.
+      if (route.sendsEmail) {
+        fn.function.addEnvironment('ALERT_EMAIL_FROM', alerts.alertEmailFrom);
+        if (alerts.dashboardUrl) fn.function.addEnvironment('DASHBOARD_URL', alerts.dashboardUrl);
+        fn.function.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['ses:SendEmail', 'ses:SendRawEmail'],
+            resources: [this.formatArn({ service: 'ses', resource: 'identity', resourceName: alerts.sesIdentity })],
+          }),
+        );
+      }
       if (route.auth === 'stripe') {
         const url = fn.function.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
         new CfnOutput(this, 'StripeWebhookUrl', { value: url.url, description: 'Stripe webhook endpoint (Function URL)' });

@@ -5,7 +5,8 @@
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111), HOST (127.0.0.1;
  * another address only with ALLOW_REMOTE=1), LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
  * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
- * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup).
+ * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup),
+ * RATE_LIMITS=off (no per-IP register/forgot-password and failed-login limits: for test suites and demo seeding).
  */
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';

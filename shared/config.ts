@@ -27,6 +27,11 @@ export interface Config {
    * in AWS: there a webhook must be `https:` on a public host (no SSRF into the VPC or the metadata service).
    */
   allowInsecureWebhooks: boolean;
+  /**
+   * The request limits of API.md "Abuse limits" (register and forgot-password per source IP, failed logins per
+   * e-mail and IP). On unless env `RATE_LIMITS=off` (local test suites and demo seeding only).
+   */
+  rateLimits: boolean;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
 }
@@ -79,6 +84,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     appUrl: (env.DASHBOARD_URL ?? '').replace(/\/+$/, ''),
     corsOrigins: (env.CORS_ORIGINS ?? '*').split(',').map((s) => s.trim()).filter(Boolean),
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
+    rateLimits: env.RATE_LIMITS !== 'off',
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;

@@ -24,7 +24,7 @@ export type TableAction =
   | 'BatchWriteItem';
 
 /** Cognito admin actions a function may call on the user pool. */
-export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser';
+export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser' | 'AdminUserGlobalSignOut';
 
 /**
  * The least role a `jwt` route needs (API.md part 3 "Users and roles"): `viewer` < `member` < `admin`. Checked for
@@ -46,6 +46,8 @@ export interface Route {
   publishesAlerts?: true;
   /** The function calls Stripe: it gets read access to exactly the Stripe secret, and the price ids. */
   stripe?: true;
+  /** The function sends account e-mail (verification, reset, invitation links): SES on the one identity, the From and appUrl. */
+  sendsEmail?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -54,17 +56,57 @@ export const API_PREFIX = '/api';
 
 export const routes: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health/get', auth: 'none', table: [] },
+  // Register: the per-IP limit's window (UpdateItem, or PutItem to start one), the e-mail's owner (GetItem), one
+  // transaction of account, user, e-mail item and verification token (PutItem); then the verification e-mail.
   {
     method: 'POST',
     path: '/auth/register',
     handler: 'auth/register',
     auth: 'none',
-    table: ['PutItem', 'GetItem'],
+    table: ['PutItem', 'GetItem', 'UpdateItem'],
     cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
+    sendsEmail: true,
   },
-  { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: [] },
-  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: [] },
+  // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the user's session epoch (GetItem).
+  { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'] },
+  // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused.
+  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem'] },
   { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', role: 'viewer', table: ['BatchGetItem', 'GetItem'] },
+  // Own profile: the user (UpdateItem) and the account (GetItem).
+  { method: 'PATCH', path: '/auth/me', handler: 'auth/update-me', auth: 'jwt', role: 'viewer', table: ['GetItem', 'UpdateItem'] },
+  // Verify: the token used up, the user's emailVerified set (UpdateItem each).
+  { method: 'POST', path: '/auth/verify-email', handler: 'auth/verify-email', auth: 'none', table: ['UpdateItem'] },
+  // Resend: the user (GetItem), the per-user windows (UpdateItem/PutItem), the new token (PutItem); the e-mail.
+  {
+    method: 'POST',
+    path: '/auth/resend-verification',
+    handler: 'auth/resend-verification',
+    auth: 'jwt',
+    role: 'viewer',
+    table: ['GetItem', 'UpdateItem', 'PutItem'],
+    sendsEmail: true,
+  },
+  // Forgot: the per-IP and per-address windows (UpdateItem/PutItem), the e-mail's owner (GetItem), the token (PutItem).
+  { method: 'POST', path: '/auth/forgot-password', handler: 'auth/forgot-password', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], sendsEmail: true },
+  // Reset: the token used up and the user's sessions ended (UpdateItem); the password set, Cognito's sign-out.
+  {
+    method: 'POST',
+    path: '/auth/reset-password',
+    handler: 'auth/reset-password',
+    auth: 'none',
+    table: ['UpdateItem'],
+    cognito: ['AdminSetUserPassword', 'AdminUserGlobalSignOut'],
+  },
+  // Change: the user (GetItem), the failed-login window (UpdateItem/PutItem), the other sessions ended (UpdateItem).
+  {
+    method: 'POST',
+    path: '/auth/change-password',
+    handler: 'auth/change-password',
+    auth: 'jwt',
+    role: 'viewer',
+    table: ['GetItem', 'UpdateItem', 'PutItem'],
+    cognito: ['AdminSetUserPassword', 'AdminUserGlobalSignOut'],
+  },
   // Ingest keys. TransactWriteItems is authorized per action: its Puts need PutItem, its Deletes DeleteItem.
   { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
   { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
@@ -125,6 +167,7 @@ export const routes: readonly Route[] = [
     auth: 'jwt',
     role: 'admin',
     table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+    sendsEmail: true,
   },
   { method: 'GET', path: '/invitations', handler: 'invitations/list', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query'] },
   { method: 'DELETE', path: '/invitations/{id}', handler: 'invitations/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'DeleteItem'] },

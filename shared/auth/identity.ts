@@ -7,6 +7,7 @@ import {
   AdminDeleteUserCommand,
   AdminGetUserCommand,
   AdminSetUserPasswordCommand,
+  AdminUserGlobalSignOutCommand,
   CognitoIdentityProviderClient,
   InitiateAuthCommand,
   type AuthenticationResultType,
@@ -130,6 +131,27 @@ export const identity = {
     } catch (error) {
       if (error instanceof Error && error.name === 'UserNotFoundException') return undefined;
       throw error;
+    }
+  },
+
+  /** Sets a new permanent password (a reset, a change); the identity service's policy may refuse it (PasswordRefused). */
+  async setPassword(email: string, password: string): Promise<void> {
+    await call(() =>
+      cognito().send(new AdminSetUserPasswordCommand({ UserPoolId: config().userPoolId, Username: email, Password: password, Permanent: true })),
+    );
+  },
+
+  /**
+   * Revokes every refresh token of the user (Cognito's global sign-out). cognito-local 5.3 has no
+   * AdminUserGlobalSignOut: locally this does nothing, and our own check (the session epoch, shared/auth/sessions.ts)
+   * refuses the old refresh tokens — in AWS that check runs too, behind Cognito's own.
+   */
+  async signOutEverywhere(email: string): Promise<void> {
+    if (config().cognitoEndpoint) return;
+    try {
+      await cognito().send(new AdminUserGlobalSignOutCommand({ UserPoolId: config().userPoolId, Username: email }));
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'UserNotFoundException')) throw error;
     }
   },
 

@@ -41,3 +41,44 @@ export const RefreshBody = z.strictObject({
   refreshToken: z.string().check(z.minLength(1, 'refreshToken is required.'), z.maxLength(8192)),
 });
 export type RefreshBody = z.infer<typeof RefreshBody>;
+
+/** A link token as it arrives from the dashboard (its exact shape is checked by the domain: an invalid-token 400). */
+const LinkToken = z.string().check(z.minLength(1, 'token is required.'), z.maxLength(512, 'token is too long.'));
+
+export const VerifyEmailBody = z.strictObject({ token: LinkToken });
+export type VerifyEmailBody = z.infer<typeof VerifyEmailBody>;
+
+export const ForgotPasswordBody = z.strictObject({ email: Email });
+export type ForgotPasswordBody = z.infer<typeof ForgotPasswordBody>;
+
+export const ResetPasswordBody = z.strictObject({ token: LinkToken, password: Password });
+export type ResetPasswordBody = z.infer<typeof ResetPasswordBody>;
+
+/** The new password follows register's rules; the current one is only compared (any non-empty string). */
+export const ChangePasswordBody = z.strictObject({
+  currentPassword: z.string().check(z.minLength(1, 'currentPassword is required.'), z.maxLength(256, 'currentPassword is too long.')),
+  newPassword: z.string().check(
+    z.minLength(8, 'newPassword must be at least 8 characters.'),
+    z.maxLength(256, 'newPassword must be at most 256 characters.'),
+    z.regex(/[A-Z]/, 'newPassword must contain an upper-case letter.'),
+    z.regex(/[a-z]/, 'newPassword must contain a lower-case letter.'),
+    z.regex(/[0-9]/, 'newPassword must contain a digit.'),
+  ),
+});
+export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;
+
+/** PATCH /auth/me: at least one field. */
+export const PatchMeBody = z
+  .strictObject({
+    firstName: z.optional(name('firstName')),
+    lastName: z.optional(name('lastName')),
+    alertEmails: z.optional(z.boolean('alertEmails must be true or false.')),
+  })
+  .check(
+    // Silent when the body has problems already (an unknown field).
+    z.refine((patch: unknown) => typeof patch === 'object' && patch !== null && Object.keys(patch).length > 0, {
+      error: 'Send at least one of firstName, lastName, alertEmails.',
+      when: (payload) => payload.issues.length === 0,
+    }),
+  );
+export type PatchMeBody = z.infer<typeof PatchMeBody>;

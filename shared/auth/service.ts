@@ -3,16 +3,25 @@ import { Conflict, Unauthorized, ValidationError } from '#shared/http/errors.ts'
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
 import * as accounts from '#shared/db/accounts.ts';
+import { linkTokenPut } from '#shared/db/link-tokens.ts';
+import { newLinkToken } from '#shared/auth/tokens.ts';
+import * as limits from '#shared/auth/limits.ts';
+import { emailIpSubject, ipSubject } from '#shared/auth/limits.ts';
+import { epochOf, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
 import { BadCredentials, IdentityExists, PasswordRefused, decodePayload, identity, type Identity } from '#shared/auth/identity.ts';
+import { defaultMail, sendLinkEmail, type Mail } from '#shared/auth/mail.ts';
+import { linkTo, verificationEmail } from '#shared/notify/templates.ts';
 import type { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
 
 export interface Deps {
   identity: Identity;
-  accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered'>;
+  accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered' | 'getUser'>;
+  limits: Pick<typeof limits, 'enforce' | 'giveBack'>;
+  mail: Mail;
   now: () => Date;
 }
 
-const defaultDeps: Deps = { identity, accounts, now: () => new Date() };
+const defaultDeps: Deps = { identity, accounts, limits, mail: defaultMail, now: () => new Date() };
 
 /** A Cognito user with no account behind it, older than this, is the debris of a register that crashed midway. */
 export const ORPHAN_AGE_MS = 2 * 60 * 1000;
@@ -24,11 +33,16 @@ const badLogin = () => new Unauthorized('The email or password is wrong.');
  * Creates the identity, then the account, user and e-mail items in one transaction.
  * If the transaction fails, the identity is removed again: a failed register leaves nothing behind.
  */
-export async function register(input: RegisterBody, deps: Deps = defaultDeps) {
-  const now = deps.now().toISOString();
+export async function register(input: RegisterBody, deps: Deps = defaultDeps, sourceIp = '') {
+  const at = deps.now();
+  // First: past the per-IP limit nothing else happens (no identity, no items).
+  await deps.limits.enforce('register', ipSubject(sourceIp), at);
+  const now = at.toISOString();
   const accountId = newId('account');
   const userId = newId('user');
   const newIdentity = { email: input.email, password: input.password, accountId, userId };
+  // The verification link's token is written with the account (one transaction); the e-mail goes after it.
+  const verifyToken = newLinkToken();
 
   await createIdentity(newIdentity, deps);
   try {
@@ -46,6 +60,7 @@ export async function register(input: RegisterBody, deps: Deps = defaultDeps) {
         createdAt: now,
         updatedAt: now,
       },
+      [linkTokenPut(verifyToken, { kind: 'verify-email', accountId, userId, email: input.email }, at)],
     );
   } catch (error) {
     await deps.identity.deleteUser(input.email).catch((cleanupError: unknown) =>
@@ -55,10 +70,11 @@ export async function register(input: RegisterBody, deps: Deps = defaultDeps) {
     throw error;
   }
   const session = await deps.identity.signIn(input.email, input.password);
-  return { accountId, userId, ...session };
+  await sendLinkEmail(deps.mail, (appUrl) => verificationEmail({ to: input.email, link: linkTo(appUrl, '/verify-email', verifyToken) }), at, 'verification');
+  return { accountId, userId, ...session, refreshToken: wrapRefreshToken(session.refreshToken, INITIAL_EPOCH) };
 }
 
-export async function createIdentity(user: Parameters<Identity['createUser']>[0], deps: Deps): Promise<void> {
+export async function createIdentity(user: Parameters<Identity['createUser']>[0], deps: Pick<Deps, 'identity' | 'accounts' | 'now'>): Promise<void> {
   try {
     await deps.identity.createUser(user);
   } catch (error) {
@@ -86,22 +102,42 @@ function idsOf(token: string): { accountId: string; userId: string } {
   return { accountId: String(claims['custom:accountId']), userId: String(claims['custom:userId']) };
 }
 
-export async function login(input: LoginBody, deps: Deps = defaultDeps) {
+/**
+ * Signs in. Each attempt counts against the failed-login limit of (e-mail, source IP) before the password is tried
+ * (so concurrent guesses can't pass it), and a successful one gives its count back.
+ */
+export async function login(input: LoginBody, deps: Deps = defaultDeps, sourceIp = '') {
+  const counted = await deps.limits.enforce('login', emailIpSubject(input.email, sourceIp), deps.now());
+  let session;
   try {
-    const session = await deps.identity.signIn(input.email, input.password);
-    return { ...session, ...idsOf(session.token) };
+    session = await deps.identity.signIn(input.email, input.password);
   } catch (error) {
     if (error instanceof BadCredentials) throw badLogin();
     throw error;
   }
+  await deps.limits.giveBack(counted);
+  const ids = idsOf(session.token);
+  // The refresh token carries the user's session epoch (shared/auth/sessions.ts): read strongly, a reset may be fresh.
+  const user = await deps.accounts.getUser(ids.accountId, ids.userId, true);
+  if (!user) throw badLogin();
+  return { ...session, refreshToken: wrapRefreshToken(session.refreshToken, epochOf(user)), ...ids };
 }
 
+const refreshRefused = () => new Unauthorized('The refresh token is invalid, expired or revoked.');
+
+/** A new ID token, unless the refresh token's session ended (a password reset or change) or its user is gone. */
 export async function refresh(input: RefreshBody, deps: Deps = defaultDeps) {
+  const { epoch, cognitoRefreshToken } = unwrapRefreshToken(input.refreshToken);
+  let session;
   try {
-    const { token, expiresIn } = await deps.identity.refresh(input.refreshToken);
-    return { token, expiresIn };
+    session = await deps.identity.refresh(cognitoRefreshToken);
   } catch (error) {
-    if (error instanceof BadCredentials) throw new Unauthorized('The refresh token is invalid, expired or revoked.');
+    if (error instanceof BadCredentials) throw refreshRefused();
     throw error;
   }
+  // Whose it is, from the token Cognito just issued (never from the client's envelope).
+  const ids = idsOf(session.token);
+  const user = await deps.accounts.getUser(ids.accountId, ids.userId, true);
+  if (!user || epochOf(user) !== epoch) throw refreshRefused();
+  return { token: session.token, expiresIn: session.expiresIn };
 }

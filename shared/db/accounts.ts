@@ -55,6 +55,13 @@ export interface User {
   alertEmails: boolean;
   /** Tokens issued before this instant (ISO) are refused: set when a password changes or is reset. */
   sessionsValidAfter?: string;
+  /**
+   * Changes (random) whenever the user's sessions end; every refresh token we hand out carries the value of its
+   * time (shared/auth/sessions.ts), and one that carries another is refused. Absent: `0` (never changed).
+   */
+  sessionEpoch?: string;
+  /** The one token (its `jti`) issued before `sessionsValidAfter` that stays valid: the one a password change came with. */
+  sessionsKeptTokenId?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -69,8 +76,15 @@ export class EmailTaken extends Error {
 
 const notExists = 'attribute_not_exists(pk)';
 
-/** Account, owner and e-mail item in ONE transaction: all three are written or none is. */
-export async function createAccountWithOwner(account: Account, user: User): Promise<void> {
+/** A Put of a TransactWriteItems (the register's verification token rides along with the account). */
+export interface TransactPut {
+  TableName: string;
+  Item: Record<string, unknown>;
+  ConditionExpression?: string;
+}
+
+/** Account, owner and e-mail item (and `alsoPut`) in ONE transaction: all are written or none is. */
+export async function createAccountWithOwner(account: Account, user: User, alsoPut: TransactPut[] = []): Promise<void> {
   try {
     await db().send(
       new TransactWriteCommand({
@@ -90,6 +104,7 @@ export async function createAccountWithOwner(account: Account, user: User): Prom
               ConditionExpression: notExists,
             },
           },
+          ...alsoPut.map((put) => ({ Put: put })),
         ],
       }),
     );
@@ -141,6 +156,8 @@ export function toUser(item: Record<string, unknown>): User {
     emailVerified: item.emailVerified === true,
     alertEmails: item.alertEmails !== false,
     ...(typeof item.sessionsValidAfter === 'string' ? { sessionsValidAfter: item.sessionsValidAfter } : {}),
+    ...(typeof item.sessionEpoch === 'string' ? { sessionEpoch: item.sessionEpoch } : {}),
+    ...(typeof item.sessionsKeptTokenId === 'string' ? { sessionsKeptTokenId: item.sessionsKeptTokenId } : {}),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };

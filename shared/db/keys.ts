@@ -22,6 +22,8 @@
  *   KEY#<a>#<keyHash>       DAY#<date>#<provider>#<model> one key's spend on one UTC day with one model
  *   TOKEN#<sha256>          TOKEN                        a single-use link token (verify e-mail, reset password, invitation),
  *                                                        stored by its hash only, TTL
+ *   LIMIT#<kind>#<subject>  LIMIT                        a request counter of one abuse limit's window (rate-limits.ts): the
+ *                                                        subject is an IP, a user id or a hash of (e-mail, IP); TTL
  *   ACCOUNT#<a>             INVITATION#<inv_id>          an invitation (pending, accepted, revoked, expired)
  *   ACCOUNT#<a>             INVITEE#<email>              the pending invitation to an address (one at a time)
  *   NOTIFYCAP#<kind>#<sha256>#<hour>  NOTIFYCAP       alert notifications to one e-mail recipient / webhook URL in one
@@ -77,6 +79,8 @@ export const keys = {
   }),
 
   linkToken: (tokenHash: string): Key => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** The current window's counter of one abuse limit (`register`, `login`, ...) for one subject. */
+  rateLimit: (kind: string, subject: string): Key => ({ pk: `LIMIT#${kind}#${subject}`, sk: 'LIMIT' }),
   invitation: (accountId: string, invitationId: string): Key => ({ pk: accountPk(accountId), sk: `INVITATION#${invitationId}` }),
   /** "This account has a pending invitation to this address": at most one at a time. */
   invitee: (accountId: string, email: string): Key => ({ pk: accountPk(accountId), sk: `INVITEE#${email}` }),

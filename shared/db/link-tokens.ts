@@ -3,7 +3,7 @@
  * by ONE conditional update (unused, unexpired, of the right kind), so a link works exactly once. Expired items are
  * removed by the table's TTL; the condition checks the expiry itself (DynamoDB deletes expired items late).
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { linkTokenHash, TOKEN_TTL_MS, type LinkTokenKind } from '#shared/auth/tokens.ts';
@@ -44,6 +44,11 @@ export function linkTokenPut(token: string, data: LinkTokenData, now: Date) {
     },
     ConditionExpression: 'attribute_not_exists(pk)',
   };
+}
+
+/** Stores a new token on its own (a link sent without another change: resend, forgot password). */
+export async function putLinkToken(token: string, data: LinkTokenData, now: Date): Promise<void> {
+  await db().send(new PutCommand(linkTokenPut(token, data, now)));
 }
 
 /** The Update that uses a token up: fails its condition when the token is unknown, used, expired or of another kind. */

@@ -14,9 +14,11 @@ export interface AuthContext {
 
 export interface UserAuthContext extends AuthContext {
   role: Role;
+  /** The token's `jti` (a password change keeps this one token valid). */
+  tokenId?: string;
 }
 
-export function authFromClaims(claims: TokenClaims): AuthContext & { issuedAt?: number } {
+export function authFromClaims(claims: TokenClaims): AuthContext & { issuedAt?: number; tokenId?: string } {
   // API Gateway's JWT authorizer also lets Cognito access tokens through; only ID tokens carry our claims.
   if (claims.token_use !== 'id') throw new Unauthorized('An ID token is required.');
   const accountId = claims['custom:accountId'];
@@ -25,7 +27,13 @@ export function authFromClaims(claims: TokenClaims): AuthContext & { issuedAt?: 
   if (typeof accountId !== 'string' || !isId('account', accountId)) throw new Unauthorized('The token carries no account.');
   if (typeof userId !== 'string' || !isId('user', userId)) throw new Unauthorized('The token carries no user.');
   const iat = Number(claims.iat);
-  return { accountId, userId, email: typeof email === 'string' ? email : '', ...(Number.isFinite(iat) ? { issuedAt: iat } : {}) };
+  return {
+    accountId,
+    userId,
+    email: typeof email === 'string' ? email : '',
+    ...(Number.isFinite(iat) ? { issuedAt: iat } : {}),
+    ...(typeof claims.jti === 'string' && claims.jti ? { tokenId: claims.jti } : {}),
+  };
 }
 
 type JwtEvent = APIGatewayProxyEventV2 & {
@@ -79,16 +87,22 @@ export function forgetUser(accountId?: string, userId?: string): void {
  * sessions must not have been ended after the token was issued (password change/reset: 401), and its role must
  * allow the route (`role` of shared/routes.ts: else 403).
  */
-export async function authorize(event: APIGatewayProxyEventV2, auth: AuthContext & { issuedAt?: number }, now = Date.now()): Promise<UserAuthContext> {
+export async function authorize(
+  event: APIGatewayProxyEventV2,
+  auth: AuthContext & { issuedAt?: number; tokenId?: string },
+  now = Date.now(),
+): Promise<UserAuthContext> {
   const user = await cachedUser(auth.accountId, auth.userId, now);
   if (!user) throw new Unauthorized('The user no longer exists.');
   // `iat` has whole seconds: a token of the same second as the change is let through (the new session's own).
-  if (user.sessionsValidAfter && (auth.issuedAt === undefined || auth.issuedAt < Math.floor(Date.parse(user.sessionsValidAfter) / 1000))) {
+  // The one token a password change came with stays valid (`sessionsKeptTokenId`): the caller's own session.
+  const kept = auth.tokenId !== undefined && auth.tokenId === user.sessionsKeptTokenId;
+  if (user.sessionsValidAfter && !kept && (auth.issuedAt === undefined || auth.issuedAt < Math.floor(Date.parse(user.sessionsValidAfter) / 1000))) {
     throw new Unauthorized('The session has ended: sign in again.');
   }
   const needed = roleForRoute(event.routeKey);
   if (!allows(user.role, needed)) throw new Forbidden(`This needs the ${needed} role or higher; yours is ${user.role}.`);
-  return { accountId: auth.accountId, userId: auth.userId, email: auth.email, role: user.role };
+  return { accountId: auth.accountId, userId: auth.userId, email: auth.email, role: user.role, ...(auth.tokenId ? { tokenId: auth.tokenId } : {}) };
 }
 
 /** The `jwt` auth kind of the route table, as a handler's authenticator: a verified token, a user, a role. */

@@ -14,7 +14,16 @@ import { API_PREFIX, routeId, routes as routeTable, type AuthKind, type Route } 
 import { PROBLEM_CONTENT_TYPE } from '#shared/http/problem.ts';
 import { MAX_BODY_BYTES } from '#shared/http/body.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
-import { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
+import {
+  ChangePasswordBody,
+  ForgotPasswordBody,
+  LoginBody,
+  PatchMeBody,
+  RefreshBody,
+  RegisterBody,
+  ResetPasswordBody,
+  VerifyEmailBody,
+} from '#shared/auth/schemas.ts';
 import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
@@ -49,6 +58,14 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   RegisterRequest: { schema: RegisterBody },
   LoginRequest: { schema: LoginBody },
   RefreshRequest: { schema: RefreshBody },
+  PatchMeRequest: { schema: PatchMeBody, extra: { minProperties: 1, description: 'At least one field.' } },
+  VerifyEmailRequest: { schema: VerifyEmailBody, extra: { description: 'The `token` of the link `<appUrl>/verify-email?token=<token>`.' } },
+  ForgotPasswordRequest: { schema: ForgotPasswordBody },
+  ResetPasswordRequest: {
+    schema: ResetPasswordBody,
+    extra: { description: 'The `token` of the link `<appUrl>/reset-password?token=<token>`; `password` follows register’s rules.' },
+  },
+  ChangePasswordRequest: { schema: ChangePasswordBody },
   CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
@@ -92,7 +109,7 @@ export interface OperationSpec {
   bodyOptional?: true;
   /** A documented body the handler does not parse with a schema (the Stripe webhook). */
   rawBody?: $ZodType;
-  status: 200 | 201 | 204;
+  status: 200 | 201 | 202 | 204;
   response?: ResponseComponent;
   /** Headers of the success answer worth knowing. */
   headers?: Record<string, string>;
@@ -115,11 +132,74 @@ export const operations: Record<string, OperationSpec> = {
     status: 201,
     response: 'AuthSession',
     errors: [409],
-    description: 'Email is trimmed and lower-cased. Password: 8+ characters with an upper-case letter, a lower-case letter and a digit. An email already registered: 409.',
+    description:
+      'Email is trimmed and lower-cased. Password: 8+ characters with an upper-case letter, a lower-case letter and a digit. ' +
+      'An email already registered: 409. The address gets one e-mail with a verification link. At most 10 from one source ' +
+      'IP an hour: 429 with `Retry-After`.',
   },
-  'auth/login': { summary: 'Sign in.', body: LoginBody, status: 200, response: 'AuthSession', errors: [401] },
-  'auth/refresh': { summary: 'A new ID token from a refresh token.', body: RefreshBody, status: 200, response: 'RefreshedToken', errors: [401] },
+  'auth/login': {
+    summary: 'Sign in.',
+    body: LoginBody,
+    status: 200,
+    response: 'AuthSession',
+    errors: [401],
+    description: 'At most 10 failed sign-ins of one e-mail from one source IP in 15 minutes: then 429 with `Retry-After`.',
+  },
+  'auth/refresh': {
+    summary: 'A new ID token from a refresh token.',
+    body: RefreshBody,
+    status: 200,
+    response: 'RefreshedToken',
+    errors: [401],
+    description: 'A refresh token of a session that ended (a password reset or change) or of a removed user: 401.',
+  },
   'auth/me': { summary: 'The current user and account.', status: 200, response: 'Me', errors: [404] },
+  'auth/update-me': {
+    summary: 'Change your own names or whether you get alert e-mail.',
+    body: PatchMeBody,
+    status: 200,
+    response: 'Me',
+    errors: [404],
+    description: 'At least one of `firstName`, `lastName`, `alertEmails`; answers like GET /auth/me.',
+  },
+  'auth/verify-email': {
+    summary: 'Prove your e-mail address with the token of the link register sent.',
+    body: VerifyEmailBody,
+    status: 200,
+    response: 'EmailVerified',
+    description: 'An unknown, used or expired token: 400 `/problems/invalid-token`. The link works once and for 24 hours.',
+  },
+  'auth/resend-verification': {
+    summary: 'Send the verification link again.',
+    status: 202,
+    errors: [409],
+    description: 'Already verified: 409. At most 1 a minute and 5 a day per user: 429 with `Retry-After` (seconds).',
+  },
+  'auth/forgot-password': {
+    summary: 'E-mail a password reset link (valid 1 hour) to the address, if it has a user.',
+    body: ForgotPasswordBody,
+    status: 202,
+    description:
+      '202 whether or not the address is known (no enumeration; both answer at the same floor). At most 10 a source IP ' +
+      'an hour: 429 with `Retry-After`.',
+  },
+  'auth/reset-password': {
+    summary: 'Set a new password with the token of a reset link; every session of the user ends.',
+    body: ResetPasswordBody,
+    status: 204,
+    description:
+      'An unknown, used or expired token: 400 `/problems/invalid-token`. The password rules of register apply (400). ' +
+      'The address counts as verified afterwards. Sign in again with the new password.',
+  },
+  'auth/change-password': {
+    summary: 'Change your password; your other sessions end.',
+    body: ChangePasswordBody,
+    status: 204,
+    description:
+      'A wrong `currentPassword`: 400 with `errors[].path` `currentPassword` (it counts as a failed sign-in). The ID token ' +
+      'of this request stays valid until it expires; every refresh token ends, this session’s too: sign in again with the ' +
+      'new password for a new one.',
+  },
   'ingest-keys/create': {
     summary: 'Create an ingest key; the secret `key` is shown only in this answer.',
     body: CreateIngestKeyBody,

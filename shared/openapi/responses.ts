@@ -121,8 +121,11 @@ export const Invitation = z.object({
   createdAt: Timestamp,
 });
 
-/** GET /auth/me. */
+/** GET /auth/me, PATCH /auth/me. */
 export const Me = z.object({ user: User, account: Account });
+
+/** POST /auth/verify-email. */
+export const EmailVerified = z.object({ emailVerified: z.literal(true) });
 
 // ---- ingest keys and ingestion ------------------------------------------------------------------------------
 
@@ -362,6 +365,7 @@ export const responseComponents = {
   InvitationList: page(Invitation),
   Account,
   Me,
+  EmailVerified,
   IngestKey,
   IngestKeyList: page(IngestKey),
   CreatedIngestKey,

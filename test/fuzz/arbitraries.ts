@@ -20,7 +20,16 @@ import type { Route } from '#shared/routes.ts';
 import { ID_PREFIX, isId, type IdKind } from '#shared/ids.ts';
 import { encodeCursor } from '#shared/http/cursor.ts';
 import { malformedStrings } from '#shared/http/validate.ts';
-import { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.ts';
+import {
+  ChangePasswordBody,
+  ForgotPasswordBody,
+  LoginBody,
+  PatchMeBody,
+  RefreshBody,
+  RegisterBody,
+  ResetPasswordBody,
+  VerifyEmailBody,
+} from '#shared/auth/schemas.ts';
 import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
@@ -649,6 +658,47 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
     },
   },
   'GET /auth/me': {},
+  'PATCH /auth/me': {
+    body: {
+      schema: PatchMeBody,
+      valid: () => someFields(fc.record({ firstName: displayName, lastName: displayName, alertEmails: fc.boolean() }).map((r) => obj(r))),
+    },
+  },
+  // Link tokens no one was sent: a 400 invalid-token (the flows with real links: test/integration/identity.test.ts).
+  'POST /auth/verify-email': { body: { schema: VerifyEmailBody, valid: () => fc.stringMatching(/^[A-Za-z0-9_-]{20,60}$/).map((token) => obj({ token })) } },
+  'POST /auth/resend-verification': {},
+  'POST /auth/forgot-password': {
+    body: {
+      schema: ForgotPasswordBody,
+      validWeight: 2,
+      valid: (t) => fc.oneof(fc.constant(t.email), fc.uuid().map((u) => `nobody-${u}@example.com`)).map((email) => obj({ email })),
+    },
+  },
+  'POST /auth/reset-password': {
+    body: {
+      schema: ResetPasswordBody,
+      valid: () =>
+        fc
+          .record({
+            token: fc.stringMatching(/^[A-Za-z0-9_-]{20,60}$/),
+            password: fc.string({ minLength: 0, maxLength: 20 }).map((s) => `Pw9${s}xxxxx`),
+          })
+          .map((r) => obj(r)),
+    },
+  },
+  // Never the tenant's real password: a change would end the sessions the other routes' cases use.
+  'POST /auth/change-password': {
+    body: {
+      schema: ChangePasswordBody,
+      valid: (t) =>
+        fc
+          .record({
+            currentPassword: fc.string({ minLength: 1, maxLength: 40 }).filter((p) => p !== t.password),
+            newPassword: fc.string({ minLength: 0, maxLength: 20 }).map((s) => `Pw9${s}xxxxx`),
+          })
+          .map((r) => obj(r)),
+    },
+  },
   'POST /ingest-keys': {
     body: { schema: CreateIngestKeyBody, optional: true, valid: () => fc.option(displayName, { nil: undefined }).map((name) => obj({ name })) },
   },

@@ -188,6 +188,7 @@ describe('IAM', () => {
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
+        ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
       ];
       expect([...others].sort(), route.handler).toEqual(expected.sort());
     }
@@ -389,6 +390,29 @@ describe('alert delivery', () => {
     }
   });
 
+  it('lets exactly the routes that send account e-mail use SES (on the identity only), with the sender in their env', () => {
+    const senders = routes.filter((r) => r.sendsEmail).map((r) => `${r.method} ${r.path}`);
+    expect(senders).toEqual(
+      expect.arrayContaining(['POST /auth/register', 'POST /auth/resend-verification', 'POST /auth/forgot-password', 'POST /invitations']),
+    );
+    for (const route of routes) {
+      const id = functionIdOf(route);
+      const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
+      const ses = statementsOf(id).filter((s) => asList(s.Action).some((a) => a.startsWith('ses:')));
+      if (route.sendsEmail) {
+        expect(env.ALERT_EMAIL_FROM, route.handler).toBe('alerts@example.com');
+        expect(ses, route.handler).toHaveLength(1);
+        expect(new Set(asList(ses[0]!.Action))).toEqual(new Set(['ses:SendEmail', 'ses:SendRawEmail']));
+        const arn = JSON.stringify(asList(ses[0]!.Resource));
+        expect(arn).toContain(':identity/example.com');
+        expect(arn).not.toContain('*');
+      } else {
+        expect(env.ALERT_EMAIL_FROM, route.handler).toBeUndefined();
+        expect(ses, route.handler).toEqual([]);
+      }
+    }
+  });
+
   it('takes the SES identity, sender and dashboard URL from context', () => {
     const dir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
     try {
@@ -407,6 +431,9 @@ describe('alert delivery', () => {
         DASHBOARD_URL: 'https://app.burnrate.dev',
       });
       expect(JSON.stringify(json)).toContain(':identity/mail.burnrate.dev');
+      // The routes that e-mail links point them into the dashboard (API.md appUrl).
+      const register = Object.values(json).find((r) => r.Type === 'AWS::Lambda::Function' && props(r).Description === 'POST /auth/register')!;
+      expect(props(register).Environment.Variables).toMatchObject({ ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev', DASHBOARD_URL: 'https://app.burnrate.dev' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

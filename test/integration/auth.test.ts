@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { register } from '#shared/auth/service.ts';
+import { defaultMail } from '#shared/auth/mail.ts';
+import * as limits from '#shared/auth/limits.ts';
 import { identity } from '#shared/auth/identity.ts';
 import * as accounts from '#shared/db/accounts.ts';
 import { api, dynamo, pointAtStack, registerUser, stack, uniqueEmail } from './harness.ts';
@@ -191,7 +193,7 @@ describe('a failed register leaves nothing behind', () => {
       const user = newUser();
       const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
       const failing = { ...accounts, createAccountWithOwner: async () => Promise.reject(throttled) };
-      await expect(register(user, { identity, accounts: failing, now: () => new Date() })).rejects.toThrow('Rate exceeded');
+      await expect(register(user, { identity, accounts: failing, limits, mail: defaultMail, now: () => new Date() })).rejects.toThrow('Rate exceeded');
       expect(await identity.createdAt(user.email)).toBeUndefined();
       const item = await dynamo().send(new GetCommand({ TableName: stack().tableName, Key: keys.email(user.email) }));
       expect(item.Item).toBeUndefined();

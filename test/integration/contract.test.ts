@@ -196,6 +196,47 @@ describe('auth', () => {
   });
 });
 
+describe('identity: profile, verified e-mail, passwords', () => {
+  it('PATCH /auth/me → 200, 400', async () => {
+    await expectCall(200, 'PATCH', '/auth/me', '/auth/me', { token: user.token, body: { lastName: 'King' } });
+    await expectCall(400, 'PATCH', '/auth/me', '/auth/me', { token: user.token, body: {} });
+  });
+
+  it('POST /auth/resend-verification → 202, 429, 409; POST /auth/verify-email → 200, 400', async () => {
+    const fresh = await registerUser();
+    await expectCall(202, 'POST', '/auth/resend-verification', '/auth/resend-verification', { token: fresh.token });
+    const throttled = await expectCall(429, 'POST', '/auth/resend-verification', '/auth/resend-verification', { token: fresh.token });
+    expect(throttled.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    const { token } = await linkInMail(fresh.email, '/verify-email');
+    await expectCall(200, 'POST', '/auth/verify-email', '/auth/verify-email', { body: { token } });
+    await expectCall(400, 'POST', '/auth/verify-email', '/auth/verify-email', { body: { token } });
+    await expectCall(409, 'POST', '/auth/resend-verification', '/auth/resend-verification', { token: fresh.token });
+  });
+
+  it('POST /auth/forgot-password → 202, 400; POST /auth/reset-password → 204, 400', async () => {
+    const fresh = await registerUser();
+    await expectCall(202, 'POST', '/auth/forgot-password', '/auth/forgot-password', { body: { email: fresh.email } });
+    await expectCall(400, 'POST', '/auth/forgot-password', '/auth/forgot-password', { body: {} });
+    const { token } = await linkInMail(fresh.email, '/reset-password');
+    await expectCall(400, 'POST', '/auth/reset-password', '/auth/reset-password', { body: { token, password: 'weak' } });
+    await expectCall(204, 'POST', '/auth/reset-password', '/auth/reset-password', { body: { token, password: 'Contract9New' } });
+    await expectCall(400, 'POST', '/auth/reset-password', '/auth/reset-password', { body: { token, password: 'Contract9New' } });
+  });
+
+  it('POST /auth/change-password → 400 (wrong current), 204', async () => {
+    const fresh = await registerUser();
+    const wrong = await expectCall(400, 'POST', '/auth/change-password', '/auth/change-password', {
+      token: fresh.token,
+      body: { currentPassword: 'Not9ThePassword', newPassword: 'Contract9New' },
+    });
+    expect(wrong.body.errors[0].path).toBe('currentPassword');
+    await expectCall(204, 'POST', '/auth/change-password', '/auth/change-password', {
+      token: fresh.token,
+      body: { currentPassword: fresh.password, newPassword: 'Contract9New' },
+    });
+  });
+});
+
 describe('every jwt route refuses a missing or bad token with a documented 401', () => {
   const jwtRoutes = routes.filter((r) => r.auth === 'jwt');
   it.each(jwtRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', async (_name, route) => {

@@ -141,7 +141,9 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 export default async function setup(project: TestProject) {
   // The project's `test.env` (e.g. CURSOR_SECRET) reaches the handlers too, as it reaches the test workers.
   // COUNT_DB_REQUESTS: every response carries its DynamoDB request count (request-cost.test.ts reads it).
-  const stack = await startStackProcess(undefined, { ...project.config.env, COUNT_DB_REQUESTS: '1' });
+  // RATE_LIMITS=off: the suite registers hundreds of users from 127.0.0.1 (identity-limits.test.ts tests the limits
+  // on a stack of its own, with them on).
+  const stack = await startStackProcess(undefined, { ...project.config.env, COUNT_DB_REQUESTS: '1', RATE_LIMITS: 'off' });
   project.provide('stack', stack.info);
   return async () => {
     await stack.stop();

@@ -219,6 +219,28 @@ async function seed(): Promise<Fixture> {
   await api('/invitations', { ...auth, method: 'POST', body: { email: uniqueEmail('cost-pending'), role: 'viewer' } });
   expect(invitation.body.status).toBe('pending');
 
+  // --- identity: profile, verified e-mail, passwords (on users of their own: a password change ends sessions) --------
+  await expectMeasured(200, 'PATCH /auth/me', 'names + alertEmails', '/auth/me', { ...auth, body: { firstName: 'Ada', alertEmails: true } });
+  const { token: verifyToken } = await linkInMail(email, '/verify-email');
+  await expectMeasured(202, 'POST /auth/resend-verification', 'unverified', '/auth/resend-verification', auth);
+  await expectMeasured(200, 'POST /auth/verify-email', 'valid link', '/auth/verify-email', { body: { token: verifyToken } });
+  await expectMeasured(409, 'POST /auth/resend-verification', 'verified already', '/auth/resend-verification', auth);
+  const resetter = await registerUser();
+  await expectMeasured(202, 'POST /auth/forgot-password', 'known address', '/auth/forgot-password', { body: { email: resetter.email } });
+  await expectMeasured(202, 'POST /auth/forgot-password', 'unknown address', '/auth/forgot-password', { body: { email: uniqueEmail('cost-nobody') } });
+  const { token: resetToken } = await linkInMail(resetter.email, '/reset-password');
+  await expectMeasured(204, 'POST /auth/reset-password', 'valid link', '/auth/reset-password', { body: { token: resetToken, password: 'Reset9Password' } });
+  await expectMeasured(400, 'POST /auth/reset-password', 'used link', '/auth/reset-password', { body: { token: resetToken, password: 'Reset9Password' } });
+  const changer = await registerUser();
+  await expectMeasured(400, 'POST /auth/change-password', 'wrong current password', '/auth/change-password', {
+    token: changer.token,
+    body: { currentPassword: 'Wrong9Password', newPassword: 'Changed9Password' },
+  });
+  await expectMeasured(204, 'POST /auth/change-password', 'right current password', '/auth/change-password', {
+    token: changer.token,
+    body: { currentPassword: changer.password, newPassword: 'Changed9Password' },
+  });
+
   // --- billing, on an account of its own ---------------------------------------------------------------------------
   const billingUser = await registerUser();
   const billingAuth = { token: billingUser.token };

@@ -3,7 +3,10 @@ import { register, login, ORPHAN_AGE_MS, type Deps } from '#shared/auth/service.
 import { BadCredentials, IdentityExists, PasswordRefused, type Identity } from '#shared/auth/identity.ts';
 import { EmailTaken } from '#shared/db/accounts.ts';
 import { RegisterBody } from '#shared/auth/schemas.ts';
-import type { HttpError } from '#shared/http/errors.ts';
+import { TooManyRequests, type HttpError } from '#shared/http/errors.ts';
+import type { PlainEmail } from '#shared/notify/email.ts';
+import { refresh } from '#shared/auth/service.ts';
+import { wrapRefreshToken } from '#shared/auth/sessions.ts';
 import { safeParse } from 'zod/mini';
 
 const input = { email: 'ada@example.com', password: 'Passw0rdX', firstName: 'Ada', lastName: 'L', companyName: 'Analytical' };
@@ -14,7 +17,18 @@ function token(claims: Record<string, unknown>): string {
 }
 
 /** In-memory fakes that record what happened (the integration suite runs the real Cognito and DynamoDB). */
-function fakes(options: { txError?: Error; identities?: Map<string, Date>; emails?: Set<string>; createError?: Error } = {}) {
+function fakes(
+  options: {
+    txError?: Error;
+    identities?: Map<string, Date>;
+    emails?: Set<string>;
+    createError?: Error;
+    /** The user's session epoch (null: the user is gone). */
+    epoch?: string | null;
+    limited?: boolean;
+    mailError?: Error;
+  } = {},
+) {
   const identities = options.identities ?? new Map<string, Date>();
   const emails = options.emails ?? new Set<string>();
   const calls: string[] = [];
@@ -37,9 +51,16 @@ function fakes(options: { txError?: Error; identities?: Map<string, Date>; email
       return { token: token({ 'custom:accountId': 'br_1', 'custom:userId': 'usr_1' }), refreshToken: 'r', expiresIn: 3600 };
     },
     async refresh() {
-      return { token: 't', refreshToken: 'r', expiresIn: 3600 };
+      return { token: token({ 'custom:accountId': 'br_1', 'custom:userId': 'usr_1' }), refreshToken: 'r', expiresIn: 3600 };
+    },
+    async setPassword(email) {
+      calls.push(`set password ${email}`);
+    },
+    async signOutEverywhere(email) {
+      calls.push(`sign out ${email}`);
     },
   };
+  const sent: PlainEmail[] = [];
   const deps: Deps = {
     identity,
     now: () => NOW,
@@ -52,9 +73,31 @@ function fakes(options: { txError?: Error; identities?: Map<string, Date>; email
       async emailRegistered(email) {
         return emails.has(email);
       },
+      async getUser(accountId, userId) {
+        return options.epoch === null
+          ? undefined
+          : { accountId, userId, email: input.email, firstName: 'A', lastName: 'L', role: 'admin', emailVerified: false, alertEmails: true, createdAt: '', updatedAt: '', ...(options.epoch ? { sessionEpoch: options.epoch } : {}) };
+      },
+    },
+    limits: {
+      async enforce(kind, subject) {
+        calls.push(`limit ${kind}`);
+        if (options.limited) throw new TooManyRequests('too many', 'too-many-requests', 42);
+        return { kind, subject, windowEnd: 1 };
+      },
+      async giveBack(counted) {
+        if (counted) calls.push(`give back ${counted.kind}`);
+      },
+    },
+    mail: {
+      async send(email) {
+        if (options.mailError) throw options.mailError;
+        sent.push(email);
+      },
+      appUrl: () => 'http://app.test',
     },
   };
-  return { deps, identities, emails, calls };
+  return { deps, identities, emails, calls, sent };
 }
 
 const statusOf = async (promise: Promise<unknown>) => promise.then(() => 0, (error: HttpError) => error.status);
@@ -72,7 +115,7 @@ describe('register', () => {
     const { deps, identities, calls } = fakes({ txError: new Error('ProvisionedThroughputExceededException') });
     await expect(register(input, deps)).rejects.toThrow('ProvisionedThroughputExceededException');
     expect(identities.size).toBe(0);
-    expect(calls).toEqual([`create ${input.email}`, `delete ${input.email}`]);
+    expect(calls).toEqual(['limit register', `create ${input.email}`, `delete ${input.email}`]);
   });
   it('answers 409 when the e-mail item exists, leaving no identity behind', async () => {
     const { deps, identities } = fakes({ emails: new Set([input.email]) });
@@ -103,7 +146,64 @@ describe('register', () => {
   });
 });
 
+describe('register: verification e-mail and the per-IP limit', () => {
+  it('sends ONE verification e-mail with a link into appUrl, and wraps the refresh token in epoch 0', async () => {
+    const { deps, sent } = fakes();
+    const result = await register(input, deps, '203.0.113.9');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.to).toBe(input.email);
+    expect(sent[0]!.subject).toBe('[Burnrate] Verify your e-mail address');
+    expect(sent[0]!.lines).toContainEqual(expect.stringMatching(/^http:\/\/app\.test\/verify-email\?token=[A-Za-z0-9_-]{43}$/));
+    expect(result.refreshToken).toBe(wrapRefreshToken('r', '0'));
+  });
+  it('a failed send does not fail the register', async () => {
+    const { deps, emails } = fakes({ mailError: new Error('MessageRejected') });
+    const result = await register(input, deps);
+    expect(result.accountId).toMatch(/^br_/);
+    expect(emails.has(input.email)).toBe(true);
+  });
+  it('past the limit: 429 with Retry-After, and nothing else happens (no identity, no items, no e-mail)', async () => {
+    const { deps, identities, emails, calls, sent } = fakes({ limited: true });
+    const error = await register(input, deps, '203.0.113.9').catch((e: HttpError) => e);
+    expect(error).toMatchObject({ status: 429, headers: { 'retry-after': '42' } });
+    expect(calls).toEqual(['limit register']);
+    expect(identities.size + emails.size + sent.length).toBe(0);
+  });
+});
+
+describe('refresh: the session epoch', () => {
+  it('refreshes a token of the current epoch (0 for a user whose sessions never ended, wrapped or not)', async () => {
+    expect(await statusOf(refresh({ refreshToken: wrapRefreshToken('r', '0') }, fakes().deps))).toBe(0);
+    expect(await statusOf(refresh({ refreshToken: 'r' }, fakes().deps))).toBe(0);
+    expect(await statusOf(refresh({ refreshToken: wrapRefreshToken('r', 'E2') }, fakes({ epoch: 'E2' }).deps))).toBe(0);
+  });
+  it('refuses one of an ended epoch (401), and one of a user that is gone', async () => {
+    expect(await statusOf(refresh({ refreshToken: wrapRefreshToken('r', '0') }, fakes({ epoch: 'E2' }).deps))).toBe(401);
+    expect(await statusOf(refresh({ refreshToken: 'r' }, fakes({ epoch: 'E2' }).deps))).toBe(401);
+    expect(await statusOf(refresh({ refreshToken: wrapRefreshToken('r', 'E1') }, fakes({ epoch: 'E2' }).deps))).toBe(401);
+    expect(await statusOf(refresh({ refreshToken: wrapRefreshToken('r', '0') }, fakes({ epoch: null }).deps))).toBe(401);
+  });
+});
+
 describe('login', () => {
+  it('counts the attempt before trying the password, gives it back on success, keeps it on failure', async () => {
+    const ok = fakes({ identities: new Map([[input.email, NOW]]) });
+    await login({ email: input.email, password: 'x' }, ok.deps, '198.51.100.1');
+    expect(ok.calls).toEqual(['limit login', 'give back login']);
+    const bad = fakes();
+    expect(await statusOf(login({ email: input.email, password: 'x' }, bad.deps))).toBe(401);
+    expect(bad.calls).toEqual(['limit login']);
+  });
+  it('locked (429): the password is not even tried', async () => {
+    const { deps, calls } = fakes({ identities: new Map([[input.email, NOW]]), limited: true });
+    expect(await statusOf(login({ email: input.email, password: 'x' }, deps))).toBe(429);
+    expect(calls).toEqual(['limit login']);
+  });
+  it('hands out the refresh token in the user’s current epoch', async () => {
+    const { deps } = fakes({ identities: new Map([[input.email, NOW]]), epoch: 'E7' });
+    expect((await login({ email: input.email, password: 'x' }, deps)).refreshToken).toBe(wrapRefreshToken('r', 'E7'));
+  });
+
   it('returns the ids from the token', async () => {
     const { deps } = fakes({ identities: new Map([[input.email, NOW]]) });
     expect(await login({ email: input.email, password: 'x' }, deps)).toMatchObject({ accountId: 'br_1', userId: 'usr_1' });
