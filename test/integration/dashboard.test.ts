@@ -89,7 +89,19 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
 
+    await screen(page, 'Ingest keys', ' (new account)');
+
+    // The verification link of the e-mail, opened in this tab (a full load: the session comes back by refresh).
+    const verify = await linkInMail(email, '/verify-email');
+    await page.goto(verify.url);
+    await screen(page, 'Verify your e-mail');
+    await page.getByText('Your e-mail address is verified').waitFor();
+    await page.getByRole('link', { name: 'Go to the overview' }).click();
+    await screen(page, 'Overview', ' (empty)');
+    await page.getByText('No spend yet.').waitFor();
+
     // Ingest keys: create one; the secret is shown once, with a copy button and snippets.
+    await page.getByRole('link', { name: 'Ingest keys' }).click();
     await screen(page, 'Ingest keys');
     await page.getByLabel('Name', { exact: true }).fill('production proxy');
     await page.getByRole('button', { name: 'Create ingest key' }).click();
@@ -246,6 +258,11 @@ describe('the dashboard in Chromium', () => {
       .toContain('Plan GROWTH');
     await page.getByRole('button', { name: 'Manage the subscription' }).waitFor();
 
+    // Settings: the profile says the address is verified.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await screen(page, 'Settings', ' (verified)');
+    await page.getByText(`${email} (verified)`).waitFor();
+
     // Sign out forgets the session: a screen sends to sign-in; signing in comes back to it.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await screen(page, 'Sign in');
@@ -264,6 +281,26 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Show').selectOption('triggered');
     await page.waitForURL(/\/sign-in\?next=%2Falerts/);
     await page.unroute('**/api/alerts*');
+
+    // Forgot password: the link from the e-mail sets a new one, which signs in.
+    await page.goto(`${origin()}/sign-in`);
+    await screen(page, 'Sign in', ' (after a 401)');
+    await page.getByRole('link', { name: 'Forgot password?' }).click();
+    await screen(page, 'Forgot password');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByRole('button', { name: 'Send the reset link' }).click();
+    await page.getByText('a link to reset its password is on its way').waitFor();
+    const reset = await linkInMail(email, '/reset-password');
+    await page.goto(reset.url);
+    await screen(page, 'Reset password');
+    await page.getByLabel('New password').fill(`${PASSWORD}2`);
+    await page.getByRole('button', { name: 'Set the new password' }).click();
+    await page.getByText('Your password is changed.').waitFor();
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(`${PASSWORD}2`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await screen(page, 'Overview', ' (new password)');
 
     expect(axeFindings).toEqual([]);
   });

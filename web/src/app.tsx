@@ -21,6 +21,9 @@ import { Billing } from './screens/billing/index.tsx';
 import { Settings } from './screens/settings/index.tsx';
 import { AcceptInvitation } from './screens/accept-invitation/index.tsx';
 import { NotFound } from './screens/not-found/index.tsx';
+import { VerifyEmail } from './screens/verify-email/index.tsx';
+import { ForgotPassword } from './screens/forgot-password/index.tsx';
+import { ResetPassword } from './screens/reset-password/index.tsx';
 
 type Params = Record<string, string>;
 type Screen = ComponentType<{ params: Params; query: URLSearchParams }>;
@@ -30,6 +33,9 @@ const publicRoutes: [string, Screen][] = [
   ['/sign-in', SignIn],
   ['/sign-up', SignUp],
   ['/accept-invitation', AcceptInvitation],
+  ['/verify-email', VerifyEmail],
+  ['/forgot-password', ForgotPassword],
+  ['/reset-password', ResetPassword],
 ];
 
 /** Screens of a signed-in user, with their place in the navigation. */

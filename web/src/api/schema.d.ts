@@ -28,7 +28,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account and its first user; signs in.
-         * @description Email is trimmed and lower-cased. Password: 8+ characters with an upper-case letter, a lower-case letter and a digit. An email already registered: 409.
+         * @description Email is trimmed and lower-cased. Password: 8+ characters with an upper-case letter, a lower-case letter and a digit. An email already registered: 409. The address gets one e-mail with a verification link. At most 10 from one source IP an hour: 429 with `Retry-After`.
          */
         post: operations["authRegister"];
         delete?: never;
@@ -46,7 +46,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in. */
+        /**
+         * Sign in.
+         * @description At most 10 failed sign-ins of one e-mail from one source IP in 15 minutes: then 429 with `Retry-After`.
+         */
         post: operations["authLogin"];
         delete?: never;
         options?: never;
@@ -63,7 +66,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new ID token from a refresh token. */
+        /**
+         * A new ID token from a refresh token.
+         * @description A refresh token of a session that ended (a password reset or change) or of a removed user: 401.
+         */
         post: operations["authRefresh"];
         delete?: never;
         options?: never;
@@ -82,6 +88,110 @@ export interface paths {
         get: operations["authMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change your own names or whether you get alert e-mail.
+         * @description At least one of `firstName`, `lastName`, `alertEmails`; answers like GET /auth/me.
+         */
+        patch: operations["authUpdateMe"];
+        trace?: never;
+    };
+    "/api/auth/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove your e-mail address with the token of the link register sent.
+         * @description An unknown, used or expired token: 400 `/problems/invalid-token`. The link works once and for 24 hours.
+         */
+        post: operations["authVerifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/resend-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the verification link again.
+         * @description Already verified: 409. At most 1 a minute and 5 a day per user: 429 with `Retry-After` (seconds).
+         */
+        post: operations["authResendVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/forgot-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a password reset link (valid 1 hour) to the address, if it has a user.
+         * @description 202 whether or not the address is known (no enumeration; both answer at the same floor). At most 10 a source IP an hour: 429 with `Retry-After`.
+         */
+        post: operations["authForgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the token of a reset link; every session of the user ends.
+         * @description An unknown, used or expired token: 400 `/problems/invalid-token`. The password rules of register apply (400). The address counts as verified afterwards. Sign in again with the new password.
+         */
+        post: operations["authResetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/change-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your password; your other sessions end.
+         * @description A wrong `currentPassword`: 400 with `errors[].path` `currentPassword` (it counts as a failed sign-in). The ID token of this request stays valid until it expires; every refresh token ends, this session’s too: sign in again with the new password for a new one.
+         */
+        post: operations["authChangePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -592,6 +702,10 @@ export interface components {
             user: components["schemas"]["User"];
             account: components["schemas"]["Account"];
         };
+        EmailVerified: {
+            /** @constant */
+            emailVerified: true;
+        };
         IngestKey: {
             id: string;
             name: string;
@@ -863,6 +977,28 @@ export interface components {
         };
         RefreshRequest: {
             refreshToken: string;
+        };
+        /** @description At least one field. */
+        PatchMeRequest: {
+            firstName?: string;
+            lastName?: string;
+            alertEmails?: boolean;
+        };
+        /** @description The `token` of the link `<appUrl>/verify-email?token=<token>`. */
+        VerifyEmailRequest: {
+            token: string;
+        };
+        ForgotPasswordRequest: {
+            email: string;
+        };
+        /** @description The `token` of the link `<appUrl>/reset-password?token=<token>`; `password` follows register’s rules. */
+        ResetPasswordRequest: {
+            token: string;
+            password: string & (unknown & unknown & unknown);
+        };
+        ChangePasswordRequest: {
+            currentPassword: string;
+            newPassword: string & (unknown & unknown & unknown);
         };
         CreateIngestKeyRequest: {
             name?: string;
@@ -1208,6 +1344,165 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authUpdateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchMeRequest"];
+            };
+        };
+        responses: {
+            /** @description Change your own names or whether you get alert e-mail. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authVerifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Prove your e-mail address with the token of the link register sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailVerified"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authResendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authForgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Done; no content. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authResetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authChangePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -5,6 +5,7 @@ import { useSubmit } from '../../ui/form.tsx';
 import { when } from '../../ui/format.ts';
 import { useCan, useMe } from '../../ui/me.tsx';
 import { ErrorBox, Screen } from '../../ui/states.tsx';
+import { ChangePassword, Profile } from './account.tsx';
 
 export function Settings() {
   const { me } = useMe();
@@ -12,21 +13,11 @@ export function Settings() {
   document.title = 'Settings · Burnrate';
   return (
     <Screen title="Settings">
-      <h2>Profile</h2>
-      <dl class="card">
-        <dt>Name</dt>
-        <dd>
-          {me.user.firstName} {me.user.lastName}
-        </dd>
-        <dt>E-mail</dt>
-        <dd>
-          {me.user.email} {me.user.emailVerified ? '(verified)' : '(not verified yet)'}
-        </dd>
-        <dt>Role</dt>
-        <dd>{me.user.role}</dd>
-        <dt>Company</dt>
-        <dd>{me.account.companyName}</dd>
-      </dl>
+      <p class="muted">
+        {me.user.email} · {me.user.role} of {me.account.companyName}
+      </p>
+      <Profile />
+      <ChangePassword />
       {isAdmin && <WebhookSecret />}
     </Screen>
   );

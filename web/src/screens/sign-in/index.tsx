@@ -33,6 +33,9 @@ export function SignIn({ query }: { query: URLSearchParams }) {
           </button>
         </Form>
         <p>
+          <Link href="/forgot-password">Forgot password?</Link>
+        </p>
+        <p>
           New here? <Link href="/sign-up">Create your account</Link>
         </p>
       </Screen>
