@@ -37,7 +37,7 @@ export function Profile() {
           )}
         </p>
         <ErrorBox error={resend.error} />
-        <label>
+        <label class="check">
           <input
             type="checkbox"
             checked={me.user.alertEmails}
