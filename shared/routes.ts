@@ -181,6 +181,16 @@ export const routes: readonly Route[] = [
     table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
     cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
   },
+  // Spend insight: the account's aggregates of a range (Query, pages), its month and recent days and the top keys
+  // (BatchGetItem: forecast, labels).
+  { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
+  // The export: its rows (Query on gsi1, pages) and the keys' labels (Query on gsi1).
+  { method: 'GET', path: '/spend/export', handler: 'spend/export', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  // Own prices: the list (Query); a set or delete moves the account's `prices` counter in the same transaction
+  // (UpdateItem; a missing counter is counted first: Query, PutItem) with the price item (PutItem, DeleteItem).
+  { method: 'GET', path: '/prices', handler: 'prices/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PUT', path: '/prices/{provider}/{model}', handler: 'prices/put', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem', 'UpdateItem'] },
+  { method: 'DELETE', path: '/prices/{provider}/{model}', handler: 'prices/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

@@ -33,7 +33,7 @@ const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(
 export function makeAlert(
   accountId: string,
   now: Date,
-  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; keyHashes?: string[]; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string },
+  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; keyHashes?: string[]; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string; slackWebhookUrl?: string },
 ): Alert {
   return {
     id: newId('alert'),
@@ -51,6 +51,7 @@ export function makeAlert(
     observedMicros: fields.observedMicros,
     deliveries: fields.channels.map((channel) => ({ channel, status: 'pending', attempts: 0 })),
     ...(fields.webhookUrl ? { webhookUrl: fields.webhookUrl } : {}),
+    ...(fields.slackWebhookUrl ? { slackWebhookUrl: fields.slackWebhookUrl } : {}),
     triggeredAt: now.toISOString(),
     acknowledgedAt: null,
     acknowledgedBy: null,
@@ -95,12 +96,31 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
       }),
     });
   }
+  if (b.alertOnForecast && observed < b.monthlyLimitMicros) {
+    const forecast = b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
+    if (forecast >= b.monthlyLimitMicros) {
+      out.push({
+        fired: { source: b.id, level: 'forecast', period: spend.month },
+        alert: makeAlert(accountId, now, {
+          type: 'budget_forecast',
+          budgetId: b.id,
+          keyHash: b.keyHash,
+          title: `Budget "${name}" is forecast to reach ${usd(b.monthlyLimitMicros)} this month`,
+          message: `Spend of ${where} is forecast at ${usd(forecast)} by the end of ${spend.month} (month-to-date ${usd(observed)} plus the average of the last 7 complete days for each day left): at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+          period: spend.month,
+          thresholdMicros: b.monthlyLimitMicros,
+          observedMicros: forecast,
+          channels: ['email'],
+        }),
+      });
+    }
+  }
   return out;
 }
 
 function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discovered: Discovered[], now: Date): Candidate[] {
-  const webhookUrl = (r.config as { webhookUrl?: string }).webhookUrl;
-  const base = { ruleId: r.id, channels: r.channels, ...(webhookUrl ? { webhookUrl } : {}) };
+  const { webhookUrl, slackWebhookUrl } = r.config as { webhookUrl?: string; slackWebhookUrl?: string };
+  const base = { ruleId: r.id, channels: r.channels, ...(webhookUrl ? { webhookUrl } : {}), ...(slackWebhookUrl ? { slackWebhookUrl } : {}) };
   if (r.type === 'cost_threshold') {
     const c = r.config as { threshold: number; period: 'daily' | 'weekly' | 'monthly'; keyHash?: string };
     const thresholdMicros = usdToMicros(c.threshold);

@@ -15,19 +15,21 @@ export interface Budget {
   alertThreshold: number;
   scope: BudgetScope;
   keyHash: string | null;
+  /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
+  alertOnForecast: boolean;
   createdAt: string;
   updatedAt: string;
 }
 
 export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike';
-export type Channel = 'email' | 'webhook';
+export type Channel = 'email' | 'webhook' | 'slack';
 export type Period = 'daily' | 'weekly' | 'monthly';
 
 /** Rule config as the API takes it (dollars as JSON numbers, ≤ 6 decimals). `webhookUrl` is required iff channels has webhook. */
 export type RuleConfig =
-  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string } // cost_threshold
-  | { webhookUrl?: string } // new_key
-  | { multiplier: number; minSpend: number; webhookUrl?: string }; // spend_spike
+  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
+  | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
+  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string }; // spend_spike
 
 export interface Rule {
   id: string;
@@ -41,7 +43,7 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit';
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /**
@@ -87,6 +89,8 @@ export interface Alert {
   deliveries: Delivery[];
   /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
   webhookUrl?: string;
+  /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
+  slackWebhookUrl?: string;
   triggeredAt: string;
   acknowledgedAt: string | null;
   acknowledgedBy: string | null;
@@ -149,7 +153,8 @@ export function percentUsed(spendMicros: number, limitMicros: number): number {
   return Number(scaled) / 100;
 }
 
-export function budgetView(b: Budget, spendMicros: number) {
+/** `forecastMicros`: the month-end forecast of what the budget watches (shared/spend/forecast.ts). */
+export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros) {
   return {
     id: b.id,
     name: b.name,
@@ -160,6 +165,8 @@ export function budgetView(b: Budget, spendMicros: number) {
     spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),
     status: budgetStatus(spendMicros, b.monthlyLimitMicros, b.alertThreshold),
+    alertOnForecast: b.alertOnForecast,
+    forecast: { monthEnd: microsToUsd(BigInt(forecastMicros)), percentOfLimit: percentUsed(forecastMicros, b.monthlyLimitMicros) },
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };

@@ -9,6 +9,7 @@ import { keyDayModels } from '#shared/db/provider-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
+import { forecastMonthEnd, keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 
 export interface SpendSnapshot {
   today: string;
@@ -23,6 +24,9 @@ export interface SpendSnapshot {
   keyWeek(keyHash: string): number;
   /** Whether the key exists in the account. */
   hasKey(keyHash: string): boolean;
+  /** Month-end forecasts (shared/spend/forecast.ts), µ$. */
+  accountForecast(): number;
+  keyForecast(keyHash: string): number;
 }
 
 /**
@@ -47,6 +51,7 @@ export async function loadSpend(
 
   const [items, ...weekItems] = await Promise.all([
     batchGet([
+      keys.account(accountId),
       ...days.map((d) => keys.usageDay(accountId, d)),
       keys.usageMonth(accountId, month),
       ...keyHashes.map((h) => keys.providerKey(accountId, h)),
@@ -75,5 +80,20 @@ export async function loadSpend(
     keyMonth: (h) => Number(micros(keyItems.get(h)?.[rolling.monthCost])),
     keyWeek: (h) => weekCost.get(h) ?? 0,
     hasKey: (h) => keyItems.has(h),
+    accountForecast: () => {
+      const createdAt = bySk.get(keys.account(accountId).sk)?.createdAt;
+      return Number(
+        forecastMonthEnd({
+          today,
+          monthToDate: micros(bySk.get(keys.usageMonth(accountId, month).sk)?.costMicros),
+          daySpend: dayMicros,
+          ...(typeof createdAt === 'string' ? { since: createdAt.slice(0, 10) } : {}),
+        }),
+      );
+    },
+    keyForecast: (h) => {
+      const item = keyItems.get(h);
+      return item ? Number(keyForecastMonthEnd(item, today, { monthCost: rolling.monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros)) : 0;
+    },
   };
 }

@@ -57,6 +57,8 @@ const fields = {
   scope: Scope,
   /** Required with scope KEY, refused with ACCOUNT (null counts as absent). */
   keyHash: z.optional(z.nullable(KeyHash)),
+  /** Default false. */
+  alertOnForecast: z.optional(z.boolean('alertOnForecast must be true or false.')),
 };
 
 export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON object.').check(
@@ -85,6 +87,7 @@ export const PatchBudgetBody = z
       alertThreshold: z.optional(fields.alertThreshold),
       scope: z.optional(fields.scope),
       keyHash: fields.keyHash,
+      alertOnForecast: fields.alertOnForecast,
     },
     'The body must be a JSON object.',
   )
@@ -106,6 +109,7 @@ export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): Crea
     alertThreshold: patch.alertThreshold ?? existing.alertThreshold,
     scope: patch.scope ?? existing.scope,
     keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope === 'ACCOUNT' ? null : existing.keyHash,
+    alertOnForecast: patch.alertOnForecast ?? existing.alertOnForecast,
   };
   return validate(CreateBudgetBody, merged, 'body');
 }

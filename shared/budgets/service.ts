@@ -26,6 +26,9 @@ const watchedKey = (input: CreateBudgetBody): string | null => (input.scope === 
 
 const spendOf = (budget: Budget, spend: SpendSnapshot): number =>
   budget.scope === 'KEY' && budget.keyHash ? spend.keyMonth(budget.keyHash) : spend.accountMonth();
+const forecastOf = (budget: Budget, spend: SpendSnapshot): number =>
+  budget.scope === 'KEY' && budget.keyHash ? spend.keyForecast(budget.keyHash) : spend.accountForecast();
+const view = (budget: Budget, spend: SpendSnapshot) => budgetView(budget, spendOf(budget, spend), forecastOf(budget, spend));
 
 /** The spend snapshot with the watched key's item (which also tells whether the key exists): ONE BatchGetItem. */
 async function spendFor(accountId: string, keyHash: string | null, now: Date): Promise<SpendSnapshot> {
@@ -40,7 +43,7 @@ export async function listBudgets(accountId: string, now = new Date()): Promise<
   if (budgets.length === 0) return { items: [], nextCursor: null };
   const keyHashes = budgets.flatMap((b) => (b.scope === 'KEY' && b.keyHash ? [b.keyHash] : []));
   const spend = await loadSpend(accountId, now, { keyHashes });
-  return { items: budgets.map((b) => budgetView(b, spendOf(b, spend))), nextCursor: null };
+  return { items: budgets.map((b) => view(b, spend)), nextCursor: null };
 }
 
 /**
@@ -58,13 +61,14 @@ export async function createBudget(accountId: string, input: CreateBudgetBody, n
     alertThreshold: input.alertThreshold,
     scope: input.scope,
     keyHash,
+    alertOnForecast: input.alertOnForecast ?? false,
     createdAt: at,
     updatedAt: at,
   };
   if ((await repo.createBudget(accountId, budget, MAX_BUDGETS_PER_ACCOUNT)) === 'cap') {
     throw new Conflict(`An account can have at most ${MAX_BUDGETS_PER_ACCOUNT} budgets. Delete one first.`, 'budget-limit');
   }
-  return budgetView(budget, spendOf(budget, spend));
+  return view(budget, spend);
 }
 
 /** Applies a partial update (the merged budget is validated as a whole); a concurrent edit → 409. */
@@ -82,12 +86,13 @@ export async function updateBudget(accountId: string, id: string, patch: PatchBu
     alertThreshold: input.alertThreshold,
     scope: input.scope,
     keyHash,
+    alertOnForecast: input.alertOnForecast ?? false,
     updatedAt: nextUpdatedAt(now, existing.updatedAt),
   };
   const outcome = await repo.replaceBudget(accountId, budget, existing.updatedAt);
   if (outcome === 'missing') throw budgetNotFound();
   if (outcome === 'conflict') throw editConflict();
-  return budgetView(budget, spendOf(budget, spend));
+  return view(budget, spend);
 }
 
 /** An id of another account, or one that is not a budget id at all, is unknown: 404. */

@@ -22,6 +22,7 @@ function toItem(accountId: string, b: Budget): Item {
     alertThreshold: b.alertThreshold,
     scope: b.scope,
     keyHash: b.keyHash,
+    alertOnForecast: b.alertOnForecast,
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };
@@ -35,6 +36,7 @@ export function toBudget(item: Item): Budget {
     alertThreshold: item.alertThreshold as number,
     scope: item.scope as Budget['scope'],
     keyHash: (item.keyHash as string | null | undefined) ?? null,
+    alertOnForecast: item.alertOnForecast === true,
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };

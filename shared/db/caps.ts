@@ -24,6 +24,7 @@ export const CAPPED = {
   ingestKeys: ['INGESTKEY'],
   budgets: ['CFG#BUDGET'],
   rules: ['CFG#RULE'],
+  prices: ['PRICE'],
 } as const satisfies Record<string, readonly Parameters<typeof queries.accountItems>[1][]>;
 
 export type CapKind = keyof typeof CAPPED;

@@ -32,6 +32,13 @@
  *   STRIPECUSTOMER#<cus_id> STRIPECUSTOMER               which account a Stripe customer belongs to
  *   USAGE#<a>               DAY#<date> | MONTH#<yyyy-mm>  the account's spend per UTC day / calendar month
  *   USAGE#<a>               PERIOD#<periodStart>         plan usage (tracked requests) in a billing period
+ *   SPEND#<a>#MODELS        DAY#<date>#<provider>#<model> the account's spend on one UTC day with one model (GET /spend
+ *                                                        groupBy=model|provider: one Query for any range)
+ *   SPEND#<a>#KEYS          MONTH#<yyyy-mm>#<keyHash>    one key's spend in a calendar month } GET /spend groupBy=key:
+ *   SPEND#<a>#KEYS          DAY#<date>#<keyHash>         one key's spend on one UTC day      } months whole, edges by day
+ *   (KEY#<a>#<keyHash> DAY#… items also carry gsi1: SPEND#<a>#ROWS / DAY#<date>#<keyHash>#<provider>#<model>: the
+ *    export's rows of a range in one Query, days ascending)
+ *   ACCOUNT#<a>             PRICE#<provider>#<model>     an account's own price of a model (lower-case names)
  */
 export interface Key {
   pk: string;
@@ -97,12 +104,26 @@ export const keys = {
   usageDay: (accountId: string, date: string): Key => ({ pk: usagePk(accountId), sk: `DAY#${date}` }),
   usageMonth: (accountId: string, month: string): Key => ({ pk: usagePk(accountId), sk: `MONTH#${month}` }),
   usagePeriod: (accountId: string, periodStart: string): Key => ({ pk: usagePk(accountId), sk: `PERIOD#${periodStart}` }),
+
+  spendDayModel: (accountId: string, date: string, provider: string, model: string): Key => ({
+    pk: `SPEND#${accountId}#MODELS`,
+    sk: `DAY#${date}#${provider}#${model}`,
+  }),
+  spendMonthKey: (accountId: string, month: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `MONTH#${month}#${keyHash}` }),
+  spendDayKey: (accountId: string, date: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `DAY#${date}#${keyHash}` }),
+  /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
+  spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string) => ({
+    gsi1pk: `SPEND#${accountId}#ROWS`,
+    gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}`,
+  }),
+  /** An account's own price; provider and model lower-cased by the caller. */
+  accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
 } as const;
 
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
@@ -121,4 +142,12 @@ export const queries = {
   pendingAlertsBefore: (before: string) => ({ gsi2pk: keys.pendingAlertIndex('', '', '').gsi2pk, skBelow: before }),
   /** The account's day items from `from` to `to` (inclusive). */
   usageDays: (accountId: string, from: string, to: string) => ({ pk: usagePk(accountId), skFrom: `DAY#${from}`, skTo: `DAY#${to}` }),
+  /** The account's day × model items from `from` to `to` (inclusive). */
+  spendDayModels: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#MODELS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
+  /** The account's month × key items of the months `from`…`to` (YYYY-MM, inclusive). */
+  spendMonthKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `MONTH#${from}`, skTo: `MONTH#${to}#~` }),
+  /** The account's day × key items from `from` to `to` (inclusive). */
+  spendDayKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
+  /** The export rows (key × day × model) from `from` to `to`, on gsi1. */
+  spendRows: (accountId: string, from: string, to: string) => ({ gsi1pk: `SPEND#${accountId}#ROWS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
 } as const;

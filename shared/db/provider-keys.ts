@@ -5,9 +5,12 @@ import { keys, queries } from '#shared/db/keys.ts';
 import { toAccount, type Account } from '#shared/db/accounts.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { CeilingRoom } from '#shared/ingest/ceiling.ts';
+import { toOwnPrice } from '#shared/db/prices.ts';
+import { priceId, type OwnPriceLookup } from '#shared/ingest/own-prices.ts';
 
 /**
- * What ingestion needs before it writes, in one BatchGetItem: the account, which of the batch's keys exist, the
+ * What ingestion needs before it writes, in one BatchGetItem: the account, its own prices of the batch's models
+ * (and their families: shared/ingest/own-prices.ts), which of the batch's keys exist, the
  * tracked requests of the period starting at `periodStart` (the caller's guess: the calendar month; it reads
  * again if the account's period turns out to be another), and the room under the money ceiling (the keys' totals
  * and the account's spend in `months`).
@@ -17,7 +20,8 @@ export async function loadIngestContext(
   keyHashes: string[],
   periodStart: string,
   months: string[],
-): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom }> {
+  priceNames: { provider: string; model: string }[] = [],
+): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom; ownPrices: OwnPriceLookup }> {
   const accountKey = keys.account(accountId);
   const usageKey = keys.usagePeriod(accountId, periodStart);
   const items = await batchGet([
@@ -25,7 +29,17 @@ export async function loadIngestContext(
     usageKey,
     ...keyHashes.map((h) => keys.providerKey(accountId, h)),
     ...months.map((m) => keys.usageMonth(accountId, m)),
+    ...priceNames.map((n) => keys.accountPrice(accountId, n.provider, n.model)),
   ]);
+  const priceSk = keys.accountPrice(accountId, '', '').sk;
+  const ownPrices = new Map(
+    items
+      .filter((item) => item.pk === accountKey.pk && typeof item.sk === 'string' && item.sk.startsWith(priceSk.slice(0, -1)))
+      .map((item) => {
+        const p = toOwnPrice(item);
+        return [priceId(p.provider, p.model), p] as const;
+      }),
+  );
   const accountItem = items.find((item) => item.pk === accountKey.pk && item.sk === accountKey.sk);
   const usageItem = items.find((item) => item.pk === usageKey.pk && item.sk === usageKey.sk);
   const known = new Set(items.filter((item) => item.sk === keys.providerKey(accountId, '').sk).map((item) => item.keyHash as string));
@@ -34,6 +48,7 @@ export async function loadIngestContext(
     known,
     trackedRequests: readNumber(usageItem?.trackedRequests, 'trackedRequests'),
     ceiling: ceilingRoomOf(accountId, items),
+    ownPrices,
   };
 }
 

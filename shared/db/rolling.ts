@@ -14,10 +14,13 @@ export function rollingNames(today: string, month: string) {
   };
 }
 
-/** The names of the 7 previous days and 2 previous months: removed on every write of the key item. */
+/** The 7 UTC days before `today`, most recent first: their counters stay (the key's forecast, shared/spend/forecast.ts). */
+export const recentDays = (today: string): string[] => Array.from({ length: 7 }, (_, i) => addDays(today, -(i + 1)));
+
+/** The names of the 7 days before the recent ones and of the 2 previous months: removed on every write of the key item. */
 export function staleRollingNames(today: string, month: string): string[] {
   const names: string[] = [];
-  for (let i = 1; i <= 7; i++) {
+  for (let i = 8; i <= 14; i++) {
     const day = addDays(today, -i);
     names.push(`d:${day}:cost`, `d:${day}:requests`);
   }

@@ -82,13 +82,23 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
 
   for (const kdm of chunk.keyDayModels.values()) {
     const add = addSums(kdm.sums);
+    const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model);
     actions.push({
       Update: {
         TableName,
         Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model ADD ${add.expr}`,
+        // gsi1: the account's export rows (GET /spend/export), days ascending, in one Query.
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk ADD ${add.expr}`,
         ExpressionAttributeNames: { '#date': 'date' },
-        ExpressionAttributeValues: { ':date': kdm.date, ':provider': kdm.provider, ':model': kdm.model, ...add.values },
+        ExpressionAttributeValues: {
+          ':date': kdm.date,
+          ':provider': kdm.provider,
+          ':model': kdm.model,
+          ':keyHash': kdm.keyHash,
+          ':gsi1pk': row.gsi1pk,
+          ':gsi1sk': row.gsi1sk,
+          ...add.values,
+        },
       },
     });
     meaning.push(null);
@@ -128,6 +138,7 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
     const rollingAdds: [string, bigint][] = [];
     if (key.today.requests > 0n) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
     if (key.month.requests > 0n) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
+    for (const [date, sums] of key.recent) rollingAdds.push([rollingNames(date, w.month).dayCost, sums.costMicros]);
     rollingAdds.forEach(([name, value], i) => {
       names[`#r${i}`] = name;
       values[`:r${i}`] = value;
@@ -171,6 +182,32 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
   for (const [month, sums] of chunk.months) {
     actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums, true));
     meaning.push({ ceiling: 'month' });
+  }
+  // GET /spend's aggregates (bounded by the key totals and account months above, so no ceiling condition here).
+  const aggregate = (Key: { pk: string; sk: string }, fields: Record<string, string>, sums: Sums): Action => {
+    const add = addSums(sums);
+    const names = Object.keys(fields);
+    return {
+      Update: {
+        TableName,
+        Key,
+        UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')} ADD ${add.expr}`,
+        ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+        ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ...add.values },
+      },
+    };
+  };
+  for (const a of chunk.dayModels.values()) {
+    actions.push(aggregate(keys.spendDayModel(accountId, a.date, a.provider!, a.model!), { date: a.date, provider: a.provider!, model: a.model! }, a.sums));
+    meaning.push(null);
+  }
+  for (const a of chunk.monthKeys.values()) {
+    actions.push(aggregate(keys.spendMonthKey(accountId, a.date, a.keyHash!), { month: a.date, keyHash: a.keyHash! }, a.sums));
+    meaning.push(null);
+  }
+  for (const a of chunk.dayKeys.values()) {
+    actions.push(aggregate(keys.spendDayKey(accountId, a.date, a.keyHash!), { date: a.date, keyHash: a.keyHash! }, a.sums));
+    meaning.push(null);
   }
 
   actions.push({

@@ -52,6 +52,8 @@ export interface HandlerInput<A extends HandlerAuth, B, Q, P> {
 export interface Reply {
   status: number;
   body?: unknown;
+  /** A body that is not JSON (e.g. text/csv), sent as is; `headers` give its content-type. */
+  text?: string;
   headers?: Record<string, string>;
 }
 
@@ -92,6 +94,7 @@ function noStore(): MiddlewareObj<Event, Result> {
 
 function toResult(reply: Reply, requestId: string): Result {
   const headers: Record<string, string> = { 'x-request-id': requestId, ...reply.headers };
+  if (reply.text !== undefined) return { statusCode: reply.status, headers, body: reply.text };
   if (reply.body === undefined) return { statusCode: reply.status, headers };
   return {
     statusCode: reply.status,

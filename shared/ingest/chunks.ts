@@ -50,6 +50,17 @@ export interface KeyUpdate {
   /** The part of `total` on today's UTC date and in the current month (the key item's rolling counters). */
   today: Sums;
   month: Sums;
+  /** The parts of `total` on each of the 7 UTC days before today (rolling counters too: the key's forecast). */
+  recent: Map<string, Sums>;
+}
+
+/** An account-wide aggregate of a chunk keyed by `id` (day × model, month × key, day × key). */
+export interface Aggregate {
+  date: string;
+  provider?: string;
+  model?: string;
+  keyHash?: string;
+  sums: Sums;
 }
 
 export interface Chunk {
@@ -59,6 +70,10 @@ export interface Chunk {
   /** Account-wide spend per UTC day and per calendar month. */
   days: Map<string, Sums>;
   months: Map<string, Sums>;
+  /** The account's spend per day × model, and per month × key and day × key (GET /spend groupings). */
+  dayModels: Map<string, Aggregate>;
+  monthKeys: Map<string, Aggregate>;
+  dayKeys: Map<string, Aggregate>;
   newKeys: number;
 }
 
@@ -67,17 +82,43 @@ export interface ChunkContext {
   knownKeys: ReadonlySet<string>;
   today: string;
   month: string;
+  /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
+  recentDays?: ReadonlySet<string>;
 }
 
 const kdmId = (e: PricedEvent) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+const dmId = (e: PricedEvent) => `${e.date}|${e.provider}|${e.model}`;
+const mkId = (e: PricedEvent) => `${e.date.slice(0, 7)}|${e.keyHash}`;
+const dkId = (e: PricedEvent) => `${e.date}|${e.keyHash}`;
 
 /** Actions a chunk's transaction holds: events + aggregates + the plan-usage counter + the account (if keys are new). */
 export function actionCount(chunk: Chunk): number {
-  return chunk.events.length + chunk.keyDayModels.size + chunk.keys.size + chunk.days.size + chunk.months.size + 1 + (chunk.newKeys > 0 ? 1 : 0);
+  return (
+    chunk.events.length +
+    chunk.keyDayModels.size +
+    chunk.keys.size +
+    chunk.days.size +
+    chunk.months.size +
+    chunk.dayModels.size +
+    chunk.monthKeys.size +
+    chunk.dayKeys.size +
+    1 +
+    (chunk.newKeys > 0 ? 1 : 0)
+  );
 }
 
 function emptyChunk(): Chunk {
-  return { events: [], keyDayModels: new Map(), keys: new Map(), days: new Map(), months: new Map(), newKeys: 0 };
+  return {
+    events: [],
+    keyDayModels: new Map(),
+    keys: new Map(),
+    days: new Map(),
+    months: new Map(),
+    dayModels: new Map(),
+    monthKeys: new Map(),
+    dayKeys: new Map(),
+    newKeys: 0,
+  };
 }
 
 /** Actions that adding `e` would add to `chunk`. */
@@ -89,6 +130,9 @@ function cost(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): number {
     (chunk.keys.has(e.keyHash) ? 0 : 1) +
     (chunk.days.has(e.date) ? 0 : 1) +
     (chunk.months.has(e.date.slice(0, 7)) ? 0 : 1) +
+    (chunk.dayModels.has(dmId(e)) ? 0 : 1) +
+    (chunk.monthKeys.has(mkId(e)) ? 0 : 1) +
+    (chunk.dayKeys.has(dkId(e)) ? 0 : 1) +
     (isNewKey && chunk.newKeys === 0 ? 1 : 0)
   );
 }
@@ -106,7 +150,7 @@ function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   let key = chunk.keys.get(e.keyHash);
   if (!key) {
     const isNew = !ctx.knownKeys.has(e.keyHash);
-    key = { keyHash: e.keyHash, isNew, provider: e.provider, total: zeroSums(), today: zeroSums(), month: zeroSums() };
+    key = { keyHash: e.keyHash, isNew, provider: e.provider, total: zeroSums(), today: zeroSums(), month: zeroSums(), recent: new Map() };
     chunk.keys.set(e.keyHash, key);
     if (isNew) chunk.newKeys += 1;
   }
@@ -114,12 +158,28 @@ function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   add(key.total, e);
   if (e.date === ctx.today) add(key.today, e);
   if (e.date.slice(0, 7) === ctx.month) add(key.month, e);
+  if (ctx.recentDays?.has(e.date)) {
+    if (!key.recent.has(e.date)) key.recent.set(e.date, zeroSums());
+    add(key.recent.get(e.date)!, e);
+  }
+  addTo(chunk.dayModels, dmId(e), () => ({ date: e.date, provider: e.provider, model: e.model }), e);
+  addTo(chunk.monthKeys, mkId(e), () => ({ date: e.date.slice(0, 7), keyHash: e.keyHash }), e);
+  addTo(chunk.dayKeys, dkId(e), () => ({ date: e.date, keyHash: e.keyHash }), e);
 
   const month = e.date.slice(0, 7);
   if (!chunk.days.has(e.date)) chunk.days.set(e.date, zeroSums());
   if (!chunk.months.has(month)) chunk.months.set(month, zeroSums());
   add(chunk.days.get(e.date)!, e);
   add(chunk.months.get(month)!, e);
+}
+
+function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, e: PricedEvent): void {
+  let aggregate = map.get(id);
+  if (!aggregate) {
+    aggregate = { ...fields(), sums: zeroSums() };
+    map.set(id, aggregate);
+  }
+  add(aggregate.sums, e);
 }
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);

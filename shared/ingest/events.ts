@@ -39,6 +39,8 @@ export interface PricedEvent {
   costMicros: number;
   /** false: an unknown model without costUsd (tracked at cost 0, counted in `unpricedRequests`). */
   priced: boolean;
+  /** The event carried `costUsd` (an account's own price never overrides it). */
+  costGiven?: true;
   /** ISO 8601 UTC with milliseconds. */
   timestamp: string;
   /** The event's UTC day. */
@@ -84,6 +86,7 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
     outputTokens: e.outputTokens,
     costMicros: computed.costMicros,
     priced: computed.priced,
+    ...(e.costUsd !== undefined ? { costGiven: true as const } : {}),
     timestamp: at.toISOString(),
     date: isoDate(at),
   };

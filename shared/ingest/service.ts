@@ -7,6 +7,8 @@ import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks
 import { fitToLimits } from '#shared/ingest/limits.ts';
 import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
+import { recentDays } from '#shared/db/rolling.ts';
+import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/provider-keys.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -58,13 +60,21 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const monthPeriod = currentPeriod({ plan: 'FREE' }, now);
   const keyHashes = [...new Set(priced.events.map((e) => e.keyHash))];
   const months = [...new Set(priced.events.map((e) => e.date.slice(0, 7)))];
-  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months);
+  // The account's own prices are read in the same BatchGetItem as the rest of the context: a price written before
+  // this request prices its events (no cache).
+  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months, ownPriceNames(priced.events));
   const { account, known } = context;
+  priced.events = applyOwnPrices(priced.events, context.ownPrices);
   if (!account) throw new NotFound('The account does not exist.');
   const period = currentPeriod(account, now);
   const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
   const limits = limitsInForce(account, now);
-  const ctx: ChunkContext & { knownKeys: Set<string> } = { knownKeys: known, today: isoDate(now), month: isoMonth(now) };
+  const ctx: ChunkContext & { knownKeys: Set<string> } = {
+    knownKeys: known,
+    today: isoDate(now),
+    month: isoMonth(now),
+    recentDays: new Set(recentDays(isoDate(now))),
+  };
 
   /**
    * Fits events under the money ceiling, then into the plan's room left; reports the rest (but repeats of events

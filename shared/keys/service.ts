@@ -9,6 +9,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/provider-keys.ts';
+import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 import type { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -17,6 +18,13 @@ const HASH = /^[0-9a-f]{64}$/;
 /** Counts as `number`s; money exactly, as `bigint` µ$ (shared/db/numbers.ts: a value of an unexpected kind throws). */
 const num = (value: unknown): number => readNumber(value);
 const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
+
+/** The key's month-end forecast (shared/spend/forecast.ts) from its item's rolling counters, in µ$. */
+export function keyForecast(item: Item, now: Date): bigint {
+  const today = isoDate(now);
+  const month = isoMonth(now);
+  return keyForecastMonthEnd(item, today, { monthCost: rollingNames(today, month).monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros);
+}
 
 export function toKeyView(item: Item, now: Date) {
   const r = rollingNames(isoDate(now), isoMonth(now));
@@ -31,6 +39,7 @@ export function toKeyView(item: Item, now: Date) {
       today: microsToUsd(micros(item[r.dayCost])),
       monthToDate: microsToUsd(micros(item[r.monthCost])),
       total: microsToUsd(micros(item.totalCostMicros)),
+      forecastMonthEnd: microsToUsd(keyForecast(item, now)),
     },
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),

@@ -67,6 +67,8 @@ export function channelUrl(alert: Alert, channel: Channel): string | undefined {
   switch (channel) {
     case 'webhook':
       return alert.webhookUrl;
+    case 'slack':
+      return alert.slackWebhookUrl;
     default:
       return undefined;
   }

@@ -22,6 +22,7 @@ import { logger } from '#shared/http/logger.ts';
 import type { Alert, Delivery } from '#shared/alerting/model.ts';
 import { sendAlertEmail } from '#shared/notify/email.ts';
 import { sendWebhook } from '#shared/notify/webhook.ts';
+import { sendSlack } from '#shared/notify/slack.ts';
 import { channelUrl, takeSlot } from '#shared/notify/caps.ts';
 import { signingSecrets } from '#shared/notify/webhook-secret.ts';
 
@@ -157,6 +158,10 @@ async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<
       if (!alert.webhookUrl) return { ok: false, error: 'the alert has no webhook URL', permanent: true };
       const secrets = await signingSecrets(alert.accountId, now);
       const result = await sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
+      return result.ok ? result : { ...result, capCounted };
+    }
+    case 'slack': {
+      const result = await sendSlack(alert, { allowInsecure: config().allowInsecureWebhooks });
       return result.ok ? result : { ...result, capCounted };
     }
     default:

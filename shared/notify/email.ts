@@ -28,6 +28,7 @@ const TYPE_LABELS: Record<AlertType, string> = {
   spend_spike: 'Spend spike',
   budget_threshold: 'Budget threshold reached',
   budget_exceeded: 'Budget exceeded',
+  budget_forecast: 'Budget forecast to be exceeded',
   plan_limit: 'Plan limit reached',
 };
 

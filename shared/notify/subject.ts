@@ -17,6 +17,7 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   spend_spike: 'Spend spike',
   budget_threshold: 'Budget threshold',
   budget_exceeded: 'Budget exceeded',
+  budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
 };
 

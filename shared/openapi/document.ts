@@ -33,6 +33,8 @@ import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
+import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { responseComponents, type ResponseComponent } from '#shared/openapi/responses.ts';
 
 export const API_TITLE = 'Burnrate API';
@@ -67,6 +69,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   },
   ChangePasswordRequest: { schema: ChangePasswordBody },
   CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
+  PutPriceRequest: { schema: PutPriceBody },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -111,6 +114,8 @@ export interface OperationSpec {
   rawBody?: $ZodType;
   status: 200 | 201 | 202 | 204;
   response?: ResponseComponent;
+  /** The success answer's media type when it is not JSON (its component then describes that text). */
+  mediaType?: 'text/csv';
   /** Headers of the success answer worth knowing. */
   headers?: Record<string, string>;
   /** Errors beyond those of every route of its kind (see `errorStatuses`). */
@@ -227,6 +232,45 @@ export const operations: Record<string, OperationSpec> = {
     errors: [404],
     description: 'Default range: the first day of the current month to today (UTC), at most 366 days; every day appears in `daily`. Dates lie in 2000-01-01…2099-12-31.',
   },
+  'spend/get': {
+    summary: 'The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.',
+    query: SpendQuery,
+    status: 200,
+    response: 'Spend',
+    description:
+      'Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, ' +
+      'zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless ' +
+      '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.',
+  },
+  'spend/export': {
+    summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',
+    query: ExportQuery,
+    status: 200,
+    response: 'SpendCsv',
+    mediaType: 'text/csv',
+    headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
+    description:
+      'Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
+      '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `\'` (formula injection). ' +
+      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it.',
+  },
+  'prices/list': {
+    summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
+    status: 200,
+    response: 'PriceList',
+  },
+  'prices/put': {
+    summary: 'Set the account’s own price of a model (events ingested from then on use it).',
+    params: PriceParams,
+    body: PutPriceBody,
+    status: 200,
+    response: 'Price',
+    errors: [404, 409],
+    description:
+      'Names are trimmed and lower-cased. `cachedInput` defaults to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
+      'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
+  },
+  'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
   'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
   'budgets/create': { summary: 'Create a budget.', body: CreateBudgetBody, status: 201, response: 'Budget', errors: [409] },
@@ -483,7 +527,7 @@ function operation(route: Route, spec: OperationSpec, requestNames: Map<$ZodType
           ...(spec.headers
             ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
             : {}),
-          content: { 'application/json': { schema: { $ref: schemaRef(spec.response) } } },
+          content: { [spec.mediaType ?? 'application/json']: { schema: { $ref: schemaRef(spec.response) } } },
         };
   const responses: JsonSchema = { [String(spec.status)]: success };
   for (const status of errorStatuses(route, spec)) {

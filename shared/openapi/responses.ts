@@ -179,7 +179,8 @@ export const Key = z.object({
   provider: z.string(),
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
-  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd }),
+  /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
   requests: z.object({ today: Count, monthToDate: Count, total: Count }),
   unpricedRequests: Count,
 });
@@ -204,6 +205,37 @@ export const Breakdown = z.object({
 /** GET /keys/{hash}. */
 export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 
+// ---- spend insight ------------------------------------------------------------------------------------------
+
+/** GET /spend: `groups` has the shape of `groupBy`. */
+export const Spend = z.object({
+  from: CalendarDate,
+  to: CalendarDate,
+  groupBy: z.enum(['day', 'model', 'provider', 'key']),
+  total: z.object(totals),
+  groups: z.array(
+    z.union([
+      z.object({ date: CalendarDate, ...totals }),
+      z.object({ provider: z.string(), model: z.string(), ...totals }),
+      z.object({ provider: z.string(), ...totals }),
+      z.object({ hash: KeyHash, label: z.nullable(z.string()), hint: z.nullable(z.string()), provider: z.nullable(z.string()), ...totals }),
+    ]),
+  ),
+  /** Null unless `to` is in the current month. */
+  forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
+});
+
+/** An entry of GET /prices: dollars per million tokens. */
+export const Price = z.object({
+  provider: z.string(),
+  model: z.string(),
+  input: Usd,
+  cachedInput: Usd,
+  output: Usd,
+  source: z.enum(['builtin', 'account']),
+  updatedAt: Timestamp,
+});
+
 // ---- budgets, rules, alerts ---------------------------------------------------------------------------------
 
 export const Budget = z.object({
@@ -218,12 +250,16 @@ export const Budget = z.object({
   /** Rounded to 2 decimals. */
   percentUsed: z.number().check(z.minimum(0)),
   status: z.enum(members<'ok' | 'warning' | 'exceeded'>({ ok: true, warning: true, exceeded: true })),
+  alertOnForecast: z.boolean(),
+  /** The month-end forecast of what the budget watches; `percentOfLimit` rounded to 2 decimals. */
+  forecast: z.object({ monthEnd: Usd, percentOfLimit: z.number().check(z.minimum(0)) }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
 
-const Channel = z.enum(members<'email' | 'webhook'>({ email: true, webhook: true }));
+const Channel = z.enum(members<'email' | 'webhook' | 'slack'>({ email: true, webhook: true, slack: true }));
 const webhookUrl = z.optional(z.string());
+const slackWebhookUrl = z.optional(z.string());
 
 const ruleFields = {
   id: RuleId,
@@ -244,20 +280,22 @@ export const Rule = z.discriminatedUnion('type', [
       period: z.enum(members<'daily' | 'weekly' | 'monthly'>({ daily: true, weekly: true, monthly: true })),
       keyHash: z.optional(KeyHash),
       webhookUrl,
+      slackWebhookUrl,
     }),
     ...ruleFields,
   }),
-  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl }), ...ruleFields }),
-  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl }), ...ruleFields }),
+  z.object({ type: z.literal('new_key'), config: z.object({ webhookUrl, slackWebhookUrl }), ...ruleFields }),
+  z.object({ type: z.literal('spend_spike'), config: z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl, slackWebhookUrl }), ...ruleFields }),
 ]);
 
 export const AlertType = z.enum(
-  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'plan_limit'>({
+  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit'>({
     cost_threshold: true,
     new_key: true,
     spend_spike: true,
     budget_threshold: true,
     budget_exceeded: true,
+    budget_forecast: true,
     plan_limit: true,
   }),
 );
@@ -374,6 +412,11 @@ export const responseComponents = {
   KeyList: page(Key),
   Breakdown,
   KeyDetail,
+  Spend,
+  /** GET /spend/export: text/csv. */
+  SpendCsv: z.string(),
+  Price,
+  PriceList: z.object({ items: z.array(Price) }),
   Budget,
   BudgetList: page(Budget),
   Rule,

@@ -187,7 +187,7 @@ const DATE_SUFFIX = /-(?:20\d{2}-\d{2}-\d{2}|20\d{6})$/;
 const LATEST_SUFFIX = /-latest$/;
 
 /** The family a dated (or, for Anthropic, `-latest`) model name belongs to; undefined if the name has no such suffix. */
-function familyOf(provider: string, model: string): string | undefined {
+export function familyOf(provider: string, model: string): string | undefined {
   const dateless = model.replace(DATE_SUFFIX, '');
   if (dateless !== model) return dateless;
   if (provider === 'anthropic' && LATEST_SUFFIX.test(model)) return model.replace(LATEST_SUFFIX, '');
@@ -226,12 +226,16 @@ function tokenCount(value: number, name: string): bigint {
  * Number.MAX_SAFE_INTEGER µ$.
  */
 export function costMicros(usage: Usage): Cost {
+  return costAt(usage, priceFor(usage.provider, usage.model));
+}
+
+/** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
+export function costAt(usage: Usage, price: Pick<ModelPrice, 'input' | 'cachedInput' | 'output'> | undefined): Cost {
   const input = tokenCount(usage.inputTokens, 'inputTokens');
   const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
 
-  const price = priceFor(usage.provider, usage.model);
   if (!price) return { costMicros: 0, priced: false };
 
   // Units of this sum: tokens × µ$ per 1M tokens, i.e. millionths of a micro-dollar.

@@ -9,9 +9,10 @@ import { config } from '#shared/config.ts';
 import { ValidationError } from '#shared/http/errors.ts';
 import { validate } from '#shared/http/validate.ts';
 import { checkWebhookTarget } from '#shared/net/special-addresses.ts';
+import { slackUrlProblem } from '#shared/notify/slack.ts';
 
 export const RULE_TYPES = ['cost_threshold', 'new_key', 'spend_spike'] as const;
-export const CHANNELS = ['email', 'webhook'] as const;
+export const CHANNELS = ['email', 'webhook', 'slack'] as const;
 export const PERIODS = ['daily', 'weekly', 'monthly'] as const;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MIN_SPIKE_MULTIPLIER = 1.5;
@@ -43,17 +44,27 @@ const WebhookUrl = z.string('webhookUrl must be a string.').check(
 
 const CONFIG_OBJECT = 'config must be an object.';
 
+/** A Slack incoming-webhook URL (shared/notify/slack.ts says which). */
+const SlackWebhookUrl = z.string('slackWebhookUrl must be a string.').check(
+  z.maxLength(MAX_WEBHOOK_URL_LENGTH, `slackWebhookUrl must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.`),
+  z.superRefine((value, ctx) => {
+    const problem = slackUrlProblem(value, config().allowInsecureWebhooks);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: value });
+  }),
+);
+
 export const CostThresholdConfig = z.strictObject(
   {
     threshold: money('threshold', { positive: true }),
     period: z.enum(PERIODS, 'period must be daily, weekly or monthly.'),
     keyHash: z.optional(KeyHash),
     webhookUrl: z.optional(WebhookUrl),
+    slackWebhookUrl: z.optional(SlackWebhookUrl),
   },
   CONFIG_OBJECT,
 );
 
-export const NewKeyConfig = z.strictObject({ webhookUrl: z.optional(WebhookUrl) }, CONFIG_OBJECT);
+export const NewKeyConfig = z.strictObject({ webhookUrl: z.optional(WebhookUrl), slackWebhookUrl: z.optional(SlackWebhookUrl) }, CONFIG_OBJECT);
 
 export const SpendSpikeConfig = z.strictObject(
   {
@@ -63,11 +74,12 @@ export const SpendSpikeConfig = z.strictObject(
     ),
     minSpend: money('minSpend', { positive: false }),
     webhookUrl: z.optional(WebhookUrl),
+    slackWebhookUrl: z.optional(SlackWebhookUrl),
   },
   CONFIG_OBJECT,
 );
 
-const Channels = z.array(z.enum(CHANNELS, 'a channel must be email or webhook.'), 'channels must be an array.').check(
+const Channels = z.array(z.enum(CHANNELS, 'a channel must be email, webhook or slack.'), 'channels must be an array.').check(
   z.minLength(1, 'channels must name at least one channel.'),
   z.refine((channels) => new Set(channels).size === channels.length, 'channels must not repeat a channel.'),
 );
@@ -99,6 +111,14 @@ export const CreateRuleBody = z
       }
       if (!wantsWebhook && hasUrl) {
         ctx.issues.push({ code: 'custom', path: ['config', 'webhookUrl'], message: 'config.webhookUrl is only allowed when channels includes webhook.', input: rule });
+      }
+      const wantsSlack = rule.channels.includes('slack');
+      const hasSlack = rule.config.slackWebhookUrl !== undefined;
+      if (wantsSlack && !hasSlack) {
+        ctx.issues.push({ code: 'custom', path: ['config', 'slackWebhookUrl'], message: 'config.slackWebhookUrl is required when channels includes slack.', input: rule });
+      }
+      if (!wantsSlack && hasSlack) {
+        ctx.issues.push({ code: 'custom', path: ['config', 'slackWebhookUrl'], message: 'config.slackWebhookUrl is only allowed when channels includes slack.', input: rule });
       }
     }),
   );

@@ -34,6 +34,8 @@ import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
 import { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { ListAlertsQuery } from '#shared/alerts/schemas.ts';
@@ -66,7 +68,8 @@ export interface Tenant {
 }
 
 /** The resource kind a path parameter names, from the path (`/budgets/{id}` → budget; `{hash}` → a key). */
-export type ParamKind = IdKind | 'key';
+/** `name`: a free-form name validated by the route's params schema (an own price's provider and model), not an id. */
+export type ParamKind = IdKind | 'key' | 'name';
 
 const RESOURCE_OF_SEGMENT: Record<string, IdKind> = {
   budgets: 'budget',
@@ -85,6 +88,7 @@ export function paramKinds(route: Route): Record<string, ParamKind> {
     const param = /^\{(\w+)\}$/.exec(segment)?.[1];
     if (!param) return;
     if (param === 'hash') kinds[param] = 'key';
+    else if (segments[0] === 'prices') kinds[param] = 'name';
     else {
       const kind = RESOURCE_OF_SEGMENT[segments[i - 1] ?? ''];
       if (!kind) throw new Error(`test/fuzz/arbitraries.ts: no resource kind known for {${param}} in ${route.path}`);
@@ -99,6 +103,8 @@ export function ownId(tenant: Tenant, kind: ParamKind): string {
   switch (kind) {
     case 'key':
       return tenant.keyHash;
+    case 'name':
+      return 'fuzz-model';
     case 'budget':
       return tenant.budgetId;
     case 'rule':
@@ -713,6 +719,19 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   },
   'GET /keys': { query: { schema: ListKeysQuery, fields: (t) => ({ limit, cursor: cursor(t, ['keys']) }) } },
   'GET /keys/{hash}': { query: { schema: KeyBreakdownQuery, fields: () => ({ from: day, to: day }) } },
+  'GET /spend': { query: { schema: SpendQuery, fields: () => ({ from: day, to: day, groupBy: fc.constantFrom('day', 'model', 'provider', 'key') }) } },
+  'GET /spend/export': { query: { schema: ExportQuery, fields: () => ({ from: day, to: day }) } },
+  'GET /prices': {},
+  'PUT /prices/{provider}/{model}': {
+    body: {
+      schema: PutPriceBody,
+      valid: () =>
+        fc
+          .record({ input: fc.integer({ min: 0, max: 1000 }), cachedInput: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined }), output: fc.integer({ min: 0, max: 1000 }) })
+          .map((r) => obj(r.cachedInput === undefined ? { input: r.input, output: r.output } : r)),
+    },
+  },
+  'DELETE /prices/{provider}/{model}': {},
   'PATCH /keys/{hash}': {
     body: { schema: LabelBody, valid: () => fc.oneof(displayName, fc.constant(null)).map((label) => obj({ label })) },
   },
@@ -893,6 +912,16 @@ function authArb(route: Route, t: Tenant, mode: Mode): fc.Arbitrary<AuthChoice> 
 }
 
 function paramArb(kind: ParamKind, t: Tenant): fc.Arbitrary<string> {
+  if (kind === 'name') {
+    return fc
+      .oneof(
+        { arbitrary: fc.constantFrom('openai', 'gpt-4o', 'fuzz-model', 'GPT-4o-2024-08-06', ' mistral '), weight: 6 },
+        { arbitrary: fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,20}$/), weight: 3 },
+        { arbitrary: fc.constantFrom('a#b', 'x'.repeat(200), '%00', ' ', 'Open AI'), weight: 2 },
+        { arbitrary: junkString.filter((s) => s.length <= 2000), weight: 3 },
+      )
+      .filter((s) => s !== '.' && s !== '..');
+  }
   const otherKinds = (Object.keys(ID_PREFIX) as IdKind[]).filter((k) => k !== kind);
   const shaped = kind === 'key' ? hex64 : idOf(kind);
   return fc
@@ -1065,6 +1094,11 @@ export function classify(route: Route, input: FuzzInput, t: Tenant): Expectation
   for (const [name, kind] of Object.entries(kinds)) {
     hasInput = true;
     const value = input.params[name] ?? '';
+    if (kind === 'name') {
+      const field = (PriceParams as unknown as { shape: Record<string, $ZodType> }).shape[name]!;
+      if (!safeParse(field, value).success) return { kind: 'invalid', why: `{${name}} is not a valid name` };
+      continue;
+    }
     const known = kind === 'key' ? value === t.keyHash : isId(kind, value) && value === ownId(t, kind);
     if (!known) return { kind: 'invalid', why: `{${name}} names nothing of the tenant` };
   }

@@ -265,7 +265,9 @@ export function judge(res: HttpResult, expectation: Expectation): { kind: Violat
     return undefined;
   }
   if (res.status >= 200 && res.status < 300) {
-    if (res.text !== '') {
+    // The export answers CSV (RFC 4180: CRLF line ends, its header first); every other 2xx answers JSON.
+    const csv = res.contentType.startsWith('text/csv') && res.text.startsWith('date,key_hash,') && res.text.endsWith('\r\n');
+    if (res.text !== '' && !csv) {
       if (!res.contentType.startsWith('application/json')) return { kind: 'bad-2xx', detail: `${res.status} with content-type "${res.contentType}"` };
       try {
         JSON.parse(res.text);

@@ -80,7 +80,7 @@ describe('budgets', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(Object.keys(res.body).sort()).toEqual(
-      ['alertThreshold', 'createdAt', 'id', 'keyHash', 'monthlyLimit', 'name', 'percentUsed', 'scope', 'spend', 'status', 'updatedAt'].sort(),
+      ['alertOnForecast', 'alertThreshold', 'createdAt', 'forecast', 'id', 'keyHash', 'monthlyLimit', 'name', 'percentUsed', 'scope', 'spend', 'status', 'updatedAt'].sort(),
     );
     expect(res.body).toEqual({
       id: expect.stringMatching(BUDGET_ID),
@@ -92,6 +92,9 @@ describe('budgets', () => {
       spend: { monthToDate: 8.5 },
       percentUsed: 85,
       status: 'warning',
+      alertOnForecast: false,
+      // all spend is today's, in a new account: no complete day to average yet
+      forecast: { monthEnd: 8.5, percentOfLimit: 85 },
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.createdAt,
     });
@@ -147,6 +150,7 @@ describe('budgets', () => {
       spend: { monthToDate: 6.5 },
       percentUsed: 100,
       status: 'exceeded',
+      forecast: { monthEnd: 6.5, percentOfLimit: 100 },
       updatedAt: expect.stringMatching(ISO),
     });
     expect(res.body.updatedAt > created.updatedAt).toBe(true);
@@ -466,7 +470,7 @@ describe('optimistic updates (the repositories against the stack’s DynamoDB Lo
     const get = (key: { pk: string; sk: string }) => dynamo().send(new GetCommand({ TableName: stack().tableName, Key: key }));
     const b = (await get(keys.budget(t.user.accountId, budget.id))).Item!;
     expect(Object.keys(b).sort()).toEqual(
-      ['alertThreshold', 'createdAt', 'entity', 'id', 'keyHash', 'monthlyLimitMicros', 'name', 'pk', 'scope', 'sk', 'type', 'updatedAt'].sort(),
+      ['alertOnForecast', 'alertThreshold', 'createdAt', 'entity', 'id', 'keyHash', 'monthlyLimitMicros', 'name', 'pk', 'scope', 'sk', 'type', 'updatedAt'].sort(),
     );
     expect(b).toMatchObject({ entity: 'Budget', monthlyLimitMicros: 5_000_000 });
     const r = (await get(keys.rule(t.user.accountId, rule.id))).Item!;

@@ -475,6 +475,34 @@ describe('the team', () => {
   });
 });
 
+describe('spend insight and prices', () => {
+  it('GET /spend → 200 (each grouping), 400', async () => {
+    for (const groupBy of ['day', 'model', 'provider', 'key']) {
+      const res = await expectCall(200, 'GET', '/spend', `/spend?groupBy=${groupBy}`, { token: user.token });
+      expect(res.body.groupBy).toBe(groupBy);
+    }
+    await expectCall(200, 'GET', '/spend', '/spend?from=2025-01-01&to=2025-01-31', { token: user.token });
+    await expectCall(400, 'GET', '/spend', '/spend?groupBy=week', { token: user.token });
+  });
+
+  it('GET /spend/export → 200 text/csv, 400 export-too-large', async () => {
+    const res = await expectCall(200, 'GET', '/spend/export', '/spend/export', { token: user.token });
+    expect(res.body.startsWith('date,key_hash,')).toBe(true);
+    const big = await expectCall(400, 'GET', '/spend/export', '/spend/export?from=2025-01-01&to=2025-06-30', { token: user.token });
+    expect(big.body.type).toContain('/problems/export-too-large');
+  });
+
+  it('GET /prices → 200; PUT /prices/{provider}/{model} → 200, 400; DELETE → 204, 404', async () => {
+    await expectCall(200, 'PUT', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token, body: { input: 1, output: 2 } });
+    await expectCall(400, 'PUT', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token, body: { input: -1, output: 2 } });
+    const list = await expectCall(200, 'GET', '/prices', '/prices', { token: user.token });
+    expect(list.body.items).toContainEqual(expect.objectContaining({ model: 'contract-model', source: 'account' }));
+    await expectCall(401, 'GET', '/prices', '/prices');
+    await expectCall(204, 'DELETE', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token });
+    await expectCall(404, 'DELETE', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token });
+  });
+});
+
 describe('coverage', () => {
   it('every route answered a validated success, and every route that can refuse a validated problem', () => {
     const missing: string[] = [];

@@ -92,7 +92,7 @@ describe('POST /ingest', () => {
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(results.reduce((n, r) => n + r.body.accepted, 0)).toBe(1000);
     const k = await key(t, hash);
-    expect(k.spend).toEqual({ today: 10, monthToDate: 10, total: 10 });
+    expect(k.spend).toEqual({ today: 10, monthToDate: 10, total: 10, forecastMonthEnd: 10 }); // a new key: no complete day yet
     expect(k.requests.total).toBe(1000);
     // and replaying all 20 in parallel adds nothing
     const replays = await Promise.all(batches.map((b) => ingest(t, b)));

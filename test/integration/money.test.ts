@@ -53,9 +53,9 @@ async function get(t: Tenant, path: string) {
 
 async function expectSpendEverywhere(t: Tenant, hash: string, usd: number) {
   const list = await get(t, '/keys');
-  expect(list.items.find((k: { hash: string }) => k.hash === hash).spend).toEqual({ today: usd, monthToDate: usd, total: usd });
+  expect(list.items.find((k: { hash: string }) => k.hash === hash).spend).toEqual({ today: usd, monthToDate: usd, total: usd, forecastMonthEnd: usd });
   const one = await get(t, `/keys/${hash}`);
-  expect(one.spend).toEqual({ today: usd, monthToDate: usd, total: usd });
+  expect(one.spend).toEqual({ today: usd, monthToDate: usd, total: usd, forecastMonthEnd: usd });
   expect(one.breakdown.daily.at(-1).costUsd).toBe(usd);
   expect(one.breakdown.byModel).toEqual([expect.objectContaining({ model: 'gpt-4o', costUsd: usd })]);
 }
@@ -147,7 +147,7 @@ describe('the money ceiling', () => {
       }),
     );
     const list = await get(t, '/keys');
-    expect(list.items.find((k: { hash: string }) => k.hash === hash).spend).toEqual({ today: 1e10, monthToDate: 1e10, total: 1e10 });
+    expect(list.items.find((k: { hash: string }) => k.hash === hash).spend).toEqual({ today: 1e10, monthToDate: 1e10, total: 1e10, forecastMonthEnd: 1e10 });
     // and it is full: nothing more is added to it
     const more = await ingest(t, [event(hash, 1)]);
     expect(more.rejected).toEqual([expect.objectContaining({ code: 'amount_out_of_range' })]);

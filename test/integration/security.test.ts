@@ -20,7 +20,9 @@ const PROBLEM = 'application/problem+json';
 const env = (): FuzzEnv => ({ info: stack() });
 
 const jwtRoutes = routes.filter((r) => r.auth === 'jwt');
-const paramRoutes = routes.filter((r) => /\{\w+\}/.test(r.path));
+// Own prices (`/prices/{provider}/{model}`) name no stored resource of an account: every account has its own price of
+// every model, so another account's PUT sets ITS price. Their isolation is tested below, not as an id.
+const paramRoutes = routes.filter((r) => /\{\w+\}/.test(r.path) && !Object.values(paramKinds(r)).includes('name'));
 const paramPaths = [...new Set(paramRoutes.map((r) => r.path))];
 
 /** The route's path with each parameter naming the tenant's own resource of that kind. */
@@ -177,6 +179,20 @@ describe("another account's id is a 404, and the owner's resource is unchanged",
     const res = await api(path, { method: route.method, token: victim.token, ...(body ? { body } : {}) });
     expectProblem(res, 404, '/problems/not-found');
     expect(diffSnapshots(itemsBefore, await snapshot(env(), victim.accountId))).toEqual([]);
+  });
+
+  it("own prices are per account: another account's PUT and DELETE of the same model never touch the owner's", async () => {
+    const put = await api('/prices/openai/isolation-model', { method: 'PUT', token: victim.token, body: { input: 1, output: 1 } });
+    expect(put.status).toBe(200);
+    const before = await snapshot(env(), victim.accountId);
+    expect((await api('/prices/openai/isolation-model', { method: 'PUT', token: attacker.token, body: { input: 9, output: 9 } })).status).toBe(200);
+    expect((await api('/prices/openai/isolation-model', { method: 'DELETE', token: attacker.token })).status).toBe(204);
+    expectProblem(await api('/prices/openai/isolation-model', { method: 'DELETE', token: attacker.token }), 404, '/problems/not-found');
+    expect(diffSnapshots(before, await snapshot(env(), victim.accountId))).toEqual([]);
+    const mine = (await api('/prices', { token: victim.token })).body.items.find((p: { model: string }) => p.model === 'isolation-model');
+    expect(mine).toMatchObject({ source: 'account', input: 1, output: 1 });
+    const theirs = (await api('/prices', { token: attacker.token })).body.items.find((p: { model: string }) => p.model === 'isolation-model');
+    expect(theirs).toBeUndefined();
   });
 
   it("the victim's ingest key still works after the attacker tried to delete it", async () => {

@@ -130,6 +130,7 @@ describe('PATCH /budgets/{id} body and merge', () => {
     alertThreshold: 80,
     scope: 'KEY',
     keyHash: HASH,
+    alertOnForecast: true,
     createdAt: '2026-11-01T00:00:00.000Z',
     updatedAt: '2026-11-01T00:00:00.000Z',
   };
@@ -143,7 +144,7 @@ describe('PATCH /budgets/{id} body and merge', () => {
 
   it('keeps what the patch does not name (the limit exactly)', () => {
     const merged = mergeBudgetPatch(existing, parse(PatchBudgetBody, { alertThreshold: 50 }));
-    expect(merged).toEqual({ name: 'Team', monthlyLimit: 12.345678, alertThreshold: 50, scope: 'KEY', keyHash: HASH });
+    expect(merged).toEqual({ name: 'Team', monthlyLimit: 12.345678, alertThreshold: 50, scope: 'KEY', keyHash: HASH, alertOnForecast: true });
   });
 
   it('name: null clears the name', () => {
@@ -175,12 +176,13 @@ describe('budgetView', () => {
     alertThreshold,
     scope: 'ACCOUNT',
     keyHash: null,
+    alertOnForecast: false,
     createdAt: '2026-11-01T00:00:00.000Z',
     updatedAt: '2026-11-02T00:00:00.000Z',
   });
 
   it('has exactly the API fields, money in dollars', () => {
-    expect(budgetView(budget(10), 1_234_567)).toEqual({
+    expect(budgetView(budget(10), 1_234_567, 15_000_001)).toEqual({
       id: 'bud_01KAAAAAAAAAAAAAAAAAAAAAAA',
       name: null,
       monthlyLimit: 10,
@@ -190,6 +192,8 @@ describe('budgetView', () => {
       spend: { monthToDate: 1.234567 },
       percentUsed: 12.35,
       status: 'ok',
+      alertOnForecast: false,
+      forecast: { monthEnd: 15.000001, percentOfLimit: 150 },
       createdAt: '2026-11-01T00:00:00.000Z',
       updatedAt: '2026-11-02T00:00:00.000Z',
     });

@@ -110,7 +110,10 @@ describe('rolling counters', () => {
     const names = rollingNames('2026-12-01', '2026-12');
     expect(names.dayCost).toBe('d:2026-12-01:cost');
     const stale = staleRollingNames('2026-12-01', '2026-12');
-    expect(stale).toContain('d:2026-11-30:cost');
+    // The 7 days before today stay (the key's forecast); the 7 before those go.
+    expect(stale).not.toContain('d:2026-11-30:cost');
+    expect(stale).not.toContain('d:2026-11-24:cost');
+    expect(stale).toContain('d:2026-11-23:cost');
     expect(stale).toContain('m:2026-11:requests');
     expect(stale).toContain('m:2026-10:cost');
     expect(stale).not.toContain(names.dayCost);

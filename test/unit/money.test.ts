@@ -109,7 +109,7 @@ describe('stored numbers', () => {
       { keyHash: A, provider: 'openai', firstSeenAt: 'x', lastSeenAt: 'x', totalCostMicros: 10_000_000_000_000_000n, [r.monthCost]: 9_000_000_000_000_000, [r.dayCost]: 1n, totalRequests: 10 },
       NOW,
     );
-    expect(view.spend).toEqual({ today: 0.000001, monthToDate: 9_000_000_000, total: 10_000_000_000 });
+    expect(view.spend).toEqual({ today: 0.000001, monthToDate: 9_000_000_000, total: 10_000_000_000, forecastMonthEnd: 9_000_000_000 });
     const days = breakdown(
       [
         { date: '2026-11-21', provider: 'openai', model: 'gpt-4o', costMicros: 4_500_000_000_000_000n, requests: 5, inputTokens: 2n ** 53n, cachedInputTokens: 0, outputTokens: 1 },

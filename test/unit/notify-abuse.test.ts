@@ -174,6 +174,8 @@ describe('new_key alerts', () => {
     keyMonth: () => 0,
     keyWeek: () => 0,
     hasKey: () => true,
+    accountForecast: () => 0,
+    keyForecast: () => 0,
   };
   const rule = (i: number): Rule => ({
     id: `rul_01JD00000000000000000000${String(i).padStart(2, '0')}`,
@@ -215,7 +217,7 @@ describe('new_key alerts', () => {
       ACCOUNT,
       {
         budgets: [
-          { id: 'bud_01JD0000000000000000000001', name: 'K', monthlyLimitMicros: 1, alertThreshold: 100, scope: 'KEY', keyHash: 'c'.repeat(64), createdAt: '', updatedAt: '' },
+          { id: 'bud_01JD0000000000000000000001', name: 'K', monthlyLimitMicros: 1, alertThreshold: 100, scope: 'KEY', keyHash: 'c'.repeat(64), alertOnForecast: false, createdAt: '', updatedAt: '' },
         ],
         rules: [],
       },

@@ -17,6 +17,8 @@ import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { LabelBody } from '#shared/keys/schemas.ts';
+import type { getSpend } from '#shared/spend/service.ts';
+import type { listPrices, PriceView } from '#shared/prices/service.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import type { me, updateMe } from '#shared/auth/me.ts';
@@ -107,7 +109,7 @@ describe('the document', () => {
     // The success status, with its response component (204, and 202 without one: no content).
     const success = op.responses[String(spec.status)];
     if (spec.status === 204 || (spec.status === 202 && spec.response === undefined)) expect(success.content).toBeUndefined();
-    else expect(success.content['application/json'].schema).toEqual({ $ref: `#/components/schemas/${spec.response}` });
+    else expect(success.content[spec.mediaType ?? 'application/json'].schema).toEqual({ $ref: `#/components/schemas/${spec.response}` });
     // Errors: problem+json components, those of the route's kind included.
     const errors = Object.keys(op.responses).filter((s) => s !== String(spec.status));
     expect(errors).toEqual(errorStatuses(route, spec).map(String));
@@ -303,6 +305,8 @@ describe('response schemas', () => {
       spend: { monthToDate: 11 },
       percentUsed: 110,
       status: 'exceeded',
+      alertOnForecast: false,
+      forecast: { monthEnd: 12, percentOfLimit: 120 },
       createdAt: t,
       updatedAt: t,
     };
@@ -330,6 +334,11 @@ describe('response schemas', () => {
     expectTypeOf<ReturnType<typeof toKeyView>>().toEqualTypeOf<Out<typeof R.Key>>();
     expectTypeOf<Awaited<ReturnType<typeof listKeys>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
     expectTypeOf<Awaited<ReturnType<typeof getKey>>>().toEqualTypeOf<Out<typeof R.KeyDetail>>();
+    // A union of group shapes: plain assignability (expectTypeOf's toExtend distributes over it).
+    const spend = (): Out<typeof R.Spend> => ({}) as Awaited<ReturnType<typeof getSpend>>;
+    expect(typeof spend).toBe('function');
+    expectTypeOf<PriceView>().toEqualTypeOf<Out<typeof R.Price>>();
+    expectTypeOf<Awaited<ReturnType<typeof listPrices>>>().toEqualTypeOf<Out<typeof R.responseComponents.PriceList>>();
     expectTypeOf<ReturnType<typeof budgetView>>().toEqualTypeOf<Out<typeof R.Budget>>();
     expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
     expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();

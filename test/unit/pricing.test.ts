@@ -13,27 +13,58 @@ const M = 1_000_000;
 
 /** Every model of prices.json with its prices in USD per 1M tokens: input / cached input / output. */
 const LISTED: [provider: string, model: string, input: string, cachedInput: string, output: string][] = [
-  ['openai', 'gpt-4o', '2.50', '1.25', '10.00'],
-  ['openai', 'gpt-4o-2024-05-13', '5.00', '5.00', '15.00'],
-  ['openai', 'gpt-4o-mini', '0.15', '0.075', '0.60'],
-  ['openai', 'gpt-4.1', '2.00', '0.50', '8.00'],
-  ['openai', 'gpt-4.1-mini', '0.40', '0.10', '1.60'],
-  ['openai', 'gpt-4.1-nano', '0.10', '0.025', '0.40'],
+  ['openai', 'gpt-5.1', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5-mini', '0.25', '0.025', '2.00'],
   ['openai', 'gpt-5-nano', '0.05', '0.005', '0.40'],
+  ['openai', 'gpt-5-pro', '15.00', '15.00', '120.00'],
+  ['openai', 'gpt-4.1', '2.00', '0.50', '8.00'],
+  ['openai', 'gpt-4.1-mini', '0.40', '0.10', '1.60'],
+  ['openai', 'gpt-4.1-nano', '0.10', '0.025', '0.40'],
+  ['openai', 'gpt-4o', '2.50', '1.25', '10.00'],
+  ['openai', 'gpt-4o-2024-05-13', '5.00', '5.00', '15.00'],
+  ['openai', 'gpt-4o-mini', '0.15', '0.075', '0.60'],
   ['openai', 'o1', '15.00', '7.50', '60.00'],
+  ['openai', 'o1-mini', '1.10', '0.55', '4.40'],
   ['openai', 'o3', '2.00', '0.50', '8.00'],
+  ['openai', 'o3-pro', '20.00', '20.00', '80.00'],
   ['openai', 'o3-mini', '1.10', '0.55', '4.40'],
   ['openai', 'o4-mini', '1.10', '0.275', '4.40'],
+  ['openai', 'gpt-4-turbo', '10.00', '10.00', '30.00'],
+  ['openai', 'gpt-3.5-turbo', '0.50', '0.50', '1.50'],
+  ['anthropic', 'claude-opus-4-5', '5.00', '0.50', '25.00'],
   ['anthropic', 'claude-opus-4-1', '15.00', '1.50', '75.00'],
   ['anthropic', 'claude-opus-4', '15.00', '1.50', '75.00'],
+  ['anthropic', 'claude-sonnet-4-5', '3.00', '0.30', '15.00'],
   ['anthropic', 'claude-sonnet-4', '3.00', '0.30', '15.00'],
+  ['anthropic', 'claude-haiku-4-5', '1.00', '0.10', '5.00'],
   ['anthropic', 'claude-3-7-sonnet', '3.00', '0.30', '15.00'],
   ['anthropic', 'claude-3-5-sonnet', '3.00', '0.30', '15.00'],
   ['anthropic', 'claude-3-5-haiku', '0.80', '0.08', '4.00'],
   ['anthropic', 'claude-3-opus', '15.00', '1.50', '75.00'],
   ['anthropic', 'claude-3-haiku', '0.25', '0.03', '1.25'],
+  ['google', 'gemini-3-pro-preview', '2.00', '0.20', '12.00'],
+  ['google', 'gemini-2.5-pro', '1.25', '0.125', '10.00'],
+  ['google', 'gemini-2.5-flash', '0.30', '0.03', '2.50'],
+  ['google', 'gemini-2.5-flash-lite', '0.10', '0.01', '0.40'],
+  ['google', 'gemini-2.0-flash', '0.10', '0.025', '0.40'],
+  ['google', 'gemini-2.0-flash-lite', '0.075', '0.075', '0.30'],
+  ['google', 'gemini-1.5-pro', '1.25', '0.3125', '5.00'],
+  ['google', 'gemini-1.5-flash', '0.075', '0.01875', '0.30'],
+  ['mistral', 'mistral-large-latest', '2.00', '2.00', '6.00'],
+  ['mistral', 'mistral-medium-latest', '0.40', '0.40', '2.00'],
+  ['mistral', 'mistral-small-latest', '0.10', '0.10', '0.30'],
+  ['mistral', 'magistral-medium-latest', '2.00', '2.00', '5.00'],
+  ['mistral', 'magistral-small-latest', '0.50', '0.50', '1.50'],
+  ['mistral', 'codestral-latest', '0.30', '0.30', '0.90'],
+  ['mistral', 'devstral-medium-latest', '0.40', '0.40', '2.00'],
+  ['mistral', 'devstral-small-latest', '0.10', '0.10', '0.30'],
+  ['mistral', 'pixtral-large-latest', '2.00', '2.00', '6.00'],
+  ['mistral', 'ministral-8b-latest', '0.10', '0.10', '0.10'],
+  ['mistral', 'ministral-3b-latest', '0.04', '0.04', '0.04'],
+  ['mistral', 'open-mistral-nemo', '0.15', '0.15', '0.15'],
+  ['deepseek', 'deepseek-chat', '0.28', '0.028', '0.42'],
+  ['deepseek', 'deepseek-reasoner', '0.28', '0.028', '0.42'],
 ];
 
 /** Test-side conversion "0.075" → 75_000 µ$ per 1M tokens, independent of the module's. */
@@ -47,7 +78,7 @@ const cost = (model: string, inputTokens: number, outputTokens = 0, cachedInputT
 
 describe('price table', () => {
   it('names its source and date', () => {
-    expect(PRICE_TABLE.source).toMatch(/OpenAI and Anthropic public pricing pages/);
+    expect(PRICE_TABLE.source).toMatch(/OpenAI .*Anthropic .*Google .*Mistral .*DeepSeek /);
     expect(PRICE_TABLE.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
@@ -139,7 +170,7 @@ describe('priceFor', () => {
     ['openai', 'gpt-4o-latest'],
     ['openai', 'claude-sonnet-4'],
     ['anthropic', 'gpt-4o'],
-    ['anthropic', 'claude-sonnet-4-5'],
+    ['anthropic', 'claude-sonnet-4-9'], // no prefix matching: not claude-sonnet-4
     ['anthropic', 'claude-sonnet'],
     ['anthropic', 'claude-3-5-haiku-2024'],
     ['mistral', 'mistral-large'],

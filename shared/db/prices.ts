@@ -1,0 +1,84 @@
+/**
+ * Repository of an account's own prices (`keys.accountPrice`, in the account's partition): at most MAX per account,
+ * exactly under races (the `prices` counter of shared/db/caps.ts is taken in the transaction that creates one).
+ * Prices are stored in integer µ$ per million tokens.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
+import { keys, queries } from '#shared/db/keys.ts';
+import { writeCounted } from '#shared/db/caps.ts';
+import { readNumber } from '#shared/db/numbers.ts';
+
+export interface OwnPrice {
+  provider: string;
+  model: string;
+  /** µ$ per 1M tokens. */
+  input: number;
+  cachedInput: number;
+  output: number;
+  updatedAt: string;
+}
+
+export function toOwnPrice(item: Item): OwnPrice {
+  return {
+    provider: item.provider as string,
+    model: item.model as string,
+    input: readNumber(item.inputMicros),
+    cachedInput: readNumber(item.cachedInputMicros),
+    output: readNumber(item.outputMicros),
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+const toItem = (accountId: string, p: OwnPrice): Item => ({
+  ...keys.accountPrice(accountId, p.provider, p.model),
+  type: 'Price',
+  provider: p.provider,
+  model: p.model,
+  inputMicros: p.input,
+  cachedInputMicros: p.cachedInput,
+  outputMicros: p.output,
+  updatedAt: p.updatedAt,
+});
+
+/** Every own price of the account (ONE Query). */
+export async function listOwnPrices(accountId: string): Promise<OwnPrice[]> {
+  const q = queries.accountItems(accountId, 'PRICE');
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
+  });
+  return items.map(toOwnPrice);
+}
+
+const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
+/**
+ * Sets a price: replaces an existing one in place (no slot taken), else creates it with a slot of the counter.
+ * Two racing creates of the same price: one creates it, the other finds it and replaces it. `cap`: the cap was reached.
+ */
+export async function putOwnPrice(accountId: string, price: OwnPrice, cap: number): Promise<'written' | 'cap'> {
+  for (let attempt = 0; attempt < 4; attempt++) {
+    try {
+      await db().send(new PutCommand({ TableName: tableName(), Item: toItem(accountId, price), ConditionExpression: 'attribute_exists(pk)' }));
+      return 'written';
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    const outcome = await writeCounted(accountId, 'prices', cap, [
+      { Put: { TableName: tableName(), Item: toItem(accountId, price), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
+    if (outcome.status === 'written') return 'written';
+    if (outcome.status === 'cap') return 'cap';
+    // created meanwhile by a racing request: replace it
+  }
+  throw new Error('An own price kept changing between create and replace.');
+}
+
+/** False when the account has no such price. Frees its slot of the counter in the same transaction. */
+export async function deleteOwnPrice(accountId: string, provider: string, model: string): Promise<boolean> {
+  const outcome = await writeCounted(accountId, 'prices', null, [
+    { Delete: { TableName: tableName(), Key: keys.accountPrice(accountId, provider, model), ConditionExpression: 'attribute_exists(pk)' } },
+  ]);
+  return outcome.status === 'written';
+}

@@ -1,0 +1,36 @@
+/**
+ * An account's own prices in ingestion (pure): which price items to read with the ingest context, and the events
+ * repriced with them. Lookup order for an event without `costUsd`: the account's price of the exact model, the
+ * account's price of its family (a dated name: `gpt-4o-2024-08-06` → `gpt-4o`), then the built-in table (already
+ * applied by priceEvent).
+ */
+import type { PricedEvent } from '#shared/ingest/events.ts';
+import { costAt, familyOf, type ModelPrice } from '#shared/pricing/pricing.ts';
+
+export type OwnPriceLookup = ReadonlyMap<string, Pick<ModelPrice, 'input' | 'cachedInput' | 'output'>>;
+export const priceId = (provider: string, model: string) => `${provider}/${model}`;
+
+/** The (provider, model) names whose own price may apply to these events: each model and its family. */
+export function ownPriceNames(events: readonly PricedEvent[]): { provider: string; model: string }[] {
+  const names = new Map<string, { provider: string; model: string }>();
+  for (const e of events) {
+    if (e.costGiven) continue;
+    names.set(priceId(e.provider, e.model), { provider: e.provider, model: e.model });
+    const family = familyOf(e.provider, e.model);
+    if (family !== undefined) names.set(priceId(e.provider, family), { provider: e.provider, model: family });
+  }
+  return [...names.values()];
+}
+
+/** The events with own prices applied (an event with `costUsd` keeps it). */
+export function applyOwnPrices(events: PricedEvent[], prices: OwnPriceLookup): PricedEvent[] {
+  if (prices.size === 0) return events;
+  return events.map((e) => {
+    if (e.costGiven) return e;
+    const family = familyOf(e.provider, e.model);
+    const price = prices.get(priceId(e.provider, e.model)) ?? (family === undefined ? undefined : prices.get(priceId(e.provider, family)));
+    if (!price) return e;
+    const cost = costAt({ provider: e.provider, model: e.model, inputTokens: e.inputTokens, cachedInputTokens: e.cachedInputTokens, outputTokens: e.outputTokens }, price);
+    return { ...e, costMicros: cost.costMicros, priced: true };
+  });
+}

@@ -1,0 +1,36 @@
+/** Request schemas of /prices (zod/mini, strict). Names are normalized as ingestion normalizes them (trimmed, lower-case). */
+import * as z from 'zod/mini';
+import { hasAtMostSixDecimals } from '#shared/pricing/pricing.ts';
+
+/** Dollars per million tokens: the most an own price may be (keeps one event's cost far below the money ceiling). */
+export const MAX_PRICE_USD = 1_000_000;
+
+const price = (field: string) =>
+  z.number(`${field} must be a number (US dollars per million tokens).`).check(
+    z.minimum(0, `${field} must be ≥ 0.`),
+    z.maximum(MAX_PRICE_USD, `${field} must be at most ${MAX_PRICE_USD}.`),
+    z.refine(hasAtMostSixDecimals, `${field} must have at most 6 decimals.`),
+  );
+
+export const PriceParams = z.strictObject({
+  provider: z.string().check(
+    z.trim(),
+    z.toLowerCase(),
+    z.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/, 'provider must be 1–32 characters of a-z, 0-9, ".", "_" or "-".'),
+  ),
+  model: z.string().check(
+    z.trim(),
+    z.toLowerCase(),
+    z.minLength(1, 'model must not be empty.'),
+    z.maxLength(128, 'model must be at most 128 characters.'),
+    z.regex(/^[^\u0000-\u001f#]+$/, 'model must not contain control characters or "#".'),
+  ),
+});
+export type PriceParams = z.infer<typeof PriceParams>;
+
+/** `cachedInput` defaults to `input` (no cache discount). */
+export const PutPriceBody = z.strictObject(
+  { input: price('input'), cachedInput: z.optional(price('cachedInput')), output: price('output') },
+  'The body must be a JSON object.',
+);
+export type PutPriceBody = z.infer<typeof PutPriceBody>;
