@@ -127,6 +127,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await screen(page, 'Overview');
     await expect.poll(() => page.getByTestId('month-to-date').textContent()).toBe('$19.50');
+    // The account's forecast from GET /spend (month to date + the trailing 7-day average × the days left).
+    await expect.poll(() => page.getByTestId('forecast').textContent()).toMatch(/^\$\d[\d,]*\.\d{2}$/);
     await expect.poll(() => page.locator('figure.chart canvas').count()).toBeGreaterThan(0);
     await expect.poll(() => page.locator('figure.chart .u-legend').textContent()).toContain('openai');
     await expect.poll(() => page.getByRole('link', { name: '…a9Zz' }).count()).toBe(1);

@@ -607,6 +607,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/spend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.
+         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.
+         */
+        get: operations["spendGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/spend/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
+         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `'` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it.
+         */
+        get: operations["spendExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prices in dollars per million tokens: the built-in table with the account’s own prices over it. */
+        get: operations["pricesList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/prices/{provider}/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the account’s own price of a model (events ingested from then on use it).
+         * @description Names are trimmed and lower-cased. `cachedInput` defaults to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).
+         */
+        put: operations["pricesPut"];
+        post?: never;
+        /** Delete the account’s own price (back to the built-in one, or unpriced). */
+        delete: operations["pricesDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -748,6 +826,7 @@ export interface components {
                 today: number;
                 monthToDate: number;
                 total: number;
+                forecastMonthEnd: number;
             };
             requests: {
                 today: number;
@@ -792,6 +871,7 @@ export interface components {
                 today: number;
                 monthToDate: number;
                 total: number;
+                forecastMonthEnd: number;
             };
             requests: {
                 today: number;
@@ -800,6 +880,71 @@ export interface components {
             };
             unpricedRequests: number;
             breakdown: components["schemas"]["Breakdown"];
+        };
+        Spend: {
+            from: components["schemas"]["CalendarDate"];
+            to: components["schemas"]["CalendarDate"];
+            /** @enum {string} */
+            groupBy: "day" | "model" | "provider" | "key";
+            total: {
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            };
+            groups: ({
+                date: components["schemas"]["CalendarDate"];
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                provider: string;
+                model: string;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                provider: string;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                hash: string;
+                label: string | null;
+                hint: string | null;
+                provider: string | null;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            })[];
+            forecast: {
+                monthEnd: number;
+                /** @constant */
+                method: "trailing-7-day-average";
+            } | null;
+        };
+        SpendCsv: string;
+        Price: {
+            provider: string;
+            model: string;
+            input: number;
+            cachedInput: number;
+            output: number;
+            /** @enum {string} */
+            source: "builtin" | "account";
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        PriceList: {
+            items: components["schemas"]["Price"][];
         };
         Budget: {
             id: string;
@@ -815,6 +960,11 @@ export interface components {
             percentUsed: number;
             /** @enum {string} */
             status: "ok" | "warning" | "exceeded";
+            alertOnForecast: boolean;
+            forecast: {
+                monthEnd: number;
+                percentOfLimit: number;
+            };
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -831,10 +981,11 @@ export interface components {
                 period: "daily" | "weekly" | "monthly";
                 keyHash?: string;
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             id: string;
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive: boolean;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
@@ -844,10 +995,11 @@ export interface components {
             type: "new_key";
             config: {
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             id: string;
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive: boolean;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
@@ -859,10 +1011,11 @@ export interface components {
                 multiplier: number;
                 minSpend: number;
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             id: string;
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive: boolean;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
@@ -875,7 +1028,7 @@ export interface components {
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "plan_limit";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
@@ -889,7 +1042,7 @@ export interface components {
             observedSpend: number | null;
             deliveries: {
                 /** @enum {string} */
-                channel: "email" | "webhook";
+                channel: "email" | "webhook" | "slack";
                 /** @enum {string} */
                 status: "pending" | "sent" | "failed" | "suppressed";
                 attempts: number;
@@ -1003,6 +1156,11 @@ export interface components {
         CreateIngestKeyRequest: {
             name?: string;
         };
+        PutPriceRequest: {
+            input: number;
+            cachedInput?: number;
+            output: number;
+        };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
         };
@@ -1031,6 +1189,7 @@ export interface components {
             /** @enum {string} */
             scope: "ACCOUNT" | "KEY";
             keyHash?: string | null;
+            alertOnForecast?: boolean;
         };
         /** @description At least one field; the merged budget is checked as a whole. */
         PatchBudgetRequest: {
@@ -1040,6 +1199,7 @@ export interface components {
             /** @enum {string} */
             scope?: "ACCOUNT" | "KEY";
             keyHash?: string | null;
+            alertOnForecast?: boolean;
         };
         /** @description `config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat. */
         CreateRuleRequest: {
@@ -1051,9 +1211,10 @@ export interface components {
                 period: "daily" | "weekly" | "monthly";
                 keyHash?: string;
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         } | {
             /** @constant */
@@ -1061,9 +1222,10 @@ export interface components {
             /** @default {} */
             config: {
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         } | {
             /** @constant */
@@ -1072,9 +1234,10 @@ export interface components {
                 multiplier: number;
                 minSpend: number;
                 webhookUrl?: string;
+                slackWebhookUrl?: string;
             };
             name: string;
-            channels: ("email" | "webhook")[];
+            channels: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         };
         /** @description At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400). */
@@ -1085,7 +1248,7 @@ export interface components {
             config?: {
                 [key: string]: unknown;
             };
-            channels?: ("email" | "webhook")[];
+            channels?: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         };
         CheckoutRequest: {
@@ -2370,6 +2533,151 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendGet: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+                groupBy?: "day" | "model" | "provider" | "key";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Spend"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendExport: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="burnrate-spend-<from>-to-<to>.csv"` */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["SpendCsv"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pricesList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prices in dollars per million tokens: the built-in table with the account’s own prices over it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pricesPut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPriceRequest"];
+            };
+        };
+        responses: {
+            /** @description Set the account’s own price of a model (events ingested from then on use it). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Price"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pricesDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -33,14 +33,17 @@ export function AlertRules() {
   const rules = useLoad(() => ok(api.GET('/api/alert-rules')), []);
   const keys = useLoad(() => ok(api.GET('/api/keys', { params: { query: { limit: '100' } } })), []);
   const [type, setType] = useState<RuleType>('cost_threshold');
-  const [form, setForm] = useState({ name: '', threshold: '', period: 'daily', keyHash: '', multiplier: '3', minSpend: '10', webhookUrl: '' });
+  const [form, setForm] = useState({ name: '', threshold: '', period: 'daily', keyHash: '', multiplier: '3', minSpend: '10', webhookUrl: '', slackWebhookUrl: '' });
   const [channels, setChannels] = useState<Channel[]>(['email']);
   const create = useSubmit();
   const change = useSubmit();
   document.title = 'Alert rules · Burnrate';
 
   const body = (): Schemas['CreateRuleRequest'] => {
-    const webhook = channels.includes('webhook') ? { webhookUrl: form.webhookUrl } : {};
+    const webhook = {
+      ...(channels.includes('webhook') ? { webhookUrl: form.webhookUrl } : {}),
+      ...(channels.includes('slack') ? { slackWebhookUrl: form.slackWebhookUrl } : {}),
+    };
     const common = { name: form.name, channels };
     if (type === 'cost_threshold') {
       return {
@@ -161,14 +164,25 @@ export function AlertRules() {
             )}
             <fieldset>
               <legend>Channels</legend>
-              {(['email', 'webhook'] as const).map((c) => (
+              {(['email', 'webhook', 'slack'] as const).map((c) => (
                 <label key={c} style={{ marginRight: '16px' }}>
-                  <input type="checkbox" checked={channels.includes(c)} onChange={() => toggle(c)} /> {c === 'email' ? 'E-mail' : 'Webhook'}
+                  <input type="checkbox" checked={channels.includes(c)} onChange={() => toggle(c)} /> {c === 'email' ? 'E-mail' : c === 'webhook' ? 'Webhook' : 'Slack'}
                 </label>
               ))}
             </fieldset>
             {channels.includes('webhook') && (
               <Field label="Webhook URL" type="url" required value={form.webhookUrl} error={create.fieldError('config.webhookUrl')} onInput={set('webhookUrl')} />
+            )}
+            {channels.includes('slack') && (
+              <Field
+                label="Slack incoming-webhook URL"
+                type="url"
+                required
+                hint="https://hooks.slack.com/…"
+                value={form.slackWebhookUrl}
+                error={create.fieldError('config.slackWebhookUrl')}
+                onInput={set('slackWebhookUrl')}
+              />
             )}
             <button type="submit" disabled={create.busy}>
               Create rule

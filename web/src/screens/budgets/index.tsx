@@ -39,6 +39,9 @@ export function Budgets() {
                       {money(b.spend.monthToDate)} of {money(b.monthlyLimit)} ({percent(b.percentUsed)}){' '}
                       <span class={`badge ${b.status}`}>{STATUS_TEXT[b.status]}</span>
                     </p>
+                    <p class="muted" style={{ margin: '4px 0' }}>
+                      Forecast for the month end: {money(b.forecast.monthEnd)} ({percent(b.forecast.percentOfLimit)} of the limit)
+                    </p>
                     <div
                       class={`bar ${b.status}`}
                       role="progressbar"

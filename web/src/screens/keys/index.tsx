@@ -17,6 +17,7 @@ const COLUMNS: Column[] = [
   { id: 'provider', title: 'Provider', value: (k) => k.provider },
   { id: 'today', title: 'Today (UTC)', value: (k) => k.spend.today, num: true },
   { id: 'mtd', title: 'Month to date', value: (k) => k.spend.monthToDate, num: true },
+  { id: 'forecast', title: 'Forecast', value: (k) => k.spend.forecastMonthEnd, num: true },
   { id: 'lastSeen', title: 'Last seen', value: (k) => k.lastSeenAt },
 ];
 
@@ -70,6 +71,7 @@ export function Keys() {
                       <td>{k.provider}</td>
                       <td class="num">{money(k.spend.today)}</td>
                       <td class="num">{money(k.spend.monthToDate)}</td>
+                      <td class="num">{money(k.spend.forecastMonthEnd)}</td>
                       <td>{when(k.lastSeenAt)}</td>
                       <td>
                         <Link href={`/keys/${k.hash}`} aria-label={`Details of ${keyName(k)}`}>

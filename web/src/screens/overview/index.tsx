@@ -38,6 +38,7 @@ async function loadOverview(from: string, to: string): Promise<OverviewData> {
 export function Overview({ query }: { query: URLSearchParams }) {
   const range = rangeFrom(query);
   const data = useLoad(() => loadOverview(range.from, range.to), [range.from, range.to]);
+  const spend = useLoad(() => ok(api.GET('/api/spend')), []);
   const alerts = useLoad(() => ok(api.GET('/api/alerts', { params: { query: { status: 'triggered', limit: '5' } } })), []);
   document.title = 'Overview · Burnrate';
   // The open alerts appear with the rest (below it): nothing already shown moves when they arrive.
@@ -54,6 +55,12 @@ export function Overview({ query }: { query: URLSearchParams }) {
                   <div class="muted">Month to date (UTC)</div>
                   <div class="value" data-testid="month-to-date">
                     {money(monthToDate)}
+                  </div>
+                </div>
+                <div class="card stat">
+                  <div class="muted">Forecast, month end (UTC)</div>
+                  <div class="value" data-testid="forecast">
+                    {spend.data?.forecast ? money(spend.data.forecast.monthEnd) : '—'}
                   </div>
                 </div>
                 <div class="card stat">
