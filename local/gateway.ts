@@ -26,6 +26,7 @@ import {
   CORS_ALLOW_METHODS as SHARED_ALLOW_METHODS,
   CORS_EXPOSE_HEADERS as SHARED_EXPOSE_HEADERS,
 } from '#shared/http/cors.ts';
+import { staticFiles } from '#local/web.ts';
 
 /** API Gateway's own cap is 10 MB, Lambda's 6 MB; the handlers enforce their 1 MB themselves. */
 export const DEFAULT_BODY_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -48,6 +49,8 @@ export interface GatewayOptions {
   bodyLimitBytes?: number;
   /** Where handler `name` (`auth/register`) comes from; default: import `functions/<name>.ts`. For tests. */
   resolveHandler?: (name: string) => Promise<LambdaHandler>;
+  /** The built dashboard (web/dist): served at `/`, its index.html for any other path outside `/api`. */
+  webDir?: string;
 }
 
 export interface Gateway {
@@ -71,6 +74,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const resolveHandler = options.resolveHandler ?? importHandler;
   const modules = new Map<string, Promise<LambdaHandler>>();
+  const serveWeb = options.webDir ? staticFiles(options.webDir) : undefined;
   // Local only, COUNT_DB_REQUESTS=1 (the integration tests' stack): DynamoDB requests counted per API call.
   const dbCounter = process.env.COUNT_DB_REQUESTS === '1' ? dbRequestCounter() : undefined;
 
@@ -99,6 +103,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
 
     const reply = (result: APIGatewayProxyStructuredResultV2) => send(res, result, requestId, cors);
     const problem = (error: unknown) => reply(problemResponse(error, requestId));
+
+    const isApi = rawPath === API_PREFIX || rawPath.startsWith(`${API_PREFIX}/`);
+    if (!isApi && serveWeb && (method === 'GET' || method === 'HEAD')) {
+      const status = await serveWeb(req, res, rawPath);
+      if (status !== undefined) return status;
+    }
 
     if (method === 'OPTIONS' && (rawPath === API_PREFIX || rawPath.startsWith(`${API_PREFIX}/`))) {
       const preflight = cors['access-control-allow-origin']

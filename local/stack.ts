@@ -56,6 +56,8 @@ export interface LocalStackOptions {
   echoChildren?: boolean;
   /** Port of the Stripe stand-in. @default env STRIPE_PORT, else any free port */
   stripePort?: number;
+  /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
+  webDir?: string;
 }
 
 export interface LocalStack extends LocalStackInfo {
@@ -174,7 +176,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     : undefined;
   sweeper?.unref();
 
-  const gateway = createGateway({ logRequests: options.quiet ? false : undefined });
+  const gateway = createGateway({ logRequests: options.quiet ? false : undefined, webDir: options.webDir });
   try {
     await gateway.preload();
     gateway.server.listen({ port: options.port, host });

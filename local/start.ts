@@ -11,6 +11,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { LocalStack } from '#local/stack.ts';
+import { ensureWebBuild, WEB_DIST } from '#local/web.ts';
 
 // The handlers log structured JSON (Powertools): warnings and errors by default here, all of it with LOG_LEVEL=INFO.
 // Set BEFORE the stack's modules load (they are imported below, dynamically): the logger reads its level when built.
@@ -48,9 +49,12 @@ async function main(): Promise<void> {
     host: process.env.HOST || undefined,
     quiet: process.env.LOG_REQUESTS === '0',
     echoChildren: process.env.DEBUG_LOCAL === '1',
+    webDir: WEB_DIST,
   };
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
   const { startLocalStack } = await import('#local/stack.ts');
+  // The dashboard: built first when missing or older than web/ (SKIP_WEB_BUILD=1 serves whatever is there).
+  if (process.env.SKIP_WEB_BUILD !== '1') await ensureWebBuild();
 
   console.log(`Starting the local stack (data in ${shown}/) ...`);
   let stack: LocalStack | undefined;
@@ -90,6 +94,7 @@ async function main(): Promise<void> {
   );
   console.log(`Stripe stand-in at ${stack.stripeUrl} (checkout and portal pages, signed webhooks to the API)`);
   console.log(`Outbox (e-mail) in ${shown}/outbox/`);
+  console.log(`Dashboard at ${stack.apiUrl.replace(/\/api$/, '/')}`);
   console.log(`API at ${stack.apiUrl} (ready in ${seconds} s; Ctrl-C stops)`);
 
   const reason = await stack.unexpectedExit;

@@ -46,8 +46,10 @@ describe('the local gateway (running stack)', () => {
       expect(res.headers.get('content-type')).toBe(PROBLEM);
       expect(res.body).toMatchObject({ type: '/problems/not-found', status: 404 });
     }
+    // Outside /api the dashboard answers (its index.html), never the API.
     const outside = await fetch(stack().apiUrl.replace(/\/api$/, '/health'));
-    expect(outside.status).toBe(404);
+    expect(outside.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await outside.text()).not.toContain('"status"');
   });
 
   it('answers a known path with another method with 405 and an Allow header', async () => {

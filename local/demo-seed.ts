@@ -1,0 +1,163 @@
+/**
+ * `npm run demo:seed`: fills a running local stack (`npm start`) with a realistic month through the public API
+ * only — a demo account upgraded to Growth through the local Checkout, a dozen provider keys with labels, 30 days
+ * of events over several models, budgets, alert rules and the alerts they raise. Prints how to sign in.
+ *
+ * Environment: API_URL (default http://localhost:3000/api), DEMO_EMAIL (default a new demo-…@example.com),
+ * DEMO_PASSWORD (default Demo-pass-2026). With RATE_LIMITS=off on the stack it may run as often as wanted.
+ */
+import { createHash } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+
+const DAYS = 30;
+let API = '';
+
+interface Call {
+  status: number;
+  body: any;
+}
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Call> {
+  const res = await fetch(`${API}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function must(res: Call, what: string): any {
+  if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A deterministic pseudo-random stream: the same demo every run. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return s / 2_147_483_648;
+  };
+}
+
+const KEYS: { label: string; provider: string; models: [string, number, number][]; daily: number }[] = [
+  // [model, $ per 1M input, $ per 1M output], average requests a day
+  { label: 'Support bot', provider: 'openai', models: [['gpt-4o', 2.5, 10], ['gpt-4o-mini', 0.15, 0.6]], daily: 60 },
+  { label: 'Search ranking', provider: 'openai', models: [['gpt-4o-mini', 0.15, 0.6]], daily: 80 },
+  { label: 'Code review', provider: 'anthropic', models: [['claude-sonnet-4', 3, 15]], daily: 35 },
+  { label: 'Docs assistant', provider: 'anthropic', models: [['claude-haiku-3.5', 0.8, 4]], daily: 40 },
+  { label: 'Sales e-mails', provider: 'openai', models: [['gpt-4o', 2.5, 10]], daily: 20 },
+  { label: 'Data pipeline', provider: 'google', models: [['gemini-2.0-flash', 0.1, 0.4]], daily: 70 },
+  { label: 'Eval harness', provider: 'anthropic', models: [['claude-opus-4', 15, 75]], daily: 6 },
+  { label: 'Mobile app', provider: 'openai', models: [['gpt-4o-mini', 0.15, 0.6]], daily: 50 },
+  { label: 'Translation', provider: 'mistral', models: [['mistral-large', 2, 6]], daily: 25 },
+  { label: 'Staging', provider: 'openai', models: [['gpt-4o', 2.5, 10]], daily: 8 },
+  { label: 'Prototype', provider: 'anthropic', models: [['claude-sonnet-4', 3, 15]], daily: 10 },
+  { label: 'Summariser', provider: 'google', models: [['gemini-1.5-pro', 1.25, 5]], daily: 18 },
+];
+
+export interface Demo {
+  email: string;
+  password: string;
+  events: number;
+  alerts: number;
+  /** Hashes of the seeded keys, in the order of KEYS. */
+  keyHashes: string[];
+}
+
+/** Seeds the stack at `apiUrl` (`http://localhost:3000/api`) with a new demo account. */
+export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toString(36)}@example.com`, PASSWORD = 'Demo-pass-2026'): Promise<Demo> {
+  API = apiUrl.replace(/\/+$/, '');
+  const health = await fetch(`${API}/health`).catch(() => undefined);
+  if (health?.status !== 200) throw new Error(`no stack answers at ${API}: start it with \`npm start\` first`);
+
+  const session = must(
+    await call('POST', '/auth/register', { email: EMAIL, password: PASSWORD, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' }),
+    'register',
+  );
+  const auth = { authorization: `Bearer ${session.token}` };
+
+  // Growth: a dozen keys is past FREE's five. Through the local Checkout page, as a person would.
+  const checkout = must(await call('POST', '/billing/checkout', { plan: 'GROWTH' }, auth), 'checkout');
+  const page = await (await fetch(checkout.url)).text();
+  const action = /<form method="post" action="([^"]+)">/.exec(page)?.[1];
+  if (!action) throw new Error('the local checkout page has no form');
+  await fetch(new URL(action.replaceAll('&amp;', '&'), checkout.url), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+  for (let i = 0; i < 50; i++) {
+    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'GROWTH') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const ingestKey = must(await call('POST', '/ingest-keys', { name: 'Demo proxy' }, auth), 'ingest key');
+  // Budgets and rules first, so the month's events raise their alerts.
+  must(await call('POST', '/budgets', { name: 'Company', monthlyLimit: 700, alertThreshold: 80, scope: 'ACCOUNT' }, auth), 'budget');
+  must(await call('POST', '/alert-rules', { type: 'new_key', name: 'New keys', channels: ['email'], config: {} }, auth), 'rule');
+  must(await call('POST', '/alert-rules', { type: 'cost_threshold', name: 'Daily over $60', channels: ['email'], config: { threshold: 60, period: 'daily' } }, auth), 'rule');
+
+  const rand = random(42);
+  const hashes = KEYS.map((k) => createHash('sha256').update(`demo-${k.label}`).digest('hex'));
+  const events: object[] = [];
+  const now = Date.now();
+  for (let day = DAYS - 1; day >= 0; day--) {
+    // Weekdays are busier; a launch made the last ten days grow.
+    const date = new Date(now - day * 86_400_000);
+    const weekday = date.getUTCDay() % 6 === 0 ? 0.45 : 1;
+    const growth = day < 10 ? 1.6 : 1;
+    KEYS.forEach((key, k) => {
+      const count = Math.round(key.daily * weekday * growth * (0.6 + rand() * 0.8) / 1.6);
+      for (let n = 0; n < count; n++) {
+        const [model, inPrice, outPrice] = key.models[Math.floor(rand() * key.models.length)]!;
+        // Long prompts (retrieval context, code): thousands of tokens a call.
+        const inputTokens = Math.round(16 * (800 + rand() * 4000));
+        const outputTokens = Math.round(16 * (150 + rand() * 900));
+        const costUsd = Math.round(((inputTokens * inPrice + outputTokens * outPrice) / 1e6) * 1e6) / 1e6;
+        const at = Math.min(now - 60_000, date.getTime() - rand() * 86_000_000 * (day === 0 ? 0 : 1));
+        events.push({
+          requestId: `demo-${day}-${k}-${n}`,
+          keyHash: hashes[k],
+          keyHint: hashes[k]!.slice(-4),
+          provider: key.provider,
+          model,
+          inputTokens,
+          outputTokens,
+          costUsd,
+          timestamp: new Date(at).toISOString(),
+        });
+      }
+    });
+  }
+  let accepted = 0;
+  for (let i = 0; i < events.length; i += 1000) {
+    const res = must(await call('POST', '/ingest', { events: events.slice(i, i + 1000) }, { 'x-api-key': ingestKey.key }), 'ingest');
+    accepted += res.accepted;
+  }
+  // Labels, and a budget per busy key.
+  for (const [k, key] of KEYS.entries()) {
+    must(await call('PATCH', `/keys/${hashes[k]}`, { label: key.label }, auth), 'label');
+  }
+  must(await call('POST', '/budgets', { name: 'Support bot', monthlyLimit: 120, alertThreshold: 75, scope: 'KEY', keyHash: hashes[0] }, auth), 'budget');
+  must(await call('POST', '/budgets', { name: 'Eval harness', monthlyLimit: 40, alertThreshold: 90, scope: 'KEY', keyHash: hashes[6] }, auth), 'budget');
+  // One more small batch: the new budgets see the month's spend and raise their alerts.
+  must(
+    await call('POST', '/ingest', { events: [{ requestId: `demo-final-${now}`, keyHash: hashes[6], provider: 'anthropic', model: 'claude-opus-4', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }, { requestId: `demo-final2-${now}`, keyHash: hashes[0], provider: 'openai', model: 'gpt-4o', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }] }, { 'x-api-key': ingestKey.key }),
+    'ingest',
+  );
+  const alerts = must(await call('GET', '/alerts?limit=100', undefined, auth), 'alerts');
+
+  return { email: EMAIL, password: PASSWORD, events: accepted, alerts: alerts.items.length, keyHashes: hashes };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const api = process.env.API_URL ?? 'http://localhost:3000/api';
+  seedDemo(api, process.env.DEMO_EMAIL, process.env.DEMO_PASSWORD).then(
+    (demo) => {
+      console.log(`Seeded ${demo.events} events over ${KEYS.length} keys and ${DAYS} days, ${demo.alerts} alerts.`);
+      console.log(`Open ${api.replace(/\/api\/?$/, '')}/ and sign in as ${demo.email} with the password ${demo.password}`);
+    },
+    (error: unknown) => {
+      console.error(`demo:seed failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

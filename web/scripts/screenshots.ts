@@ -1,0 +1,66 @@
+/**
+ * `npm run screenshots`: a fresh local stack on free ports, the demo month seeded through the API
+ * (local/demo-seed.ts), then a PNG of every screen in light and dark into docs/screenshots/ (Chromium via
+ * playwright-core, as the browser tests).
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { seedDemo } from '#local/demo-seed.ts';
+import { launchChromium } from '../../test/browser/chromium.ts';
+import { startStackProcess } from '../../test/integration/global-setup.ts';
+
+const OUT = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+
+const stack = await startStackProcess(undefined, { RATE_LIMITS: 'off' });
+try {
+  const api = stack.info.apiUrl;
+  const origin = api.replace(/\/api$/, '');
+  const demo = await seedDemo(api);
+  await mkdir(OUT, { recursive: true });
+  const screens: [string, string][] = [
+    ['overview', '/'],
+    ['keys', '/keys'],
+    ['key', `/keys/${demo.keyHashes[0]}`],
+    ['budgets', '/budgets'],
+    ['alert-rules', '/alert-rules'],
+    ['alerts', '/alerts'],
+    ['ingest-keys', '/ingest-keys'],
+    ['team', '/team'],
+    ['billing', '/billing'],
+    ['settings', '/settings'],
+  ];
+  for (const scheme of ['light', 'dark'] as const) {
+    const browser = await launchChromium({ colorScheme: scheme, width: 1200 });
+    const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    const shoot = async (name: string) => {
+      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: `${OUT}${name}-${scheme}.png`, fullPage: true });
+    };
+    await page.goto(`${origin}/sign-in`);
+    await shoot('sign-in');
+    await page.goto(`${origin}/sign-up`);
+    await shoot('sign-up');
+    await page.goto(`${origin}/sign-in`);
+    await page.getByLabel('E-mail').fill(demo.email);
+    await page.getByLabel('Password').fill(demo.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    for (const [name, path] of screens) {
+      await page.goto(`${origin}${path}`);
+      await page.locator('h1').waitFor();
+      await shoot(name);
+    }
+    // The phone: the overview at 360 px.
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.goto(`${origin}/`);
+    await page.locator('h1').waitFor();
+    await shoot('overview-360');
+    await browser.close();
+  }
+  console.log(`Screenshots in ${OUT}`);
+} finally {
+  await stack.stop();
+  await rm(stack.dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,93 @@
+import { useMemo } from 'preact/hooks';
+import { api, ok } from '../../api/client.ts';
+import { Link } from '../../router.tsx';
+import { DailyChart } from '../../ui/chart.tsx';
+import { money, number, when } from '../../ui/format.ts';
+import { keyName } from '../../ui/key-name.ts';
+import { LabelEditor } from '../../ui/label-editor.tsx';
+import { useLoad } from '../../ui/load.ts';
+import { useCan } from '../../ui/me.tsx';
+import { RangePicker, rangeFrom } from '../../ui/range.tsx';
+import { Empty, ErrorBox, Loading, Screen } from '../../ui/states.tsx';
+
+export function KeyDetail({ params, query }: { params: Record<string, string>; query: URLSearchParams }) {
+  const hash = params.hash!;
+  const range = rangeFrom(query);
+  const canLabel = useCan('member');
+  const key = useLoad(
+    () => ok(api.GET('/keys/{hash}', { params: { path: { hash }, query: { from: range.from, to: range.to } } })),
+    [hash, range.from, range.to],
+  );
+  const series = useMemo(
+    () => (key.data ? [{ name: 'Spend', values: key.data.breakdown.daily.map((d) => d.costUsd) }] : []),
+    [key.data],
+  );
+  const days = useMemo(() => key.data?.breakdown.daily.map((d) => d.date) ?? [], [key.data]);
+  const title = key.data ? `Key ${keyName(key.data)}` : 'Key';
+  document.title = `${title} · Burnrate`;
+  return (
+    <Screen title={title}>
+      <p>
+        <Link href="/keys">← All keys</Link>
+      </p>
+      {key.error && <ErrorBox error={key.error} />}
+      {!key.data && !key.error && <Loading />}
+      {key.data && (
+        <>
+          <div class="cards">
+            <div class="card stat">
+              <div class="muted">Month to date (UTC)</div>
+              <div class="value">{money(key.data.spend.monthToDate)}</div>
+            </div>
+            <div class="card stat">
+              <div class="muted">Today (UTC)</div>
+              <div class="value">{money(key.data.spend.today)}</div>
+            </div>
+            <div class="card">
+              <div>
+                Label: <LabelEditor item={key.data} canEdit={canLabel} onSaved={key.reload} />
+              </div>
+              <div class="muted">
+                {key.data.provider} · hint {key.data.hint ?? '—'} · last seen {when(key.data.lastSeenAt)}
+              </div>
+            </div>
+          </div>
+          <h2>Daily spend</h2>
+          <RangePicker query={query} path={`/keys/${hash}`} />
+          <DailyChart days={days} series={series} label={`Daily spend of ${keyName(key.data)}`} />
+          <h2>By model</h2>
+          {key.data.breakdown.byModel.length === 0 ? (
+            <Empty>No spend in this range.</Empty>
+          ) : (
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by model">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Model</th>
+                    <th scope="col" class="num">Requests</th>
+                    <th scope="col" class="num">Input tokens</th>
+                    <th scope="col" class="num">Output tokens</th>
+                    <th scope="col" class="num">Cost</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {key.data.breakdown.byModel.map((m) => (
+                    <tr key={`${m.provider}/${m.model}`}>
+                      <td>
+                        {m.provider}/{m.model}
+                      </td>
+                      <td class="num">{number(m.requests)}</td>
+                      <td class="num">{number(m.inputTokens)}</td>
+                      <td class="num">{number(m.outputTokens)}</td>
+                      <td class="num">{money(m.costUsd)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </Screen>
+  );
+}

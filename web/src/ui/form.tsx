@@ -1,0 +1,100 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api/client.ts';
+import { ErrorBox } from './states.tsx';
+
+let nextId = 0;
+
+type InputProps = JSX.IntrinsicElements['input'] & { label: string; error?: string | undefined; hint?: string };
+
+/** An input with its visible label, a hint and the field's error from the problem's `errors[]`. */
+export function Field({ label, error, hint, ...input }: InputProps) {
+  const [id] = useState(() => `f${++nextId}`);
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...input} />
+      {hint && (
+        <small id={`${id}-hint`} class="muted">
+          {hint}
+        </small>
+      )}
+      {error && (
+        <small id={`${id}-err`} class="field-error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+type SelectProps = JSX.IntrinsicElements['select'] & { label: string; options: readonly (readonly [string, string])[] };
+
+export function Select({ label, options, ...select }: SelectProps) {
+  const [id] = useState(() => `f${++nextId}`);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} {...select}>
+        {options.map(([value, text]) => (
+          <option value={value} key={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Form submit state: `run(fn)` shows busy, then the problem's detail on failure; `fieldError(path)` for fields. */
+export function useSubmit() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
+  return {
+    busy,
+    error,
+    fieldError: (path: string) => (error instanceof ApiError ? error.field(path) : undefined),
+    async run(fn: () => Promise<unknown>): Promise<boolean> {
+      setBusy(true);
+      setError(undefined);
+      try {
+        await fn();
+        return true;
+      } catch (e) {
+        setError(e instanceof Error ? e : new Error(String(e)));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+    clear: () => setError(undefined),
+  };
+}
+
+export function Form({
+  onSubmit,
+  children,
+  error,
+  label,
+}: {
+  onSubmit: () => void;
+  children: ComponentChildren;
+  error?: Error | undefined;
+  label?: string;
+}) {
+  return (
+    <form
+      class="form"
+      aria-label={label}
+      noValidate
+      onSubmit={(event) => {
+        event.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+      <ErrorBox error={error} />
+    </form>
+  );
+}

@@ -1,0 +1,52 @@
+import { useState } from 'preact/hooks';
+import { api, ok, type Schemas } from '../api/client.ts';
+import { Field, useSubmit } from './form.tsx';
+import { ErrorBox } from './states.tsx';
+import { keyName } from './key-name.ts';
+
+/** A key's label with an "Edit label" button (members and admins): edit in place, Enter saves, Escape cancels. */
+export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; canEdit: boolean; onSaved: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [value, setValue] = useState(item.label ?? '');
+  const submit = useSubmit();
+  if (!editing) {
+    return (
+      <span class="actions">
+        <span>{item.label ?? <span class="muted">no label</span>}</span>
+        {canEdit && (
+          <button type="button" class="link" aria-label={`Edit label of ${keyName(item)}`} onClick={() => setEditing(true)}>
+            Edit label
+          </button>
+        )}
+      </span>
+    );
+  }
+  const save = () =>
+    void submit
+      .run(() => ok(api.PATCH('/keys/{hash}', { params: { path: { hash: item.hash } }, body: { label: value.trim() || null } })))
+      .then((done) => {
+        if (done) {
+          setEditing(false);
+          onSaved();
+        }
+      });
+  return (
+    <form
+      class="form inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save();
+      }}
+      onKeyDown={(e) => e.key === 'Escape' && setEditing(false)}
+    >
+      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label')} onInput={(e) => setValue(e.currentTarget.value)} />
+      <button type="submit" disabled={submit.busy}>
+        Save label
+      </button>
+      <button type="button" class="secondary" onClick={() => setEditing(false)}>
+        Cancel
+      </button>
+      <ErrorBox error={submit.error && !submit.fieldError('label') ? submit.error : undefined} />
+    </form>
+  );
+}
