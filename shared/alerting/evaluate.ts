@@ -6,7 +6,7 @@
  */
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
-import { microsToUsd, usdToMicros } from '#shared/pricing/pricing.ts';
+import { formatUsd, usdToMicros } from '#shared/pricing/pricing.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from '#shared/db/alerts.ts';
 import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
@@ -24,8 +24,8 @@ export interface Candidate {
   alert: Alert;
 }
 
-/** BigInt(micros): a week's sum may be an integer past 2^53 (shared/alerting/spend.ts). */
-const usd = (micros: number) => `$${microsToUsd(BigInt(micros)).toFixed(2)}${micros % 10_000 !== 0 ? ` (${microsToUsd(BigInt(micros))})` : ''}`;
+/** Each amount once, exact (API.md: alert texts give each amount once in dollars). */
+const usd = (micros: number) => formatUsd(BigInt(micros));
 /** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
 const NEW_KEYS_LISTED = 20;
 const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(0, 8)}…)` : `${hash.slice(0, 12)}…`);

@@ -7,24 +7,40 @@ import { makeAlert } from '#shared/alerting/evaluate.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
 import type { Account } from '#shared/db/accounts.ts';
 
+/** Which limit refused events: the period's tracked requests, or new keys. */
+export type PlanLimitReached = 'trackedRequests' | 'keys';
+
+type LimitAccount = Pick<Account, 'plan' | 'billingStatus' | 'graceEndsAt' | 'billingUpdatedAt'>;
+
+/** The alert's title and message: which limit was reached, its size, the plan and period, what to do. Pure. */
+export function planLimitText(account: LimitAccount, period: Period, reached: readonly PlanLimitReached[], now: Date): { title: string; message: string } {
+  const limits = limitsInForce(account, now);
+  const names = reached.map((r) =>
+    r === 'trackedRequests' ? `the ${limits.trackedRequests.toLocaleString('en-US')} tracked requests of the period` : `the ${limits.keys.toLocaleString('en-US')} keys`,
+  );
+  const which = reached.map((r) => (r === 'trackedRequests' ? 'tracked requests' : 'keys')).join(' and ');
+  return {
+    title: `Plan limit reached: ${which} (${account.plan})`,
+    message:
+      `Burnrate refused events: the account reached ${names.join(' and ')} its limits allow ` +
+      `(plan ${account.plan}, billing status ${account.billingStatus}). The period runs from ${period.start} to ${period.end}. ` +
+      `Upgrade the plan, or settle the open invoice, to keep tracking everything.`,
+  };
+}
+
 export async function raisePlanLimitAlert(
   accountId: string,
-  account: Pick<Account, 'plan' | 'billingStatus' | 'graceEndsAt' | 'billingUpdatedAt'>,
+  account: LimitAccount,
   period: Period,
+  reached: readonly PlanLimitReached[],
   now = new Date(),
 ): Promise<void> {
   try {
     const fired = { source: 'plan', level: 'limit', period: period.start };
     if ((await alreadyFired(accountId, [fired])).has(firedPk(accountId, fired))) return;
-    const limits = limitsInForce(account, now);
-    const plan = account.plan;
     const alert = makeAlert(accountId, now, {
       type: 'plan_limit',
-      title: `Plan limit reached on ${plan}`,
-      message:
-        `Burnrate refused events because the account's limit in force was reached (${limits.trackedRequests.toLocaleString('en-US')} tracked requests ` +
-        `and ${limits.keys} keys per period; plan ${plan}, billing status ${account.billingStatus}). The period runs from ${period.start} to ${period.end}. ` +
-        `Upgrade the plan, or settle the open invoice, to keep tracking everything.`,
+      ...planLimitText(account, period, reached, now),
       period: period.start.slice(0, 10),
       thresholdMicros: null,
       observedMicros: null,

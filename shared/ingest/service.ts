@@ -18,7 +18,7 @@ import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
-import { raisePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
+import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -80,7 +80,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
    * Fits events under the money ceiling, then into the plan's room left; reports the rest (but repeats of events
    * counted before are duplicates). An event refused by the ceiling takes no plan room.
    */
-  let limitReached = false;
+  /** Which plan limits refused events (for the plan_limit alert, which says which). */
+  const limitsReached = new Set<PlanLimitReached>();
   const fit = async (events: PricedEvent[], used: { requests: number; keys: number }, ceiling: CeilingRoom): Promise<PricedEvent[]> => {
     const underCeiling = fitToCeiling(events, ceiling);
     const room = { requests: limits.trackedRequests - used.requests, newKeys: limits.keys - used.keys, known: ctx.knownKeys };
@@ -93,7 +94,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       if (counted.has(byIndex.get(r.index)!.requestId)) duplicates += 1;
       else {
         rejected.push(r);
-        if (r.code !== 'amount_out_of_range') limitReached = true;
+        if (r.code === 'plan_limit_reached') limitsReached.add('trackedRequests');
+        if (r.code === 'key_limit_reached') limitsReached.add('keys');
       }
     }
     return allowed;
@@ -144,7 +146,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     }
   }
   rejected.sort((a, b) => a.index - b.index);
-  if (limitReached) await raisePlanLimitAlert(accountId, account, period, now);
+  if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
   if (accepted > 0) await evaluateAfterIngest(accountId, discovered, now);
   return { accepted, duplicates, rejected };
 }

@@ -11,7 +11,7 @@ import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { config } from '#shared/config.ts';
 import { queryAll } from '#shared/db/client.ts';
 import { queries } from '#shared/db/keys.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { formatUsd } from '#shared/pricing/pricing.ts';
 import type { Alert, AlertType } from '#shared/alerting/model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { hourWindow, takeSlot, targetHash } from '#shared/notify/caps.ts';
@@ -57,13 +57,6 @@ export function emailSettings(env: NodeJS.ProcessEnv = process.env): EmailSettin
 
 // ---------------------------------------------------------------------------------------------------------------
 // Rendering (pure)
-
-/** `$12.50`, `$0.075`, `$1,234.5678`: exact, at least 2 decimals, thousands separated. */
-export function formatUsd(micros: number): string {
-  const [whole = '0', fraction = ''] = microsToUsd(BigInt(Math.abs(micros))).toString().split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${micros < 0 ? '-' : ''}$${grouped}.${fraction.padEnd(2, '0')}`;
-}
 
 /** `From` header value: `Burnrate Alerts <alerts@…>` unless the setting names its own display name. */
 export function fromHeader(from: string): { header: string; address: string } {

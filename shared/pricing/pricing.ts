@@ -245,3 +245,11 @@ export function costAt(usage: Usage, price: Pick<ModelPrice, 'input' | 'cachedIn
   if (rounded > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
   return { costMicros: Number(rounded), priced: true };
 }
+
+/** `$12.50`, `$0.075`, `$1,234.5678`: an amount shown once, exact, at least 2 decimals, thousands separated. */
+export function formatUsd(micros: number | bigint): string {
+  const value = BigInt(micros);
+  const [whole = '0', fraction = ''] = microsToUsd(value < 0n ? -value : value).toString().split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${value < 0n ? '-' : ''}$${grouped}.${fraction.padEnd(2, '0')}`;
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { graceEnd, limitsInForce, PAST_DUE_GRACE_MS } from '#shared/billing/limits.ts';
 import { PLANS, statusRank } from '#shared/billing/plans.ts';
 import { secondLiveSubscription, shouldApply, subscriptionOrder, type PlannedChange } from '#shared/billing/webhook.ts';
+import { planLimitText } from '#shared/alerting/plan-limit.ts';
 
 const NOW = new Date('2026-11-23T12:00:00.000Z');
 const free = { trackedRequests: PLANS.FREE.trackedRequests, keys: PLANS.FREE.keys, users: PLANS.FREE.users };
@@ -97,5 +98,23 @@ describe('one live subscription', () => {
     expect(secondLiveSubscription(account, change({ billingStatus: 'CANCELED', match: 'current-or-none' }))).toBeUndefined();
     expect(secondLiveSubscription(account, change({ customerId: 'cus_2' }))).toBeUndefined();
     expect(secondLiveSubscription(undefined, change())).toBeUndefined();
+  });
+});
+
+describe('the plan_limit alert says which limit was reached', () => {
+  const period = { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' };
+  it('tracked requests, keys, or both; with the sizes of the limits in force', () => {
+    const growth = { plan: 'GROWTH' as const, billingStatus: 'ACTIVE' as const };
+    const requests = planLimitText(growth, period, ['trackedRequests'], NOW);
+    expect(requests.title).toBe('Plan limit reached: tracked requests (GROWTH)');
+    expect(requests.message).toContain('the 1,000,000 tracked requests of the period');
+    expect(requests.message).not.toContain('keys');
+    const keys = planLimitText(growth, period, ['keys'], NOW);
+    expect(keys.title).toBe('Plan limit reached: keys (GROWTH)');
+    expect(keys.message).toContain('the 100 keys');
+    // Past the grace: FREE's limits are the ones in force, and the text says so.
+    const lapsed = planLimitText({ plan: 'GROWTH', billingStatus: 'CANCELED' }, period, ['trackedRequests', 'keys'], NOW);
+    expect(lapsed.title).toBe('Plan limit reached: tracked requests and keys (GROWTH)');
+    expect(lapsed.message).toContain('the 10,000 tracked requests of the period and the 5 keys');
   });
 });

@@ -236,6 +236,14 @@ describe('new_key alerts', () => {
     expect(daily!.alert).toMatchObject({ type: 'cost_threshold', keyHash: null, keyHashes: [] });
   });
 
+  it('alert texts give each amount once, exact, in dollars (no "$128.09 (128.09053)")', () => {
+    const budget = { id: 'bud_01JD0000000000000000000002', name: 'Eval', monthlyLimitMicros: 40_000_000, alertThreshold: 90, scope: 'ACCOUNT' as const, keyHash: null, alertOnForecast: false, createdAt: '', updatedAt: '' };
+    const candidates = planAlerts(ACCOUNT, { budgets: [budget], rules: [] }, { ...spend, accountMonth: () => 128_090_530 }, [], now);
+    const exceeded = candidates.find((c) => c.alert.type === 'budget_exceeded')!.alert;
+    expect(exceeded.title).toBe('Budget "Eval" exceeded: $128.09053 of $40.00');
+    for (const c of candidates) expect(`${c.alert.title} ${c.alert.message}`).not.toMatch(/\$[\d,.]+ \(/);
+  });
+
   it('name at most 20 keys in the message and list every key in keyHashes', () => {
     const many: Discovered[] = Array.from({ length: 25 }, (_, i) => ({ keyHash: i.toString(16).padStart(64, 'f'), provider: 'anthropic' }));
     const [c] = planAlerts(ACCOUNT, { budgets: [], rules: [rule(3)] }, spend, many, now);
