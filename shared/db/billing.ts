@@ -6,7 +6,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
 import { graceEnd } from '#shared/billing/limits.ts';
 import { statusRank } from '#shared/billing/plans.ts';
-import { db, failedConditions, tableName } from '#shared/db/client.ts';
+import { db, failedConditions, isTransactionConflict, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 
 /** How long a dedupe item is kept: Stripe retries an event for 3 days, a manual resend is possible for 30. */
@@ -75,7 +75,7 @@ export async function applyStripeEvent(event: StripeEventRef, change: BillingCha
       const failed = failedConditions(error);
       if (failed.includes(0)) return 'duplicate';
       if (failed.includes(1)) return recordOnly(event, change.accountId, change.eventTime, now);
-      if (attempt < CONFLICT_ATTEMPTS && isConflict(error)) {
+      if (attempt < CONFLICT_ATTEMPTS && isTransactionConflict(error)) {
         await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt + Math.random() * 20));
         continue;
       }
@@ -193,12 +193,4 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-}
-
-function isConflict(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'TransactionConflictException') return true;
-  if (error.name !== 'TransactionCanceledException') return false;
-  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return reasons.some((reason) => reason.Code === 'TransactionConflict');
 }

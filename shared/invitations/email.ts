@@ -1,10 +1,12 @@
 /** The invitation e-mail (plain text, the link on its own line; user text only after the Subject's fixed prefix). */
 import type { PlainEmail } from '#shared/notify/email.ts';
 import type { Role } from '#shared/db/accounts.ts';
+import { plainLine } from '#shared/notify/subject.ts';
 
+/** User text on one visible line (the Subject's and the body's cleaning rule), cut to `max` code points. */
 const clip = (text: string, max: number) => {
-  const clean = text.replace(/[\r\n\t\u0000-\u001f\u007f]+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+  const clean = [...plainLine(text)];
+  return clean.length > max ? `${clean.slice(0, max - 1).join('')}…` : clean.join('');
 };
 
 export function invitationEmail(input: { id: string; to: string; companyName: string; inviterName: string; role: Role; link: string }): PlainEmail {
