@@ -3,8 +3,9 @@
  * only — a demo account upgraded to Growth through the local Checkout, a dozen provider keys with labels, 30 days
  * of events over several models, budgets, alert rules and the alerts they raise. Prints how to sign in.
  *
- * Environment: API_URL (default http://localhost:3000/api), DEMO_EMAIL (default a new demo-…@example.com),
- * DEMO_PASSWORD (default Demo-pass-2026). With RATE_LIMITS=off on the stack it may run as often as wanted.
+ * Environment: API_URL (default http://localhost:3000/api), DEMO_EMAIL (default a new demo-…@example.com; an address
+ * that already has a user seeds that user's account, e.g. the one just signed up in the dashboard), DEMO_PASSWORD
+ * (default Demo-pass-2026; for an existing user, its password). With RATE_LIMITS=off on the stack it may run as often as wanted.
  */
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -66,28 +67,46 @@ export interface Demo {
   keyHashes: string[];
 }
 
-/** Seeds the stack at `apiUrl` (`http://localhost:3000/api`) with a new demo account. */
-export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toString(36)}@example.com`, PASSWORD = 'Demo-pass-2026'): Promise<Demo> {
-  API = apiUrl.replace(/\/+$/, '');
-  const health = await fetch(`${API}/health`).catch(() => undefined);
-  if (health?.status !== 200) throw new Error(`no stack answers at ${API}: start it with \`npm start\` first`);
+/**
+ * A session for `email`: a new account registered with it, or, when the address already has a user (an account the
+ * newcomer signed up with in the dashboard), that user signed in with `password`.
+ */
+async function signIn(email: string, password: string): Promise<string> {
+  const registered = await call('POST', '/auth/register', { email, password, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' });
+  if (registered.status !== 409) return must(registered, 'register').token;
+  const login = await call('POST', '/auth/login', { email, password });
+  if (login.status !== 200) throw new Error(`${email} already has a user and the password given does not sign in to it (${login.status})`);
+  return login.body.token;
+}
 
-  const session = must(
-    await call('POST', '/auth/register', { email: EMAIL, password: PASSWORD, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' }),
-    'register',
-  );
-  const auth = { authorization: `Bearer ${session.token}` };
-
-  // Growth: a dozen keys is past FREE's five. Through the local Checkout page, as a person would.
+/** Growth through the local Checkout page, as a person would; waits for Stripe's webhook to land. */
+async function upgrade(auth: Record<string, string>): Promise<void> {
   const checkout = must(await call('POST', '/billing/checkout', { plan: 'GROWTH' }, auth), 'checkout');
   const page = await (await fetch(checkout.url)).text();
   const action = /<form method="post" action="([^"]+)">/.exec(page)?.[1];
   if (!action) throw new Error('the local checkout page has no form');
   await fetch(new URL(action.replaceAll('&amp;', '&'), checkout.url), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
   for (let i = 0; i < 50; i++) {
-    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'GROWTH') break;
+    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'GROWTH') return;
     await new Promise((r) => setTimeout(r, 100));
   }
+  throw new Error('the upgrade to Growth did not land within 5 s');
+}
+
+/**
+ * Seeds the stack at `apiUrl` (`http://localhost:3000/api`): a new demo account, or the account of `EMAIL` when that
+ * address already has a user (signed in with `PASSWORD`; it must be an admin).
+ */
+export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toString(36)}@example.com`, PASSWORD = 'Demo-pass-2026'): Promise<Demo> {
+  API = apiUrl.replace(/\/+$/, '');
+  const health = await fetch(`${API}/health`).catch(() => undefined);
+  if (health?.status !== 200) throw new Error(`no stack answers at ${API}: start it with \`npm start\` first`);
+
+  const auth = { authorization: `Bearer ${await signIn(EMAIL, PASSWORD)}` };
+  const me = must(await call('GET', '/auth/me', undefined, auth), 'me');
+  if (me.user?.role !== 'admin') throw new Error(`${EMAIL} is a ${me.user?.role} of its account: seeding needs an admin`);
+  // A dozen keys is past FREE's five; an account that already pays for Growth or Scale keeps its plan.
+  if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'FREE') await upgrade(auth);
 
   const ingestKey = must(await call('POST', '/ingest-keys', { name: 'Demo proxy' }, auth), 'ingest key');
   // Budgets and rules first, so the month's events raise their alerts.
