@@ -19,7 +19,7 @@ import { buildApp } from '#infra/app.ts';
 import type { BuildAppProps } from '#infra/app.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, SES_IDENTITY_WILDCARD_FINDING } from '#infra/burnrate-stack.ts';
 import { routes } from '#shared/routes.ts';
-import { asList, DEPLOY_CONTEXT, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
+import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
 const dirs: string[] = [];
@@ -49,18 +49,6 @@ function deploymentHandler(): IConstruct {
   return found[0]!;
 }
 
-/** The logical ids of that function's role and policy. */
-function deploymentRoleIds(json: Record<string, Resource>): { functionId: string; roleId: string; policyId: string } {
-  const deployments = Object.values(json).filter((r) => r.Type === 'Custom::CDKBucketDeployment');
-  expect(deployments.length).toBeGreaterThan(0);
-  const functionIds = new Set(deployments.map((d) => refId(props(d).ServiceToken)!));
-  expect(functionIds.size).toBe(1);
-  const [functionId] = [...functionIds] as [string];
-  const roleId = refId(props(json[functionId]!).Role)!;
-  const policies = Object.entries(json).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId));
-  expect(policies).toHaveLength(1);
-  return { functionId, roleId, policyId: policies[0]![0] };
-}
 
 /** The Lambda function serving `METHOD /path` (its description), by logical id. */
 function functionFor(json: Record<string, Resource>, description: string): [string, Resource] {
