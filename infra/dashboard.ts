@@ -55,8 +55,7 @@ export interface DashboardProps {
   api: HttpApi;
   /**
    * The built app. @default web/dist. Without it a synth that deploys (bundling on) fails with the command that
-   * builds it; a synth with bundling skipped (tests, `cdk ls`) puts a placeholder page in its place, as CDK does
-   * with the functions' code.
+   * builds it; a synth with bundling skipped (tests, `cdk ls`) uploads a placeholder page instead.
    */
   webDist?: string;
 }
@@ -210,13 +209,20 @@ export class Dashboard extends Construct {
     this.acknowledgeDeploymentHandler(assets);
   }
 
+  /**
+   * The given build, else web/dist when the synth deploys. With bundling skipped (tests, `cdk ls`) and no build
+   * given, a placeholder page, as CDK does with the functions' code: such a synth never reads web/dist, which
+   * `npm start` or another test may be rebuilding at that moment.
+   */
   private appSource(webDist: string | undefined): ISource {
+    if (webDist === undefined && !Stack.of(this).bundlingRequired) {
+      return Source.data('index.html', '<!doctype html><title>Burnrate</title><p>Placeholder: synthesized without bundling.</p>');
+    }
     const dir = webDist ?? WEB_DIST;
-    if (existsSync(join(dir, 'index.html'))) return Source.asset(dir);
-    if (webDist !== undefined || Stack.of(this).bundlingRequired) {
+    if (!existsSync(join(dir, 'index.html'))) {
       throw new Error(`The dashboard is not built: ${join(dir, 'index.html')} is missing. Run \`npm run build:web\` first.`);
     }
-    return Source.data('index.html', '<!doctype html><title>Burnrate</title><p>Placeholder: synthesized without bundling.</p>');
+    return Source.asset(dir);
   }
 
   /**

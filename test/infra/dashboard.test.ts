@@ -4,7 +4,7 @@
  * responses), the security headers of the local server, `DashboardUrl`, and `dashboardUrl` defaulting to it.
  * One synth with a small built app as `webDist` and no `dashboardUrl` (bundling skipped).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -257,6 +257,17 @@ describe('the upload of the built app', () => {
     const staged = join(outdir, asset!.source.path);
     expect(readFileSync(join(staged, 'index.html'), 'utf8')).toBe(readFileSync(join(webDist, 'index.html'), 'utf8'));
     expect(readFileSync(join(staged, 'assets', 'app-1a2b.js'), 'utf8')).toBe('console.log("app")');
+  });
+
+  it('with bundling skipped and no webDist, uploads a placeholder page and never reads web/dist', () => {
+    const bare = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(bare, 'Bare');
+    new Dashboard(stack, 'Dashboard', { api: new HttpApi(stack, 'Api') });
+    const assembly = bare.synth();
+    const manifest = JSON.parse(readFileSync(join(assembly.directory, 'Bare.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string } }> };
+    const pages = Object.values(manifest.files).map((f) => join(assembly.directory, f.source.path, 'index.html')).filter((f) => existsSync(f));
+    expect(pages).toHaveLength(1);
+    expect(readFileSync(pages[0]!, 'utf8')).toContain('Placeholder');
   });
 
   it('refuses a synth without the built app, naming the command that builds it', () => {
