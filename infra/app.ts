@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import type { AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ensureWebBuild } from '#local/web.ts';
 import { BurnrateStack } from './burnrate-stack.ts';
 import { DeploySettingsError } from './settings.ts';
 import type { BurnrateStackProps } from './burnrate-stack.ts';
@@ -46,7 +47,10 @@ function isMain(): boolean {
 }
 
 // Run by the CDK CLI (`npx tsx infra/app.ts`): the App synthesizes itself into CDK_OUTDIR on exit, checked by cdk-nag.
+// The dashboard is built first when web/dist is missing or older than its sources (as `npm start` does), so
+// `cdk deploy` always uploads the app of this checkout.
 if (isMain()) {
+  await ensureWebBuild((line) => console.error(line));
   try {
     buildApp({ nag: true }).app.synth();
   } catch (error) {

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { CorsHttpMethod, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -25,6 +25,7 @@ import { API_PREFIX, routeId, routes as defaultRoutes } from '#shared/routes.ts'
 import type { Route } from '#shared/routes.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
 import { BurnrateFunction, grantStripe, type StripeSettings } from './burnrate-function.ts';
+import { Dashboard } from './dashboard.ts';
 import { readDeploySettings, type DeploySettings, type EmailDeploySettings } from './settings.ts';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -53,6 +54,8 @@ export interface BurnrateStackProps extends StackProps {
    * `webhookReservedConcurrency`, else {@link DEFAULT_RESERVED_CONCURRENCY} (none); 0 = unreserved.
    */
   reservedConcurrency?: Partial<ReservedConcurrencyProps>;
+  /** The built dashboard. @default context `webDist`, else web/dist (see infra/dashboard.ts). */
+  webDist?: string;
 }
 
 /**
@@ -142,11 +145,15 @@ export class BurnrateStack extends Stack {
   readonly notifier: BurnrateFunction;
   /** The checked deploy settings (infra/settings.ts). */
   readonly settings: DeploySettings;
+  /** The dashboard: S3 + CloudFront, with the API at /api/* on the same origin. */
+  readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: BurnrateStackProps = {}) {
     super(scope, id, props);
     // First: a stack that would deploy broken is refused before anything is built.
-    this.settings = readDeploySettings((key) => props.settings?.[key] ?? this.node.tryGetContext(key));
+    // `dashboardUrl` defaults to the distribution's URL, known once the dashboard is built (below).
+    const distributionUrl = Lazy.string({ produce: () => this.dashboard.url });
+    this.settings = readDeploySettings((key) => props.settings?.[key] ?? this.node.tryGetContext(key), distributionUrl);
     const corsOrigins = props.corsOrigins ?? this.corsOriginsFromContext();
     const throttle = props.throttle ?? this.throttleFromContext();
     const reservedConcurrency = this.reservedConcurrency(props.reservedConcurrency ?? {});
@@ -286,7 +293,7 @@ export class BurnrateStack extends Stack {
       description: 'Delivers alerts from the alerts queue: e-mail (SES) and signed webhooks',
       table: this.table,
       timeout: NOTIFIER_TIMEOUT,
-      environment: emailEnvironment(email),
+      environment: emailEnvironment(email, this.settings.dashboardUrl),
       // The alert and the account's webhook secret (GetItem), claims and outcomes of deliveries and the secret's
       // lazy creation (UpdateItem), the account's users for e-mail (Query).
       grants: { table: ['GetItem', 'UpdateItem', 'Query'] },
@@ -351,7 +358,7 @@ export class BurnrateStack extends Stack {
       // -c billing=off: no Stripe at all; the billing routes answer 503 problem+json (shared/http/handler.ts).
       if (route.stripe && billingOff) fn.function.addEnvironment('BILLING', 'off');
       if (route.sendsEmail) {
-        for (const [name, value] of Object.entries(emailEnvironment(email))) fn.function.addEnvironment(name, value);
+        for (const [name, value] of Object.entries(emailEnvironment(email, this.settings.dashboardUrl))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);
       }
       if (route.auth === 'stripe' && !billingOff) {
@@ -369,6 +376,10 @@ export class BurnrateStack extends Stack {
       }
     }
     this.functions = functions;
+
+    const webDist: unknown = props.webDist ?? this.node.tryGetContext('webDist');
+    this.dashboard = new Dashboard(this, 'Dashboard', { api: this.api, ...(webDist ? { webDist: String(webDist) } : {}) });
+    new CfnOutput(this, 'DashboardUrl', { value: this.dashboard.url, description: 'The dashboard (CloudFront); the API is under /api on it' });
 
     new CfnOutput(this, 'ApiUrl', { value: `${this.stage.url}${API_PREFIX.slice(1)}` });
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
@@ -450,10 +461,11 @@ export class BurnrateStack extends Stack {
 }
 
 /**
- * What a function that sends e-mail reads (shared/notify/email.ts, shared/config.ts): the sender and the dashboard
- * URL of links; with `-c email=off`, `EMAIL_DELIVERY=off` (the e-mail channel then fails at once, never retried).
+ * What a function that sends e-mail or Slack messages reads (shared/notify/email.ts, shared/config.ts): the dashboard
+ * URL of links (API.md appUrl), and the sender; with `-c email=off`, `EMAIL_DELIVERY=off` (the e-mail channel then
+ * fails at once, never retried) — the Slack links still point into the dashboard.
  */
-function emailEnvironment(email: DeploySettings['email']): Record<string, string> {
-  if (email === 'off') return { EMAIL_DELIVERY: 'off' };
+function emailEnvironment(email: DeploySettings['email'], dashboardUrl: string): Record<string, string> {
+  if (email === 'off') return { EMAIL_DELIVERY: 'off', DASHBOARD_URL: dashboardUrl };
   return { ALERT_EMAIL_FROM: email.alertEmailFrom, DASHBOARD_URL: email.dashboardUrl };
 }

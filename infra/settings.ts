@@ -15,7 +15,7 @@ export interface EmailDeploySettings {
   alertEmailFrom: string;
   /** The bare address of `alertEmailFrom`: what SES checks and the IAM `ses:FromAddress` condition names. */
   fromAddress: string;
-  /** The dashboard's URL, which e-mailed links point into (context `dashboardUrl`). */
+  /** The dashboard's URL, which e-mailed links point into (context `dashboardUrl`, default the distribution's). */
   dashboardUrl: string;
 }
 
@@ -33,8 +33,11 @@ export interface BillingDeploySettings {
 export interface DeploySettings {
   billing: BillingDeploySettings | 'off';
   email: EmailDeploySettings | 'off';
-  /** Context `dashboardUrl`, when given (e-mail needs it; billing's redirect URLs default under it). */
-  dashboardUrl?: string;
+  /**
+   * Context `dashboardUrl`, else the default given to {@link readDeploySettings} (the CloudFront distribution's
+   * `https://<domain>`, which serves the dashboard): where e-mailed links point; billing's redirect URLs default under it.
+   */
+  dashboardUrl: string;
 }
 
 /** Thrown by {@link readDeploySettings}: every problem found, one per line. */
@@ -74,8 +77,10 @@ function isHttpUrl(value: string): boolean {
 
 /**
  * Every setting checked at once. Throws a {@link DeploySettingsError} naming each missing or wrong setting.
+ * `defaultDashboardUrl` is used when context `dashboardUrl` is not given (in the stack: the distribution's URL,
+ * a deploy-time token, so it is not checked here).
  */
-export function readDeploySettings(read: SettingReader): DeploySettings {
+export function readDeploySettings(read: SettingReader, defaultDashboardUrl: string): DeploySettings {
   const text = (key: string): string | undefined => {
     const value = read(key);
     if (typeof value === 'boolean') return String(value);
@@ -90,10 +95,11 @@ export function readDeploySettings(read: SettingReader): DeploySettings {
   const billingOn = onOff('billing');
   const emailOn = onOff('email');
 
-  const dashboardUrl = text('dashboardUrl')?.replace(/\/+$/, '');
-  if (dashboardUrl !== undefined && !isHttpUrl(dashboardUrl)) {
-    problems.push(`dashboardUrl must be an http(s) URL, got "${dashboardUrl}"`);
+  const givenDashboardUrl = text('dashboardUrl')?.replace(/\/+$/, '');
+  if (givenDashboardUrl !== undefined && !isHttpUrl(givenDashboardUrl)) {
+    problems.push(`dashboardUrl must be an http(s) URL, got "${givenDashboardUrl}"`);
   }
+  const dashboardUrl = givenDashboardUrl ?? defaultDashboardUrl;
 
   let email: DeploySettings['email'] = 'off';
   if (emailOn) {
@@ -106,12 +112,6 @@ export function readDeploySettings(read: SettingReader): DeploySettings {
     } else if (!DOMAIN.test(sesIdentity) && !ADDRESS.test(sesIdentity)) {
       problems.push(`sesIdentity must be one SES identity (a domain or an address), got "${sesIdentity}"`);
     }
-    if (!dashboardUrl) {
-      problems.push(
-        'dashboardUrl is missing: e-mailed links (alerts, invitations) point into the dashboard ' +
-          '(-c dashboardUrl=https://app.example.com), or turn e-mail off with -c email=off',
-      );
-    }
     const identity = sesIdentity?.toLowerCase();
     const alertEmailFrom = text('alertEmailFrom') ?? (identity ? (identity.includes('@') ? identity : `alerts@${identity}`) : '');
     const fromAddress = addressOf(alertEmailFrom);
@@ -123,7 +123,7 @@ export function readDeploySettings(read: SettingReader): DeploySettings {
           `${identity.includes('@') ? `equal to ${identity}` : `@${identity}`}, or verify that identity and set sesIdentity to it)`,
       );
     }
-    if (sesIdentity && dashboardUrl && fromAddress) email = { sesIdentity: identity!, alertEmailFrom, fromAddress, dashboardUrl };
+    if (sesIdentity && fromAddress) email = { sesIdentity: identity!, alertEmailFrom, fromAddress, dashboardUrl };
   }
 
   let billing: DeploySettings['billing'] = 'off';
@@ -141,32 +141,20 @@ export function readDeploySettings(read: SettingReader): DeploySettings {
     };
     const growth = price('stripePriceGrowth', 'Growth');
     const scale = price('stripePriceScale', 'Scale');
-    const missingUrls: string[] = [];
-    const url = (key: string, fallback: string | undefined): string | undefined => {
-      const value = text(key) ?? fallback;
-      if (!value) missingUrls.push(key);
-      else if (!isHttpUrl(value.replace('{CHECKOUT_SESSION_ID}', 'x'))) {
-        problems.push(`${key} must be an http(s) URL, got "${value}"`);
-      }
-      return value;
+    // A given URL is checked; the defaults are under dashboardUrl (checked above, or the distribution's).
+    const url = (key: string, fallback: string): string => {
+      const given = text(key);
+      if (given && !isHttpUrl(given.replace('{CHECKOUT_SESSION_ID}', 'x'))) problems.push(`${key} must be an http(s) URL, got "${given}"`);
+      return given ?? fallback;
     };
-    const successUrl = url('billingSuccessUrl', dashboardUrl && `${dashboardUrl}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`);
-    const cancelUrl = url('billingCancelUrl', dashboardUrl && `${dashboardUrl}/billing?checkout=canceled`);
-    const portalReturnUrl = url('billingPortalReturnUrl', dashboardUrl && `${dashboardUrl}/billing`);
-    if (missingUrls.length > 0) {
-      // One line: the URLs default under dashboardUrl, which e-mail may already have reported missing.
-      const index = problems.findIndex((p) => p.startsWith('dashboardUrl is missing'));
-      const why = `Stripe sends the browser back to ${missingUrls.join(', ')}, which default under it`;
-      if (index >= 0) {
-        problems[index] = problems[index]!.replace(' (-c dashboardUrl', `; ${why} (-c dashboardUrl`).replace('turn e-mail off with -c email=off', 'turn both off with -c email=off -c billing=off');
-      }
-      else problems.push(`dashboardUrl is missing: ${why} (-c dashboardUrl=https://app.example.com, or set each), or turn billing off with -c billing=off`);
-    }
+    const successUrl = url('billingSuccessUrl', `${dashboardUrl}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`);
+    const cancelUrl = url('billingCancelUrl', `${dashboardUrl}/billing?checkout=canceled`);
+    const portalReturnUrl = url('billingPortalReturnUrl', `${dashboardUrl}/billing`);
     const secretKmsKeyArn = text('stripeSecretKmsKeyArn');
     if (secretKmsKeyArn && !KMS_KEY_ARN.test(secretKmsKeyArn)) {
       problems.push(`stripeSecretKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got "${secretKmsKeyArn}"`);
     }
-    if (growth && scale && successUrl && cancelUrl && portalReturnUrl) {
+    if (growth && scale) {
       billing = {
         secretName: text('stripeSecretName') ?? DEFAULT_STRIPE_SECRET_NAME,
         ...(secretKmsKeyArn ? { secretKmsKeyArn } : {}),
@@ -179,7 +167,7 @@ export function readDeploySettings(read: SettingReader): DeploySettings {
   }
 
   if (problems.length > 0) throw new DeploySettingsError(problems);
-  return { billing, email, ...(dashboardUrl ? { dashboardUrl } : {}) };
+  return { billing, email, dashboardUrl };
 }
 
 /** SES: a domain identity covers the addresses at exactly that domain; an address identity covers itself. */

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { DASHBOARD_CSP, FRAME_OPTIONS, PERMISSIONS_POLICY, REFERRER_POLICY } from '#shared/http/dashboard-headers.ts';
 
 export const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
 export const WEB_DIST = join(WEB_DIR, 'dist');
@@ -17,16 +18,14 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /**
  * The headers of the app's HTML: no inline script may run (the build has none), nothing may frame it, and it
- * talks to its own origin only.
+ * talks to its own origin only. The same values as CloudFront's (shared/http/dashboard-headers.ts).
  */
 export const HTML_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy': DASHBOARD_CSP,
   'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'strict-origin-when-cross-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+  'x-frame-options': FRAME_OPTIONS,
+  'referrer-policy': REFERRER_POLICY,
+  'permissions-policy': PERMISSIONS_POLICY,
   'cache-control': 'no-cache',
 };
 

@@ -43,13 +43,16 @@ function refusals(context: Record<string, unknown>): string[] {
   }
 }
 
-const settings = (values: Record<string, unknown>) => () => readDeploySettings((key) => values[key]);
+/** Stands for the distribution's URL, the default of `dashboardUrl` (a deploy-time token in the stack). */
+const DISTRIBUTION_URL = 'https://d1234abcd.cloudfront.net';
+const settings = (values: Record<string, unknown>) => () => readDeploySettings((key) => values[key], DISTRIBUTION_URL);
 
 describe('synth refuses a stack that would deploy broken', () => {
   it('with no context: one clear line per missing setting, each saying how to turn the feature off instead', () => {
     const problems = refusals({});
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['sesIdentity', 'dashboardUrl', 'stripePriceGrowth', 'stripePriceScale']);
-    for (const p of problems.filter((x) => x.startsWith('ses') || x.startsWith('dash'))) expect(p).toContain('-c email=off');
+    // dashboardUrl is not among them: it defaults to the CloudFront distribution that serves the dashboard.
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['sesIdentity', 'stripePriceGrowth', 'stripePriceScale']);
+    for (const p of problems.filter((x) => x.startsWith('ses'))) expect(p).toContain('-c email=off');
     for (const p of problems.filter((x) => x.startsWith('stripe'))) expect(p).toContain('-c billing=off');
   });
 
@@ -61,13 +64,32 @@ describe('synth refuses a stack that would deploy broken', () => {
     expect(refusals({ ...DEPLOY_CONTEXT, stripePriceScale: 'prod_123' })).toEqual([expect.stringMatching(/^stripePriceScale must be a Stripe price id/)]);
   });
 
-  it('sesIdentity and dashboardUrl are required while e-mail is on', () => {
+  it('sesIdentity is required while e-mail is on', () => {
     const { sesIdentity: _i, ...noIdentity } = DEPLOY_CONTEXT;
     expect(refusals(noIdentity)).toEqual([expect.stringMatching(/^sesIdentity is missing/)]);
-    const { dashboardUrl: _d, ...noDashboard } = DEPLOY_CONTEXT;
-    // billing's redirect URLs default under dashboardUrl: named too, each with its own way out
-    expect(refusals({ ...noDashboard, billing: 'off' })).toEqual([expect.stringMatching(/^dashboardUrl is missing/)]);
     expect(refusals({ ...DEPLOY_CONTEXT, sesIdentity: '*.example.com' })).toEqual([expect.stringMatching(/^sesIdentity must be one SES identity/)]);
+  });
+
+  it('dashboardUrl defaults to the distribution (e-mail links and Stripe return URLs under it); a given one is checked', () => {
+    const { dashboardUrl: _d, ...noDashboard } = DEPLOY_CONTEXT;
+    expect(refusals(noDashboard)).toEqual([]);
+    expect(settings(noDashboard)()).toMatchObject({
+      dashboardUrl: DISTRIBUTION_URL,
+      email: { dashboardUrl: DISTRIBUTION_URL },
+      billing: {
+        successUrl: `${DISTRIBUTION_URL}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: `${DISTRIBUTION_URL}/billing?checkout=canceled`,
+        portalReturnUrl: `${DISTRIBUTION_URL}/billing`,
+      },
+    });
+    expect(settings({ ...DEPLOY_CONTEXT, dashboardUrl: 'https://app.example.com/' })()).toMatchObject({
+      dashboardUrl: 'https://app.example.com',
+      email: { dashboardUrl: 'https://app.example.com' },
+      billing: { portalReturnUrl: 'https://app.example.com/billing' },
+    });
+    expect(refusals({ ...DEPLOY_CONTEXT, dashboardUrl: 'app.example.com' })).toEqual(['dashboardUrl must be an http(s) URL, got "app.example.com"']);
+    expect(refusals({ ...DEPLOY_CONTEXT, billingCancelUrl: 'nope' })).toEqual(['billingCancelUrl must be an http(s) URL, got "nope"']);
+    expect(settings({ ...DEPLOY_CONTEXT, billingCancelUrl: 'https://example.com/back' })()).toMatchObject({ billing: { cancelUrl: 'https://example.com/back' } });
   });
 
   it('alertEmailFrom must be inside sesIdentity (SES refuses it at send otherwise)', () => {
@@ -97,6 +119,9 @@ describe('synth refuses a stack that would deploy broken', () => {
     expect(() => settings({})()).toThrow(DeploySettingsError);
   });
 });
+
+/** The default dashboardUrl as the template writes it: https:// + the distribution's domain name. */
+const DISTRIBUTION_URL_IN_TEMPLATE = { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [expect.stringMatching(/^DashboardDistribution/), 'DomainName'] }]] };
 
 describe('-c billing=off -c email=off', () => {
   const { stack } = synth({ billing: 'off', email: 'off' });
@@ -131,6 +156,8 @@ describe('-c billing=off -c email=off', () => {
     for (const fn of senders) {
       expect(env(fn).EMAIL_DELIVERY).toBe('off');
       expect(env(fn).ALERT_EMAIL_FROM).toBeUndefined();
+      // Slack messages still link into the dashboard: its URL (the distribution's by default) is still given.
+      expect(env(fn).DASHBOARD_URL, props(fn).Description).toEqual(DISTRIBUTION_URL_IN_TEMPLATE);
     }
   });
 });

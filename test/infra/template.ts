@@ -52,3 +52,18 @@ export function statementsIn(node: unknown): Statement[] {
   }
   return found;
 }
+
+/**
+ * CDK's BucketDeployment upload function (infra/dashboard.ts: one per stack, the one Lambda function that is not
+ * ours), its role and that role's policy, by logical id.
+ */
+export function deploymentRoleIds(json: Record<string, Resource>): { functionId: string; roleId: string; policyId: string } {
+  const deployments = Object.values(json).filter((r) => r.Type === 'Custom::CDKBucketDeployment');
+  const functionIds = [...new Set(deployments.map((d) => refId(props(d).ServiceToken)))];
+  if (deployments.length === 0 || functionIds.length !== 1 || !functionIds[0]) throw new Error('expected BucketDeployments served by one function');
+  const functionId = functionIds[0];
+  const roleId = refId(props(json[functionId]!).Role)!;
+  const policies = Object.entries(json).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId));
+  if (policies.length !== 1) throw new Error(`expected one policy on the upload function's role, got ${policies.length}`);
+  return { functionId, roleId, policyId: policies[0]![0] };
+}
