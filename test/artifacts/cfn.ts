@@ -11,6 +11,7 @@ import { buildApp } from '#infra/app.ts';
 import { BurnrateFunction, PROJECT_ROOT } from '#infra/burnrate-function.ts';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { PolicyStatement } from './iam.ts';
+import { findSecret, type LocalSecret } from './proxy.ts';
 
 export type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
 
@@ -183,19 +184,6 @@ export function resolveStatements(statements: readonly PolicyStatement[], local:
 /** The environment with its intrinsics resolved. */
 export function resolveEnvironment(environment: Record<string, unknown>, local: LocalValues): Record<string, string> {
   return Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, String(resolve(value, local))]));
-}
-
-/** A secret of the local stand-in for Secrets Manager. */
-export interface LocalSecret {
-  name: string;
-  /** Its full ARN (`…:secret:<name>-AbCdEf`). */
-  arn: string;
-  value: string;
-}
-
-/** Finds a secret by name, full ARN or partial ARN (without the 6-character suffix), as Secrets Manager does. */
-export function findSecret(secrets: readonly LocalSecret[], secretId: string): LocalSecret | undefined {
-  return secrets.find((s) => secretId === s.name || secretId === s.arn || s.arn === `${secretId}-${s.arn.slice(-6)}`);
 }
 
 export interface LocalStackValues {

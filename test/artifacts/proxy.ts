@@ -12,7 +12,19 @@ import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { evaluate, type AuthorizationRequest, type Decision, type PolicyStatement } from './iam.ts';
-import { findSecret, type LocalSecret } from './cfn.ts';
+
+/** A secret of the local stand-in for Secrets Manager. */
+export interface LocalSecret {
+  name: string;
+  /** Its full ARN (`…:secret:<name>-AbCdEf`). */
+  arn: string;
+  value: string;
+}
+
+/** Finds a secret by name, full ARN or partial ARN (without the 6-character suffix), as Secrets Manager does. */
+export function findSecret(secrets: readonly LocalSecret[], secretId: string): LocalSecret | undefined {
+  return secrets.find((s) => secretId === s.name || secretId === s.arn || s.arn === `${secretId}-${s.arn.slice(-6)}`);
+}
 
 export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager';
 
