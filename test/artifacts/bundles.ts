@@ -19,19 +19,42 @@ export interface Artifact {
   bytes: number;
 }
 
-/** Builds every function's bundle into `<root>/<name>/index.mjs`, in parallel (esbuild's own threads). */
+/**
+ * Builds every function's bundle into `<root>/<name>/index.mjs`. ONE esbuild run with all the entry points (and
+ * code splitting off, as in infra's options): each output is the same bundle a build of its entry alone makes —
+ * byte for byte, which the artifact test checks for one of them with {@link buildAlone} — but the shared modules
+ * (the AWS SDK, zod, middy) are parsed once instead of once per function.
+ */
 export async function buildArtifacts(functions: readonly ArtifactFunction[], root: string): Promise<Artifact[]> {
   const reachable = nodeModulesAbove(root);
   if (reachable) throw new Error(`${reachable} is reachable from ${root}: the bundles would not be tested alone`);
-  return Promise.all(
-    functions.map(async (fn) => {
-      const dir = join(root, fn.name.replace(/[^\w-]+/g, '_'));
-      await mkdir(dir, { recursive: true });
-      const outfile = join(dir, 'index.mjs');
-      await build({ ...esbuildOptions(fn.entry, outfile, fn.sourceMap), logLevel: 'error' });
-      return { fn, dir, bytes: (await stat(outfile)).size };
+  const dirName = (fn: ArtifactFunction) => fn.name.replace(/[^\w-]+/g, '_');
+  const groups = new Map<boolean, ArtifactFunction[]>();
+  for (const fn of functions) groups.set(fn.sourceMap, [...(groups.get(fn.sourceMap) ?? []), fn]);
+  await Promise.all(
+    [...groups].map(([sourceMap, group]) => {
+      const { outfile: _outfile, entryPoints: _entryPoints, ...options } = esbuildOptions(group[0]!.entry, join(root, 'unused.mjs'), sourceMap);
+      return build({
+        ...options,
+        entryPoints: group.map((fn) => ({ in: fn.entry, out: `${dirName(fn)}/index` })),
+        outdir: root,
+        outExtension: { '.js': '.mjs' },
+        logLevel: 'error',
+      });
     }),
   );
+  return Promise.all(
+    functions.map(async (fn) => {
+      const dir = join(root, dirName(fn));
+      return { fn, dir, bytes: (await stat(join(dir, 'index.mjs'))).size };
+    }),
+  );
+}
+
+/** One function built alone, with exactly infra's `esbuildOptions` (what NodejsFunction runs), into `outfile`. */
+export async function buildAlone(fn: ArtifactFunction, outfile: string): Promise<void> {
+  await mkdir(dirname(outfile), { recursive: true });
+  await build({ ...esbuildOptions(fn.entry, outfile, fn.sourceMap), logLevel: 'error' });
 }
 
 /** The first `node_modules` directory that Node's resolution could find from `dir` upward, if any. */

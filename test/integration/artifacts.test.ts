@@ -10,7 +10,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ import { newId } from '#shared/ids.ts';
 import { SWEEP_GRACE_MS } from '#shared/notify/sweep.ts';
 import { routes } from '#shared/routes.ts';
 import type { Alert } from '#shared/alerting/model.ts';
-import { buildArtifacts, type Artifact } from '../artifacts/bundles.ts';
+import { buildAlone, buildArtifacts, type Artifact } from '../artifacts/bundles.ts';
 import { synthesize, type SynthesizedApp } from '../artifacts/cfn.ts';
 import { artifactRuntime, problemsOf, type ArtifactRuntime, type Run } from '../artifacts/runtime.ts';
 import { DEPLOY_CONTEXT } from '../infra/template.ts';
@@ -277,6 +277,13 @@ describe('the stack and its artifacts', () => {
     for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
     expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
   });
+
+  it('a bundle of the shared build is byte for byte the one its entry built alone with infra\'s esbuild options makes', async () => {
+    const sample = artifacts.find((a) => a.fn.name === 'health/get')!;
+    const alone = join(buildDir, 'alone', 'index.mjs');
+    await buildAlone(sample.fn, alone);
+    expect((await readFile(join(sample.dir, 'index.mjs'))).equals(await readFile(alone))).toBe(true);
+  });
 });
 
 describe.concurrent('one realistic request per function, through its artifact', () => {
@@ -422,18 +429,19 @@ describe.concurrent('one realistic request per function, through its artifact', 
   });
 
   it('the Stripe webhook, through API Gateway and as a Function URL event (base64 body)', async () => {
-    const subscription = (start: number) =>
-      stripeEvent('customer.subscription.updated', subscriptionObject({ accountId: world.webhookUser.accountId, price: LOCAL_STRIPE_PRICES.SCALE, start }));
-    const payload = JSON.stringify(subscription(nowSeconds() - 60));
+    // Our own price (the template's STRIPE_PRICE_SCALE): the upgrade is applied, not `ignored`. The second event
+    // updates the same subscription, as a Function URL delivery.
+    const subscription = subscriptionObject({ accountId: world.webhookUser.accountId, price: LOCAL_STRIPE_PRICES.SCALE, start: nowSeconds() - 60 });
+    const payload = JSON.stringify(stripeEvent('customer.subscription.updated', subscription, nowSeconds() - 30));
     const viaApi = await expectStatus(
       '/billing/webhook',
       { method: 'POST', rawBody: payload, headers: { 'content-type': 'application/json', 'stripe-signature': signStripe(payload) } },
       200,
       ['secretsmanager:GetSecretValue', 'dynamodb:TransactWriteItems'],
     );
-    expect(viaApi.res.body).not.toMatchObject({ ignored: true });
+    expect(viaApi.res.body).toEqual({ received: true });
 
-    const second = JSON.stringify(subscription(nowSeconds()));
+    const second = JSON.stringify(stripeEvent('customer.subscription.updated', subscription));
     const now = new Date();
     const urlEvent = {
       version: '2.0',
@@ -458,7 +466,9 @@ describe.concurrent('one realistic request per function, through its artifact', 
     };
     const run = await runtime.invoke('billing/webhook', urlEvent);
     expectClean(run, ['dynamodb:TransactWriteItems']);
-    expect((run.invocation.result as { statusCode: number }).statusCode, explain(run)).toBe(200);
+    const result = run.invocation.result as { statusCode: number; body: string };
+    expect(result.statusCode, explain(run)).toBe(200);
+    expect(JSON.parse(result.body)).toEqual({ received: true });
     const status = await ok('/billing/status', { token: world.webhookUser.token });
     expect(status).toMatchObject({ plan: 'SCALE', billingStatus: 'ACTIVE' });
   });
