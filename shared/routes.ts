@@ -108,9 +108,11 @@ export const routes: readonly Route[] = [
     cognito: ['AdminSetUserPassword', 'AdminUserGlobalSignOut'],
   },
   // Ingest keys. TransactWriteItems is authorized per action: its Puts need PutItem, its Deletes DeleteItem.
-  { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
+  // Creates and deletes of capped kinds (keys, budgets, rules, prices) move the kind's counter in the same transaction
+  // (UpdateItem); a missing counter is read (GetItem), counted (Query) and put (PutItem) first (shared/db/caps.ts).
+  { method: 'POST', path: '/ingest-keys', handler: 'ingest-keys/create', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem', 'UpdateItem'] },
   { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem'] },
+  { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
   // Ingestion: the key lookup (GetItem), its once-a-minute touch and the aggregates (UpdateItem), the
   // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
   // ... and then alert evaluation: the account's budgets and rules (Query), spend and fired items (BatchGetItem),
@@ -122,14 +124,14 @@ export const routes: readonly Route[] = [
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
-  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem'] },
+  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', role: 'member', table: ['GetItem', 'BatchGetItem', 'PutItem'] },
-  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem'] },
+  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
   // Alert rules: the list and count (Query), the rule and the watched key (GetItem), whole-item writes.
   { method: 'GET', path: '/alert-rules', handler: 'alert-rules/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem'] },
+  { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
-  { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem'] },
+  { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
   { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
   // The webhook signing secret: read from the account item, created there on first use (if_not_exists).

@@ -1,0 +1,320 @@
+/**
+ * The recording proxy of the artifact tests: ONE function's AWS endpoint (`AWS_ENDPOINT_URL`). Each request is
+ * named (service, operation), turned into the authorizations IAM would make for it (a TransactWriteItems into one
+ * per item, a Query on an index into the index's ARN, SendMessageBatch into sqs:SendMessage on the queue, SES
+ * SendEmail into the sender's and, as in the SES sandbox, each recipient's identity with `ses:FromAddress`), and
+ * checked against the function's resolved IAM statements. A denied call is answered as AWS would
+ * (AccessDeniedException) and recorded; an allowed one goes on to the local stack: DynamoDB Local and cognito-local
+ * behind us, and small stand-ins here for what the local stack runs in-process or not at all (SQS, SES, Secrets
+ * Manager).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { evaluate, type AuthorizationRequest, type Decision, type PolicyStatement } from './iam.ts';
+
+/** A secret of the local stand-in for Secrets Manager. */
+export interface LocalSecret {
+  name: string;
+  /** Its full ARN (`…:secret:<name>-AbCdEf`). */
+  arn: string;
+  value: string;
+}
+
+/** Finds a secret by name, full ARN or partial ARN (without the 6-character suffix), as Secrets Manager does. */
+export function findSecret(secrets: readonly LocalSecret[], secretId: string): LocalSecret | undefined {
+  return secrets.find((s) => secretId === s.name || secretId === s.arn || s.arn === `${secretId}-${s.arn.slice(-6)}`);
+}
+
+export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager';
+
+/** One AWS request a function made. */
+export interface AwsCall {
+  service: Service | 'unknown';
+  operation: string;
+  /** Whether it carried a SigV4 signature (Cognito's public operations do not). */
+  signed: boolean;
+  /** The IAM authorizations it needs ([] for a public operation) and their decisions. */
+  authorizations: (AuthorizationRequest & Decision)[];
+  /** All of them allowed (a public operation counts as allowed). */
+  allowed: boolean;
+  /** The answer's HTTP status. */
+  status: number;
+  /** The request body, parsed (JSON protocols) — for assertions on what was sent. */
+  input: Record<string, any>;
+}
+
+export interface ProxyEnvironment {
+  region: string;
+  accountId: string;
+  secrets: readonly LocalSecret[];
+  /** Verified SES identities (domains or addresses) of the account. */
+  sesIdentities: readonly string[];
+}
+
+/** Cognito operations a caller makes without AWS credentials (no IAM authorization: public by design). */
+const COGNITO_PUBLIC = new Set([
+  'InitiateAuth',
+  'RespondToAuthChallenge',
+  'SignUp',
+  'ConfirmSignUp',
+  'ForgotPassword',
+  'ConfirmForgotPassword',
+  'ResendConfirmationCode',
+  'ChangePassword',
+  'GlobalSignOut',
+  'RevokeToken',
+  'GetUser',
+  'UpdateUserAttributes',
+  'DeleteUser',
+  'GetTokensFromRefreshToken',
+]);
+
+/**
+ * Cognito operations cognito-local does not implement, answered here (after the IAM check) as Cognito answers them.
+ * AdminUserGlobalSignOut: cognito-local keeps no refresh-token revocation; the call's shape and grant are what count.
+ */
+const COGNITO_LOCAL_GAPS: Record<string, unknown> = { AdminUserGlobalSignOut: {} };
+
+/** SQS batch operations are authorized as their single-message action. */
+const SQS_ACTION: Record<string, string> = {
+  SendMessageBatch: 'SendMessage',
+  DeleteMessageBatch: 'DeleteMessage',
+  ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+};
+
+const TRANSACT_WRITE_ACTION: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+};
+
+/** `Name <a@b>` or `a@b` → `a@b`. */
+const bareAddress = (from: string) => (/<([^<>\s]+)>\s*$/.exec(from)?.[1] ?? from).trim();
+
+/**
+ * The authorizations IAM makes for one request, or `public` for an operation that needs none. Throws for a
+ * request it cannot name (the test then fails on an unexpected call, never lets it through).
+ */
+export function authorizationsFor(
+  service: Service,
+  operation: string,
+  input: Record<string, any>,
+  env: ProxyEnvironment,
+): AuthorizationRequest[] | 'public' {
+  const arn = (svc: string, resource: string) => `arn:aws:${svc}:${env.region}:${env.accountId}:${resource}`;
+  switch (service) {
+    case 'dynamodb': {
+      const table = (name: string) => (name.startsWith('arn:') ? name : arn('dynamodb', `table/${name}`));
+      const action = (name: string) => `dynamodb:${name}`;
+      switch (operation) {
+        case 'TransactWriteItems':
+          // Authorized per item, as its item-level action (the AWS docs: "TransactWriteItems" needs no action of its own).
+          return (input.TransactItems as Record<string, { TableName: string }>[]).map((item) => {
+            const [kind, detail] = Object.entries(item)[0]!;
+            const itemAction = TRANSACT_WRITE_ACTION[kind];
+            if (!itemAction) throw new Error(`unknown TransactWriteItems action ${kind}`);
+            return { action: action(itemAction), resource: table(detail.TableName) };
+          });
+        case 'TransactGetItems':
+          return (input.TransactItems as { Get: { TableName: string } }[]).map((item) => ({ action: action('GetItem'), resource: table(item.Get.TableName) }));
+        case 'BatchGetItem':
+        case 'BatchWriteItem':
+          return Object.keys(input.RequestItems as object).map((name) => ({ action: action(operation), resource: table(name) }));
+        case 'Query':
+        case 'Scan':
+          return [{ action: action(operation), resource: input.IndexName ? `${table(input.TableName)}/index/${input.IndexName}` : table(input.TableName) }];
+        default:
+          if (typeof input.TableName !== 'string') throw new Error(`DynamoDB ${operation} without a TableName`);
+          return [{ action: action(operation), resource: table(input.TableName) }];
+      }
+    }
+    case 'cognito-idp':
+      if (COGNITO_PUBLIC.has(operation)) return 'public';
+      if (typeof input.UserPoolId !== 'string') throw new Error(`cognito-idp ${operation} without a UserPoolId`);
+      return [{ action: `cognito-idp:${operation}`, resource: arn('cognito-idp', `userpool/${input.UserPoolId}`) }];
+    case 'sqs': {
+      const url = new URL(String(input.QueueUrl));
+      const [account, name] = url.pathname.split('/').filter(Boolean);
+      return [{ action: `sqs:${SQS_ACTION[operation] ?? operation}`, resource: `arn:aws:sqs:${env.region}:${account}:${name}` }];
+    }
+    case 'secretsmanager': {
+      const secretId = String(input.SecretId);
+      const secret = findSecret(env.secrets, secretId);
+      return [{ action: `secretsmanager:${operation}`, resource: secret?.arn ?? secretId }];
+    }
+    case 'ses': {
+      if (operation !== 'SendEmail') throw new Error(`SES ${operation} is not modelled`);
+      const from = bareAddress(String(input.FromEmailAddress ?? ''));
+      const identityOf = (address: string) => {
+        const lower = address.toLowerCase();
+        return env.sesIdentities.find((i) => i.toLowerCase() === lower) ?? env.sesIdentities.find((i) => lower.endsWith(`@${i.toLowerCase()}`)) ?? address;
+      };
+      const destination = (input.Destination ?? {}) as Record<string, string[] | undefined>;
+      const recipients = [...(destination.ToAddresses ?? []), ...(destination.CcAddresses ?? []), ...(destination.BccAddresses ?? [])].map(bareAddress);
+      const context = { 'ses:FromAddress': from };
+      // The sender's identity, and (the SES sandbox of every new account) each recipient's.
+      const identities = [identityOf(from), ...recipients.map(identityOf)];
+      return [...new Set(identities)].map((identity) => ({ action: 'ses:SendEmail', resource: arn('ses', `identity/${identity}`), context }));
+    }
+  }
+}
+
+/** The service and operation of a request, from its X-Amz-Target (JSON protocols) or its path (SES v2, REST). */
+export function nameRequest(headers: IncomingMessage['headers'], method: string, path: string): { service: Service | 'unknown'; operation: string } {
+  const target = String(headers['x-amz-target'] ?? '');
+  const [prefix, operation = ''] = target.split('.');
+  const byPrefix: Record<string, Service> = {
+    DynamoDB_20120810: 'dynamodb',
+    AWSCognitoIdentityProviderService: 'cognito-idp',
+    AmazonSQS: 'sqs',
+    secretsmanager: 'secretsmanager',
+  };
+  if (prefix && byPrefix[prefix]) return { service: byPrefix[prefix], operation };
+  if (method === 'POST' && path.split('?')[0] === '/v2/email/outbound-emails') return { service: 'ses', operation: 'SendEmail' };
+  return { service: 'unknown', operation: `${method} ${path}${target ? ` (${target})` : ''}` };
+}
+
+export interface ProxyOptions extends ProxyEnvironment {
+  /** The function's execution-role statements, resolved. */
+  statements: readonly PolicyStatement[];
+  /** Where allowed calls go: DynamoDB Local and cognito-local. */
+  upstream: { dynamodb: string; 'cognito-idp': string };
+}
+
+export interface SentMessage {
+  queueUrl: string;
+  messageId: string;
+  body: string;
+  md5OfBody: string;
+}
+
+export interface RecordingProxy {
+  /** `http://127.0.0.1:<port>`: the function's AWS_ENDPOINT_URL. */
+  url: string;
+  calls: AwsCall[];
+  /** What SendMessage/SendMessageBatch put on queues. */
+  messages: SentMessage[];
+  /** What SES SendEmail sent. */
+  emails: Record<string, any>[];
+  close(): Promise<void>;
+}
+
+const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
+
+export async function startRecordingProxy(options: ProxyOptions): Promise<RecordingProxy> {
+  const calls: AwsCall[] = [];
+  const messages: SentMessage[] = [];
+  const emails: Record<string, any>[] = [];
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A proxy failure shows as a 500 the function sees, and as a call recorded as not allowed.
+      calls.push({ service: 'unknown', operation: `proxy error: ${String(error)}`, signed: false, authorizations: [], allowed: false, status: 500, input: {} });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ __type: 'InternalFailure', message: String(error) }));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    const { service, operation } = nameRequest(req.headers, method, path);
+    const signed = /^AWS4-HMAC-SHA256 /.test(String(req.headers.authorization ?? ''));
+    let input: Record<string, any> = {};
+    try {
+      input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, any>) : {};
+    } catch {
+      input = { raw: body.toString('utf8') };
+    }
+    const call: AwsCall = { service, operation, signed, authorizations: [], allowed: false, status: 0, input };
+    calls.push(call);
+    const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      call.status = status;
+      const contentType = service === 'ses' ? 'application/json' : `application/x-amz-json-${service === 'secretsmanager' || service === 'cognito-idp' ? '1.1' : '1.0'}`;
+      res.writeHead(status, { 'content-type': contentType, 'x-amzn-requestid': randomUUID(), ...headers });
+      res.end(JSON.stringify(payload));
+    };
+
+    if (service === 'unknown') return reply(400, { __type: 'UnknownOperationException', message: `the artifact proxy does not know ${operation}` });
+    const needed = authorizationsFor(service, operation, input, options);
+    if (needed !== 'public' && !signed) {
+      call.authorizations = needed.map((a) => ({ ...a, allowed: false, reason: 'the request was not signed' }));
+      return reply(400, { __type: 'MissingAuthenticationTokenException', message: 'Request is missing Authentication Token' });
+    }
+    call.authorizations = needed === 'public' ? [] : needed.map((a) => ({ ...a, ...evaluate(options.statements, a) }));
+    call.allowed = call.authorizations.every((a) => a.allowed);
+    if (!call.allowed) {
+      const denied = call.authorizations.find((a) => !a.allowed)!;
+      const message = `User: arn:aws:sts::${options.accountId}:assumed-role/function is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`;
+      return reply(service === 'ses' ? 403 : 400, { __type: 'AccessDeniedException', message }, { 'x-amzn-errortype': 'AccessDeniedException' });
+    }
+
+    switch (service) {
+      case 'cognito-idp':
+        if (operation in COGNITO_LOCAL_GAPS) return reply(200, COGNITO_LOCAL_GAPS[operation]);
+        return forward(options.upstream[service], req, body, res, call);
+      case 'dynamodb':
+        return forward(options.upstream[service], req, body, res, call);
+      case 'sqs': {
+        const entries: { Id?: string; MessageBody: string }[] = operation === 'SendMessageBatch' ? input.Entries : [{ MessageBody: input.MessageBody }];
+        if (operation !== 'SendMessageBatch' && operation !== 'SendMessage') return reply(400, { __type: 'UnsupportedOperation', message: `SQS ${operation} is not stood in for` });
+        const sent = entries.map((e) => ({ id: e.Id, message: { queueUrl: String(input.QueueUrl), messageId: randomUUID(), body: e.MessageBody, md5OfBody: md5(e.MessageBody) } }));
+        messages.push(...sent.map((s) => s.message));
+        if (operation === 'SendMessage') return reply(200, { MessageId: sent[0]!.message.messageId, MD5OfMessageBody: sent[0]!.message.md5OfBody });
+        return reply(200, { Successful: sent.map((s) => ({ Id: s.id, MessageId: s.message.messageId, MD5OfMessageBody: s.message.md5OfBody })), Failed: [] });
+      }
+      case 'secretsmanager': {
+        const secret = findSecret(options.secrets, String(input.SecretId));
+        if (operation !== 'GetSecretValue') return reply(400, { __type: 'UnsupportedOperation', message: `Secrets Manager ${operation} is not stood in for` });
+        if (!secret) return reply(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+        return reply(200, { ARN: secret.arn, Name: secret.name, SecretString: secret.value, VersionId: 'local-1', VersionStages: ['AWSCURRENT'], CreatedDate: 1_700_000_000 });
+      }
+      case 'ses': {
+        const unverified = [bareAddress(String(input.FromEmailAddress ?? ''))].filter(
+          (from) => !options.sesIdentities.some((i) => i.toLowerCase() === from.toLowerCase() || from.toLowerCase().endsWith(`@${i.toLowerCase()}`)),
+        );
+        if (unverified.length > 0) {
+          return reply(400, { message: `Email address is not verified. The following identities failed the check: ${unverified.join(', ')}` }, { 'x-amzn-errortype': 'MessageRejected' });
+        }
+        emails.push(input);
+        return reply(200, { MessageId: randomUUID() });
+      }
+    }
+  }
+
+  function forward(upstream: string, req: IncomingMessage, body: Buffer, res: ServerResponse, call: AwsCall): Promise<void> {
+    const target = new URL(req.url ?? '/', upstream);
+    return new Promise((resolve, reject) => {
+      const headers = { ...req.headers, host: target.host };
+      const upstreamReq = httpRequest(target, { method: req.method, headers }, (upstreamRes) => {
+        call.status = upstreamRes.statusCode ?? 0;
+        res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+        upstreamRes.pipe(res);
+        upstreamRes.once('end', resolve);
+        upstreamRes.once('error', reject);
+      });
+      upstreamReq.once('error', reject);
+      upstreamReq.end(body);
+    });
+  }
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the artifact proxy has no port');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    calls,
+    messages,
+    emails,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,511 @@
+/**
+ * The deployed artifacts, run as Lambda runs them (issue 11): every function of the synthesized stack is bundled
+ * with the esbuild options CDK uses, copied alone into a temporary directory (no node_modules reachable), and run
+ * in its own Node process with exactly its template environment (resolved to the local stack's values) plus the
+ * runtime's variables and the AWS endpoint override. Its AWS calls go through a recording proxy that checks each
+ * against the function's synthesized IAM policy, then on to the local stack. One realistic request per function:
+ * API Gateway v2 events built by the local gateway (its JWT authorizer with a real cognito-local token), the Stripe
+ * webhook also as a Function URL event, the notifier with the SQS batch our ingest sent, the sweeper with a
+ * scheduled event. Any denied call, crash, error log or unexpected status fails.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from '#local/gateway.ts';
+import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY } from '#local/stripe-mock.ts';
+import { fireAlert } from '#shared/db/alerts.ts';
+import { newId } from '#shared/ids.ts';
+import { SWEEP_GRACE_MS } from '#shared/notify/sweep.ts';
+import { routes } from '#shared/routes.ts';
+import type { Alert } from '#shared/alerting/model.ts';
+import { buildAlone, buildArtifacts, type Artifact } from '../artifacts/bundles.ts';
+import { synthesize, type SynthesizedApp } from '../artifacts/cfn.ts';
+import { artifactRuntime, problemsOf, type ArtifactRuntime, type Run } from '../artifacts/runtime.ts';
+import { DEPLOY_CONTEXT } from '../infra/template.ts';
+import { api, markEmailVerified, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type RegisteredUser } from './harness.ts';
+import { linkInMail } from './outbox.ts';
+import { nowSeconds, signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
+
+/** The deploy settings, with the local Stripe stand-in's prices (the webhook maps them to plans). */
+const CONTEXT = { ...DEPLOY_CONTEXT, stripePriceGrowth: LOCAL_STRIPE_PRICES.GROWTH, stripePriceScale: LOCAL_STRIPE_PRICES.SCALE };
+const ACCOUNT_ID = '000000000000';
+const STRIPE_SECRET_NAME = 'burnrate/stripe';
+const PASSWORD = 'Artifact-Test-Pw1';
+
+let app: SynthesizedApp;
+let artifacts: Artifact[];
+let runtime: ArtifactRuntime;
+let buildDir: string;
+let gatewayUrl: string;
+let closeGateway: () => Promise<void>;
+let restoreEnv: () => void;
+const timings: Record<string, number> = {};
+
+/** One request to the ARTIFACT gateway (the bundles behind it), and the run that answered it. */
+async function through(path: string, options: ApiOptions = {}) {
+  const res = await api(path, { ...options, baseUrl: gatewayUrl });
+  const requestId = res.headers.get('apigw-requestid');
+  const run = runtime.runs.find((r) => (r.event as { requestContext?: { requestId?: string } }).requestContext?.requestId === requestId);
+  return { res, run };
+}
+
+/** A run's story for a failure message: its status, problems, calls and output. */
+function explain(run: Run | undefined, extra: unknown = ''): string {
+  if (!run) return `no artifact ran ${JSON.stringify(extra)}`;
+  const calls = run.calls.map((c) => `${c.service}:${c.operation} ${c.status} ${c.allowed ? 'allowed' : 'DENIED'}`).join('; ');
+  return [
+    `functions/${run.artifact.fn.name}: ${JSON.stringify(run.invocation.result ?? run.invocation.error).slice(0, 600)}`,
+    `problems: ${problemsOf(run).join(' | ') || 'none'}`,
+    `calls: ${calls}`,
+    `stdout: ${run.invocation.stdout.slice(-1500)}`,
+    `stderr: ${run.invocation.stderr.slice(-800)}`,
+    typeof extra === 'string' ? extra : JSON.stringify(extra),
+  ].join('\n');
+}
+
+/** The run is clean (no problem), made every call in `expected` (service:Operation), and all were allowed. */
+function expectClean(run: Run | undefined, expected: string[] = []) {
+  expect(run, 'an artifact ran').toBeDefined();
+  expect(problemsOf(run!), explain(run)).toEqual([]);
+  const made = new Set(run!.calls.map((c) => `${c.service}:${c.operation}`));
+  for (const call of expected) expect(made.has(call), `${call} expected\n${explain(run)}`).toBe(true);
+}
+
+async function expectStatus(path: string, options: ApiOptions, status: number, calls: string[] = []) {
+  const { res, run } = await through(path, options);
+  expect(res.status, explain(run, res.body)).toBe(status);
+  expectClean(run, calls);
+  return { res, run: run! };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const newKeyHash = () => sha256(`sk-artifact-${randomUUID()}`);
+const usage = (keyHash: string) => ({ requestId: randomUUID(), keyHash, keyHint: 'sk-…art1', provider: 'openai', model: 'gpt-4o', inputTokens: 1000, outputTokens: 200 });
+
+/** Expects a 2xx from the LOCAL stack (the state the artifacts' requests need) and returns the body. */
+async function ok(path: string, options: ApiOptions = {}) {
+  const res = await api(path, options);
+  expect(res.status, `${options.method ?? 'GET'} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+  return res.body;
+}
+
+/** Everything the requests refer to, made through the local stack (in-process handlers) before any artifact runs. */
+interface World {
+  owner: RegisteredUser;
+  ingestKey: string;
+  keyToDelete: string;
+  keyHash: string;
+  budgets: string[];
+  rules: string[];
+  alertId: string;
+  lostAlertId: string;
+  verifyToken: string;
+  resendUser: RegisteredUser;
+  resetToken: string;
+  changeUser: RegisteredUser;
+  loginUser: RegisteredUser;
+  members: string[];
+  invitationToDelete: string;
+  acceptToken: string;
+  checkoutUser: RegisteredUser;
+  portalUser: RegisteredUser;
+  webhookUser: RegisteredUser;
+}
+let world: World;
+
+async function member(owner: RegisteredUser): Promise<string> {
+  const email = uniqueEmail('artifact-member');
+  await ok('/invitations', { method: 'POST', token: owner.token, body: { email, role: 'member' } });
+  const { token } = await linkInMail(email, '/accept-invitation');
+  const accepted = await ok('/auth/accept-invitation', { method: 'POST', body: { token, password: PASSWORD, firstName: 'Grace', lastName: 'Member' } });
+  return accepted.userId as string;
+}
+
+async function makeWorld(): Promise<World> {
+  const [owner, verifyUser, resendUser, resetUser, changeUser, loginUser, checkoutUser, portalUser, webhookUser] = await Promise.all(
+    Array.from({ length: 9 }, () => registerUser({ password: PASSWORD })),
+  );
+  await setPlan(owner!.accountId, 'SCALE');
+  await markEmailVerified(owner!.accountId, owner!.userId);
+  const t = { token: owner!.token };
+  const [ingestKey, keyToDelete] = await Promise.all([
+    ok('/ingest-keys', { method: 'POST', ...t, body: { name: 'artifact' } }),
+    ok('/ingest-keys', { method: 'POST', ...t, body: { name: 'to delete' } }),
+  ]);
+  // A new_key rule with e-mail: the key the artifact's ingest discovers raises an alert for the notifier.
+  const rules = await Promise.all(
+    [
+      { type: 'new_key', name: 'New keys', config: {} },
+      { type: 'cost_threshold', name: 'To update', config: { threshold: 1000, period: 'daily' } },
+      { type: 'cost_threshold', name: 'To delete', config: { threshold: 1000, period: 'daily' } },
+    ].map((body) => ok('/alert-rules', { method: 'POST', ...t, body: { channels: ['email'], isActive: true, ...body } })),
+  );
+  const keyHash = newKeyHash();
+  await ok('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey.key }, body: { events: [usage(keyHash)] } });
+  const budgets = await Promise.all([1, 2].map((i) => ok('/budgets', { method: 'POST', ...t, body: { monthlyLimit: 1000 * i, alertThreshold: 0.8, scope: 'ACCOUNT' } })));
+  await ok('/prices/openai/artifact-model', { method: 'PUT', ...t, body: { input: 1, output: 2 } });
+  await ok('/webhook-secret', t);
+  const alerts = await ok('/alerts', t);
+  // A lost alert (its queue message never made it), old enough for the sweeper.
+  const lost: Alert = {
+    id: newId('alert'),
+    accountId: owner!.accountId,
+    type: 'plan_limit',
+    status: 'triggered',
+    ruleId: null,
+    budgetId: null,
+    keyHash: null,
+    keyHashes: [],
+    title: 'A lost alert',
+    message: 'Its queue message never made it.',
+    period: new Date().toISOString().slice(0, 10),
+    thresholdMicros: null,
+    observedMicros: null,
+    deliveries: [{ channel: 'email', status: 'pending', attempts: 0 }],
+    triggeredAt: new Date(Date.now() - SWEEP_GRACE_MS - 60_000).toISOString(),
+    acknowledgedAt: null,
+    acknowledgedBy: null,
+  };
+  expect(await fireAlert(lost, { source: 'artifact-test', level: 'lost', period: lost.id })).toBe(true);
+
+  const members = [await member(owner!), await member(owner!)];
+  const pending = await ok('/invitations', { method: 'POST', ...t, body: { email: uniqueEmail('artifact-pending'), role: 'viewer' } });
+  const acceptEmail = uniqueEmail('artifact-accept');
+  await ok('/invitations', { method: 'POST', ...t, body: { email: acceptEmail, role: 'viewer' } });
+  await ok('/auth/forgot-password', { method: 'POST', body: { email: resetUser!.email } });
+  await ok('/billing/checkout', { method: 'POST', token: portalUser!.token, body: { plan: 'GROWTH' } });
+  return {
+    owner: owner!,
+    ingestKey: ingestKey.key,
+    keyToDelete: keyToDelete.id,
+    keyHash,
+    budgets: budgets.map((b) => b.id),
+    rules: rules.slice(1).map((r) => r.id),
+    alertId: alerts.items[0].id,
+    lostAlertId: lost.id,
+    verifyToken: (await linkInMail(verifyUser!.email, '/verify-email')).token,
+    resendUser: resendUser!,
+    resetToken: (await linkInMail(resetUser!.email, '/reset-password')).token,
+    changeUser: changeUser!,
+    loginUser: loginUser!,
+    members,
+    invitationToDelete: pending.id,
+    acceptToken: (await linkInMail(acceptEmail, '/accept-invitation')).token,
+    checkoutUser: checkoutUser!,
+    portalUser: portalUser!,
+    webhookUser: webhookUser!,
+  };
+}
+
+beforeAll(async () => {
+  const s = stack();
+  // This process's domain code (fireAlert) and the gateway's JWT authorizer talk to the local stack.
+  restoreEnv = pointAtStack();
+  let started = performance.now();
+  app = synthesize(CONTEXT);
+  timings.synth = performance.now() - started;
+
+  started = performance.now();
+  buildDir = await mkdtemp(join(tmpdir(), 'burnrate-artifacts-'));
+  artifacts = await buildArtifacts(app.functions, buildDir);
+  timings.build = performance.now() - started;
+
+  const cursorSecret = Object.keys(app.template.Resources).find((id) => id.startsWith('CursorSecret'));
+  runtime = artifactRuntime({
+    template: app.template,
+    artifacts,
+    stack: {
+      region: s.region,
+      accountId: ACCOUNT_ID,
+      tableName: s.tableName,
+      userPoolId: s.userPoolId,
+      userPoolClientId: s.userPoolClientId,
+      templateSecrets: cursorSecret ? { [cursorSecret]: process.env.CURSOR_SECRET ?? 'artifact-cursor-secret' } : {},
+      externalSecrets: [
+        {
+          name: STRIPE_SECRET_NAME,
+          arn: `arn:aws:secretsmanager:${s.region}:${ACCOUNT_ID}:secret:${STRIPE_SECRET_NAME}-AbC123`,
+          value: JSON.stringify({ secretKey: LOCAL_STRIPE_SECRET_KEY, webhookSecret: s.stripeWebhookSecret }),
+        },
+      ],
+    },
+    upstream: { dynamodb: s.dynamodbEndpoint, 'cognito-idp': s.cognitoEndpoint },
+    sesIdentities: [CONTEXT.sesIdentity],
+    // The Stripe SDK's host, for the functions that call Stripe: the local stand-in instead of api.stripe.com.
+    serviceEndpoints: [{ whenSet: 'STRIPE_SECRET_ARN', env: { STRIPE_API_BASE: s.stripeUrl } }],
+    concurrency: 2,
+  });
+
+  // The local gateway builds each API Gateway v2 event (and checks the JWT like the authorizer); each handler is
+  // the artifact in its own process.
+  const gateway = createGateway({ logRequests: false, resolveHandler: async (name) => (event) => runtime.invoke(name, event).then((run) => run.invocation.result) });
+  gateway.server.listen(0, '127.0.0.1');
+  await once(gateway.server, 'listening');
+  const address = gateway.server.address() as { port: number };
+  gatewayUrl = `http://127.0.0.1:${address.port}/api`;
+  closeGateway = () => new Promise<void>((resolve) => {
+    gateway.server.closeAllConnections();
+    gateway.server.close(() => resolve());
+  });
+
+  started = performance.now();
+  world = await makeWorld();
+  timings.setup = performance.now() - started;
+}, 180_000);
+
+afterAll(async () => {
+  await closeGateway?.();
+  restoreEnv?.();
+  if (buildDir) await rm(buildDir, { recursive: true, force: true });
+  if (runtime) {
+    const total = runtime.runs.reduce((sum, r) => sum + r.invocation.ms, 0);
+    console.log(
+      `[artifacts] ${artifacts.length} bundles: synth ${(timings.synth! / 1000).toFixed(1)} s, build ${(timings.build! / 1000).toFixed(1)} s, ` +
+        `setup ${(timings.setup! / 1000).toFixed(1)} s; ${runtime.runs.length} runs, ${(total / 1000).toFixed(1)} s of processes`,
+    );
+  }
+});
+
+describe('the stack and its artifacts', () => {
+  it('every function of the template is ours, one per route plus the notifier and the sweeper; CDK helpers aside', () => {
+    const names = app.functions.map((f) => f.name).sort();
+    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker'].sort());
+    // Helper functions CDK adds (custom-resource providers, BucketDeployment) are not built from functions/.
+    for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
+    expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
+  });
+
+  it('a bundle of the shared build is byte for byte the one its entry built alone with infra\'s esbuild options makes', async () => {
+    const sample = artifacts.find((a) => a.fn.name === 'health/get')!;
+    const alone = join(buildDir, 'alone', 'index.mjs');
+    await buildAlone(sample.fn, alone);
+    expect((await readFile(join(sample.dir, 'index.mjs'))).equals(await readFile(alone))).toBe(true);
+  });
+});
+
+describe.concurrent('one realistic request per function, through its artifact', () => {
+  const o = () => ({ token: world.owner.token });
+
+  it('GET /health, GET /openapi.json', async () => {
+    await expectStatus('/health', {}, 200);
+    await expectStatus('/openapi.json', {}, 200);
+  });
+
+  it('POST /auth/register: Cognito, the table and the verification e-mail through SES', async () => {
+    const { run } = await expectStatus(
+      '/auth/register',
+      { method: 'POST', body: { email: uniqueEmail('artifact-register'), password: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', companyName: 'Artifacts' } },
+      201,
+      ['cognito-idp:AdminCreateUser', 'cognito-idp:AdminSetUserPassword', 'dynamodb:TransactWriteItems', 'ses:SendEmail'],
+    );
+    expect(run.emails[0]?.FromEmailAddress).toBe('alerts@example.com');
+  });
+
+  it('POST /auth/login, POST /auth/refresh', async () => {
+    const login = await expectStatus('/auth/login', { method: 'POST', body: { email: world.loginUser.email, password: PASSWORD } }, 200, ['cognito-idp:InitiateAuth']);
+    expect(login.res.body.token).toEqual(expect.any(String));
+    await expectStatus('/auth/refresh', { method: 'POST', body: { refreshToken: world.loginUser.refreshToken } }, 200, ['cognito-idp:InitiateAuth']);
+  });
+
+  it('GET and PATCH /auth/me', async () => {
+    await expectStatus('/auth/me', o(), 200, ['dynamodb:GetItem']);
+    await expectStatus('/auth/me', { method: 'PATCH', ...o(), body: { firstName: 'Ada' } }, 200);
+  });
+
+  it('verify-email, resend-verification, forgot-password, reset-password, change-password', async () => {
+    await expectStatus('/auth/verify-email', { method: 'POST', body: { token: world.verifyToken } }, 200);
+    await expectStatus('/auth/resend-verification', { method: 'POST', token: world.resendUser.token }, 202, ['ses:SendEmail']);
+    await expectStatus('/auth/forgot-password', { method: 'POST', body: { email: world.loginUser.email } }, 202, ['ses:SendEmail']);
+    await expectStatus('/auth/reset-password', { method: 'POST', body: { token: world.resetToken, password: `${PASSWORD}x` } }, 204, [
+      'cognito-idp:AdminSetUserPassword',
+      'cognito-idp:AdminUserGlobalSignOut',
+    ]);
+    await expectStatus(
+      '/auth/change-password',
+      { method: 'POST', token: world.changeUser.token, body: { currentPassword: PASSWORD, newPassword: `${PASSWORD}y` } },
+      204,
+      ['cognito-idp:AdminSetUserPassword'],
+    );
+  });
+
+  it('ingest keys: create, list, delete', async () => {
+    await expectStatus('/ingest-keys', { method: 'POST', ...o(), body: { name: 'from the artifact' } }, 201, ['dynamodb:TransactWriteItems']);
+    await expectStatus('/ingest-keys', o(), 200);
+    await expectStatus(`/ingest-keys/${world.keyToDelete}`, { method: 'DELETE', ...o() }, 204);
+  });
+
+  it('POST /ingest → an alert on the queue (SQS) → the notifier with that SQS batch → SES', async () => {
+    const { res, run } = await expectStatus(
+      '/ingest',
+      { method: 'POST', headers: { 'x-api-key': world.ingestKey }, body: { events: [usage(newKeyHash()), usage(world.keyHash)] } },
+      200,
+      ['dynamodb:TransactWriteItems', 'dynamodb:Query', 'sqs:SendMessageBatch'],
+    );
+    expect(res.body).toMatchObject({ accepted: 2, duplicates: 0 });
+    // Every item of every transaction was authorized on its own (PutItem/UpdateItem/…), and allowed.
+    const items = run.calls.filter((c) => c.operation === 'TransactWriteItems').flatMap((c) => c.authorizations);
+    expect(items.length).toBeGreaterThan(1);
+    expect(items.every((a) => a.allowed && /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a.action))).toBe(true);
+    expect(run.messages).toHaveLength(1);
+
+    const sent = run.messages[0]!;
+    const queueArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
+    const record = {
+      messageId: sent.messageId,
+      receiptHandle: `${sent.messageId}#1`,
+      body: sent.body,
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'AROAARTIFACT', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+      messageAttributes: {},
+      md5OfBody: sent.md5OfBody,
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: stack().region,
+    };
+    const notifier = await runtime.invoke('notify/worker', { Records: [record] });
+    expectClean(notifier, ['dynamodb:GetItem', 'dynamodb:Query', 'ses:SendEmail']);
+    expect(notifier.invocation.result, explain(notifier)).toEqual({ batchItemFailures: [] });
+    // One message per verified user of the account (the owner and the members who accepted), from our sender.
+    expect(notifier.emails.map((e) => e.Destination.ToAddresses[0])).toContain(world.owner.email);
+    expect(notifier.emails.every((e) => e.FromEmailAddress === 'alerts@example.com')).toBe(true);
+  });
+
+  it('the sweeper, on its schedule: Query of the sparse index, the lost alert back on the queue', async () => {
+    const event = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: ACCOUNT_ID,
+      time: new Date().toISOString(),
+      region: stack().region,
+      resources: [`arn:aws:events:${stack().region}:${ACCOUNT_ID}:rule/AlertSweepSchedule`],
+      detail: {},
+    };
+    const run = await runtime.invoke('notify/sweep', event);
+    expectClean(run, ['dynamodb:Query', 'sqs:SendMessageBatch']);
+    expect(run.calls.find((c) => c.operation === 'Query')!.authorizations[0]!.resource).toMatch(/:table\/[^/]+\/index\/gsi2$/);
+    expect(run.messages.map((m) => JSON.parse(m.body).alertId)).toContain(world.lostAlertId);
+    expect((run.invocation.result as { requeued: number }).requeued).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keys: list, detail, label', async () => {
+    await expectStatus('/keys', o(), 200);
+    await expectStatus(`/keys/${world.keyHash}`, o(), 200);
+    await expectStatus(`/keys/${world.keyHash}`, { method: 'PATCH', ...o(), body: { label: 'production' } }, 200);
+  });
+
+  it('budgets: list, create, update, delete', async () => {
+    await expectStatus('/budgets', o(), 200);
+    await expectStatus('/budgets', { method: 'POST', ...o(), body: { monthlyLimit: 50, alertThreshold: 0.5, scope: 'ACCOUNT' } }, 201);
+    await expectStatus(`/budgets/${world.budgets[0]}`, { method: 'PATCH', ...o(), body: { monthlyLimit: 75 } }, 200);
+    await expectStatus(`/budgets/${world.budgets[1]}`, { method: 'DELETE', ...o() }, 204);
+  });
+
+  it('alert rules: list, create, update, delete; alerts: list, acknowledge', async () => {
+    await expectStatus('/alert-rules', o(), 200);
+    await expectStatus('/alert-rules', { method: 'POST', ...o(), body: { type: 'spend_spike', name: 'Spike', config: { multiplier: 3, minSpend: 2 }, channels: ['email'], isActive: true } }, 201);
+    await expectStatus(`/alert-rules/${world.rules[0]}`, { method: 'PATCH', ...o(), body: { name: 'Renamed' } }, 200);
+    await expectStatus(`/alert-rules/${world.rules[1]}`, { method: 'DELETE', ...o() }, 204);
+    await expectStatus('/alerts', o(), 200);
+    await expectStatus(`/alerts/${world.alertId}/acknowledge`, { method: 'PATCH', ...o() }, 200);
+  });
+
+  it('webhook secret: read, rotate', async () => {
+    await expectStatus('/webhook-secret', o(), 200);
+    await expectStatus('/webhook-secret/rotate', { method: 'POST', ...o() }, 200);
+  });
+
+  it('billing: status, checkout and portal (Secrets Manager, then the Stripe stand-in)', async () => {
+    await expectStatus('/billing/status', o(), 200);
+    const checkout = await expectStatus('/billing/checkout', { method: 'POST', token: world.checkoutUser.token, body: { plan: 'GROWTH' } }, 201, [
+      'secretsmanager:GetSecretValue',
+    ]);
+    // The partial ARN of the template was authorized as the secret's full ARN, which `-??????` must match.
+    expect(checkout.run.calls.find((c) => c.service === 'secretsmanager')!.authorizations[0]!.resource).toMatch(/:secret:burnrate\/stripe-AbC123$/);
+    await expectStatus('/billing/portal', { method: 'POST', token: world.portalUser.token }, 201, ['secretsmanager:GetSecretValue']);
+  });
+
+  it('the Stripe webhook, through API Gateway and as a Function URL event (base64 body)', async () => {
+    // Our own price (the template's STRIPE_PRICE_SCALE): the upgrade is applied, not `ignored`. The second event
+    // updates the same subscription, as a Function URL delivery.
+    const subscription = subscriptionObject({ accountId: world.webhookUser.accountId, price: LOCAL_STRIPE_PRICES.SCALE, start: nowSeconds() - 60 });
+    const payload = JSON.stringify(stripeEvent('customer.subscription.updated', subscription, nowSeconds() - 30));
+    const viaApi = await expectStatus(
+      '/billing/webhook',
+      { method: 'POST', rawBody: payload, headers: { 'content-type': 'application/json', 'stripe-signature': signStripe(payload) } },
+      200,
+      ['secretsmanager:GetSecretValue', 'dynamodb:TransactWriteItems'],
+    );
+    expect(viaApi.res.body).toEqual({ received: true });
+
+    const second = JSON.stringify(stripeEvent('customer.subscription.updated', subscription));
+    const now = new Date();
+    const urlEvent = {
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: '/',
+      rawQueryString: '',
+      headers: { 'content-type': 'application/json', 'stripe-signature': signStripe(second), host: 'abc123.lambda-url.us-east-1.on.aws', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+      requestContext: {
+        accountId: 'anonymous',
+        apiId: 'abc123',
+        domainName: 'abc123.lambda-url.us-east-1.on.aws',
+        domainPrefix: 'abc123',
+        http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '3.18.12.63', userAgent: 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+        requestId: randomUUID(),
+        routeKey: '$default',
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+      },
+      body: Buffer.from(second).toString('base64'),
+      isBase64Encoded: true,
+    };
+    const run = await runtime.invoke('billing/webhook', urlEvent);
+    expectClean(run, ['dynamodb:TransactWriteItems']);
+    const result = run.invocation.result as { statusCode: number; body: string };
+    expect(result.statusCode, explain(run)).toBe(200);
+    expect(JSON.parse(result.body)).toEqual({ received: true });
+    const status = await ok('/billing/status', { token: world.webhookUser.token });
+    expect(status).toMatchObject({ plan: 'SCALE', billingStatus: 'ACTIVE' });
+  });
+
+  it('users: list, change a role, remove one (its identity too)', async () => {
+    await expectStatus('/users', o(), 200);
+    await expectStatus(`/users/${world.members[0]}`, { method: 'PATCH', ...o(), body: { role: 'viewer' } }, 200);
+    await expectStatus(`/users/${world.members[1]}`, { method: 'DELETE', ...o() }, 204, ['cognito-idp:AdminDeleteUser', 'dynamodb:TransactWriteItems']);
+  });
+
+  it('invitations: create (e-mail), list, delete, accept', async () => {
+    await expectStatus('/invitations', { method: 'POST', ...o(), body: { email: uniqueEmail('artifact-invite'), role: 'member' } }, 201, ['ses:SendEmail', 'dynamodb:TransactWriteItems']);
+    await expectStatus('/invitations', o(), 200);
+    await expectStatus(`/invitations/${world.invitationToDelete}`, { method: 'DELETE', ...o() }, 204);
+    await expectStatus('/auth/accept-invitation', { method: 'POST', body: { token: world.acceptToken, password: PASSWORD, firstName: 'Ann', lastName: 'Viewer' } }, 201, [
+      'cognito-idp:AdminCreateUser',
+    ]);
+  });
+
+  it('spend and its export (Query on gsi1 by the index ARN)', async () => {
+    await expectStatus('/spend', o(), 200);
+    const { run } = await expectStatus('/spend/export', o(), 200, ['dynamodb:Query']);
+    expect(run.calls.flatMap((c) => c.authorizations).some((a) => /\/index\/gsi1$/.test(a.resource))).toBe(true);
+  });
+
+  it('own prices: list, set, delete', async () => {
+    await expectStatus('/prices', o(), 200);
+    await expectStatus('/prices/anthropic/artifact-model', { method: 'PUT', ...o(), body: { input: 3, output: 15 } }, 200);
+    await expectStatus('/prices/openai/artifact-model', { method: 'DELETE', ...o() }, 204);
+  });
+});
+
+describe('coverage', () => {
+  it('every function ran at least once, and no run was denied, crashed or logged an error', () => {
+    const ran = new Set(runtime.runs.map((r) => r.artifact.fn.name));
+    expect(app.functions.map((f) => f.name).filter((n) => !ran.has(n))).toEqual([]);
+    const broken = runtime.runs.flatMap((r) => problemsOf(r).map((p) => `${r.artifact.fn.name}: ${p}`));
+    expect(broken).toEqual([]);
+  });
+});
