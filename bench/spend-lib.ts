@@ -282,8 +282,13 @@ export interface Measured {
   rcu: number | null;
 }
 
+/** A range ending today: its length in days, or `mtd` (the month to date: GET /spend's default). */
+export type BenchRange = number | 'mtd';
+
 export interface SpendRow {
   groupBy: string;
+  /** `31 days`, `month to date`. */
+  range: string;
   days: number;
   from: string;
   to: string;
@@ -315,12 +320,13 @@ export async function measureSpend(
   get: (path: string) => Promise<Measured>,
   shape: LoadShape,
   today: string,
-  ranges: readonly number[],
+  ranges: readonly BenchRange[],
   runs: number,
 ): Promise<SpendRow[]> {
   const rows: SpendRow[] = [];
-  for (const days of ranges) {
-    const from = addDays(today, -(days - 1));
+  for (const range of ranges) {
+    const from = range === 'mtd' ? `${today.slice(0, 7)}-01` : addDays(today, -(range - 1));
+    const days = range === 'mtd' ? Number(today.slice(8, 10)) : range;
     const expected = expectedTotals(shape, today, from, today);
     for (const groupBy of GROUPINGS) {
       const path = `/spend?groupBy=${groupBy}&from=${from}&to=${today}`;
@@ -344,6 +350,7 @@ export async function measureSpend(
       times.sort((a, b) => a - b);
       rows.push({
         groupBy,
+        range: range === 'mtd' ? `month to date (${days} d)` : `${days} days`,
         days,
         from,
         to: today,

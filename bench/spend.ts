@@ -1,7 +1,7 @@
 /**
  * `npm run bench:spend` — what GET /spend costs on a big account: DynamoDB requests, read units and latency for
- * each grouping (day, model, provider, key) and range (7, 31, 92 and 366 days ending today), against the local
- * stack running in this process, and GET /spend/export.
+ * each grouping (day, model, provider, key) and range (the month to date, and 7, 31, 92 and 366 days ending
+ * today), against the local stack running in this process, and GET /spend/export.
  *
  * The account gets K keys × M models × D days of aggregates, written by bench/spend-lib.ts with BatchWriteItem
  * from ingestion's own item builders (not K·M·D ingests). Every answer is checked against the sums of the events
@@ -33,12 +33,13 @@ const { isoDate } = await import('#shared/time/periods.ts');
 const { addDays } = await import('#shared/time/periods.ts');
 const { loadAggregates, measureSpend, expectedTotals } = await import('./spend-lib.ts');
 type Measured = import('./spend-lib.ts').Measured;
+type BenchRange = import('./spend-lib.ts').BenchRange;
 
 const SHAPE = { keys: intOption('keys', 1000), models: intOption('models', 10), days: intOption('days', 92) };
 const RUNS = intOption('runs', 5);
 const ROW_DAYS = Math.min(intOption('row_days', 3, 0), SHAPE.days);
 const CONCURRENCY = intOption('concurrency', 8);
-const RANGES = [7, 31, 92, 366];
+const RANGES: BenchRange[] = ['mtd', 7, 31, 92, 366];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Counting requests and read units of the handlers' own client
@@ -133,10 +134,10 @@ async function run(): Promise<number> {
   console.log(heading('GET /spend: per call'));
   console.log(
     table([
-      ['groupBy', 'days', 'status', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'groups', 'total $', 'exact'],
+      ['groupBy', 'range', 'status', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'groups', 'total $', 'exact'],
       ...rows.map((r) => [
         r.groupBy,
-        String(r.days),
+        r.range,
         String(r.status),
         String(r.requests ?? '–'),
         r.commands,
@@ -147,7 +148,7 @@ async function run(): Promise<number> {
         r.totalCost,
         r.exact ? 'yes' : `NO: ${r.mismatch}`,
       ]),
-    ], { left: [4] }),
+    ], { left: [1, 4] }),
   );
 
   // The export: a range that fits (rows = keys × models × days ≤ 25,000) and 31 days (too large at full size).

@@ -65,8 +65,8 @@ describe('bench:spend, small', () => {
         rcu: null,
       };
     };
-    const rows = await measureSpend(get, SHAPE, today, [2, 3, 366], 1);
-    expect(rows).toHaveLength(12);
+    const rows = await measureSpend(get, SHAPE, today, ['mtd', 2, 3, 366], 1);
+    expect(rows).toHaveLength(16);
     for (const row of rows) {
       expect(row.mismatch, `${row.groupBy} ${row.days} days`).toBeUndefined();
       expect(row.exact).toBe(true);
