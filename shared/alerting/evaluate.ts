@@ -12,6 +12,7 @@ import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from
 import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
+import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface Discovered {
   keyHash: string;
@@ -28,12 +29,13 @@ export interface Candidate {
 const usd = (micros: number) => formatUsd(BigInt(micros));
 /** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
 const NEW_KEYS_LISTED = 20;
-const keyName = (hash: string, hint?: string) => (hint ? `${hint} (${hash.slice(0, 8)}…)` : `${hash.slice(0, 12)}…`);
+/** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/keys/name.ts), quoted as user text. */
+const quotedKey = (name: string) => `key "${name}"`;
 
 export function makeAlert(
   accountId: string,
   now: Date,
-  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; keyHashes?: string[]; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string; slackWebhookUrl?: string },
+  fields: { type: AlertType; ruleId?: string; budgetId?: string; keyHash?: string | null; keyHashes?: string[]; keyName?: string; title: string; message: string; period: string; thresholdMicros: number | null; observedMicros: number | null; channels: Channel[]; webhookUrl?: string; slackWebhookUrl?: string },
 ): Alert {
   return {
     id: newId('alert'),
@@ -44,6 +46,7 @@ export function makeAlert(
     budgetId: fields.budgetId ?? null,
     keyHash: fields.keyHash ?? null,
     keyHashes: fields.keyHashes ?? (fields.keyHash ? [fields.keyHash] : []),
+    ...(fields.keyName !== undefined ? { keyName: fields.keyName } : {}),
     title: fields.title,
     message: fields.message,
     period: fields.period,
@@ -60,8 +63,10 @@ export function makeAlert(
 
 function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date): Candidate[] {
   const observed = b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : spend.accountMonth();
-  const name = b.name ?? (b.scope === 'KEY' && b.keyHash ? `key ${keyName(b.keyHash)}` : 'account');
-  const where = b.scope === 'KEY' && b.keyHash ? `key ${keyName(b.keyHash)}` : 'the whole account';
+  const keyName = b.scope === 'KEY' && b.keyHash ? spend.keyName(b.keyHash) : undefined;
+  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : 'account');
+  const where = keyName !== undefined ? quotedKey(keyName) : 'the whole account';
+  const about = { budgetId: b.id, keyHash: b.keyHash, ...(keyName !== undefined ? { keyName } : {}) };
   const out: Candidate[] = [];
   if (reachesThreshold(observed, b.monthlyLimitMicros, b.alertThreshold)) {
     const thresholdMicros = Math.ceil((b.monthlyLimitMicros * b.alertThreshold) / 100);
@@ -69,8 +74,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
       fired: { source: b.id, level: 'threshold', period: spend.month },
       alert: makeAlert(accountId, now, {
         type: 'budget_threshold',
-        budgetId: b.id,
-        keyHash: b.keyHash,
+        ...about,
         title: `Budget "${name}" reached ${b.alertThreshold}% of ${usd(b.monthlyLimitMicros)}`,
         message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the alert threshold of ${b.alertThreshold}% (${usd(thresholdMicros)}) of the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
         period: spend.month,
@@ -85,8 +89,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
       fired: { source: b.id, level: 'exceeded', period: spend.month },
       alert: makeAlert(accountId, now, {
         type: 'budget_exceeded',
-        budgetId: b.id,
-        keyHash: b.keyHash,
+        ...about,
         title: `Budget "${name}" exceeded: ${usd(observed)} of ${usd(b.monthlyLimitMicros)}`,
         message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
         period: spend.month,
@@ -103,8 +106,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
         fired: { source: b.id, level: 'forecast', period: spend.month },
         alert: makeAlert(accountId, now, {
           type: 'budget_forecast',
-          budgetId: b.id,
-          keyHash: b.keyHash,
+          ...about,
           title: `Budget "${name}" is forecast to reach ${usd(b.monthlyLimitMicros)} this month`,
           message: `Spend of ${where} is forecast at ${usd(forecast)} by the end of ${spend.month} (month-to-date ${usd(observed)} plus the average of the last 7 complete days for each day left): at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
           period: spend.month,
@@ -131,7 +133,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
           ? [spend.week, c.keyHash ? spend.keyWeek(c.keyHash) : spend.accountWeek(), `in the week from ${spend.week}`]
           : [spend.month, c.keyHash ? spend.keyMonth(c.keyHash) : spend.accountMonth(), `in ${spend.month}`];
     if (observed < thresholdMicros) return [];
-    const where = c.keyHash ? `of key ${keyName(c.keyHash)}` : 'of the account';
+    const keyName = c.keyHash ? spend.keyName(c.keyHash) : undefined;
+    const where = keyName !== undefined ? `of ${quotedKey(keyName)}` : 'of the account';
     return [
       {
         fired: { source: r.id, level: 'threshold', period },
@@ -139,7 +142,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
           ...base,
           type: 'cost_threshold',
           keyHash: c.keyHash ?? null,
-          title: `${r.name}: ${c.period} spend reached ${usd(thresholdMicros)}`,
+          ...(keyName !== undefined ? { keyName } : {}),
+          title: `${r.name}: ${c.period} spend ${keyName !== undefined ? `${where} ` : ''}reached ${usd(thresholdMicros)}`,
           message: `Spend ${where} ${label} (UTC) is ${usd(observed)}, at or above the rule "${r.name}" threshold of ${usd(thresholdMicros)}.`,
           period,
           thresholdMicros,
@@ -175,7 +179,9 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
   // discovered exactly once, so the fired item of a first key is never taken by another ingest).
   const [first] = discovered;
   if (!first) return [];
-  const listed = discovered.slice(0, NEW_KEYS_LISTED).map((k) => `${k.provider} ${keyName(k.keyHash, k.hint)}`);
+  // A key discovered by this ingest has no label yet: its hint, else its hash prefix.
+  const nameOf = (k: Discovered) => keyDisplayName({ hash: k.keyHash, hint: k.hint ?? null });
+  const listed = discovered.slice(0, NEW_KEYS_LISTED).map((k) => `${k.provider} ${quotedKey(nameOf(k))}`);
   const more = discovered.length - listed.length;
   return [
     {
@@ -185,13 +191,14 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
         type: 'new_key',
         keyHash: first.keyHash,
         keyHashes: discovered.map((k) => k.keyHash),
+        ...(discovered.length === 1 ? { keyName: nameOf(first) } : {}),
         title:
           discovered.length === 1
-            ? `${r.name}: new ${first.provider} key ${keyName(first.keyHash, first.hint)}`
+            ? `${r.name}: new ${first.provider} ${quotedKey(nameOf(first))}`
             : `${r.name}: ${discovered.length} new keys discovered`,
         message:
           discovered.length === 1
-            ? `A new ${first.provider} key was discovered at ${now.toISOString()}: ${keyName(first.keyHash, first.hint)}.`
+            ? `A new ${first.provider} key was discovered at ${now.toISOString()}: ${quotedKey(nameOf(first))}.`
             : `${discovered.length} new keys were discovered at ${now.toISOString()}: ${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`,
         period: spend.today,
         thresholdMicros: null,
@@ -224,8 +231,9 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
     if (!r.isActive || r.type !== 'cost_threshold') continue;
     const c = r.config as { period: string; keyHash?: string };
     if (!c.keyHash) continue;
+    // Every key a rule names is read (its item carries the label and hint the alert text names it by).
+    keyHashes.add(c.keyHash);
     if (c.period === 'weekly') keyWeeks.add(c.keyHash);
-    else keyHashes.add(c.keyHash);
   }
   return { keyHashes, keyWeeks };
 }

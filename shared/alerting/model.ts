@@ -4,6 +4,7 @@
  * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
  */
 import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { keyDisplayName } from '#shared/keys/name.ts';
 
 export type BudgetScope = 'ACCOUNT' | 'KEY';
 
@@ -80,6 +81,11 @@ export interface Alert {
    * key `keyHash` names for the other types, or none.
    */
   keyHashes: string[];
+  /**
+   * How the texts named the alert's one key when it fired (shared/keys/name.ts: label, else hint, else hash
+   * prefix); absent when the alert names no key or several, and on alerts stored before it existed.
+   */
+  keyName?: string;
   title: string;
   message: string;
   /** The period the alert belongs to: `2026-11-21` (day), `2026-W47`-style week start `2026-11-16`, `2026-11` (month). */
@@ -94,6 +100,15 @@ export interface Alert {
   triggeredAt: string;
   acknowledgedAt: string | null;
   acknowledgedBy: string | null;
+}
+
+/**
+ * The name of the one key an alert is about, as its texts gave it (`keyName`); for an alert stored before
+ * `keyName` existed, its hash prefix. Undefined when it names no key, or several (a `new_key` of many).
+ */
+export function alertKeyName(a: Pick<Alert, 'keyHash' | 'keyHashes' | 'keyName'>): string | undefined {
+  if (a.keyName !== undefined) return a.keyName;
+  return a.keyHash && a.keyHashes.length <= 1 ? keyDisplayName({ hash: a.keyHash }) : undefined;
 }
 
 const usdOrNull = (micros: number | null) => (micros === null ? null : microsToUsd(BigInt(micros)));

@@ -1,7 +1,8 @@
 /**
  * Spend figures that budgets and rules compare against, read in ONE BatchGetItem: the account's usage items
  * for today and the 7 days before, this month's, and the key items of the keys asked for (their rolling
- * today/month counters). A key's week needs its day items: one Query per such key, only when asked.
+ * today/month counters, and label and hint: how alert texts name the key). A key's week needs its day items: one
+ * Query per such key, only when asked.
  */
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
@@ -10,6 +11,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
 import { forecastMonthEnd, keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface SpendSnapshot {
   today: string;
@@ -27,6 +29,8 @@ export interface SpendSnapshot {
   /** Month-end forecasts (shared/spend/forecast.ts), µ$. */
   accountForecast(): number;
   keyForecast(keyHash: string): number;
+  /** How alert texts name the key: its label, else hint, else hash prefix (from the key item already read). */
+  keyName(keyHash: string): string;
 }
 
 /**
@@ -94,6 +98,10 @@ export async function loadSpend(
     keyForecast: (h) => {
       const item = keyItems.get(h);
       return item ? Number(keyForecastMonthEnd(item, today, { monthCost: rolling.monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros)) : 0;
+    },
+    keyName: (h) => {
+      const item = keyItems.get(h);
+      return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, hint: item?.hint as string | null | undefined });
     },
   };
 }

@@ -1,15 +1,15 @@
 /**
  * The Slack channel: one message per alert to the rule's Slack incoming-webhook URL, with `text` (what
- * notifications show) and Block Kit `blocks` — what fired, the amount against the threshold, the key, a link to the
- * alert in the dashboard. Delivered, claimed and retried by shared/notify/deliver.ts exactly like webhooks (2xx is
+ * notifications show) and Block Kit `blocks` — what fired, the amount against the threshold, the key by its label
+ * (else hint, else hash prefix), a link to the alert in the dashboard. Delivered, claimed and retried by shared/notify/deliver.ts exactly like webhooks (2xx is
  * sent; any other status, a network error or the timeout is retried up to its attempts).
  *
  * Where it may go: `https://hooks.slack.com/…` only; on the local stack (ALLOW_INSECURE_WEBHOOKS) also a loopback
  * `http:` receiver (127.0.0.1, [::1], localhost), so the demo and the tests can show the message.
  */
 import { config } from '#shared/config.ts';
-import type { Alert } from '#shared/alerting/model.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { alertKeyName, type Alert } from '#shared/alerting/model.ts';
+import { formatUsd } from '#shared/pricing/pricing.ts';
 
 export const SLACK_TIMEOUT_MS = 5_000;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -30,24 +30,30 @@ export function slackUrlProblem(value: string, allowInsecure: boolean): string |
     : 'slackWebhookUrl must be a Slack incoming-webhook URL (https://hooks.slack.com/…).';
 }
 
-const dollars = (micros: number | null) => (micros === null ? undefined : `$${microsToUsd(BigInt(micros)).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`);
+/**
+ * Slack reads `&`, `<` and `>` in `text` and mrkdwn as control characters (`<https://evil|click here>` is a link):
+ * user text (rule and budget names, key labels and hints) is escaped as Slack documents, so it shows as typed.
+ */
+export const slackEscape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
-/** The message (Block Kit). `appUrl` links to the alert in the dashboard. */
+/** The message (Block Kit). `appUrl` links to the alert in the dashboard. Each amount once, exact, in dollars. */
 export function slackMessage(alert: Alert, appUrl: string) {
   const link = `${appUrl}/alerts/${alert.id}`;
-  const observed = dollars(alert.observedMicros);
-  const threshold = dollars(alert.thresholdMicros);
+  const keyName = alertKeyName(alert);
   const fields = [
     { type: 'mrkdwn', text: `*Alert*\n${alert.type.replaceAll('_', ' ')}` },
     { type: 'mrkdwn', text: `*Period*\n${alert.period}` },
-    ...(observed && threshold ? [{ type: 'mrkdwn', text: `*Amount*\n${observed} against ${threshold}` }] : []),
-    ...(alert.keyHash ? [{ type: 'mrkdwn', text: `*Key*\n\`${alert.keyHash.slice(0, 12)}…\`` }] : []),
+    ...(alert.observedMicros !== null && alert.thresholdMicros !== null
+      ? [{ type: 'mrkdwn', text: `*Amount*\n${formatUsd(alert.observedMicros)} against ${formatUsd(alert.thresholdMicros)}` }]
+      : []),
+    ...(keyName !== undefined ? [{ type: 'mrkdwn', text: `*Key*\n${slackEscape(keyName)}` }] : []),
+    ...(keyName === undefined && alert.keyHashes.length > 1 ? [{ type: 'mrkdwn', text: `*Keys*\n${alert.keyHashes.length}` }] : []),
   ];
   return {
-    text: `${alert.title} — ${link}`,
+    text: `${slackEscape(alert.title)} — ${link}`,
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: alert.title.slice(0, 150), emoji: false } },
-      { type: 'section', text: { type: 'mrkdwn', text: alert.message.slice(0, 3000) } },
+      { type: 'section', text: { type: 'mrkdwn', text: slackEscape(alert.message).slice(0, 3000) } },
       { type: 'section', fields },
       { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open the alert' }, url: link }] },
     ],

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';
 import type { Rule } from '#shared/alerting/model.ts';
 import type { SpendSnapshot } from '#shared/alerting/spend.ts';
+import { keyDisplayName } from '#shared/keys/name.ts';
 import { CAPS, EMAIL_CAP_PER_HOUR, hourWindow, slotDecision, targetHash, URL_CAP_PER_HOUR } from '#shared/notify/caps.ts';
 import { alertRecipients, renderAlertEmail, renderPlainEmail } from '#shared/notify/email.ts';
 import { pausedNoticeEmail } from '#shared/notify/paused.ts';
@@ -176,6 +177,7 @@ describe('new_key alerts', () => {
     hasKey: () => true,
     accountForecast: () => 0,
     keyForecast: () => 0,
+    keyName: (h) => keyDisplayName({ hash: h }),
   };
   const rule = (i: number): Rule => ({
     id: `rul_01JD00000000000000000000${String(i).padStart(2, '0')}`,
@@ -208,7 +210,7 @@ describe('new_key alerts', () => {
   it('one key: the alert names it; no key discovered: no alert', () => {
     const [one] = planAlerts(ACCOUNT, { budgets: [], rules: [rule(1)] }, spend, discovered.slice(0, 1), now);
     expect(one!.alert).toMatchObject({ type: 'new_key', keyHash: '0'.repeat(64), keyHashes: ['0'.repeat(64)] });
-    expect(one!.alert.title).toContain('new openai key sk-…0');
+    expect(one!.alert.title).toContain('new openai key "sk-…0"');
     expect(planAlerts(ACCOUNT, { budgets: [], rules: [rule(1)] }, spend, [], now)).toEqual([]);
   });
 

@@ -82,7 +82,11 @@ describe('slack message', () => {
     const m = slackMessage(alert, 'https://app.example');
     expect(m.text).toBe('Daily: spend reached $1.00 — https://app.example/alerts/alt_1');
     expect(JSON.stringify(m.blocks)).toContain('*Amount*\\n$2.50 against $1.00');
-    expect(JSON.stringify(m.blocks)).toContain('abababababab…');
+    // An alert stored before keyName: its hash prefix (12 characters, API.md).
+    const fields = (msg: typeof m) => (msg.blocks[2] as { fields: { text: string }[] }).fields.map((f) => f.text);
+    expect(fields(m)).toContain('*Key*\nabababababab');
+    const labelled = slackMessage({ ...alert, keyName: 'Prod <bot> & co' }, 'https://app.example');
+    expect(fields(labelled)).toContain('*Key*\nProd &lt;bot&gt; &amp; co');
     expect(slackUrlProblem('https://hooks.slack.com/services/T/B/x', false)).toBeUndefined();
     expect(slackUrlProblem('http://127.0.0.1:9/x', false)).toBeDefined();
     expect(slackUrlProblem('http://127.0.0.1:9/x', true)).toBeUndefined();

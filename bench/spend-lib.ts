@@ -1,0 +1,371 @@
+/**
+ * The loader and the measurer of `npm run bench:spend`: an account's AGGREGATES for K keys × M models × D days (ending today), written
+ * straight to the table with BatchWriteItem instead of K·M·D ingests — but built by ingestion's own code, so the
+ * items are exactly what ingestion writes: each (key, day, model) is one event priced by `priceEvent`, planned into
+ * chunks by `planChunks` and turned into the chunk's update actions by `buildChunkActions` (shared/db/usage-writes.ts);
+ * the actions are then applied in memory (`applyUpdate`: the SET / ADD / REMOVE forms those builders emit) and the
+ * resulting items Put. The events' exactly-once items are not written (they are not aggregates and expire anyway),
+ * nor the account item (its `keyCount` gets ONE ADD at the end instead of being overwritten).
+ *
+ * The expected sums come from the events themselves (`expectedTotals`), independently of any aggregate, so the
+ * bench — and the smoke test that runs this loader small — can check GET /spend against them.
+ */
+import { randomBytes, createHash } from 'node:crypto';
+import { BatchWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, tableName, type Item } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+import { recentDays } from '#shared/db/rolling.ts';
+import { buildChunkActions } from '#shared/db/usage-writes.ts';
+import { planChunks } from '#shared/ingest/chunks.ts';
+import { isRejection, priceEvent, type PricedEvent } from '#shared/ingest/events.ts';
+import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
+
+type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type Update = NonNullable<Action['Update']>;
+
+export interface LoadShape {
+  keys: number;
+  models: number;
+  days: number;
+}
+
+/** Ten models over three providers, so `groupBy=provider` has groups too (cycled past ten). */
+export const BENCH_MODELS: readonly { provider: string; model: string }[] = [
+  { provider: 'openai', model: 'gpt-4o' },
+  { provider: 'openai', model: 'gpt-4o-mini' },
+  { provider: 'openai', model: 'gpt-4.1' },
+  { provider: 'openai', model: 'o3' },
+  { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+  { provider: 'anthropic', model: 'claude-haiku-4-5' },
+  { provider: 'anthropic', model: 'claude-opus-4-1' },
+  { provider: 'google', model: 'gemini-2.5-pro' },
+  { provider: 'google', model: 'gemini-2.5-flash' },
+  { provider: 'mistral', model: 'mistral-large-latest' },
+];
+
+export const modelOf = (m: number) => {
+  const base = BENCH_MODELS[m % BENCH_MODELS.length]!;
+  return m < BENCH_MODELS.length ? base : { provider: base.provider, model: `${base.model}-v${Math.floor(m / BENCH_MODELS.length)}` };
+};
+
+/** A cost in µ$ that differs by key, model and day (whole micro-dollars: `costUsd` with ≤ 6 decimals). */
+export const benchCostMicros = (k: number, m: number, d: number) => 1 + ((k * 7919 + m * 104_729 + d * 1_299_709) % 5_000_000);
+
+/** The day `d` of the loaded range: 0 is the oldest, `days - 1` is today. */
+export const benchDate = (today: string, days: number, d: number) => addDays(today, d - (days - 1));
+
+/** The key hashes of one run (random per run: a fresh account each time anyway). */
+export function benchKeyHashes(n: number): string[] {
+  const seed = randomBytes(8).toString('hex');
+  return Array.from({ length: n }, (_, k) => createHash('sha256').update(`sk-bench-${seed}-${k}`).digest('hex'));
+}
+
+/**
+ * Applies one update action, as ingestion's builders write them, to an item in memory: `SET a = :v`,
+ * `SET a = if_not_exists(a, :v)`, `ADD a :n` (numbers, summed exactly), `REMOVE a`; names through `#x`.
+ * Anything else throws — the loader must never write a shape it did not understand.
+ */
+export function applyUpdate(item: Item, update: Pick<Update, 'UpdateExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>): Item {
+  const names = update.ExpressionAttributeNames ?? {};
+  const values = (update.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
+  const name = (token: string) => (token.startsWith('#') ? (names[token] ?? fail(`unknown name ${token}`)) : token);
+  const value = (token: string) => (token in values ? values[token] : fail(`unknown value ${token}`));
+  const match = /^(?:SET (.*?))?\s*(?:ADD (.*?))?\s*(?:REMOVE (.*))?$/.exec(update.UpdateExpression ?? '');
+  if (!match) fail(`unexpected update ${update.UpdateExpression}`);
+  const [, sets, adds, removes] = match!;
+  for (const clause of splitTopLevel(sets)) {
+    const m = /^(\S+) = (?:if_not_exists\((\S+), (:\w+)\)|(:\w+))$/.exec(clause);
+    if (!m) fail(`unexpected SET clause ${clause}`);
+    const [, lhs, ifName, ifValue, plain] = m!;
+    const target = name(lhs!);
+    if (ifName !== undefined) {
+      if (name(ifName) !== target) fail(`if_not_exists of another attribute: ${clause}`);
+      if (item[target] === undefined) item[target] = value(ifValue!);
+    } else item[target] = value(plain!);
+  }
+  for (const clause of splitTopLevel(adds)) {
+    const m = /^(\S+) (:\w+)$/.exec(clause);
+    if (!m) fail(`unexpected ADD clause ${clause}`);
+    const target = name(m![1]!);
+    const add = value(m![2]!);
+    if (typeof add !== 'bigint' && typeof add !== 'number') fail(`ADD of a non-number: ${clause}`);
+    const before = item[target] ?? 0;
+    item[target] = typeof before === 'bigint' || typeof add === 'bigint' ? BigInt(before as number | bigint) + BigInt(add as number | bigint) : (before as number) + (add as number);
+  }
+  for (const clause of splitTopLevel(removes)) delete item[name(clause)];
+  return item;
+}
+
+const fail = (message: string): never => {
+  throw new Error(`bench loader: ${message}`);
+};
+
+/** `a = :a, b = if_not_exists(b, :b)` → its clauses (commas inside parentheses kept). */
+function splitTopLevel(text: string | undefined): string[] {
+  if (!text?.trim()) return [];
+  const out: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of text) {
+    if (char === '(') depth += 1;
+    if (char === ')') depth -= 1;
+    if (char === ',' && depth === 0) {
+      out.push(current.trim());
+      current = '';
+    } else current += char;
+  }
+  if (current.trim()) out.push(current.trim());
+  return out;
+}
+
+/** The events of key `k`: one per (day, model), priced by ingestion's own `priceEvent`. */
+export function keyEvents(keyHash: string, k: number, shape: LoadShape, today: string): PricedEvent[] {
+  const events: PricedEvent[] = [];
+  for (let d = 0; d < shape.days; d++) {
+    const date = benchDate(today, shape.days, d);
+    const at = new Date(`${date}T00:00:01.000Z`);
+    for (let m = 0; m < shape.models; m++) {
+      const { provider, model } = modelOf(m);
+      const raw = {
+        requestId: `bench-${k}-${d}-${m}-${keyHash.slice(0, 8)}`,
+        keyHash,
+        ...(k % 3 === 0 ? {} : { keyHint: `sk-…${keyHash.slice(-4)}` }),
+        provider,
+        model,
+        inputTokens: 1000 + m,
+        cachedInputTokens: 100,
+        outputTokens: 200 + d,
+        costUsd: benchCostMicros(k, m, d) / 1e6,
+        timestamp: at.toISOString(),
+      };
+      // Priced "as of" its own timestamp: ingestion refuses events older than 35 days, the aggregates do not care.
+      const priced = priceEvent(raw, events.length, at);
+      if (isRejection(priced)) throw new Error(`bench loader: ${priced.message}`);
+      events.push(priced);
+    }
+  }
+  return events;
+}
+
+export interface LoadResult {
+  keyHashes: string[];
+  /** Items Put. */
+  items: number;
+  /** BatchWriteItem requests sent (retries of unprocessed items included). */
+  batchWrites: number;
+  ms: number;
+}
+
+export interface LoadOptions {
+  now?: Date;
+  /** BatchWriteItem requests in flight. */
+  concurrency?: number;
+  /**
+   * Write the key × day × model items (the export's rows; GET /spend never reads them) of the most recent
+   * `rowDays` days only (default: every day; 0: none).
+   */
+  rowDays?: number;
+  onProgress?: (keysDone: number, itemsWritten: number) => void;
+}
+
+/**
+ * Loads the aggregates for `shape` into `accountId` (an existing account). Key by key: a key's own items (its key
+ * item, day × model items, month × key and day × key aggregates) are written as soon as the key is planned; the
+ * account-wide ones (day, month, period, day × model) after the last key.
+ */
+export async function loadAggregates(accountId: string, shape: LoadShape, options: LoadOptions = {}): Promise<LoadResult> {
+  const started = performance.now();
+  const now = options.now ?? new Date();
+  const today = isoDate(now);
+  const month = isoMonth(now);
+  const concurrency = options.concurrency ?? 8;
+  const keyHashes = benchKeyHashes(shape.keys);
+  const ctx = { knownKeys: new Set<string>(), today, month, recentDays: new Set(recentDays(today)) };
+  const accountWide = new Map<string, Item>();
+  const accountPk = keys.account(accountId).pk;
+  const accountSk = keys.account(accountId).sk;
+  const sharedPks = new Set([keys.usageDay(accountId, today).pk, keys.spendDayModel(accountId, today, 'p', 'm').pk]);
+  const rowPkPrefix = keys.providerKey(accountId, '').pk;
+  const firstRowDay = addDays(today, -((options.rowDays ?? shape.days) - 1));
+  let items = 0;
+  let batchWrites = 0;
+
+  const put = async (list: Item[]) => {
+    const batches: Item[][] = [];
+    for (let i = 0; i < list.length; i += 25) batches.push(list.slice(i, i + 25));
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
+        for (let attempt = 0; pending.length > 0; attempt++) {
+          if (attempt === 10) throw new Error('bench loader: BatchWriteItem left items unprocessed after 10 attempts');
+          if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+          batchWrites += 1;
+          const res = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+          pending = (res.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+    items += list.length;
+  };
+
+  for (const [k, keyHash] of keyHashes.entries()) {
+    const own = new Map<string, Item>();
+    for (const chunk of planChunks(keyEvents(keyHash, k, shape, today), ctx)) {
+      const { actions } = buildChunkActions({ accountId, chunk, now, today, month, periodStart: `${month}-01T00:00:00.000Z`, limits: { trackedRequests: 1e12, keys: 1e9 } });
+      for (const action of actions) {
+        const update = action.Update;
+        if (!update) continue; // an event's exactly-once Put
+        const key = update.Key as { pk: string; sk: string };
+        if (key.pk === accountPk && key.sk === accountSk) continue; // keyCount: one ADD at the end
+        if (key.pk.startsWith(rowPkPrefix) && key.sk.startsWith('DAY#') && key.sk.slice(4, 14) < firstRowDay) continue;
+        const id = `${key.pk}\u0000${key.sk}`;
+        const map = sharedPks.has(key.pk) ? accountWide : own;
+        map.set(id, applyUpdate(map.get(id) ?? { ...key }, update));
+      }
+    }
+    await put([...own.values()]);
+    options.onProgress?.(k + 1, items);
+  }
+  await put([...accountWide.values()]);
+  await db().send(
+    new UpdateCommand({ TableName: tableName(), Key: keys.account(accountId), UpdateExpression: 'ADD keyCount :n', ExpressionAttributeValues: { ':n': shape.keys } }),
+  );
+  return { keyHashes, items, batchWrites, ms: performance.now() - started };
+}
+
+export interface ExpectedTotals {
+  costMicros: bigint;
+  requests: number;
+  /** Days of the range with spend, distinct models and providers, keys with spend. */
+  days: number;
+  models: number;
+  providers: number;
+  keys: number;
+}
+
+/** What GET /spend must answer for [from, to], summed from the events' own costs (no aggregate involved). */
+export function expectedTotals(shape: LoadShape, today: string, from: string, to: string): ExpectedTotals {
+  let costMicros = 0n;
+  let days = 0;
+  for (let d = 0; d < shape.days; d++) {
+    const date = benchDate(today, shape.days, d);
+    if (date < from || date > to) continue;
+    days += 1;
+    for (let k = 0; k < shape.keys; k++) for (let m = 0; m < shape.models; m++) costMicros += BigInt(benchCostMicros(k, m, d));
+  }
+  const any = days > 0;
+  const providers = new Set(Array.from({ length: shape.models }, (_, m) => modelOf(m).provider));
+  return {
+    costMicros,
+    requests: days * shape.keys * shape.models,
+    days,
+    models: any ? shape.models : 0,
+    providers: any ? providers.size : 0,
+    keys: any ? shape.keys : 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measuring GET /spend
+
+export const GROUPINGS = ['day', 'model', 'provider', 'key'] as const;
+
+/** One API call as the measurer sees it: DynamoDB requests and read units it caused (null: not measurable here). */
+export interface Measured {
+  status: number;
+  body: unknown;
+  ms: number;
+  requests: number | null;
+  commands: string;
+  rcu: number | null;
+}
+
+/** A range ending today: its length in days, or `mtd` (the month to date: GET /spend's default). */
+export type BenchRange = number | 'mtd';
+
+export interface SpendRow {
+  groupBy: string;
+  /** `31 days`, `month to date`. */
+  range: string;
+  days: number;
+  from: string;
+  to: string;
+  status: number;
+  requests: number | null;
+  commands: string;
+  rcu: number | null;
+  p50: number;
+  p95: number;
+  groups: number;
+  totalCost: string;
+  /** The answer's total and group count agree with `expectedTotals` (summed from the events). */
+  exact: boolean;
+  mismatch?: string;
+}
+
+interface SpendBody {
+  total: { costUsd: number; requests: number };
+  groups: unknown[];
+}
+
+const nearest = (sorted: number[], p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] ?? Number.NaN;
+
+/**
+ * Each grouping × range ending today: `runs` timed calls after one warm-up; requests and read units of the last
+ * call (they are the same on every call); the answer checked against the events' own sums.
+ */
+export async function measureSpend(
+  get: (path: string) => Promise<Measured>,
+  shape: LoadShape,
+  today: string,
+  ranges: readonly BenchRange[],
+  runs: number,
+): Promise<SpendRow[]> {
+  const rows: SpendRow[] = [];
+  for (const range of ranges) {
+    const from = range === 'mtd' ? `${today.slice(0, 7)}-01` : addDays(today, -(range - 1));
+    const days = range === 'mtd' ? Number(today.slice(8, 10)) : range;
+    const expected = expectedTotals(shape, today, from, today);
+    for (const groupBy of GROUPINGS) {
+      const path = `/spend?groupBy=${groupBy}&from=${from}&to=${today}`;
+      await get(path); // warm-up: the handler's module, DynamoDB Local's caches
+      const times: number[] = [];
+      let last: Measured | undefined;
+      for (let i = 0; i < runs; i++) {
+        last = await get(path);
+        times.push(last.ms);
+      }
+      const body = last!.body as SpendBody;
+      const wantGroups = { day: days, model: expected.models, provider: expected.providers, key: Math.min(100, expected.keys) }[groupBy];
+      const problems: string[] = [];
+      if (last!.status !== 200) problems.push(`status ${last!.status}`);
+      else {
+        const cost = BigInt(Math.round(body.total.costUsd * 1e6));
+        if (cost !== expected.costMicros) problems.push(`cost ${body.total.costUsd} ≠ ${Number(expected.costMicros) / 1e6}`);
+        if (body.total.requests !== expected.requests) problems.push(`requests ${body.total.requests} ≠ ${expected.requests}`);
+        if (body.groups.length !== wantGroups) problems.push(`${body.groups.length} groups ≠ ${wantGroups}`);
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        groupBy,
+        range: range === 'mtd' ? `month to date (${days} d)` : `${days} days`,
+        days,
+        from,
+        to: today,
+        status: last!.status,
+        requests: last!.requests,
+        commands: last!.commands,
+        rcu: last!.rcu,
+        p50: nearest(times, 50),
+        p95: nearest(times, 95),
+        groups: body?.groups?.length ?? 0,
+        totalCost: last!.status === 200 ? body.total.costUsd.toFixed(6) : '–',
+        exact: problems.length === 0,
+        ...(problems.length ? { mismatch: problems.join('; ') } : {}),
+      });
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,190 @@
+/**
+ * `npm run bench:spend` — what GET /spend costs on a big account: DynamoDB requests, read units and latency for
+ * each grouping (day, model, provider, key) and range (the month to date, and 7, 31, 92 and 366 days ending
+ * today), against the local stack running in this process, and GET /spend/export.
+ *
+ * The account gets K keys × M models × D days of aggregates, written by bench/spend-lib.ts with BatchWriteItem
+ * from ingestion's own item builders (not K·M·D ingests). Every answer is checked against the sums of the events
+ * the loader priced (exit code 1 on a mismatch); timings are printed, never asserted.
+ *
+ * Options (env or argv, `KEYS=100` / `--keys=100` / `--keys 100`):
+ *   KEYS 1000   MODELS 10   DAYS 92     the account's shape
+ *   RUNS 5                              timed calls per grouping and range (after one warm-up)
+ *   ROW_DAYS 3                          write the key × day × model items (the export's rows, which GET /spend never
+ *                                       reads) for the most recent ROW_DAYS days only: 1,000 × 10 × 3 = 30,000 rows
+ *                                       are enough for an export that fits and one that is too large
+ *   CONCURRENCY 8                       BatchWriteItem requests in flight while loading
+ *
+ * Read units: every read the handlers send gets `ReturnConsumedCapacity: TOTAL` from a middleware on this
+ * process's `db()` client (the one the handlers use), and the `ConsumedCapacity` DynamoDB Local answers is summed
+ * per API call; requests are counted by the same middleware (as bench/ingest.ts and the gateway's
+ * COUNT_DB_REQUESTS do).
+ */
+import { existsSync } from 'node:fs';
+import { benchSession, benchTenant, heading, intOption, machine, ms, num, startBenchStack, table } from './lib.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.LOG_REQUESTS ??= '0';
+
+const { db } = await import('#shared/db/client.ts');
+const { isoDate } = await import('#shared/time/periods.ts');
+const { addDays } = await import('#shared/time/periods.ts');
+const { loadAggregates, measureSpend, expectedTotals } = await import('./spend-lib.ts');
+type Measured = import('./spend-lib.ts').Measured;
+type BenchRange = import('./spend-lib.ts').BenchRange;
+
+const SHAPE = { keys: intOption('keys', 1000), models: intOption('models', 10), days: intOption('days', 92) };
+const RUNS = intOption('runs', 5);
+const ROW_DAYS = Math.min(intOption('row_days', 3, 0), SHAPE.days);
+const CONCURRENCY = intOption('concurrency', 8);
+const RANGES: BenchRange[] = ['mtd', 7, 31, 92, 366];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Counting requests and read units of the handlers' own client
+
+const READS = new Set(['GetItem', 'BatchGetItem', 'Query']);
+let counted: { commands: Map<string, number>; rcu: number; reported: boolean } | undefined;
+
+function installCounter(): void {
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!counted) return next(args);
+      const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      counted.commands.set(command, (counted.commands.get(command) ?? 0) + 1);
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      if (READS.has(command)) input.ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      const capacity = (out.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+      for (const c of Array.isArray(capacity) ? capacity : capacity ? [capacity] : []) {
+        if (typeof c.CapacityUnits === 'number') {
+          counted.rcu += c.CapacityUnits;
+          counted.reported = true;
+        }
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'benchSpendCounter', override: true },
+  );
+}
+
+async function get(apiUrl: string, token: string, path: string): Promise<Measured> {
+  counted = { commands: new Map(), rcu: 0, reported: false };
+  const started = performance.now();
+  const res = await fetch(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  const elapsed = performance.now() - started;
+  const c = counted;
+  counted = undefined;
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // CSV
+  }
+  return {
+    status: res.status,
+    body,
+    ms: elapsed,
+    requests: [...c.commands.values()].reduce((a, b) => a + b, 0),
+    commands: [...c.commands].map(([name, n]) => `${name}=${n}`).join(','),
+    rcu: c.reported ? c.rcu : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+// DynamoDB Local keeps its SQLite file in the session's folder: on tmpfs (/dev/shm) loading is ~5× faster here.
+if (!process.env.TMPDIR && existsSync('/dev/shm')) process.env.TMPDIR = '/dev/shm';
+const session = await benchSession('burnrate-bench-spend-');
+process.exit(await session.run(run));
+
+async function run(): Promise<number> {
+  console.log(heading('GET /spend benchmark'));
+  console.log(`  account: ${num(SHAPE.keys)} keys × ${SHAPE.models} models × ${SHAPE.days} days of aggregates${ROW_DAYS ? ` (export rows: the last ${ROW_DAYS} days)` : ''}; ${RUNS} timed runs per cell`);
+  console.log(`  machine: ${machine()}`);
+  const { stack } = await startBenchStack(session);
+  const tenant = await benchTenant(stack, 'spend');
+  installCounter();
+
+  const now = new Date();
+  const today = isoDate(now);
+  const loading = performance.now();
+  let lastTenth = 0;
+  const loaded = await loadAggregates(tenant.accountId, SHAPE, {
+    now,
+    rowDays: ROW_DAYS,
+    concurrency: CONCURRENCY,
+    onProgress: (done, items) => {
+      const tenth = Math.floor((done / SHAPE.keys) * 10);
+      if (tenth > lastTenth) {
+        lastTenth = tenth;
+        const s = (performance.now() - loading) / 1000;
+        process.stderr.write(`  loading: ${done}/${SHAPE.keys} keys, ${num(items)} items, ${num(items / s)} items/s\n`);
+      }
+    },
+  });
+  console.log(
+    `  loaded ${num(loaded.items)} items in ${num(loaded.ms / 1000, 1)} s (${num(loaded.batchWrites)} BatchWriteItem requests, ${num(loaded.items / (loaded.ms / 1000))} items/s)`,
+  );
+
+  const call = (path: string) => get(stack.apiUrl, tenant.token, path);
+  const rows = await measureSpend(call, SHAPE, today, RANGES, RUNS);
+  console.log(heading('GET /spend: per call'));
+  console.log(
+    table([
+      ['groupBy', 'range', 'status', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'groups', 'total $', 'exact'],
+      ...rows.map((r) => [
+        r.groupBy,
+        r.range,
+        String(r.status),
+        String(r.requests ?? '–'),
+        r.commands,
+        r.rcu === null ? 'n/a' : num(r.rcu, 1),
+        ms(r.p50),
+        ms(r.p95),
+        String(r.groups),
+        r.totalCost,
+        r.exact ? 'yes' : `NO: ${r.mismatch}`,
+      ]),
+    ], { left: [1, 4] }),
+  );
+
+  // The export: a range that fits (rows = keys × models × days ≤ 25,000) and 31 days (too large at full size).
+  const exportRows: string[][] = [];
+  const fitDays = Math.max(1, Math.min(ROW_DAYS, Math.floor(25_000 / (SHAPE.keys * SHAPE.models))));
+  for (const days of ROW_DAYS ? [...new Set([fitDays, 31])] : []) {
+    const from = addDays(today, -(days - 1));
+    const path = `/spend/export?from=${from}&to=${today}`;
+    await call(path);
+    const times: number[] = [];
+    let last: Measured | undefined;
+    for (let i = 0; i < RUNS; i++) {
+      last = await call(path);
+      times.push(last.ms);
+    }
+    times.sort((a, b) => a - b);
+    const lines = last!.status === 200 ? String(last!.body).split('\r\n').length - 2 : 0;
+    // One row per key × day × model with activity, of the days that have rows.
+    const want = expectedTotals(SHAPE, today, addDays(today, -(Math.min(days, ROW_DAYS) - 1)), today).requests;
+    exportRows.push([
+      `${days} days`,
+      String(last!.status),
+      last!.status === 200 ? num(lines) : 'too large',
+      String(last!.requests),
+      last!.commands,
+      last!.rcu === null ? 'n/a' : num(last!.rcu, 1),
+      ms(times[Math.floor(times.length / 2)]!),
+      ms(times[Math.ceil(times.length * 0.95) - 1]!),
+      last!.status === 200 ? (lines === want ? 'yes' : `NO: ${lines} ≠ ${want}`) : want > 25_000 ? 'yes (400 expected)' : 'NO',
+    ]);
+  }
+  if (exportRows.length) {
+    console.log(heading('GET /spend/export'));
+    console.log(table([['range', 'status', 'rows', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'as expected'], ...exportRows], { left: [4] }));
+  }
+  const bad = rows.filter((r) => !r.exact).length + exportRows.filter((r) => r.at(-1)!.startsWith('NO')).length;
+  console.log(bad ? `\n  ${bad} answers did not match the loaded data.` : '\n  every answer matched the sums of the loaded events.');
+  return bad ? 1 : 0;
+}
