@@ -195,14 +195,14 @@ describe('the dashboard in Chromium', () => {
     const filter = page.getByLabel('Filter by provider or model');
     await filter.fill('gpt-4o-mini');
     expect(await page.getByRole('row', { name: /openai gpt-4o-mini/ }).textContent()).toContain('Built-in');
-    await page.getByLabel('Provider').fill('openai');
-    await page.getByLabel('Model').fill('acme-tuned-1');
-    await page.getByLabel('Input ($ per million tokens)').fill('-1');
-    await page.getByLabel('Output ($ per million tokens)').fill('20');
+    await page.getByLabel('Provider', { exact: true }).fill('openai');
+    await page.getByLabel('Model', { exact: true }).fill('acme-tuned-1');
+    await page.getByLabel('Input ($ per million tokens)', { exact: true }).fill('-1');
+    await page.getByLabel('Output ($ per million tokens)', { exact: true }).fill('20');
     await page.getByRole('button', { name: 'Save price' }).click();
     await page.locator('.field-error', { hasText: 'input must be ≥ 0.' }).waitFor();
-    expect(await page.getByLabel('Input ($ per million tokens)').getAttribute('aria-invalid')).toBe('true');
-    await page.getByLabel('Input ($ per million tokens)').fill('10');
+    expect(await page.getByLabel('Input ($ per million tokens)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Input ($ per million tokens)', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Save price' }).click();
     await page.getByText(/^Saved: openai\/acme-tuned-1/).waitFor();
     await filter.fill('acme');
@@ -211,8 +211,8 @@ describe('the dashboard in Chromium', () => {
     // Edit with the keyboard: the row's "Edit" fills the form and moves focus to it; Enter saves.
     await page.getByRole('button', { name: 'Edit the own price of openai/acme-tuned-1' }).press('Enter');
     expect(await page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
-    await page.getByLabel('Cached input ($ per million tokens)').fill('5');
-    await page.getByLabel('Cached input ($ per million tokens)').press('Enter');
+    await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).fill('5');
+    await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).press('Enter');
     await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$5\.00\$20\.00Own/);
     await screen(page, 'Prices', ' (an own price)');
 
@@ -300,7 +300,7 @@ describe('the dashboard in Chromium', () => {
       const forbidden = buttons.filter((b) => /Edit|Create|Delete|Acknowledge|Revoke|Remove|Send invitation|Upgrade|Manage|Rotate|Pause|Save price|Set own price/.test(b));
       expect(forbidden, path).toEqual([]);
       // A viewer reads prices (no form to set one) and may export spend (a GET).
-      if (path === '/prices') expect(await viewer.getByLabel('Model').count()).toBe(0);
+      if (path === '/prices') expect(await viewer.getByLabel('Model', { exact: true }).count()).toBe(0);
       if (path === '/') await viewer.getByRole('button', { name: 'Download CSV' }).waitFor();
     }
     await other.close();

@@ -99,7 +99,7 @@ export function Prices() {
                       {isAdmin && (
                         <td>
                           <span class="actions nowrap">
-                            <button type="button" class="link" aria-label={`${p.source === 'account' ? 'Edit the own price' : 'Set an own price'} of ${name(p)}`} onClick={() => edit(p)}>
+                            <button type="button" class="link" aria-label={`${p.source === 'account' ? 'Edit the own price' : 'Set own price'} of ${name(p)}`} onClick={() => edit(p)}>
                               {p.source === 'account' ? 'Edit' : 'Set own price'}
                             </button>
                             {p.source === 'account' && (
