@@ -210,7 +210,7 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$10\.00\$20\.00Own/);
     // Edit with the keyboard: the row's "Edit" fills the form and moves focus to it; Enter saves.
     await page.getByRole('button', { name: 'Edit the own price of openai/acme-tuned-1' }).press('Enter');
-    expect(await page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
+    await expect.poll(() => page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
     await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).fill('5');
     await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).press('Enter');
     await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$5\.00\$20\.00Own/);
@@ -232,6 +232,13 @@ describe('the dashboard in Chromium', () => {
     const csv = (await readFile(await download.path(), 'utf8')).split('\r\n');
     expect(csv[0]).toBe('date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
     expect(csv).toContain(`${today},${openaiKey},Search bot,openai,acme-tuned-1,1,100000,0,50000,2.000000`);
+    // An export the API refuses (over 25,000 rows: too many events to send here) shows the problem's detail.
+    await page.route('**/api/spend/export*', (route) =>
+      route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify({ type: '/problems/export-too-large', title: 'The export is too large.', status: 400, detail: 'The range has more than 25000 rows; ask for fewer days.' }) }),
+    );
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The range has more than 25000 rows; ask for fewer days.' }).waitFor();
+    await page.unroute('**/api/spend/export*');
     // Past 92 days the API refuses an export: the button says so instead of failing.
     await page.getByLabel('Range').selectOption('180');
     await page.getByText('The export is limited to 92 days').waitFor();
