@@ -197,12 +197,12 @@ describe('the dashboard in Chromium', () => {
     expect(await page.getByRole('row', { name: /openai gpt-4o-mini/ }).textContent()).toContain('Built-in');
     await page.getByLabel('Provider', { exact: true }).fill('openai');
     await page.getByLabel('Model', { exact: true }).fill('acme-tuned-1');
-    await page.getByLabel('Input ($ per million tokens)', { exact: true }).fill('-1');
-    await page.getByLabel('Output ($ per million tokens)', { exact: true }).fill('20');
+    await page.getByLabel('Input', { exact: true }).fill('-1');
+    await page.getByLabel('Output', { exact: true }).fill('20');
     await page.getByRole('button', { name: 'Save price' }).click();
     await page.locator('.field-error', { hasText: 'input must be ≥ 0.' }).waitFor();
-    expect(await page.getByLabel('Input ($ per million tokens)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-    await page.getByLabel('Input ($ per million tokens)', { exact: true }).fill('10');
+    expect(await page.getByLabel('Input', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Input', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Save price' }).click();
     await page.getByText(/^Saved: openai\/acme-tuned-1/).waitFor();
     await filter.fill('acme');
@@ -211,9 +211,9 @@ describe('the dashboard in Chromium', () => {
     // Edit with the keyboard: the row's "Edit" fills the form and moves focus to it; Enter saves.
     await page.getByRole('button', { name: 'Edit the own price of openai/acme-tuned-1' }).press('Enter');
     await expect.poll(() => page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
-    await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).fill('5');
-    await page.getByLabel('Cached input ($ per million tokens)', { exact: true }).press('Enter');
-    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$5\.00\$20\.00Own/);
+    await page.getByLabel('Cached input', { exact: true }).fill('1.875');
+    await page.getByLabel('Cached input', { exact: true }).press('Enter');
+    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$1\.875\$20\.00Own/); // exact, not rounded to cents
     await screen(page, 'Prices', ' (an own price)');
 
     // An event of that model without costUsd is priced with the own price: 100,000 input tokens × $10 + 50,000

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Field, Form, useSubmit } from '../../ui/form.tsx';
-import { money, utcDay, when } from '../../ui/format.ts';
+import { unitPrice, utcDay, when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
@@ -48,7 +48,7 @@ export function Prices() {
           initial={draft.values}
           focus={draft.focus}
           onSaved={(p) => {
-            setSaved(`Saved: ${name(p)} at ${money(p.input)} input, ${money(p.cachedInput)} cached input, ${money(p.output)} output per million tokens. Events ingested from now on use it.`);
+            setSaved(`Saved: ${name(p)} at ${unitPrice(p.input)} input, ${unitPrice(p.cachedInput)} cached input, ${unitPrice(p.output)} output per million tokens. Events ingested from now on use it.`);
             setDraft({ edit: draft.edit + 1, values: BLANK, focus: false });
             prices.reload();
           }}
@@ -91,9 +91,9 @@ export function Prices() {
                     <tr key={name(p)}>
                       <td>{p.provider}</td>
                       <td>{p.model}</td>
-                      <td class="num">{money(p.input)}</td>
-                      <td class="num">{money(p.cachedInput)}</td>
-                      <td class="num">{money(p.output)}</td>
+                      <td class="num">{unitPrice(p.input)}</td>
+                      <td class="num">{unitPrice(p.cachedInput)}</td>
+                      <td class="num">{unitPrice(p.output)}</td>
                       <td>{p.source === 'account' ? <span class="badge own">Own</span> : <span class="badge builtin">Built-in</span>}</td>
                       <td>{p.source === 'account' ? when(p.updatedAt) : utcDay(p.updatedAt.slice(0, 10))}</td>
                       {isAdmin && (
@@ -160,11 +160,12 @@ function PriceForm({ initial, focus, onSaved }: { initial: Draft; focus: boolean
           <Field label="Provider" name="provider" value={form.provider} autoComplete="off" error={missing.provider ?? fieldError('path.provider')} onInput={set('provider')} />
           <Field label="Model" name="model" value={form.model} autoComplete="off" error={missing.model ?? fieldError('path.model')} onInput={set('model')} />
         </div>
-        <div class="field-row">
-          <Field label="Input ($ per million tokens)" name="input" inputMode="decimal" value={form.input} error={fieldError('input')} onInput={set('input')} />
-          <Field label="Cached input ($ per million tokens)" name="cachedInput" inputMode="decimal" hint="Empty: the input price." value={form.cachedInput} error={fieldError('cachedInput')} onInput={set('cachedInput')} />
-          <Field label="Output ($ per million tokens)" name="output" inputMode="decimal" value={form.output} error={fieldError('output')} onInput={set('output')} />
-        </div>
+        <fieldset class="field-row">
+          <legend>US dollars per million tokens</legend>
+          <Field label="Input" name="input" inputMode="decimal" value={form.input} error={fieldError('input')} onInput={set('input')} />
+          <Field label="Cached input" name="cachedInput" inputMode="decimal" hint="Empty: the input price." value={form.cachedInput} error={fieldError('cachedInput')} onInput={set('cachedInput')} />
+          <Field label="Output" name="output" inputMode="decimal" value={form.output} error={fieldError('output')} onInput={set('output')} />
+        </fieldset>
         <p class="actions">
           <button type="submit" disabled={submit.busy}>
             Save price
