@@ -70,9 +70,9 @@ export function Prices() {
           if (shown.length === 0) return <Empty>No price matches “{filter.trim()}”.</Empty>;
           return (
             <div class="table-wrap" tabIndex={0} role="region" aria-label="Prices">
-              <table>
+              <table class="nowrap">
                 <caption class="muted">
-                  {shown.length === items.length ? `${items.length} prices` : `${shown.length} of ${items.length} prices`}, US dollars per million tokens
+                  {shown.length === items.length ? `${items.length} prices` : `${shown.length} of ${items.length} prices`} ($ per million tokens)
                 </caption>
                 <thead>
                   <tr>
@@ -98,7 +98,7 @@ export function Prices() {
                       <td>{p.source === 'account' ? when(p.updatedAt) : utcDay(p.updatedAt.slice(0, 10))}</td>
                       {isAdmin && (
                         <td>
-                          <span class="actions nowrap">
+                          <span class="actions">
                             <button type="button" class="link" aria-label={`${p.source === 'account' ? 'Edit the own price' : 'Set own price'} of ${name(p)}`} onClick={() => edit(p)}>
                               {p.source === 'account' ? 'Edit' : 'Set own price'}
                             </button>
