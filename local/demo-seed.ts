@@ -113,6 +113,9 @@ export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toStri
   must(await call('POST', '/budgets', { name: 'Company', monthlyLimit: 700, alertThreshold: 80, scope: 'ACCOUNT' }, auth), 'budget');
   must(await call('POST', '/alert-rules', { type: 'new_key', name: 'New keys', channels: ['email'], config: {} }, auth), 'rule');
   must(await call('POST', '/alert-rules', { type: 'cost_threshold', name: 'Daily over $60', channels: ['email'], config: { threshold: 60, period: 'daily' } }, auth), 'rule');
+  // Own prices: a negotiated rate and a fine-tune (the seeded events carry their costUsd, which they keep).
+  must(await call('PUT', '/prices/openai/gpt-4o', { input: 2.25, cachedInput: 1.125, output: 9 }, auth), 'price');
+  must(await call('PUT', '/prices/openai/ft-support-bot', { input: 3.75, cachedInput: 1.875, output: 15 }, auth), 'price');
 
   const rand = random(42);
   const hashes = KEYS.map((k) => createHash('sha256').update(`demo-${k.label}`).digest('hex'));

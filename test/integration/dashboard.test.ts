@@ -6,6 +6,7 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
@@ -16,7 +17,7 @@ import { linkInMail } from './outbox.ts';
 declare const document: {
   querySelector(selector: string): unknown;
   documentElement: { scrollWidth: number };
-  activeElement: { textContent: string | null; id: string } | null;
+  activeElement: { textContent: string | null; id: string; name?: string; value?: string } | null;
 };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 declare const sessionStorage: { length: number; setItem(key: string, value: string): void };
@@ -188,6 +189,69 @@ describe('the dashboard in Chromium', () => {
     await page.getByText(/Budget "Team cap" exceeded/).first().waitFor();
     await screen(page, 'Alerts', ' (acknowledged)');
 
+    // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
+    await page.getByRole('link', { name: 'Prices' }).click();
+    await screen(page, 'Prices');
+    const filter = page.getByLabel('Filter by provider or model');
+    await filter.fill('gpt-4o-mini');
+    expect(await page.getByRole('row', { name: /openai gpt-4o-mini/ }).textContent()).toContain('Built-in');
+    await page.getByLabel('Provider', { exact: true }).fill('openai');
+    await page.getByLabel('Model', { exact: true }).fill('acme-tuned-1');
+    await page.getByLabel('Input', { exact: true }).fill('-1');
+    await page.getByLabel('Output', { exact: true }).fill('20');
+    await page.getByRole('button', { name: 'Save price' }).click();
+    await page.locator('.field-error', { hasText: 'input must be ≥ 0.' }).waitFor();
+    expect(await page.getByLabel('Input', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Input', { exact: true }).fill('10');
+    await page.getByRole('button', { name: 'Save price' }).click();
+    await page.getByText(/^Saved: openai\/acme-tuned-1/).waitFor();
+    await filter.fill('acme');
+    const ownRow = page.getByRole('row', { name: /openai acme-tuned-1/ });
+    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$10\.00\$20\.00Own/);
+    // Edit with the keyboard: the row's "Edit" fills the form and moves focus to it; Enter saves.
+    await page.getByRole('button', { name: 'Edit the own price of openai/acme-tuned-1' }).press('Enter');
+    await expect.poll(() => page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
+    await page.getByLabel('Cached input', { exact: true }).fill('1.875');
+    await page.getByLabel('Cached input', { exact: true }).press('Enter');
+    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$1\.875\$20\.00Own/); // exact, not rounded to cents
+    await screen(page, 'Prices', ' (an own price)');
+
+    // An event of that model without costUsd is priced with the own price: 100,000 input tokens × $10 + 50,000
+    // output tokens × $20 per million = $2.00, on the key's screen.
+    await ingest(secret, [{ requestId: 'own-price', keyHash: openaiKey, provider: 'openai', model: 'acme-tuned-1', inputTokens: 100_000, outputTokens: 50_000 }]);
+    await page.goto(`${origin()}/keys/${openaiKey}`);
+    await screen(page, 'Key Search bot', ' (own price)');
+    expect(await page.getByRole('row', { name: /openai\/acme-tuned-1/ }).textContent()).toContain('$2.00');
+
+    // Download CSV on the overview: the chosen range's spend as a file, per day, key and model.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await screen(page, 'Overview', ' (export)');
+    const today = new Date().toISOString().slice(0, 10);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(download.suggestedFilename()).toBe(`burnrate-spend-${today.slice(0, 8)}01-to-${today}.csv`);
+    const csv = (await readFile(await download.path(), 'utf8')).split('\r\n');
+    expect(csv[0]).toBe('date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+    expect(csv).toContain(`${today},${openaiKey},Search bot,openai,acme-tuned-1,1,100000,0,50000,2.000000`);
+    // An export the API refuses (over 25,000 rows: too many events to send here) shows the problem's detail.
+    await page.route('**/api/spend/export*', (route) =>
+      route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify({ type: '/problems/export-too-large', title: 'The export is too large.', status: 400, detail: 'The range has more than 25000 rows; ask for fewer days.' }) }),
+    );
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The range has more than 25000 rows; ask for fewer days.' }).waitFor();
+    await page.unroute('**/api/spend/export*');
+    // Past 92 days the API refuses an export: the button says so instead of failing.
+    await page.getByLabel('Range').selectOption('180');
+    await page.getByText('The export is limited to 92 days').waitFor();
+    expect(await page.getByRole('button', { name: 'Download CSV' }).isDisabled()).toBe(true);
+
+    // Back to the built-in table: the own price deleted (after a confirmation).
+    await page.getByRole('link', { name: 'Prices' }).click();
+    await screen(page, 'Prices');
+    await filter.fill('acme');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete the own price of openai/acme-tuned-1' }).click();
+    await page.getByText('No price matches “acme”.').waitFor();
+
     // Team: invite a viewer.
     await page.getByRole('link', { name: 'Team' }).click();
     await screen(page, 'Team');
@@ -222,6 +286,7 @@ describe('the dashboard in Chromium', () => {
       ['/alert-rules', 'Alert rules'],
       ['/alerts?status=all', 'Alerts'],
       ['/ingest-keys', 'Ingest keys'],
+      ['/prices', 'Prices'],
       ['/team', 'Team'],
       ['/billing', 'Billing'],
       ['/settings', 'Settings'],
@@ -239,8 +304,11 @@ describe('the dashboard in Chromium', () => {
       // Nothing wider than the phone: tables scroll inside their own box.
       expect(await viewer.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);
       const buttons = await viewer.getByRole('button').allTextContents();
-      const forbidden = buttons.filter((b) => /Edit label|Create|Delete|Acknowledge|Revoke|Remove|Send invitation|Upgrade|Manage|Rotate|Pause/.test(b));
+      const forbidden = buttons.filter((b) => /Edit|Create|Delete|Acknowledge|Revoke|Remove|Send invitation|Upgrade|Manage|Rotate|Pause|Save price|Set own price/.test(b));
       expect(forbidden, path).toEqual([]);
+      // A viewer reads prices (no form to set one) and may export spend (a GET).
+      if (path === '/prices') expect(await viewer.getByLabel('Model', { exact: true }).count()).toBe(0);
+      if (path === '/') await viewer.getByRole('button', { name: 'Download CSV' }).waitFor();
     }
     await other.close();
 

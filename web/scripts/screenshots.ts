@@ -26,6 +26,7 @@ try {
     ['alert-rules', '/alert-rules'],
     ['alerts', '/alerts'],
     ['ingest-keys', '/ingest-keys'],
+    ['prices', '/prices'],
     ['team', '/team'],
     ['billing', '/billing'],
     ['settings', '/settings'],
@@ -52,11 +53,13 @@ try {
       await page.locator('h1').waitFor();
       await shoot(name);
     }
-    // The phone: the overview at 360 px.
+    // The phone: the overview and the prices at 360 px.
     await page.setViewportSize({ width: 360, height: 780 });
-    await page.goto(`${origin}/`);
-    await page.locator('h1').waitFor();
-    await shoot('overview-360');
+    for (const [name, path] of [['overview', '/'], ['prices', '/prices']] as const) {
+      await page.goto(`${origin}${path}`);
+      await page.locator('h1').waitFor();
+      await shoot(`${name}-360`);
+    }
     await browser.close();
   }
   console.log(`Screenshots in ${OUT}`);

@@ -16,6 +16,7 @@ import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
 import { IngestKeys } from './screens/ingest-keys/index.tsx';
+import { Prices } from './screens/prices/index.tsx';
 import { Team } from './screens/team/index.tsx';
 import { Billing } from './screens/billing/index.tsx';
 import { Settings } from './screens/settings/index.tsx';
@@ -49,6 +50,7 @@ const privateRoutes: [string, Screen, string?][] = [
   // The link in alert e-mail and webhooks: the inbox, that alert marked.
   ['/alerts/:id', Alerts],
   ['/ingest-keys', IngestKeys, 'Ingest keys'],
+  ['/prices', Prices, 'Prices'],
   ['/team', Team, 'Team'],
   ['/billing', Billing, 'Billing'],
   ['/settings', Settings, 'Settings'],

@@ -1,6 +1,7 @@
-import type { Schemas } from '../api/client.ts';
+// The generated types directly (not through api/client.ts), so a unit test can import this without a browser.
+import type { components } from '../api/schema.d.ts';
 
-/** A key's name as people read it: its label, else its hint, else the start of its hash. */
-export function keyName(key: Pick<Schemas['Key'], 'label' | 'hint' | 'hash'>): string {
+/** A key's name as people read it (API.md's rule for alert texts): its label, else its hint, else the first 12 characters of its hash. */
+export function keyName(key: Pick<components['schemas']['Key'], 'label' | 'hint' | 'hash'>): string {
   return key.label ?? (key.hint ? `…${key.hint}` : key.hash.slice(0, 12));
 }

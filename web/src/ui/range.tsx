@@ -13,6 +13,7 @@ const PRESETS: [string, string, () => DayRange][] = [
   ['7', 'Last 7 days (UTC)', () => ({ from: isoDay(-6), to: isoDay() })],
   ['30', 'Last 30 days (UTC)', () => ({ from: isoDay(-29), to: isoDay() })],
   ['90', 'Last 90 days (UTC)', () => ({ from: isoDay(-89), to: isoDay() })],
+  ['180', 'Last 180 days (UTC)', () => ({ from: isoDay(-179), to: isoDay() })],
 ];
 
 export function rangeFrom(query: URLSearchParams): DayRange & { preset: string } {

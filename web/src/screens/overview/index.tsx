@@ -6,6 +6,7 @@ import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
+import { ExportButton } from './export.tsx';
 
 /** Keys whose breakdowns make the chart: the ones that spent most this month. */
 const CHART_KEYS = 10;
@@ -73,7 +74,10 @@ export function Overview({ query }: { query: URLSearchParams }) {
                 </div>
               </div>
               <h2>Daily spend by provider</h2>
-              <RangePicker query={query} path="/" />
+              <div class="toolbar">
+                <RangePicker query={query} path="/" />
+                <ExportButton from={range.from} to={range.to} />
+              </div>
               {series.length === 0 ? (
                 <Empty>
                   No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
