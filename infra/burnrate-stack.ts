@@ -332,6 +332,18 @@ export class BurnrateStack extends Stack {
       reason:
         'Rotating the cursor key only invalidates the list cursors clients hold at that moment (they get a 400 and start the list again); rotate it by hand if needed, no rotation Lambda is worth running for it.',
     });
+    // The secret CloudFront sends to the API as `x-burnrate-edge` (infra/dashboard.ts): with it, and only with it, the
+    // functions with per-IP limits count the viewer's address (shared/http/client-ip.ts). Both get it as a dynamic
+    // reference, like the cursor key.
+    const edgeSecret = new Secret(this, 'EdgeSecret', {
+      description: 'Burnrate: origin secret CloudFront adds to /api requests, proving CloudFront-Viewer-Address',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    Validations.of(edgeSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The edge secret lives in two places that a rotation Lambda would have to update together (the distribution\'s origin header and the functions\' EDGE_SECRET); a mismatch only makes the per-IP limits count CloudFront edges again. Rotate it by hand (put a new value, redeploy) if it leaks.',
+    });
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
@@ -347,6 +359,7 @@ export class BurnrateStack extends Stack {
       });
       functions.set(id, fn);
       if (route.auth === 'jwt') fn.function.addEnvironment('CURSOR_SECRET', cursorSecret.secretValue.unsafeUnwrap());
+      if (route.clientIp) fn.function.addEnvironment('EDGE_SECRET', edgeSecret.secretValue.unsafeUnwrap());
       if (route.publishesAlerts) {
         fn.function.addEnvironment('ALERTS_QUEUE_URL', this.alertsQueue.queueUrl);
         // SendMessageBatch is authorized as sqs:SendMessage; the queue's SSE is SQS-managed (no KMS grant).
@@ -378,7 +391,7 @@ export class BurnrateStack extends Stack {
     this.functions = functions;
 
     const webDist: unknown = props.webDist ?? this.node.tryGetContext('webDist');
-    this.dashboard = new Dashboard(this, 'Dashboard', { api: this.api, ...(webDist ? { webDist: String(webDist) } : {}) });
+    this.dashboard = new Dashboard(this, 'Dashboard', { api: this.api, edgeSecret, ...(webDist ? { webDist: String(webDist) } : {}) });
     new CfnOutput(this, 'DashboardUrl', { value: this.dashboard.url, description: 'The dashboard (CloudFront); the API is under /api on it' });
 
     new CfnOutput(this, 'ApiUrl', { value: `${this.stage.url}${API_PREFIX.slice(1)}` });

@@ -31,8 +31,10 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, CfnBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { ISource } from 'aws-cdk-lib/aws-s3-deployment';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { API_PREFIX } from '#shared/routes.ts';
+import { EDGE_SECRET_HEADER } from '#shared/http/client-ip.ts';
 import {
   DASHBOARD_CSP,
   FRAME_OPTIONS,
@@ -53,6 +55,11 @@ export const API_PATH_PATTERN = `${API_PREFIX}/*`;
 export interface DashboardProps {
   /** The HTTP API whose routes (all under `/api`) the distribution serves at `/api/*`. */
   api: HttpApi;
+  /**
+   * The secret CloudFront adds to every `/api` request as the origin header `x-burnrate-edge` (a dynamic reference:
+   * the template holds no value), which proves to the functions that `CloudFront-Viewer-Address` came from us.
+   */
+  edgeSecret: ISecret;
   /**
    * The built app. @default web/dist. Without it a synth that deploys (bundling on) fails with the command that
    * builds it; a synth with bundling skipped (tests, `cdk ls`) uploads a placeholder page instead.
@@ -125,10 +132,13 @@ export class Dashboard extends Construct {
       customHeadersBehavior: { customHeaders: [{ header: 'Permissions-Policy', value: PERMISSIONS_POLICY, override: true }] },
     });
 
-    // The API's own regional endpoint; its routes already start with /api, so no origin path.
+    // The API's own regional endpoint; its routes already start with /api, so no origin path. The edge secret as
+    // an origin custom header (CloudFront replaces a viewer's header of that name): with it the functions believe
+    // the CloudFront-Viewer-Address that the origin request policy below forwards (shared/http/client-ip.ts).
     const apiOrigin = new HttpOrigin(`${props.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
       protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
       originSslProtocols: [OriginSslPolicy.TLS_V1_2],
+      customHeaders: { [EDGE_SECRET_HEADER]: props.edgeSecret.secretValue.unsafeUnwrap() },
     });
 
     this.distribution = new Distribution(this, 'Distribution', {
@@ -149,7 +159,9 @@ export class Dashboard extends Construct {
       },
       additionalBehaviors: {
         // Nothing cached; every method; every viewer header but Host (API Gateway routes on its own host name),
-        // query strings and cookies. With caching disabled this managed policy forwards Authorization too.
+        // query strings and cookies. With caching disabled this managed policy forwards Authorization too, and it
+        // adds CloudFront's own headers, CloudFront-Viewer-Address among them (AllViewerAndCloudFrontHeaders-2022-06
+        // would add it as well, but forwards the viewer's Host, which API Gateway's endpoint refuses).
         // HTTPS only, no redirect: a redirected POST would lose its body.
         [API_PATH_PATTERN]: {
           origin: apiOrigin,

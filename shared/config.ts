@@ -34,6 +34,12 @@ export interface Config {
    * e-mail and IP). On unless env `RATE_LIMITS=off` (local test suites and demo seeding only).
    */
   rateLimits: boolean;
+  /**
+   * The secret our CloudFront distribution sends in `x-burnrate-edge` (env `EDGE_SECRET`, a Secrets Manager value
+   * in AWS on the functions with per-IP limits): only with it is `CloudFront-Viewer-Address` believed
+   * (shared/http/client-ip.ts). Empty locally and elsewhere: the client is then always API Gateway's `sourceIp`.
+   */
+  edgeSecret: string;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
 }
@@ -88,6 +94,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     allowInsecureWebhooks: env.ALLOW_INSECURE_WEBHOOKS === 'true',
     billingOff: env.BILLING === 'off',
     rateLimits: env.RATE_LIMITS !== 'off',
+    edgeSecret: env.EDGE_SECRET ?? '',
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;

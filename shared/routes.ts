@@ -48,6 +48,11 @@ export interface Route {
   stripe?: true;
   /** The function sends account e-mail (verification, reset, invitation links): SES on the one identity, the From and appUrl. */
   sendsEmail?: true;
+  /**
+   * The function counts per-IP abuse limits: it gets the CloudFront edge secret (`EDGE_SECRET`) that lets it count
+   * the viewer's address behind the dashboard's distribution (shared/http/client-ip.ts). No other function gets it.
+   */
+  clientIp?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -66,9 +71,10 @@ export const routes: readonly Route[] = [
     table: ['PutItem', 'GetItem', 'UpdateItem'],
     cognito: ['AdminCreateUser', 'AdminSetUserPassword', 'AdminDeleteUser', 'AdminGetUser'],
     sendsEmail: true,
+    clientIp: true,
   },
   // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the user's session epoch (GetItem).
-  { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'] },
+  { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], clientIp: true },
   // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused.
   { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem'] },
   { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', role: 'viewer', table: ['BatchGetItem', 'GetItem'] },
@@ -87,7 +93,7 @@ export const routes: readonly Route[] = [
     sendsEmail: true,
   },
   // Forgot: the per-IP and per-address windows (UpdateItem/PutItem), the e-mail's owner (GetItem), the token (PutItem).
-  { method: 'POST', path: '/auth/forgot-password', handler: 'auth/forgot-password', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], sendsEmail: true },
+  { method: 'POST', path: '/auth/forgot-password', handler: 'auth/forgot-password', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], sendsEmail: true, clientIp: true },
   // Reset: the token used up and the user's sessions ended (UpdateItem); the password set, Cognito's sign-out.
   {
     method: 'POST',
@@ -106,6 +112,7 @@ export const routes: readonly Route[] = [
     role: 'viewer',
     table: ['GetItem', 'UpdateItem', 'PutItem'],
     cognito: ['AdminSetUserPassword', 'AdminUserGlobalSignOut'],
+    clientIp: true,
   },
   // Ingest keys. TransactWriteItems is authorized per action: its Puts need PutItem, its Deletes DeleteItem.
   // Creates and deletes of capped kinds (keys, budgets, rules, prices) move the kind's counter in the same transaction

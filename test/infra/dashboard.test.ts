@@ -9,10 +9,12 @@ import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, DEFAULT_STACK_NAME as STACK_NAME } from '#infra/app.ts';
 import { API_PATH_PATTERN, Dashboard, IMMUTABLE, SPA_ROUTING_FILE } from '#infra/dashboard.ts';
 import { HTML_HEADERS } from '#local/web.ts';
+import { EDGE_SECRET_HEADER } from '#shared/http/client-ip.ts';
 import { DASHBOARD_CSP, HSTS_MAX_AGE_SECONDS, PERMISSIONS_POLICY, REFERRER_POLICY } from '#shared/http/dashboard-headers.ts';
 import { routes } from '#shared/routes.ts';
 import { DEPLOY_CONTEXT, props, ROOT, type Resource } from './template.ts';
@@ -262,7 +264,7 @@ describe('the upload of the built app', () => {
   it('with bundling skipped and no webDist, uploads a placeholder page and never reads web/dist', () => {
     const bare = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(bare, 'Bare');
-    new Dashboard(stack, 'Dashboard', { api: new HttpApi(stack, 'Api') });
+    new Dashboard(stack, 'Dashboard', { api: new HttpApi(stack, 'Api'), edgeSecret: new Secret(stack, 'Edge') });
     const assembly = bare.synth();
     const manifest = JSON.parse(readFileSync(join(assembly.directory, 'Bare.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string } }> };
     const pages = Object.values(manifest.files).map((f) => join(assembly.directory, f.source.path, 'index.html')).filter((f) => existsSync(f));
@@ -273,6 +275,54 @@ describe('the upload of the built app', () => {
   it('refuses a synth without the built app, naming the command that builds it', () => {
     const stack = new Stack(new App({ outdir: tempDir('cdk.out-') }), 'Bare');
     const api = new HttpApi(stack, 'Api');
-    expect(() => new Dashboard(stack, 'Dashboard', { api, webDist: tempDir('empty-dist-') })).toThrow(/index\.html is missing\. Run `npm run build:web` first/);
+    expect(() => new Dashboard(stack, 'Dashboard', { api, edgeSecret: new Secret(stack, 'Edge'), webDist: tempDir('empty-dist-') })).toThrow(/index\.html is missing\. Run `npm run build:web` first/);
+  });
+});
+
+describe('the client address behind CloudFront (per-IP abuse limits)', () => {
+  const edgeSecretId = () => {
+    const found = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::SecretsManager::Secret' && id.startsWith('EdgeSecret'));
+    expect(found, 'one EdgeSecret').toHaveLength(1);
+    const [id, secret] = found[0]!;
+    expect(props(secret).GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    expect(props(secret).SecretString).toBeUndefined();
+    return id;
+  };
+  /** A CloudFormation dynamic reference to the whole generated edge secret, resolved at deploy time. */
+  const edgeSecretReference = () => ({ 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: edgeSecretId() }, ':SecretString:::}}']] });
+
+  it('/api/* forwards CloudFront-Viewer-Address: the managed AllViewerExceptHostHeader policy (viewer headers but Host, plus CloudFront\'s headers)', () => {
+    // AllViewer and AllViewerAndCloudFrontHeaders-2022-06 would pass the viewer's Host on, which the API's endpoint refuses.
+    expect(apiBehaviour().OriginRequestPolicyId).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
+  });
+
+  it('the API origin sends the edge secret as x-burnrate-edge, a dynamic reference to a generated secret, never a literal', () => {
+    const origin = originById(apiBehaviour().TargetOriginId);
+    expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: EDGE_SECRET_HEADER, HeaderValue: edgeSecretReference() }]);
+    // The app bucket's origin gets no secret.
+    expect(originById(distribution().DefaultCacheBehavior.TargetOriginId).OriginCustomHeaders).toBeUndefined();
+  });
+
+  it('exactly the functions that count per-IP limits get EDGE_SECRET (the same reference); no function reads it through IAM', () => {
+    const withSecret = routes.filter((r) => r.clientIp).map((r) => `${r.method} ${r.path}`);
+    expect(withSecret.sort()).toEqual(['POST /auth/change-password', 'POST /auth/forgot-password', 'POST /auth/login', 'POST /auth/register']);
+    const fns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    for (const fn of fns) {
+      const description = String(props(fn).Description);
+      const env = (props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
+      if (withSecret.includes(description)) expect(env.EDGE_SECRET, description).toEqual(edgeSecretReference());
+      else expect(env.EDGE_SECRET, description).toBeUndefined();
+    }
+    for (const [, policy] of Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy')) {
+      expect(JSON.stringify(props(policy).PolicyDocument)).not.toContain(edgeSecretId());
+    }
+  });
+
+  it('a route has clientIp exactly when its handler asks for the client address (clientIp), so no limited route lacks the secret', () => {
+    for (const route of routes) {
+      const source = readFileSync(join(ROOT, 'functions', `${route.handler}.ts`), 'utf8');
+      expect(source.includes('clientIp(event)'), route.handler).toBe(route.clientIp === true);
+      expect(source, route.handler).not.toContain('sourceIp');
+    }
   });
 });

@@ -3,6 +3,8 @@
  * with the limits ON (the default; the suite's shared stack runs with RATE_LIMITS=off). Every request comes from
  * 127.0.0.1, one source IP: the 11th register in an hour is a 429 with Retry-After and writes nothing; so is the
  * 11th forgot-password; the 11th sign-in of one e-mail after 10 failures is refused before the password is tried.
+ * Behind CloudFront every request comes from an edge server's address (here 127.0.0.1 too): with the edge secret
+ * the limits count each viewer of CloudFront-Viewer-Address instead, and without it the header changes nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
@@ -11,14 +13,19 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
+import { ipSubject } from '#shared/auth/limits.ts';
+import { EDGE_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '#shared/http/client-ip.ts';
 import { startStackProcess, type StackProcess } from './global-setup.ts';
 import { uniqueEmail } from './harness.ts';
+
+/** The stack's edge secret (env EDGE_SECRET, as the Lambdas get it in AWS): what our CloudFront sends as x-burnrate-edge. */
+const EDGE_SECRET = randomBytes(24).toString('hex');
 
 let running: StackProcess;
 let dynamo: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  running = await startStackProcess(undefined, { RATE_LIMITS: 'on' });
+  running = await startStackProcess(undefined, { RATE_LIMITS: 'on', EDGE_SECRET });
   const { info } = running;
   dynamo = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: info.dynamodbEndpoint, region: info.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
@@ -31,8 +38,8 @@ afterAll(async () => {
   if (running) await rm(running.dataDir, { recursive: true, force: true });
 });
 
-async function post(path: string, body: unknown) {
-  const res = await fetch(`${running.info.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${running.info.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
 }
@@ -98,4 +105,42 @@ describe('abuse limits (RATE_LIMITS on), all requests from one IP', () => {
     const other = registered[2]!;
     for (let i = 0; i < 12; i++) expect((await post('/auth/login', { email: other, password: PASSWORD })).status).toBe(200);
   }, 60_000);
+});
+
+describe('behind CloudFront: one edge source IP, the limits count each viewer (with the edge secret)', () => {
+  const viaEdge = (viewerAddress: string, secret = EDGE_SECRET) => ({ [EDGE_SECRET_HEADER]: secret, [VIEWER_ADDRESS_HEADER]: viewerAddress });
+  const registerHits = async (ip: string) => {
+    const res = await dynamo.send(new GetCommand({ TableName: running.info.tableName, Key: keys.rateLimit('register', ipSubject(ip)), ConsistentRead: true }));
+    return res.Item?.hits as number | undefined;
+  };
+
+  it('11 sign-ups through one edge from 11 viewers are all accepted; the 11th from one viewer (any port) is a 429', async () => {
+    for (let i = 1; i <= 11; i++) {
+      const res = await post('/auth/register', newUser(), viaEdge(`198.51.100.${i}:${40_000 + i}`));
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(await registerHits(`198.51.100.${i}`)).toBe(1);
+    }
+    // An IPv6 viewer, as CloudFront writes it (unbracketed, the port last), counted by its /64.
+    for (let i = 0; i < 10; i++) {
+      const res = await post('/auth/register', newUser(), viaEdge(`2001:db8:77:1::${i + 1}:${50_000 + i}`));
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    expectThrottled(await post('/auth/register', newUser(), viaEdge('2001:db8:77:1::ff:443')), 3600);
+    // Another viewer through the same edge still has its own budget.
+    expect((await post('/auth/register', newUser(), viaEdge('203.0.113.77:1024'))).status).toBe(201);
+  }, 90_000);
+
+  it('a CloudFront-Viewer-Address without the right secret is not believed: the request counts against its source IP', async () => {
+    const forged = '192.0.2.200';
+    const before = (await registerHits('127.0.0.1')) ?? 0;
+    const res = await post('/auth/register', newUser(), viaEdge(`${forged}:443`, `${EDGE_SECRET}x`));
+    expect(await registerHits(forged)).toBeUndefined();
+    if (before < 10) {
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(await registerHits('127.0.0.1')).toBe(before + 1);
+    } else {
+      expectThrottled(res, 3600);
+    }
+    expect(await registerHits(forged)).toBeUndefined();
+  }, 30_000);
 });
