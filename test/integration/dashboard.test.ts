@@ -140,7 +140,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Edit label of …o7Qa' }).click();
     await page.getByLabel('Label of …o7Qa').fill('Search bot');
     await page.getByLabel('Label of …o7Qa').press('Enter');
-    await page.getByRole('cell', { name: 'Search bot' }).waitFor();
+    // The saved label names the row (its details link is named by keyName, so it is unique once the label is in).
+    await page.getByRole('link', { name: 'Details of Search bot' }).waitFor();
     await page.getByRole('button', { name: /^Provider/ }).click();
     await expect.poll(() => page.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['anthropic', 'openai']);
 
