@@ -213,7 +213,13 @@ beforeAll(async () => {
   artifacts = await buildArtifacts(app.functions, buildDir);
   timings.build = performance.now() - started;
 
-  const cursorSecret = Object.keys(app.template.Resources).find((id) => id.startsWith('CursorSecret'));
+  // The secrets the stack generates (the cursor key, the CloudFront edge secret) reach functions as dynamic
+  // references in their environment; locally each gets a value of its own.
+  const generatedSecrets = Object.fromEntries(
+    Object.entries(app.template.Resources as Record<string, { Type: string; Properties?: { GenerateSecretString?: unknown } }>)
+      .filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties?.GenerateSecretString)
+      .map(([id]) => [id, id.startsWith('CursorSecret') ? (process.env.CURSOR_SECRET ?? 'artifact-cursor-secret') : `artifact-${id}`]),
+  );
   runtime = artifactRuntime({
     template: app.template,
     artifacts,
@@ -223,7 +229,7 @@ beforeAll(async () => {
       tableName: s.tableName,
       userPoolId: s.userPoolId,
       userPoolClientId: s.userPoolClientId,
-      templateSecrets: cursorSecret ? { [cursorSecret]: process.env.CURSOR_SECRET ?? 'artifact-cursor-secret' } : {},
+      templateSecrets: generatedSecrets,
       externalSecrets: [
         {
           name: STRIPE_SECRET_NAME,
