@@ -323,27 +323,19 @@ export class BurnrateStack extends Stack {
     const billingOff = this.settings.billing === 'off';
     // The HMAC key of pagination cursors (shared/http/cursor.ts): generated once, handed to the user-facing
     // functions as a CloudFormation dynamic reference (resolved at deploy; the template holds no value).
-    const cursorSecret = new Secret(this, 'CursorSecret', {
-      description: 'Burnrate: HMAC key that signs pagination cursors',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-    });
-    Validations.of(cursorSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Rotating the cursor key only invalidates the list cursors clients hold at that moment (they get a 400 and start the list again); rotate it by hand if needed, no rotation Lambda is worth running for it.',
-    });
+    const cursorSecret = this.generatedSecret(
+      'CursorSecret',
+      'Burnrate: HMAC key that signs pagination cursors',
+      'Rotating the cursor key only invalidates the list cursors clients hold at that moment (they get a 400 and start the list again); rotate it by hand if needed, no rotation Lambda is worth running for it.',
+    );
     // The secret CloudFront sends to the API as `x-burnrate-edge` (infra/dashboard.ts): with it, and only with it, the
     // functions with per-IP limits count the viewer's address (shared/http/client-ip.ts). Both get it as a dynamic
     // reference, like the cursor key.
-    const edgeSecret = new Secret(this, 'EdgeSecret', {
-      description: 'Burnrate: origin secret CloudFront adds to /api requests, proving CloudFront-Viewer-Address',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-    });
-    Validations.of(edgeSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The edge secret lives in two places that a rotation Lambda would have to update together (the distribution\'s origin header and the functions\' EDGE_SECRET); a mismatch only makes the per-IP limits count CloudFront edges again. Rotate it by hand (put a new value, redeploy) if it leaks.',
-    });
+    const edgeSecret = this.generatedSecret(
+      'EdgeSecret',
+      'Burnrate: origin secret CloudFront adds to /api requests, proving CloudFront-Viewer-Address',
+      'The edge secret lives in two places that a rotation Lambda would have to update together (the distribution\'s origin header and the functions\' EDGE_SECRET); a mismatch only makes the per-IP limits count CloudFront edges again. Rotate it by hand (put a new value, redeploy) if it leaks.',
+    );
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
@@ -406,6 +398,16 @@ export class BurnrateStack extends Stack {
    * names every identity of this account and region, and is held to our one sender by the `ses:FromAddress`
    * condition — it can send nothing from any other address.
    */
+  /**
+   * A 64-character secret the stack generates, handed on as a CloudFormation dynamic reference (the template holds no
+   * value). Not rotated by a Lambda: `rotation` says why, for cdk-nag's AwsSolutions-SMG4.
+   */
+  private generatedSecret(id: string, description: string, rotation: string): Secret {
+    const secret = new Secret(this, id, { description, generateSecretString: { passwordLength: 64, excludePunctuation: true } });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
+    return secret;
+  }
+
   private grantSendEmail(fn: BurnrateFunction, email: EmailDeploySettings): void {
     fn.function.addToRolePolicy(
       new PolicyStatement({
