@@ -29,6 +29,16 @@ export function Field({ label, error, hint, ...input }: InputProps) {
   );
 }
 
+/** The register password rule in words, beside every field that sets a new password (the API's 400 says the same). */
+export const PASSWORD_RULE = 'At least 8 characters, with an upper-case letter, a lower-case letter and a digit.';
+
+/** A field that sets a new password: masked, the browser's password manager offers one, the rule shown under it. */
+type NewPasswordProps = Pick<InputProps, 'label' | 'error' | 'required' | 'value' | 'onInput'>;
+
+export function NewPasswordField(props: NewPasswordProps) {
+  return <Field type="password" autocomplete="new-password" hint={PASSWORD_RULE} {...props} />;
+}
+
 type SelectProps = JSX.IntrinsicElements['select'] & { label: string; options: readonly (readonly [string, string])[] };
 
 export function Select({ label, options, ...select }: SelectProps) {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { navigate } from '../../router.tsx';
-import { Field, Form, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
 import { ErrorBox, Screen } from '../../ui/states.tsx';
 
 /** Opened from the invitation e-mail: `/accept-invitation?token=…&company=…` (the company name is optional). */
@@ -30,12 +30,9 @@ export function AcceptInvitation({ query }: { query: URLSearchParams }) {
         >
           <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName')} onInput={set('firstName')} />
           <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName')} onInput={set('lastName')} />
-          <Field
+          <NewPasswordField
             label="Password"
-            type="password"
-            autocomplete="new-password"
             required
-            hint="At least 8 characters, with an upper-case letter, a lower-case letter and a digit."
             value={form.password}
             error={submit.fieldError('password')}
             onInput={set('password')}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client.ts';
 import { endSession } from '../../api/session.ts';
 import { Link } from '../../router.tsx';
-import { Field, Form, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
 import { ErrorBox, Screen } from '../../ui/states.tsx';
 
 /** Opened from the reset e-mail: `/reset-password?token=…`. Every session of the user ends, this tab's too. */
@@ -32,12 +32,9 @@ export function ResetPassword({ query }: { query: URLSearchParams }) {
               })
             }
           >
-            <Field
+            <NewPasswordField
               label="New password"
-              type="password"
-              autocomplete="new-password"
               required
-              hint="At least 8 characters, with an upper-case letter, a lower-case letter and a digit."
               value={password}
               error={submit.fieldError('password')}
               onInput={(e) => setPassword(e.currentTarget.value)}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client.ts';
-import { Field, Form, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
 import { useMe } from '../../ui/me.tsx';
 import { ErrorBox } from '../../ui/states.tsx';
 
@@ -81,11 +81,8 @@ export function ChangePassword() {
         }
       >
         <Field label="Current password" type="password" autocomplete="current-password" value={form.currentPassword} error={change.fieldError('currentPassword')} onInput={(e) => setForm({ ...form, currentPassword: e.currentTarget.value })} />
-        <Field
+        <NewPasswordField
           label="New password"
-          type="password"
-          autocomplete="new-password"
-          hint="At least 8 characters, with an upper-case letter, a lower-case letter and a digit."
           value={form.newPassword}
           error={change.fieldError('newPassword')}
           onInput={(e) => setForm({ ...form, newPassword: e.currentTarget.value })}

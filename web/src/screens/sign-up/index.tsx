@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { Link, navigate } from '../../router.tsx';
-import { Field, Form, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
 import { Screen } from '../../ui/states.tsx';
 
 export function SignUp() {
@@ -27,12 +27,9 @@ export function SignUp() {
           <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName')} onInput={set('firstName')} />
           <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName')} onInput={set('lastName')} />
           <Field label="E-mail" type="email" autocomplete="email" required value={form.email} error={submit.fieldError('email')} onInput={set('email')} />
-          <Field
+          <NewPasswordField
             label="Password"
-            type="password"
-            autocomplete="new-password"
             required
-            hint="At least 8 characters, with an upper-case letter, a lower-case letter and a digit."
             value={form.password}
             error={submit.fieldError('password')}
             onInput={set('password')}
