@@ -7,7 +7,7 @@ const env = {
   CURSOR_SECRET: 'unit-test-cursor-secret',
 };
 
-/** Three layers: pure units, integration against the real local stack, CDK template assertions. */
+/** Three layers: pure units, integration against the real local stack, CDK template assertions; and the reporter package's own tests. */
 export default defineConfig({
   test: {
     env,
@@ -23,6 +23,7 @@ export default defineConfig({
           env,
         },
       },
+      { test: { name: 'reporter', include: ['reporter/test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 120_000, env } },
       { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 120_000, env } },
     ],
   },

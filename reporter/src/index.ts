@@ -1,0 +1,2 @@
+/** @burnrate/reporter — being built under issue 21; nothing is exported yet. */
+export {};
