@@ -51,6 +51,14 @@ export interface PriceTable {
  */
 export type Tier = 'standard' | 'batch';
 
+/**
+ * The tier of a provider's usage row: OpenAI's `batch: true` (completions grouped by `batch`) or Anthropic's
+ * `service_tier: "batch"` is `batch`; anything else (standard, priority, flex, null) is `standard`.
+ */
+export function tierOf(row: { readonly batch?: boolean | null; readonly service_tier?: string | null }): Tier {
+  return row.batch === true || row.service_tier === 'batch' ? 'batch' : 'standard';
+}
+
 /** One call's (or one provider usage row's) token counts. The three cache parts are parts of `inputTokens`. */
 export interface TokenCounts {
   /** All input tokens: uncached, cache reads and both kinds of cache writes. */
@@ -299,7 +307,10 @@ export function costMicros(usage: Usage): Cost {
  * (read with the account's other context; may be empty), falling back to the built-in table; see resolvePrice.
  * Example (a connection's Anthropic batch row, counts mapped as in API.md "What a sync reads and how it counts"):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
- *                cacheWrite1hInputTokens, outputTokens, tier: 'batch' }, ownPrices)
+ *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row) }, ownPrices)
+ * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);
+ * a difference of a snapshot is priced by pricing both snapshots and subtracting, or by pricing the token deltas
+ * (the same up to the one rounding of each call).
  */
 export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
   return costAt(usage, resolvePrice(usage.provider, usage.model, own));

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costAt, priceFor, priceUsage, resolvePrice, type OwnPriceLookup, type PriceRates, type Usage } from '#shared/pricing/pricing.ts';
+import { costAt, priceFor, priceUsage, resolvePrice, tierOf, type OwnPriceLookup, type PriceRates, type Usage } from '#shared/pricing/pricing.ts';
 import { isRejection, priceEvent, CACHE_PARTS_MESSAGE } from '#shared/ingest/events.ts';
 import { toOwnPrice } from '#shared/db/prices.ts';
 
@@ -83,6 +83,21 @@ describe('batch tier: half price, exactly', () => {
     expect(at({ inputTokens: 3, cachedInputTokens: 3, tier: 'batch' })).toBe(0);
     // 5 reads: standard 1.5 µ$ → 2; batch 0.75 µ$ → 1
     expect(at({ inputTokens: 5, cachedInputTokens: 5, tier: 'batch' })).toBe(1);
+  });
+});
+
+describe('tierOf: the tier of a provider usage row', () => {
+  it.each([
+    [{ batch: true }, 'batch'],
+    [{ batch: false }, 'standard'],
+    [{ batch: null }, 'standard'],
+    [{ service_tier: 'batch' }, 'batch'],
+    [{ service_tier: 'standard' }, 'standard'],
+    [{ service_tier: 'priority' }, 'standard'],
+    [{ service_tier: null }, 'standard'],
+    [{}, 'standard'],
+  ] as const)('%j is %s', (row, tier) => {
+    expect(tierOf(row)).toBe(tier);
   });
 });
 
