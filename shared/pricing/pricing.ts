@@ -309,8 +309,8 @@ export function costMicros(usage: Usage): Cost {
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
  *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row) }, ownPrices)
  * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);
- * a difference of a snapshot is priced by pricing both snapshots and subtracting, or by pricing the token deltas
- * (the same up to the one rounding of each call).
+ * to write a snapshot's difference, price the new snapshot and the old one and subtract (token deltas can be
+ * negative after a downward revision, and counts must be ≥ 0 here).
  */
 export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
   return costAt(usage, resolvePrice(usage.provider, usage.model, own));
