@@ -280,8 +280,7 @@ export function resolvePrice(provider: string, model: string, own?: OwnPriceLook
 // ---------------------------------------------------------------------------------------------------------------
 // Cost of one call
 
-function tokenCount(value: number | undefined, name: string): bigint {
-  if (value === undefined) return 0n;
+function tokenCount(value: number, name: string): bigint {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be an integer ≥ 0, got ${value}`);
   return BigInt(value);
 }
@@ -319,9 +318,9 @@ export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
 export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
   const input = tokenCount(usage.inputTokens, 'inputTokens');
-  const cached = tokenCount(usage.cachedInputTokens, 'cachedInputTokens');
-  const write = tokenCount(usage.cacheWriteInputTokens, 'cacheWriteInputTokens');
-  const write1h = tokenCount(usage.cacheWrite1hInputTokens, 'cacheWrite1hInputTokens');
+  const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
+  const write = tokenCount(usage.cacheWriteInputTokens ?? 0, 'cacheWriteInputTokens');
+  const write1h = tokenCount(usage.cacheWrite1hInputTokens ?? 0, 'cacheWrite1hInputTokens');
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
   if (cached + write + write1h > input) {
