@@ -271,6 +271,27 @@ describe('GET /spend/export', () => {
     }
   });
 
+  it("a spreadsheet that splits on ';' runs no formula: x;=cmd|' /c calc'!a0 is quoted and its = neutralised", async () => {
+    const payload = "x;=cmd|' /c calc'!a0";
+    await api(`/keys/${keyHashes[1]}`, { method: 'PATCH', token: user.token, body: { label: payload } });
+    try {
+      const res = await api(`/spend/export?from=${isoDay(now - 30 * DAY)}&to=${today}`, { token: user.token });
+      expect(res.status).toBe(200);
+      const lines = (res.body as string).split('\r\n').filter((line) => line.split(',')[1] === keyHashes[1]);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line.split(',')[2]).toBe(`"x;'=cmd|' /c calc'!a0"`);
+        // Split as such a spreadsheet would (on ';', quotes ignored): no cell starts a formula.
+        for (const cell of line.split(';')) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@]/);
+      }
+      // An RFC 4180 reader still reads the label as typed, behind its one apostrophe.
+      const label = parseCsv(res.body as string).find((r) => r[1] === keyHashes[1])![2];
+      expect(label).toBe("x;'=cmd|' /c calc'!a0");
+    } finally {
+      await api(`/keys/${keyHashes[1]}`, { method: 'PATCH', token: user.token, body: { label: 'batch jobs' } });
+    }
+  });
+
   it('past 92 days or 25,000 rows: 400 /problems/export-too-large saying how to narrow it', async () => {
     const res = await api(`/spend/export?from=${isoDay(now - 92 * DAY)}&to=${today}`, { token: user.token });
     expect(res.status).toBe(400);
