@@ -408,7 +408,8 @@ export const operations: Record<string, OperationSpec> = {
     errors: [400, 413],
     description:
       'The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). ' +
-      'Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state.',
+      'Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. ' +
+      'An event created more than 5 minutes in the future: 400 `/problems/invalid-event`, nothing changes; an event without a customer: 200 `ignored`.',
   },
 };
 

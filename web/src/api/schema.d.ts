@@ -559,7 +559,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe’s webhook (not for clients).
-         * @description The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. Called by Stripe only, authenticated by the `Stripe-Signature` header.
+         * @description The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. An event created more than 5 minutes in the future: 400 `/problems/invalid-event`, nothing changes; an event without a customer: 200 `ignored`. Called by Stripe only, authenticated by the `Stripe-Signature` header.
          */
         post: operations["billingWebhook"];
         delete?: never;
