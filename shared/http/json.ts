@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 /**
  * JSON as Burnrate writes it on the wire (pure): `JSON.stringify`'s output, except that a `JsonDecimal` is written
  * digit for digit as a JSON number. A money amount past 2^33 dollars has more significant digits than a double
@@ -17,20 +19,27 @@ export class JsonDecimal {
   }
 }
 
-/** `JSON.stringify(value)` with every `JsonDecimal` written as its text (same rules otherwise: toJSON, undefined, …). */
-export function toJson(value: unknown): string {
-  return write(value, '') ?? 'null';
-}
+/**
+ * A JsonDecimal is first written as a string holding this token and its digits, then the whole string (quotes
+ * included) is replaced by the digits. The token is random per process and never leaves it (every one is replaced),
+ * so no text a client sent can pass for one.
+ */
+const TOKEN = `\u0000json-decimal-${randomUUID()}:`;
+const TOKEN_STRING = new RegExp(`"${JSON.stringify(TOKEN).slice(1, -1).replaceAll('\\', '\\\\')}(-?[0-9.]+)"`, 'g');
 
-function write(input: unknown, key: string): string | undefined {
-  if (input instanceof JsonDecimal) return input.text;
-  const value = typeof (input as { toJSON?: unknown } | null)?.toJSON === 'function' ? (input as { toJSON(key: string): unknown }).toJSON(key) : input;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value); // primitives; undefined → undefined
-  if (Array.isArray(value)) return `[${value.map((item, i) => write(item, String(i)) ?? 'null').join(',')}]`;
-  const members: string[] = [];
-  for (const [name, item] of Object.entries(value)) {
-    const text = write(item, name);
-    if (text !== undefined) members.push(`${JSON.stringify(name)}:${text}`);
-  }
-  return `{${members.join(',')}}`;
+/**
+ * `JSON.stringify(value)` with every `JsonDecimal` written as its text: the native serialiser does the rest (its own
+ * rules: toJSON, undefined, escaping), about 3× its plain cost measured on a 1 MB body, and nothing is replaced when
+ * the body holds no JsonDecimal.
+ */
+export function toJson(value: unknown): string {
+  let exact = false;
+  const text = JSON.stringify(value, function (this: Record<string, unknown>, key: string, item: unknown) {
+    const raw = this[key];
+    if (!(raw instanceof JsonDecimal)) return item;
+    exact = true;
+    return `${TOKEN}${raw.text}`;
+  }) as string | undefined;
+  if (text === undefined) return 'null';
+  return exact ? text.replace(TOKEN_STRING, '$1') : text;
 }

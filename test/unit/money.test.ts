@@ -161,4 +161,15 @@ describe('money exact on the wire (API.md part 4)', () => {
     ];
     for (const value of samples) expect(toJson(value)).toBe(JSON.stringify(value));
   });
+
+  it('only our own decimals are written bare: text that looks like one stays a string', async () => {
+    const { JsonDecimal, toJson } = await import('#shared/http/json.ts');
+    const lookalike = '\u0000json-decimal-00000000-0000-4000-8000-000000000000:1';
+    const d = new JsonDecimal('12345678901.000001');
+    const written = toJson({ label: lookalike, a: d, list: [d, { b: d }], [lookalike]: 1 });
+    expect(written).toBe(`{"label":${JSON.stringify(lookalike)},"a":12345678901.000001,"list":[12345678901.000001,{"b":12345678901.000001}],${JSON.stringify(lookalike)}:1}`);
+    expect(JSON.parse(written).label).toBe(lookalike);
+    expect(() => new JsonDecimal('1e5')).toThrow(RangeError);
+    expect(() => new JsonDecimal('1,5')).toThrow(RangeError);
+  });
 });
