@@ -281,6 +281,11 @@ describe('in this process, against the stack table', () => {
     const url = `https://hooks.example.com/${randomUUID()}`;
     const urlDecisions = await Promise.all(Array.from({ length: 80 }, () => takeSlot('url', url, now)));
     expect(urlDecisions.filter((d) => d === 'allowed')).toHaveLength(60);
+    // The same receiver spelt otherwise shares that full counter: query, fragment, //, case of scheme and host, :443.
+    const { pathname } = new URL(url);
+    for (const variant of [`${url}?1`, `${url}#2`, `https://hooks.example.com/${pathname}`, `HTTPS://HOOKS.EXAMPLE.COM${pathname}`, `https://hooks.example.com:443${pathname}`]) {
+      expect(await takeSlot('url', variant, now), variant).toBe('suppressed');
+    }
 
     const nextHour = new Date(hourWindow(now).endsAt.getTime() + 1);
     expect(await takeSlot('email', address, nextHour)).toBe('allowed');
