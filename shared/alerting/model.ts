@@ -64,7 +64,7 @@ export interface Delivery {
   sentAt?: string;
   /** Why a `suppressed` delivery was not sent (internal). */
   suppressedBy?: 'cap' | 'no-recipient';
-  /** A URL channel's delivery took its slot of the per-URL cap already (its retries don't count again). */
+  /** Before issue 19: a URL channel's slot taken once per delivery. Every attempt counts now; only removed (deliver.ts). */
   capCounted?: boolean;
 }
 

@@ -13,6 +13,8 @@
  * - One live subscription: when a second live subscription reaches an account, the newer one (by `created`, then
  *   id) is kept and the other is canceled through the Stripe API (`secondLiveSubscription`).
  * - Access only from verified events: nothing here (nor anywhere) reads the checkout success redirect.
+ * - Refused or ignored: an event created more than 5 minutes in the future is refused (400, nothing changes); an
+ *   event without a customer is ignored (200).
  *
  * Events: `checkout.session.completed` (links the subscription; its state is re-fetched from Stripe),
  * `customer.subscription.created|updated|deleted`, `invoice.paid`, `invoice.payment_failed`. Others: ignored.
@@ -23,6 +25,7 @@ import { billingStatusFromStripe, planForPrice, type PriceTable } from '#shared/
 import type { Account, BillingStatus } from '#shared/db/accounts.ts';
 import { accountOfStripeCustomer, getAccount } from '#shared/db/accounts.ts';
 import { applyStripeEvent, stripeEventRecorded, type BillingChange } from '#shared/db/billing.ts';
+import { HttpError } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { isId } from '#shared/ids.ts';
 
@@ -221,8 +224,21 @@ async function cancelSubscription(subscriptionId: string, context: Record<string
   }
 }
 
-/** Applies one verified Stripe event once. */
+/** How far in the future an event's `created` may lie (clock skew): past it the event is refused. */
+export const MAX_EVENT_SKEW_MS = 5 * 60 * 1000;
+
+export class EventFromTheFuture extends HttpError {
+  constructor(created: number) {
+    super(400, 'invalid-event', 'The Stripe event is not valid.', `The event was created at ${eventTime(created)}, more than 5 minutes from now.`);
+  }
+}
+
+/**
+ * Applies one verified Stripe event once. An event created more than 5 minutes from now is refused (400) before
+ * anything is read or written: it would hold the account's billing state "newer" than every genuine event to come.
+ */
 export async function handleStripeEvent(event: Stripe.Event, now = new Date()): Promise<WebhookReply> {
+  if (event.created * 1000 > now.getTime() + MAX_EVENT_SKEW_MS) throw new EventFromTheFuture(event.created);
   const context = { stripeEventId: event.id, stripeEventType: event.type };
   if (!HANDLED_EVENTS.has(event.type)) {
     logger.info('stripe event ignored: type not handled', context);
@@ -244,6 +260,11 @@ export async function handleStripeEvent(event: Stripe.Event, now = new Date()): 
   const plan = await planEvent(event);
   if ('ignore' in plan) {
     logger.info(`stripe event ignored: ${plan.ignore}`, { ...context, accountId });
+    return { received: true, ignored: true };
+  }
+  if (!plan.change.customerId) {
+    // Every event we act on names its customer; one that doesn't can't be checked against the account's own.
+    logger.warn('stripe event ignored: it names no customer', { ...context, accountId });
     return { received: true, ignored: true };
   }
   // A second live subscription: the newer is kept. The older is canceled after the newer took over (so the

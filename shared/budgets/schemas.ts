@@ -5,7 +5,7 @@
 import * as z from 'zod/mini';
 import type { Budget } from '#shared/alerting/model.ts';
 import { validate } from '#shared/http/validate.ts';
-import { hasAtMostSixDecimals, microsToUsd } from '#shared/pricing/pricing.ts';
+import { hasAtMostSixDecimals, usdText } from '#shared/pricing/pricing.ts';
 
 export const MAX_MONEY_USD = 1_000_000_000;
 
@@ -105,7 +105,7 @@ export type BudgetParams = z.infer<typeof BudgetParams>;
 export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): CreateBudgetBody {
   const merged = {
     name: patch.name !== undefined ? patch.name : existing.name,
-    monthlyLimit: patch.monthlyLimit ?? microsToUsd(existing.monthlyLimitMicros),
+    monthlyLimit: patch.monthlyLimit ?? Number(usdText(existing.monthlyLimitMicros)), // ≤ MAX_MONEY_USD: exact as a double
     alertThreshold: patch.alertThreshold ?? existing.alertThreshold,
     scope: patch.scope ?? existing.scope,
     keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope === 'ACCOUNT' ? null : existing.keyHash,

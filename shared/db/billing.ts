@@ -119,7 +119,6 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
     '#updatedAt': 'billingUpdatedAt',
     '#rank': 'billingRank',
     '#sub': 'stripeSubscriptionId',
-    '#cus': 'stripeCustomerId',
   };
   const values: Record<string, unknown> = {
     ':status': change.billingStatus,
@@ -146,6 +145,7 @@ function accountUpdate(event: StripeEventRef, change: BillingChange, now: Date) 
     }
   }
   if (change.customerId) {
+    names['#cus'] = 'stripeCustomerId';
     values[':cus'] = change.customerId;
     set.push('#cus = if_not_exists(#cus, :cus)');
   }

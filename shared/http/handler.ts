@@ -16,6 +16,7 @@ import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 import { jsonBody, MAX_BODY_BYTES, noBody } from '#shared/http/body.ts';
 import { validate } from '#shared/http/validate.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
+import { toJson } from '#shared/http/json.ts';
 
 const NO_PARAMETERS = z.strictObject({});
 
@@ -110,7 +111,7 @@ function toResult(reply: Reply, requestId: string): Result {
   return {
     statusCode: reply.status,
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(reply.body),
+    body: toJson(reply.body), // money exact on the wire (shared/http/json.ts)
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * Hourly caps on alert notifications (API.md part 3 "Abuse limits"), so that nobody can make Burnrate mail an
- * inbox or hammer a URL: at most 30 alert e-mails per recipient and 60 deliveries per webhook (or Slack) URL in a
- * UTC clock hour. Counted in DynamoDB (shared/db/notify-caps.ts), never in memory: many notifiers run at once.
+ * Hourly caps on alert notifications (API.md part 3 "Abuse limits", part 4 "Hardening decisions"), so that nobody
+ * can make Burnrate mail an inbox or hammer a URL: at most 30 alert e-mails per recipient and 60 POSTs per webhook
+ * (or Slack) receiver in a UTC clock hour — every attempt counts, a failing one too. Counted in DynamoDB (shared/db/notify-caps.ts), never in memory: many notifiers run at once.
  *
  * Past the cap a delivery is `suppressed`; the first refusal of an hour for an e-mail recipient is told so
  * (`first-suppressed`), and that one delivery sends the recipient the "paused" notice.
@@ -44,11 +44,33 @@ export function slotDecision(countAfter: number | undefined, cap: number): SlotD
 }
 
 /**
- * The target as counted: e-mail addresses case-insensitively; URLs as written (a different query string is a
- * different URL, which the sender controls anyway). Hashed, so no address or URL token lands in a key.
+ * The receiver a webhook or Slack URL reaches, as counted (API.md part 4): scheme and host lower-cased (a trailing
+ * dot of the host dropped), the default port dropped, the path normalised (dot segments resolved, `//` collapsed,
+ * unreserved characters percent-decoded, a trailing `/` dropped), userinfo, query and fragment removed. The WHATWG
+ * URL parser does the scheme, host, port and dot segments; `?N`, `#N`, `//`, `HTTPS://` or `:443` no longer make
+ * another receiver. Text that is not a URL is counted as written.
  */
+export function receiverOf(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    return url.trim();
+  }
+  const host = parsed.host.replace(/\.(?=:\d+$|$)/, '');
+  const path = parsed.pathname
+    .replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+      const char = String.fromCharCode(parseInt(hex, 16));
+      return /[A-Za-z0-9\-._~]/.test(char) ? char : escape.toUpperCase();
+    })
+    .replace(/\/{2,}/g, '/');
+  const resolved = new URL(`${parsed.protocol}//${host}${path}`).pathname; // dot segments the decoding revealed
+  return `${parsed.protocol}//${host}${resolved.length > 1 ? resolved.replace(/\/+$/, '') : resolved}`;
+}
+
+/** The target as counted: e-mail addresses case-insensitively; URLs per receiver (`receiverOf`). Hashed, so no address or URL token lands in a key. */
 export function targetHash(kind: CapKind, target: string): string {
-  const normal = kind === 'email' ? target.trim().toLowerCase() : target.trim();
+  const normal = kind === 'email' ? target.trim().toLowerCase() : receiverOf(target);
   return createHash('sha256').update(normal, 'utf8').digest('hex');
 }
 
@@ -61,7 +83,7 @@ export async function takeSlot(kind: CapKind, target: string, now: Date): Promis
 
 /**
  * The URL a delivery of `channel` posts to, for channels that post to a URL (webhook; Slack adds its own URL here),
- * else undefined. Every such channel shares the per-URL cap.
+ * else undefined. Every such channel shares the per-receiver cap.
  */
 export function channelUrl(alert: Alert, channel: Channel): string | undefined {
   switch (channel) {

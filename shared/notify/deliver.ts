@@ -33,11 +33,11 @@ const MAX_ERROR_LENGTH = 200;
 
 /**
  * What a channel's send reports. `suppressed`: settled without sending, and why. `sentTo` / `suppressedTo`: e-mail
- * recipients handled so far, `capCounted`: a URL channel's cap slot taken (all kept across attempts).
+ * recipients handled so far (kept across attempts).
  */
 type Outcome =
   | { ok: true; suppressed?: 'cap' | 'no-recipient' }
-  | { ok: false; error: string; permanent?: boolean; sentTo?: string[]; suppressedTo?: string[]; capCounted?: boolean };
+  | { ok: false; error: string; permanent?: boolean; sentTo?: string[]; suppressedTo?: string[] };
 
 type Final = 'sent' | 'suppressed' | 'pending' | 'failed';
 
@@ -79,7 +79,7 @@ async function deliverOne(alert: Alert, index: number, seen: StoredDelivery, now
   } catch (error) {
     // Our own failure (reading the recipients or the secret): counted like a failed send, so it ends.
     logger.error('delivery failed unexpectedly', { ...log, error: error as Error });
-    outcome = { ok: false, error: 'internal error', sentTo: seen.sentTo ?? [], suppressedTo: seen.suppressedTo ?? [], capCounted: seen.capCounted === true };
+    outcome = { ok: false, error: 'internal error', sentTo: seen.sentTo ?? [], suppressedTo: seen.suppressedTo ?? [] };
   }
 
   const final: Final = outcome.ok ? (outcome.suppressed ? 'suppressed' : 'sent') : outcome.permanent || attempt >= MAX_ATTEMPTS ? 'failed' : 'pending';
@@ -140,13 +140,10 @@ async function claim(alert: Alert, index: number, seen: StoredDelivery, now: Dat
 }
 
 async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<Outcome> {
-  // Channels that post to a URL share the per-URL hourly cap; a delivery takes its slot once (not per retry).
+  // Channels that post to a URL share the per-receiver hourly cap, and EVERY attempt takes a slot: a receiver that
+  // fails gets no more POSTs than one that answers (a retry past the cap settles the delivery as suppressed).
   const url = channelUrl(alert, delivery.channel);
-  let capCounted = delivery.capCounted === true;
-  if (url && !capCounted) {
-    if ((await takeSlot('url', url, now)) !== 'allowed') return { ok: true, suppressed: 'cap' };
-    capCounted = true;
-  }
+  if (url && (await takeSlot('url', url, now)) !== 'allowed') return { ok: true, suppressed: 'cap' };
   switch (delivery.channel) {
     case 'email': {
       const result = await sendAlertEmail(alert, { now, alreadySent: delivery.sentTo ?? [], alreadySuppressed: delivery.suppressedTo ?? [] });
@@ -157,13 +154,10 @@ async function send(alert: Alert, delivery: StoredDelivery, now: Date): Promise<
     case 'webhook': {
       if (!alert.webhookUrl) return { ok: false, error: 'the alert has no webhook URL', permanent: true };
       const secrets = await signingSecrets(alert.accountId, now);
-      const result = await sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
-      return result.ok ? result : { ...result, capCounted };
+      return sendWebhook(alert, { secrets, allowInsecure: config().allowInsecureWebhooks, now });
     }
-    case 'slack': {
-      const result = await sendSlack(alert, { allowInsecure: config().allowInsecureWebhooks });
-      return result.ok ? result : { ...result, capCounted };
-    }
+    case 'slack':
+      return sendSlack(alert, { allowInsecure: config().allowInsecureWebhooks });
     default:
       return { ok: false, error: `unknown channel ${String(delivery.channel).slice(0, 20)}`, permanent: true };
   }
@@ -192,8 +186,6 @@ async function record(alert: Alert, index: number, attempt: number, now: Date, o
       sets.push(`${path}.suppressedTo = :suppressedTo`);
       values[':suppressedTo'] = outcome.suppressedTo;
     }
-    if (outcome.capCounted) sets.push(`${path}.capCounted = :true`);
-    if (outcome.capCounted) values[':true'] = true;
     update = `SET ${sets.join(', ')} REMOVE ${path}.claimedAt`;
   }
   try {

@@ -10,6 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { alertView, type Alert } from '#shared/alerting/model.ts';
 import { addressProblem, checkWebhookTarget, specialRangeOf } from '#shared/net/special-addresses.ts';
+import { toJson } from '#shared/http/json.ts';
 
 export const SIGNATURE_HEADER = 'burnrate-signature';
 export const DELIVERY_HEADER = 'burnrate-delivery';
@@ -59,7 +60,7 @@ export function verifyWebhookSignature(
 
 /** The exact bytes that are signed and sent. */
 export function webhookBody(alert: Alert): string {
-  return JSON.stringify({ id: alert.id, type: ALERT_EVENT_TYPE, alert: alertView(alert) });
+  return toJson({ id: alert.id, type: ALERT_EVENT_TYPE, alert: alertView(alert) }); // amounts exact, as in responses
 }
 
 /**

@@ -282,8 +282,10 @@ export const operations: Record<string, OperationSpec> = {
     headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
     description:
       'Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
-      '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `\'` (formula injection). ' +
-      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it.',
+      '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, ' +
+      'and a `\'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). ' +
+      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
+      'or naming the asynchronous `POST /spend/exports`.',
   },
   'prices/list': {
     summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
@@ -412,7 +414,8 @@ export const operations: Record<string, OperationSpec> = {
     errors: [400, 413],
     description:
       'The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). ' +
-      'Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state.',
+      'Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. ' +
+      'An event created more than 5 minutes in the future: 400 `/problems/invalid-event`, nothing changes; an event without a customer: 200 `ignored`.',
   },
 };
 

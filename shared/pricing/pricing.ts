@@ -10,6 +10,7 @@
  * - Dollars exist only at the JSON edge: `usdToMicros` / `microsToUsd` convert exactly, through decimal strings.
  */
 import builtInTable from './prices.json' with { type: 'json' };
+import { JsonDecimal } from '#shared/http/json.ts';
 
 /** µ$ per 1,000,000 tokens (an integer). */
 export type MicrosPerMillionTokens = number;
@@ -143,21 +144,30 @@ export function usdToMicros(value: number): number {
   return Number(micros);
 }
 
-/**
- * Integer µ$ → dollars as a JSON number with at most 6 decimals that prints exactly (720_000 → 0.72, 1 → 0.000001,
- * 10_000_000 → 10). Built as a decimal string then `Number()`: exact (round-trips through `String`) for every
- * |micros| ≤ 2^33 × 10^6 ($8,589,934,592: below it doubles are spaced less than 10^-6 apart); from there to the
- * money ceiling ($9,000,000,000: shared/ingest/ceiling.ts) and beyond it is the nearest double (less than 1 µ$
- * off). A `number` must be a safe integer; a `bigint` (an exact sum read from storage) may be any size.
- */
-export function microsToUsd(micros: number | bigint): number {
+/** Integer µ$ → the exact decimal of its dollars, at most 6 decimals, no trailing zeros (720_000 → `0.72`, 1 → `0.000001`). */
+export function usdText(micros: number | bigint): string {
   if (typeof micros === 'number' && !Number.isSafeInteger(micros)) throw new RangeError(`Not an integer number of micro-dollars: ${micros}`);
   const value = BigInt(micros);
   const magnitude = value < 0n ? -value : value;
   const whole = magnitude / MICROS_PER_USD;
   const fraction = (magnitude % MICROS_PER_USD).toString().padStart(USD_DECIMALS, '0').replace(/0+$/, '');
-  const text = `${value < 0n ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
-  return Number(text);
+  return `${value < 0n ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
+/** Dollars in a response: a plain number when a double prints it exactly, else its exact decimal (shared/http/json.ts). */
+export type Usd = number | JsonDecimal;
+
+/**
+ * Integer µ$ → dollars for JSON, exact on the wire: a number whenever the double prints back as the same decimal
+ * (every |micros| ≤ 2^33 × 10^6, $8,589,934,592: below it doubles are spaced less than 10^-6 apart), else a
+ * `JsonDecimal` that the response writer (`toJson`) writes digit for digit — the money ceiling is $9,000,000,000 per
+ * aggregate and sums over ranges go past it. A `number` must be a safe integer; a `bigint` (an exact sum read from
+ * storage) may be any size.
+ */
+export function microsToUsd(micros: number | bigint): Usd {
+  const text = usdText(micros);
+  const value = Number(text);
+  return String(value) === text ? value : new JsonDecimal(text);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -346,7 +356,7 @@ export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
 /** `$12.50`, `$0.075`, `$1,234.5678`: an amount shown once, exact, at least 2 decimals, thousands separated. */
 export function formatUsd(micros: number | bigint): string {
   const value = BigInt(micros);
-  const [whole = '0', fraction = ''] = microsToUsd(value < 0n ? -value : value).toString().split('.');
+  const [whole = '0', fraction = ''] = usdText(value < 0n ? -value : value).split('.');
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${value < 0n ? '-' : ''}$${grouped}.${fraction.padEnd(2, '0')}`;
 }

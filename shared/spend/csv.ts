@@ -1,17 +1,25 @@
 /**
- * CSV of the spend export (pure): RFC 4180 (CRLF line ends; a field with a comma, quote, CR or LF is quoted, quotes
- * doubled) and neutralised against spreadsheet formula injection (OWASP "CSV injection"): a text field that starts
- * with `=`, `+`, `-`, `@`, a tab or a CR gets a leading `'`, so a spreadsheet shows it as text instead of running it.
+ * CSV of the spend export (pure): RFC 4180 (CRLF line ends; quoted fields, quotes doubled) and neutralised against
+ * spreadsheet formula injection (OWASP "CSV injection"), for spreadsheets that split on `,` and on `;` alike
+ * (API.md part 4 "Hardening decisions"): a text field that starts with `=`, `+`, `-`, `@`, a tab or a CR, or contains
+ * `;`, `,`, `"`, CR or LF, is quoted; a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each
+ * `=`, `+`, `-`, `@` that follows a `;` or `,` (blanks between allowed: a spreadsheet may trim them), where a
+ * spreadsheet that splits there would start a cell. A spreadsheet shows such text instead of running it.
  */
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 
 export const CSV_HEADER = 'date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
 
+const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_AFTER_SEPARATOR = /([;,][ \t]*)([=+\-@])/g;
+const NEEDS_QUOTES = /^[=+\-@\t\r]|[;,"\r\n]/;
+
 /** A text field as a spreadsheet may safely read it. */
 export function csvText(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  if (!NEEDS_QUOTES.test(value)) return value;
+  const safe = (FORMULA_START.test(value) ? `'${value}` : value).replace(FORMULA_AFTER_SEPARATOR, "$1'$2");
+  return `"${safe.replaceAll('"', '""')}"`;
 }
 
 /** Exact dollars with 6 decimals from µ$ (`1234567` → `1.234567`). */

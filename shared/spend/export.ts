@@ -2,7 +2,8 @@
  * GET /spend/export: the account's key × day × model rows of a range as CSV, days ascending, read page by page
  * from ONE Query (gsi1: shared/db/keys.ts `spendRows`), each page turned into lines as it arrives; the keys'
  * labels from ONE Query of the account's keys, run alongside. At most 92 days and 25,000 rows: the Query asks
- * for one row more, and finding it answers 400 `/problems/export-too-large` with how to narrow the range.
+ * for one row more, and finding it answers 400 `/problems/export-too-large` with how to narrow the range or, when one
+ * day alone is past the limit, the asynchronous export (`POST /spend/exports`).
  */
 import { HttpError } from '#shared/http/errors.ts';
 import { breakdownRange } from '#shared/keys/service.ts';
@@ -14,6 +15,8 @@ import type { ExportQuery } from '#shared/spend/schemas.ts';
 
 export const MAX_EXPORT_DAYS = 92;
 export const MAX_EXPORT_ROWS = 25_000;
+/** Where an export too large for this one goes (API.md part 4): any number of rows, up to 366 days. */
+const ASYNC_EXPORT = 'the asynchronous export, POST /spend/exports (any number of rows, up to 366 days)';
 
 export class ExportTooLarge extends HttpError {
   constructor(detail: string) {
@@ -28,7 +31,9 @@ export async function exportSpend(accountId: string, query: ExportQuery, now = n
   const { from, to } = breakdownRange(query, now);
   const days = spanDays(from, to);
   if (days > MAX_EXPORT_DAYS) {
-    throw new ExportTooLarge(`The range spans ${days} days; an export covers at most ${MAX_EXPORT_DAYS}. Ask for a shorter range with from and to (e.g. one month at a time).`);
+    throw new ExportTooLarge(
+      `The range spans ${days} days; an export covers at most ${MAX_EXPORT_DAYS}. Ask for a shorter range with from and to (e.g. one month at a time), or use ${ASYNC_EXPORT}.`,
+    );
   }
   const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
   labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
@@ -37,8 +42,11 @@ export async function exportSpend(accountId: string, query: ExportQuery, now = n
   for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
     rows += page.length;
     if (rows > maxRows) {
+      // One day alone past the limit: fewer days can't help, only the asynchronous export can.
       throw new ExportTooLarge(
-        `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); an export holds at most ${maxRows}. Ask for fewer days with from and to.`,
+        from === to
+          ? `The day ${from} alone has more than ${maxRows} rows (key × model); this export holds at most ${maxRows}. Use ${ASYNC_EXPORT}.`
+          : `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); this export holds at most ${maxRows}. Ask for fewer days with from and to, or use ${ASYNC_EXPORT}.`,
       );
     }
     const byHash = await labels;

@@ -368,6 +368,45 @@ describe('POST /billing/webhook', () => {
     expect(await status(user)).toMatchObject({ plan: 'FREE', billingStatus: 'CANCELED' });
   });
 
+  it('a signed event without a customer: 200 ignored, never a 500, and nothing changes', async () => {
+    const user = await registerUser();
+    const subscription = subscriptionObject({ accountId: user.accountId, price: LOCAL_STRIPE_PRICES.SCALE });
+    const before = await accountItem(user.accountId);
+    const events = [
+      stripeEvent('customer.subscription.updated', { ...subscription, customer: null }),
+      stripeEvent('customer.subscription.created', (({ customer: _c, ...rest }) => rest)(subscription)),
+      stripeEvent('customer.subscription.deleted', { ...subscription, status: 'canceled', customer: null }),
+      stripeEvent('invoice.paid', { id: 'in_nocus', object: 'invoice', customer: null, parent: { subscription_details: { subscription: subscription.id, metadata: { accountId: user.accountId } } } }),
+    ];
+    for (const event of events) {
+      const res = await deliver(event);
+      expect(res.status, `${event.type}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body).toEqual({ received: true, ignored: true });
+    }
+    expect(await accountItem(user.accountId)).toEqual(before);
+  });
+
+  it('an event created more than 5 minutes in the future: 400, nothing changes, later genuine events apply', async () => {
+    const user = await registerUser();
+    const before = await accountItem(user.accountId);
+    const subscription = subscriptionObject({ accountId: user.accountId, price: LOCAL_STRIPE_PRICES.SCALE });
+    const year3000 = Date.UTC(3000, 0, 1) / 1000;
+    for (const created of [year3000, nowSeconds() + 6 * 60]) {
+      const event = stripeEvent('customer.subscription.updated', subscription, created);
+      const res = await deliver(event);
+      expect(res.status, new Date(created * 1000).toISOString()).toBe(400);
+      expect(res.headers.get('content-type')).toBe(PROBLEM);
+      expect(res.body.type).toBe('/problems/invalid-event');
+      expect(await dedupeItem(event.id)).toBeUndefined();
+    }
+    expect(await accountItem(user.accountId)).toEqual(before);
+    // The genuine event that follows is not "stale": billing is not frozen.
+    const genuine = await deliver(stripeEvent('customer.subscription.updated', subscription));
+    expect(genuine.status).toBe(200);
+    expect(genuine.body).toEqual({ received: true });
+    expect(await status(user)).toMatchObject({ plan: 'SCALE', billingStatus: 'ACTIVE' });
+  });
+
   it('answers 200 to events it does not act on: other types, unknown accounts, foreign prices', async () => {
     const user = await registerUser();
     const before = await accountItem(user.accountId);

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -81,6 +82,79 @@ async function accepts(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** `root` and all its descendants (Linux: /proc/<pid>/task/<tid>/children). */
+function processTree(root: number): number[] {
+  const all = [root];
+  for (let i = 0; i < all.length; i++) {
+    for (const task of safeReaddir(`/proc/${all[i]}/task`)) {
+      const children = safeRead(`/proc/${all[i]}/task/${task}/children`).trim();
+      if (children) all.push(...children.split(/\s+/).map(Number));
+    }
+  }
+  return [...new Set(all)];
+}
+
+const safeReaddir = (path: string) => {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+};
+const safeRead = (path: string) => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/** /proc/net/tcp{,6} hex address → text (`0100007F` → 127.0.0.1; 32 hex digits → IPv6, in 4-byte little-endian words). */
+function procAddress(hex: string): string {
+  const bytes = (word: string) => word.match(/../g)!.reverse().map((b) => parseInt(b, 16));
+  if (hex.length === 8) return bytes(hex).join('.');
+  const all = hex.match(/.{8}/g)!.flatMap(bytes);
+  const groups = Array.from({ length: 8 }, (_, i) => ((all[2 * i]! << 8) | all[2 * i + 1]!).toString(16));
+  return groups.join(':');
+}
+
+/** Listening TCP sockets (state 0A) owned by `pids`, from /proc/net/tcp{,6} and each process's fds. */
+async function listeningSockets(pids: number[]): Promise<{ pid: number; address: string; port: number }[]> {
+  const inodes = new Map<string, number>();
+  for (const pid of pids) {
+    for (const fd of safeReaddir(`/proc/${pid}/fd`)) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode) inodes.set(inode, pid);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  const found: { pid: number; address: string; port: number }[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of safeRead(table).split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] !== '0A') continue;
+      const pid = inodes.get(fields[9]!);
+      if (pid === undefined) continue;
+      const [hex, port] = fields[1]!.split(':');
+      found.push({ pid, address: procAddress(hex!), port: parseInt(port!, 16) });
+    }
+  }
+  return found;
+}
+
+/** 127.0.0.0/8, ::1, and IPv4-mapped loopback (::ffff:127.x.y.z). */
+function isLoopback(address: string): boolean {
+  if (/^127\./.test(address)) return true;
+  const groups = address.split(':').map((g) => parseInt(g, 16));
+  if (groups.length !== 8) return false;
+  if (groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1) return true;
+  return groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff && groups[6]! >> 8 === 127;
+}
+
 describe('a running local stack', () => {
   let s: StackProcess;
   beforeAll(async () => {
@@ -92,7 +166,20 @@ describe('a running local stack', () => {
     if (s) await rm(s.dataDir, { recursive: true, force: true });
   });
 
-  it('DynamoDB Local answers on 127.0.0.1 only; the jar runs on another, unadvertised port', async () => {
+  it.runIf(process.platform === 'linux')('no listening socket of the stack (node and every child) is bound beyond 127.0.0.1 / ::1', async () => {
+    const pids = processTree(s.info.pids.stack);
+    expect(pids).toContain(s.info.pids.dynamodb);
+    expect(pids).toContain(s.info.pids.cognito);
+    const listeners = await listeningSockets(pids);
+    // The stack's own ports are among them (the check sees what it must), and every one is on loopback.
+    const ports = new Set(listeners.map((l) => l.port));
+    expect(ports).toContain(Number(new URL(s.info.dynamodbEndpoint).port));
+    expect(ports).toContain(Number(new URL(s.info.cognitoEndpoint).port));
+    const beyond = listeners.filter((l) => !isLoopback(l.address));
+    expect(beyond, JSON.stringify(listeners)).toEqual([]);
+  });
+
+  it('DynamoDB Local answers on 127.0.0.1 only, on the advertised port itself', async () => {
     const port = Number(new URL(s.info.dynamodbEndpoint).port);
     expect(new URL(s.info.dynamodbEndpoint).hostname).toBe('127.0.0.1');
     const client = new DynamoDBClient({ endpoint: s.info.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -107,12 +194,10 @@ describe('a running local stack', () => {
       await once(probe, 'listening');
       await new Promise((r) => probe.close(r));
     }
+    // The jar itself listens there (no proxy in front, no other port of its own).
     const { execFileSync } = await import('node:child_process');
     const args = execFileSync('ps', ['-o', 'args=', '-p', String(s.info.pids.dynamodb)], { encoding: 'utf8' });
-    const jarPort = Number(/-port\s+(\d+)/.exec(args)?.[1]);
-    expect(jarPort).toBeGreaterThan(0);
-    expect(jarPort).not.toBe(port);
-    expect(JSON.stringify(s.info)).not.toContain(`:${jarPort}`);
+    expect(Number(/-port\s+(\d+)/.exec(args)?.[1])).toBe(port);
   });
 
   it('the Stripe webhook secret is random per data directory and kept under it', async () => {

@@ -106,6 +106,31 @@ describe('the money ceiling', () => {
     await expectSpendEverywhere(t, hash, CEILING_USD);
   });
 
+  it('8999999999.999999 reads back exactly in the raw response text (no binary rounding on the wire)', async () => {
+    const t = await tenant();
+    const hash = newKeyHash();
+    const budget = await api('/budgets', { method: 'POST', token: t.user.token, body: { monthlyLimit: 1000, alertThreshold: 80, scope: 'ACCOUNT' } });
+    expect(budget.status).toBe(201);
+    const fill = [...Array.from({ length: 8 }, () => event(hash, BILLION)), event(hash, 999_999_999.999999)];
+    expect((await ingest(t, fill)).accepted).toBe(9);
+    const raw = async (path: string) => {
+      const res = await fetch(`${stack().apiUrl}${path}`, { headers: { authorization: `Bearer ${t.user.token}` } });
+      const text = await res.text();
+      expect(res.status, `${path}: ${text}`).toBe(200);
+      return text;
+    };
+    const exact = '8999999999.999999';
+    // A double can't carry it: parsed as a number it reads …998, so the text is what must be right.
+    expect(String(Number(exact))).not.toBe(exact);
+    expect(await raw(`/keys/${hash}`)).toContain(`"spend":{"today":${exact},"monthToDate":${exact},"total":${exact},"forecastMonthEnd":${exact}}`);
+    expect(await raw('/keys')).toContain(`"total":${exact}`);
+    expect(await raw('/spend?groupBy=key')).toContain(`"total":{"costUsd":${exact},`);
+    expect(await raw('/budgets')).toContain(`"spend":{"monthToDate":${exact}}`);
+    expect(await raw('/alerts')).toContain(`"observedSpend":${exact}`);
+    // Nothing else changes: smaller amounts stay plain JSON numbers.
+    expect(await raw('/budgets')).toContain('"monthlyLimit":1000,');
+  });
+
   it('two batches racing for the last room: together they never pass the ceiling', async () => {
     const t = await tenant();
     const hash = newKeyHash();

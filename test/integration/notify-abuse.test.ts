@@ -150,24 +150,94 @@ describe('the phishing scenario on the local stack', () => {
   }, 240_000);
 });
 
+/** A loopback receiver answering `status` to every POST, recording the paths it got. */
+async function receiver(status: number): Promise<{ server: Server; base: string; posts: string[] }> {
+  const posts: string[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      posts.push(req.url ?? '/');
+      res.writeHead(status).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts };
+}
+
+/** Every alert of the account once each delivery is final (sent, suppressed or failed: no retry left). */
+async function finalAlerts(t: Tenant, count: number, timeoutMs = 120_000): Promise<Listed[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api('/alerts?limit=100', { token: t.user.token });
+    expect(res.status).toBe(200);
+    const items = res.body.items as Listed[];
+    if (items.length >= count && items.every((a) => a.deliveries.every((d) => ['sent', 'suppressed', 'failed'].includes(d.status)))) return items;
+    if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(items.map((a) => a.deliveries))}`);
+    await sleep(250);
+  }
+}
+
 describe('the per-URL cap on the local stack', () => {
   let server: Server;
   let base: string;
-  const posts: string[] = [];
+  let posts: string[];
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        posts.push(req.url ?? '/');
-        res.writeHead(204).end();
-      });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base, posts } = await receiver(204));
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('counts per receiver: ?N, #N, //, an upper-case scheme and dot segments reach the same cap', async () => {
+    await awayFromHourEnd();
+    const own = await receiver(204);
+    try {
+      const t = await tenant();
+      const port = new URL(own.base).port;
+      const variants = (i: number) => [
+        `${own.base}/hook?${i}`,
+        `${own.base}/hook#${i}`,
+        `${own.base}//hook`,
+        `HTTP://127.0.0.1:${port}/hook`,
+        `${own.base}/x/../hook?n=${i}`,
+        `${own.base}/hook`,
+      ];
+      for (let i = 0; i < 31; i++) await createRule(t, { name: `Hook ${i}`, channels: ['webhook'], config: { webhookUrl: variants(i)[i % 6] } });
+      await ingestNewKeys(t, 1);
+      await settledAlerts(t, 31);
+      await ingestNewKeys(t, 1);
+      const statuses = (await settledAlerts(t, 62)).map((a) => a.deliveries[0]!.status);
+      expect(statuses.filter((s) => s === 'sent')).toHaveLength(URL_CAP_PER_HOUR);
+      expect(statuses.filter((s) => s === 'suppressed')).toHaveLength(2);
+      expect(own.posts).toHaveLength(URL_CAP_PER_HOUR);
+    } finally {
+      await new Promise<void>((resolve) => own.server.close(() => resolve()));
+    }
+  }, 240_000);
+
+  it('a failing receiver: every attempt counts, so it gets 60 POSTs an hour, not 5 per counted delivery', async () => {
+    await awayFromHourEnd(120_000);
+    const failing = await receiver(500);
+    try {
+      const t = await tenant();
+      const path = `/down-${randomUUID()}`;
+      for (let i = 0; i < 13; i++) await createRule(t, { name: `Down ${i}`, channels: ['webhook'], config: { webhookUrl: `${failing.base}${path}` } });
+      await ingestNewKeys(t, 1);
+      const listed = await finalAlerts(t, 13);
+      // 13 deliveries × 5 attempts would be 65 POSTs: past the 60th, an attempt finds the cap and settles its delivery.
+      expect(failing.posts).toHaveLength(URL_CAP_PER_HOUR);
+      const deliveries = listed.map((a) => a.deliveries[0]!);
+      const failed = deliveries.filter((d) => d.status === 'failed');
+      const suppressed = deliveries.filter((d) => d.status === 'suppressed');
+      expect(failed.length + suppressed.length).toBe(13);
+      expect(suppressed.length).toBeGreaterThan(0);
+      expect(failed.every((d) => d.attempts === 5)).toBe(true);
+      // Every attempt but each suppressed delivery's last one was a POST.
+      expect(deliveries.reduce((n, d) => n + d.attempts, 0) - suppressed.length).toBe(URL_CAP_PER_HOUR);
+    } finally {
+      await new Promise<void>((resolve) => failing.server.close(() => resolve()));
+    }
+  }, 240_000);
 
   it('a webhook URL gets 60 deliveries in an hour; the rest are suppressed and stay listed', async () => {
     await awayFromHourEnd();
@@ -211,6 +281,11 @@ describe('in this process, against the stack table', () => {
     const url = `https://hooks.example.com/${randomUUID()}`;
     const urlDecisions = await Promise.all(Array.from({ length: 80 }, () => takeSlot('url', url, now)));
     expect(urlDecisions.filter((d) => d === 'allowed')).toHaveLength(60);
+    // The same receiver spelt otherwise shares that full counter: query, fragment, //, case of scheme and host, :443.
+    const { pathname } = new URL(url);
+    for (const variant of [`${url}?1`, `${url}#2`, `https://hooks.example.com/${pathname}`, `HTTPS://HOOKS.EXAMPLE.COM${pathname}`, `https://hooks.example.com:443${pathname}`]) {
+      expect(await takeSlot('url', variant, now), variant).toBe('suppressed');
+    }
 
     const nextHour = new Date(hourWindow(now).endsAt.getTime() + 1);
     expect(await takeSlot('email', address, nextHour)).toBe('allowed');

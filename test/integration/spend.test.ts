@@ -271,18 +271,49 @@ describe('GET /spend/export', () => {
     }
   });
 
+  it("a spreadsheet that splits on ';' runs no formula: x;=cmd|' /c calc'!a0 is quoted and its = neutralised", async () => {
+    const payload = "x;=cmd|' /c calc'!a0";
+    await api(`/keys/${keyHashes[1]}`, { method: 'PATCH', token: user.token, body: { label: payload } });
+    try {
+      const res = await api(`/spend/export?from=${isoDay(now - 30 * DAY)}&to=${today}`, { token: user.token });
+      expect(res.status).toBe(200);
+      const lines = (res.body as string).split('\r\n').filter((line) => line.split(',')[1] === keyHashes[1]);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line.split(',')[2]).toBe(`"x;'=cmd|' /c calc'!a0"`);
+        // Split as such a spreadsheet would (on ';', quotes ignored): no cell starts a formula.
+        for (const cell of line.split(';')) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@]/);
+      }
+      // An RFC 4180 reader still reads the label as typed, behind its one apostrophe.
+      const label = parseCsv(res.body as string).find((r) => r[1] === keyHashes[1])![2];
+      expect(label).toBe("x;'=cmd|' /c calc'!a0");
+    } finally {
+      await api(`/keys/${keyHashes[1]}`, { method: 'PATCH', token: user.token, body: { label: 'batch jobs' } });
+    }
+  });
+
   it('past 92 days or 25,000 rows: 400 /problems/export-too-large saying how to narrow it', async () => {
     const res = await api(`/spend/export?from=${isoDay(now - 92 * DAY)}&to=${today}`, { token: user.token });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ type: expect.stringContaining('/problems/export-too-large'), detail: expect.stringContaining('92') });
+    expect(res.body).toMatchObject({ type: expect.stringContaining('/problems/export-too-large'), detail: expect.stringMatching(/92.*POST \/spend\/exports/) });
     expect((await api(`/spend/export?from=${isoDay(now - 91 * DAY)}&to=${today}`, { token: user.token })).status).toBe(200);
     // The row limit, reached with a lower limit against the same stored rows (25,001 real rows would only slow the suite).
     const undo = pointAtStack();
     try {
       const from = isoDay(now - 30 * DAY);
       const rows = sumBy(inRange(from, today), (e) => [e.timestamp.slice(0, 10), e.keyHash, e.provider, e.model].join('|')).size;
-      await expect(exportSpend(user.accountId, { from, to: today }, new Date(now), rows - 1)).rejects.toMatchObject({ status: 400, slug: 'export-too-large' });
+      await expect(exportSpend(user.accountId, { from, to: today }, new Date(now), rows - 1)).rejects.toMatchObject({
+        status: 400,
+        slug: 'export-too-large',
+        detail: expect.stringMatching(/fewer days.*POST \/spend\/exports/),
+      });
       expect((await exportSpend(user.accountId, { from, to: today }, new Date(now), rows)).csv.split('\r\n')).toHaveLength(rows + 2);
+      // One day alone past the limit: fewer days can't help; the detail names the asynchronous export only.
+      const todays = sumBy(inRange(today, today), (e) => [e.keyHash, e.provider, e.model].join('|')).size;
+      expect(todays).toBeGreaterThan(1);
+      const oneDay = await exportSpend(user.accountId, { from: today, to: today }, new Date(now), todays - 1).catch((error: unknown) => error);
+      expect(oneDay).toMatchObject({ status: 400, slug: 'export-too-large', detail: expect.stringContaining('POST /spend/exports') });
+      expect((oneDay as { detail: string }).detail).not.toMatch(/fewer days/);
     } finally {
       undo();
     }

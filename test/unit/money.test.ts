@@ -127,3 +127,49 @@ describe('stored numbers', () => {
     expect(microsToUsd(9_000_000_000_000_000n)).toBe(9e9);
   });
 });
+
+describe('money exact on the wire (API.md part 4)', () => {
+  it('an amount a double cannot carry is written digit for digit; the rest stay plain numbers', async () => {
+    const { JsonDecimal, toJson } = await import('#shared/http/json.ts');
+    const { formatUsd } = await import('#shared/pricing/pricing.ts');
+    const top = microsToUsd(8_999_999_999_999_999n);
+    expect(top).toBeInstanceOf(JsonDecimal);
+    expect(toJson({ total: top })).toBe('{"total":8999999999.999999}');
+    expect(toJson({ total: microsToUsd(8_999_999_999_999_998n) })).toBe('{"total":8999999999.999998}');
+    // Sums over ranges go past the ceiling: still exact.
+    expect(toJson([microsToUsd(123_456_789_012_345_678n)])).toBe('[123456789012.345678]');
+    expect(formatUsd(8_999_999_999_999_999n)).toBe('$8,999,999,999.999999');
+    // Up to 2^33 dollars a double prints exactly: a plain number, as before.
+    expect(microsToUsd(8_589_934_592_000_000n)).toBe(8_589_934_592);
+    expect(microsToUsd(1_234_567)).toBe(1.234567);
+    // A log line (plain JSON.stringify) gets the nearest double, never an object.
+    expect(JSON.stringify({ v: top })).toBe('{"v":8999999999.999998}');
+  });
+
+  it('toJson writes what JSON.stringify writes for everything else', async () => {
+    const { toJson } = await import('#shared/http/json.ts');
+    const samples: unknown[] = [
+      { a: 1, b: 'x"\u0000\u2028', c: null, d: undefined, e: [1, undefined, () => 1, { f: true }], g: new Date(0), h: { toJSON: () => 'j' } },
+      [],
+      {},
+      'text',
+      0.1,
+      -0,
+      Number.NaN,
+      null,
+      [[[]]],
+    ];
+    for (const value of samples) expect(toJson(value)).toBe(JSON.stringify(value));
+  });
+
+  it('only our own decimals are written bare: text that looks like one stays a string', async () => {
+    const { JsonDecimal, toJson } = await import('#shared/http/json.ts');
+    const lookalike = '\u0000json-decimal-00000000-0000-4000-8000-000000000000:1';
+    const d = new JsonDecimal('12345678901.000001');
+    const written = toJson({ label: lookalike, a: d, list: [d, { b: d }], [lookalike]: 1 });
+    expect(written).toBe(`{"label":${JSON.stringify(lookalike)},"a":12345678901.000001,"list":[12345678901.000001,{"b":12345678901.000001}],${JSON.stringify(lookalike)}:1}`);
+    expect(JSON.parse(written).label).toBe(lookalike);
+    expect(() => new JsonDecimal('1e5')).toThrow(RangeError);
+    expect(() => new JsonDecimal('1,5')).toThrow(RangeError);
+  });
+});

@@ -8,7 +8,7 @@ import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';
 import type { Rule } from '#shared/alerting/model.ts';
 import type { SpendSnapshot } from '#shared/alerting/spend.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
-import { CAPS, EMAIL_CAP_PER_HOUR, hourWindow, slotDecision, targetHash, URL_CAP_PER_HOUR } from '#shared/notify/caps.ts';
+import { CAPS, EMAIL_CAP_PER_HOUR, hourWindow, receiverOf, slotDecision, targetHash, URL_CAP_PER_HOUR } from '#shared/notify/caps.ts';
 import { alertRecipients, renderAlertEmail, renderPlainEmail } from '#shared/notify/email.ts';
 import { pausedNoticeEmail } from '#shared/notify/paused.ts';
 import { alertSubject, plainLine, SUBJECT_MAX, subjectLine } from '#shared/notify/subject.ts';
@@ -118,10 +118,33 @@ describe('hourly notification caps', () => {
     expect(slotDecision(cap + 2, cap)).toBe('suppressed');
   });
 
-  it('count an address case-insensitively and a URL as written, hashed', () => {
+  it('count an address case-insensitively and a URL per receiver, hashed', () => {
     expect(targetHash('email', 'Ada@Example.com ')).toBe(targetHash('email', 'ada@example.com'));
     expect(targetHash('email', 'ada@example.com')).toMatch(/^[0-9a-f]{64}$/);
-    expect(targetHash('url', 'https://hooks.example.com/A')).not.toBe(targetHash('url', 'https://hooks.example.com/a'));
+    // The receiver: scheme and host lower-cased, default port dropped, path normalised, query and fragment removed.
+    const receiver = targetHash('url', 'https://hooks.example.com/T0/B1/x~y');
+    for (const variant of [
+      'https://hooks.example.com/T0/B1/x~y?1',
+      'https://hooks.example.com/T0/B1/x~y#2',
+      'https://hooks.example.com/T0/B1/x~y?a=1#b',
+      'https://hooks.example.com//T0///B1/x~y',
+      'HTTPS://HOOKS.Example.COM/T0/B1/x~y',
+      'https://hooks.example.com:443/T0/B1/x~y',
+      'https://hooks.example.com./T0/B1/x~y',
+      'https://hooks.example.com/T0/./B1/z/../x~y',
+      'https://hooks.example.com/T0/%2e/B1/x~y',
+      'https://hooks.example.com/T0/B1/x%7Ey',
+      'https://hooks.example.com/T0/B1/x~y/',
+      ' https://hooks.example.com/T0/B1/x~y ',
+    ]) {
+      expect(receiverOf(variant), variant).toBe('https://hooks.example.com/T0/B1/x~y');
+      expect(targetHash('url', variant), variant).toBe(receiver);
+    }
+    // Another receiver stays another: path case, another port, another scheme, another host.
+    for (const other of ['https://hooks.example.com/t0/B1/x~y', 'https://hooks.example.com:8443/T0/B1/x~y', 'http://hooks.example.com/T0/B1/x~y', 'https://example.com/T0/B1/x~y']) {
+      expect(targetHash('url', other), other).not.toBe(receiver);
+    }
+    expect(receiverOf('http://127.0.0.1:80/hook')).toBe('http://127.0.0.1/hook');
   });
 });
 

@@ -12,6 +12,7 @@ import type { $ZodType } from 'zod/v4/core';
 import { API_PREFIX, routes, type AuthKind } from '#shared/routes.ts';
 import { API_TITLE, API_VERSION, buildOpenApi, errorStatuses, operations, pathParams, type JsonSchema } from '#shared/openapi/document.ts';
 import * as R from '#shared/openapi/responses.ts';
+import type { JsonDecimal } from '#shared/http/json.ts';
 import { ChangePasswordBody, ForgotPasswordBody, LoginBody, PatchMeBody, RegisterBody, ResetPasswordBody, VerifyEmailBody } from '#shared/auth/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
@@ -323,40 +324,42 @@ describe('response schemas', () => {
 
   it('match the view mappers’ types (compile time)', () => {
     type Out<S extends z.ZodMiniType> = z.output<S>;
-    expectTypeOf<Awaited<ReturnType<typeof me>>>().toEqualTypeOf<Out<typeof R.Me>>();
-    expectTypeOf<Awaited<ReturnType<typeof updateMe>>>().toEqualTypeOf<Out<typeof R.Me>>();
-    expectTypeOf<Awaited<ReturnType<typeof verifyEmail>>>().toEqualTypeOf<Out<typeof R.EmailVerified>>();
-    expectTypeOf<Awaited<ReturnType<typeof register>>>().toEqualTypeOf<Out<typeof R.AuthSession>>();
-    expectTypeOf<Awaited<ReturnType<typeof login>>>().toEqualTypeOf<Out<typeof R.AuthSession>>();
-    expectTypeOf<Awaited<ReturnType<typeof refresh>>>().toEqualTypeOf<Out<typeof R.RefreshedToken>>();
-    expectTypeOf<IngestKeyView>().toEqualTypeOf<Out<typeof R.IngestKey>>();
-    expectTypeOf<Awaited<ReturnType<typeof listIngestKeys>>>().toExtend<Out<typeof R.responseComponents.IngestKeyList>>();
+    // On the wire a JsonDecimal IS a JSON number (shared/http/json.ts): compare the shapes as written.
+    type Wire<T> = T extends JsonDecimal ? number : T extends readonly unknown[] | Record<string, unknown> ? { [K in keyof T]: Wire<T[K]> } : T;
+    expectTypeOf<Wire<Awaited<ReturnType<typeof me>>>>().toEqualTypeOf<Out<typeof R.Me>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof updateMe>>>>().toEqualTypeOf<Out<typeof R.Me>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof verifyEmail>>>>().toEqualTypeOf<Out<typeof R.EmailVerified>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof register>>>>().toEqualTypeOf<Out<typeof R.AuthSession>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof login>>>>().toEqualTypeOf<Out<typeof R.AuthSession>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof refresh>>>>().toEqualTypeOf<Out<typeof R.RefreshedToken>>();
+    expectTypeOf<Wire<IngestKeyView>>().toEqualTypeOf<Out<typeof R.IngestKey>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listIngestKeys>>>>().toExtend<Out<typeof R.responseComponents.IngestKeyList>>();
     // The mapper says `lastUsedAt: null` exactly; the document says `Timestamp | null` (see responses.ts).
-    expectTypeOf<CreatedIngestKey>().toExtend<Out<typeof R.CreatedIngestKey>>();
-    expectTypeOf<CreatedIngestKey['lastUsedAt']>().toEqualTypeOf<null>();
-    expectTypeOf<IngestResult>().toEqualTypeOf<Out<typeof R.IngestResult>>();
-    expectTypeOf<ReturnType<typeof toKeyView>>().toEqualTypeOf<Out<typeof R.Key>>();
-    expectTypeOf<Awaited<ReturnType<typeof listKeys>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
-    expectTypeOf<Awaited<ReturnType<typeof getKey>>>().toEqualTypeOf<Out<typeof R.KeyDetail>>();
+    expectTypeOf<Wire<CreatedIngestKey>>().toExtend<Out<typeof R.CreatedIngestKey>>();
+    expectTypeOf<Wire<CreatedIngestKey['lastUsedAt']>>().toEqualTypeOf<null>();
+    expectTypeOf<Wire<IngestResult>>().toEqualTypeOf<Out<typeof R.IngestResult>>();
+    expectTypeOf<Wire<ReturnType<typeof toKeyView>>>().toEqualTypeOf<Out<typeof R.Key>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listKeys>>>>().toEqualTypeOf<Out<typeof R.responseComponents.KeyList>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof getKey>>>>().toEqualTypeOf<Out<typeof R.KeyDetail>>();
     // A union of group shapes: plain assignability (expectTypeOf's toExtend distributes over it).
-    const spend = (): Out<typeof R.Spend> => ({}) as Awaited<ReturnType<typeof getSpend>>;
+    const spend = (): Out<typeof R.Spend> => ({}) as Wire<Awaited<ReturnType<typeof getSpend>>>;
     expect(typeof spend).toBe('function');
-    expectTypeOf<PriceView>().toEqualTypeOf<Out<typeof R.Price>>();
-    expectTypeOf<Awaited<ReturnType<typeof listPrices>>>().toEqualTypeOf<Out<typeof R.responseComponents.PriceList>>();
-    expectTypeOf<ReturnType<typeof budgetView>>().toEqualTypeOf<Out<typeof R.Budget>>();
-    expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
-    expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();
-    expectTypeOf<Awaited<ReturnType<typeof listAlertsView>>>().toEqualTypeOf<Out<typeof R.responseComponents.AlertList>>();
+    expectTypeOf<Wire<PriceView>>().toEqualTypeOf<Out<typeof R.Price>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listPrices>>>>().toEqualTypeOf<Out<typeof R.responseComponents.PriceList>>();
+    expectTypeOf<Wire<ReturnType<typeof budgetView>>>().toEqualTypeOf<Out<typeof R.Budget>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listBudgets>>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
+    expectTypeOf<Wire<ReturnType<typeof alertView>>>().toEqualTypeOf<Out<typeof R.Alert>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listAlertsView>>>>().toEqualTypeOf<Out<typeof R.responseComponents.AlertList>>();
     // A rule's config is typed as a union apart from its type; the document ties each config to its type.
     type RuleView = ReturnType<typeof ruleView>;
-    expectTypeOf<Out<typeof R.Rule>>().toExtend<RuleView>();
-    expectTypeOf<keyof Out<typeof R.Rule>>().toEqualTypeOf<keyof RuleView>();
-    expectTypeOf<Awaited<ReturnType<typeof listRules>>['items'][number]>().toEqualTypeOf<RuleView>();
-    expectTypeOf<Awaited<ReturnType<typeof webhookSecretView>>>().toEqualTypeOf<Out<typeof R.WebhookSecret>>();
-    expectTypeOf<Awaited<ReturnType<typeof billingStatus>>>().toEqualTypeOf<Out<typeof R.BillingStatus>>();
-    expectTypeOf<Awaited<ReturnType<typeof startCheckout>>>().toEqualTypeOf<Out<typeof R.Checkout>>();
-    expectTypeOf<Awaited<ReturnType<typeof openPortal>>>().toEqualTypeOf<Out<typeof R.Portal>>();
-    expectTypeOf<WebhookReply>().toEqualTypeOf<Out<typeof R.WebhookReceipt>>();
+    expectTypeOf<Wire<Out<typeof R.Rule>>>().toExtend<RuleView>();
+    expectTypeOf<Wire<keyof Out<typeof R.Rule>>>().toEqualTypeOf<keyof RuleView>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof listRules>>['items'][number]>>().toEqualTypeOf<RuleView>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof webhookSecretView>>>>().toEqualTypeOf<Out<typeof R.WebhookSecret>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof billingStatus>>>>().toEqualTypeOf<Out<typeof R.BillingStatus>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof startCheckout>>>>().toEqualTypeOf<Out<typeof R.Checkout>>();
+    expectTypeOf<Wire<Awaited<ReturnType<typeof openPortal>>>>().toEqualTypeOf<Out<typeof R.Portal>>();
+    expectTypeOf<Wire<WebhookReply>>().toEqualTypeOf<Out<typeof R.WebhookReceipt>>();
   });
 });
 

@@ -424,7 +424,8 @@ describe('usdToMicros / microsToUsd', () => {
       samples.push(Math.floor(random01() * 10 ** digits));
     }
     for (const value of samples) {
-      const usd = microsToUsd(value);
+      const usd = microsToUsd(value); // ≤ $1e9: always a plain number
+      if (typeof usd !== 'number') throw new Error(`not a number: ${value}`);
       const text = String(usd);
       const expected = `${Math.floor(value / M)}${value % M ? `.${String(value % M).padStart(6, '0').replace(/0+$/, '')}` : ''}`;
       if (text !== expected || usdToMicros(usd) !== value || !hasAtMostSixDecimals(usd)) {

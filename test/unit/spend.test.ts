@@ -38,13 +38,22 @@ describe('CSV of the export', () => {
     expect(csvText('a,b')).toBe('"a,b"');
     expect(csvText('say "hi"')).toBe('"say ""hi"""');
     expect(csvText('two\r\nlines')).toBe('"two\r\nlines"');
-    expect(csvText('=SUM(A1:A9)')).toBe("'=SUM(A1:A9)");
-    expect(csvText('+1')).toBe("'+1");
-    expect(csvText('-2')).toBe("'-2");
-    expect(csvText('@cmd')).toBe("'@cmd");
-    expect(csvText('\tx')).toBe("'\tx");
+    // Formula-like text is quoted and gets a `'` (API.md part 4 "Hardening decisions").
+    expect(csvText('=SUM(A1:A9)')).toBe(`"'=SUM(A1:A9)"`);
+    expect(csvText('+1')).toBe(`"'+1"`);
+    expect(csvText('-2')).toBe(`"'-2"`);
+    expect(csvText('@cmd')).toBe(`"'@cmd"`);
+    expect(csvText('\tx')).toBe(`"'\tx"`);
+    expect(csvText('\rx')).toBe(`"'\rx"`);
     expect(csvText('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
     expect(csvText('a=b')).toBe('a=b');
+    expect(csvText('a-b@c+d')).toBe('a-b@c+d');
+    // Spreadsheets that split on ';' (or ','): an operator after a separator starts a cell there.
+    expect(csvText("x;=cmd|' /c calc'!a0")).toBe(`"x;'=cmd|' /c calc'!a0"`);
+    expect(csvText('a;b')).toBe('"a;b"');
+    expect(csvText('a,+b;-c;@d')).toBe(`"a,'+b;'-c;'@d"`);
+    expect(csvText('a; =b')).toBe(`"a; '=b"`);
+    expect(csvText('=a;=b')).toBe(`"'=a;'=b"`);
     expect(csvUsd(0n)).toBe('0.000000');
     expect(csvUsd(1n)).toBe('0.000001');
     expect(csvUsd(9_000_000_000_000_000n)).toBe('9000000000.000000');
@@ -53,7 +62,7 @@ describe('CSV of the export', () => {
         { date: '2026-11-01', keyHash: 'ab', provider: 'openai', model: '-x', requests: 2, inputTokens: 2n ** 60n, cachedInputTokens: 0, outputTokens: 5, costMicros: 1_234_567 },
         null,
       ),
-    ).toBe(`2026-11-01,ab,,openai,'-x,2,${2n ** 60n},0,5,1.234567`);
+    ).toBe(`2026-11-01,ab,,openai,"'-x",2,${2n ** 60n},0,5,1.234567`);
   });
 });
 

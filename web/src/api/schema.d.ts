@@ -559,7 +559,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe’s webhook (not for clients).
-         * @description The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. Called by Stripe only, authenticated by the `Stripe-Signature` header.
+         * @description The `Stripe-Signature` header must sign the raw body with the endpoint secret within 300 s (400 otherwise). Every event is applied once (a replay answers 200 `duplicate`); an older event never overwrites a newer state. An event created more than 5 minutes in the future: 400 `/problems/invalid-event`, nothing changes; an event without a customer: 200 `ignored`. Called by Stripe only, authenticated by the `Stripe-Signature` header.
          */
         post: operations["billingWebhook"];
         delete?: never;
@@ -705,7 +705,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `'` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
         put?: never;
