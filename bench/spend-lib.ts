@@ -310,6 +310,21 @@ interface SpendBody {
   groups: unknown[];
 }
 
+/** `runs` timed calls of `path` after one warm-up (the handler's module, DynamoDB Local's caches): the last answer; its cost, p50 and p95. */
+async function timed(get: (path: string) => Promise<Measured>, path: string, runs: number) {
+  await get(path);
+  const times: number[] = [];
+  let last = await get(path);
+  times.push(last.ms);
+  for (let i = 1; i < runs; i++) {
+    last = await get(path);
+    times.push(last.ms);
+  }
+  times.sort((a, b) => a - b);
+  const { status, requests, commands, rcu } = last;
+  return { last, cost: { status, requests, commands, rcu, p50: nearest(times, 50), p95: nearest(times, 95) } };
+}
+
 const nearest = (sorted: number[], p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] ?? Number.NaN;
 
 /**
@@ -330,38 +345,26 @@ export async function measureSpend(
     const expected = expectedTotals(shape, today, from, today);
     for (const groupBy of GROUPINGS) {
       const path = `/spend?groupBy=${groupBy}&from=${from}&to=${today}`;
-      await get(path); // warm-up: the handler's module, DynamoDB Local's caches
-      const times: number[] = [];
-      let last: Measured | undefined;
-      for (let i = 0; i < runs; i++) {
-        last = await get(path);
-        times.push(last.ms);
-      }
-      const body = last!.body as SpendBody;
+      const { last, cost } = await timed(get, path, runs);
+      const body = last.body as SpendBody;
       const wantGroups = { day: days, model: expected.models, provider: expected.providers, key: Math.min(100, expected.keys) }[groupBy];
       const problems: string[] = [];
-      if (last!.status !== 200) problems.push(`status ${last!.status}`);
+      if (last.status !== 200) problems.push(`status ${last.status}`);
       else {
         const cost = BigInt(Math.round(body.total.costUsd * 1e6));
         if (cost !== expected.costMicros) problems.push(`cost ${body.total.costUsd} ≠ ${Number(expected.costMicros) / 1e6}`);
         if (body.total.requests !== expected.requests) problems.push(`requests ${body.total.requests} ≠ ${expected.requests}`);
         if (body.groups.length !== wantGroups) problems.push(`${body.groups.length} groups ≠ ${wantGroups}`);
       }
-      times.sort((a, b) => a - b);
       rows.push({
         groupBy,
         range: range === 'mtd' ? `month to date (${days} d)` : `${days} days`,
         days,
         from,
         to: today,
-        status: last!.status,
-        requests: last!.requests,
-        commands: last!.commands,
-        rcu: last!.rcu,
-        p50: nearest(times, 50),
-        p95: nearest(times, 95),
+        ...cost,
         groups: body?.groups?.length ?? 0,
-        totalCost: last!.status === 200 ? body.total.costUsd.toFixed(6) : '–',
+        totalCost: last.status === 200 ? body.total.costUsd.toFixed(6) : '–',
         exact: problems.length === 0,
         ...(problems.length ? { mismatch: problems.join('; ') } : {}),
       });
@@ -427,25 +430,13 @@ export async function measureKeySearch(
   ];
   const rows: KeySearchRow[] = [];
   for (const c of cases) {
-    await get(c.path);
-    const times: number[] = [];
-    let last: Measured | undefined;
-    for (let i = 0; i < runs; i++) {
-      last = await get(c.path);
-      times.push(last.ms);
-    }
-    times.sort((a, b) => a - b);
-    const body = last!.body as KeyListBody;
-    const mismatch = last!.status !== 200 ? `status ${last!.status}` : c.want(body);
+    const { last, cost } = await timed(get, c.path, runs);
+    const body = last.body as KeyListBody;
+    const mismatch = last.status !== 200 ? `status ${last.status}` : c.want(body);
     rows.push({
       name: c.name,
       path: c.path,
-      status: last!.status,
-      requests: last!.requests,
-      commands: last!.commands,
-      rcu: last!.rcu,
-      p50: nearest(times, 50),
-      p95: nearest(times, 95),
+      ...cost,
       items: body?.items?.length ?? 0,
       total: body?.total ?? null,
       exact: mismatch === undefined,

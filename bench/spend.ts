@@ -72,6 +72,16 @@ function installCounter(): void {
   );
 }
 
+/** status, requests, commands, read units, p50, p95: the columns every table of this bench shares. */
+const costCells = (r: { status: number; requests: number | null; commands: string; rcu: number | null; p50: number; p95: number }) => [
+  String(r.status),
+  String(r.requests ?? '–'),
+  r.commands,
+  r.rcu === null ? 'n/a' : num(r.rcu, 1),
+  ms(r.p50),
+  ms(r.p95),
+];
+
 async function get(apiUrl: string, token: string, path: string): Promise<Measured> {
   counted = { commands: new Map(), rcu: 0, reported: false };
   const started = performance.now();
@@ -141,12 +151,7 @@ async function run(): Promise<number> {
       ...rows.map((r) => [
         r.groupBy,
         r.range,
-        String(r.status),
-        String(r.requests ?? '–'),
-        r.commands,
-        r.rcu === null ? 'n/a' : num(r.rcu, 1),
-        ms(r.p50),
-        ms(r.p95),
+        ...costCells(r),
         String(r.groups),
         r.totalCost,
         r.exact ? 'yes' : `NO: ${r.mismatch}`,
@@ -204,12 +209,7 @@ async function run(): Promise<number> {
       ...keyRows.map((r) => [
         r.name,
         r.path,
-        String(r.status),
-        String(r.requests ?? '–'),
-        r.commands,
-        r.rcu === null ? 'n/a' : num(r.rcu, 1),
-        ms(r.p50),
-        ms(r.p95),
+        ...costCells(r),
         String(r.items),
         r.total === null ? '–' : num(r.total),
         r.exact ? 'yes' : `NO: ${r.mismatch}`,
