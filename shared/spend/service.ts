@@ -76,14 +76,27 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
     throw new ValidationError('model filters need provider.', [{ path: 'query.model', message: 'Give provider with model (e.g. provider=openai&model=gpt-4o).' }]);
   }
   const filter = spendFilter(query);
+  const groupBy = query.groupBy ?? 'day';
+  const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
+  if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);
+  // groupBy=day reads the account's days of the previous range in its own Query (they lie just before `from`).
   const [current, previous] = await Promise.all([
-    filter ? filteredSpend(accountId, filter, from, to, query.groupBy ?? 'day', now) : accountSpend(accountId, from, to, query.groupBy ?? 'day', now),
-    query.compare === 'previous' ? previousTotals(accountId, filter, previousRange(from, to)) : undefined,
+    accountSpend(accountId, prev && groupBy === 'day' ? prev.from : from, from, to, groupBy, now),
+    prev && groupBy !== 'day' ? repo.accountDays(accountId, prev.from, prev.to) : undefined,
   ]);
-  return previous ? { ...current, previous } : current;
+  const { readDays, ...answer } = current;
+  return prev ? { ...answer, previous: sumOf(previous ?? readDays ?? [], prev) } : answer;
 }
 
-async function accountSpend(accountId: string, from: string, to: string, groupBy: GroupBy, now: Date) {
+/** `previous: {from, to, total}` from day items (of the account, or filtered day × model items): those in the range. */
+function sumOf(items: Item[], range: { from: string; to: string }) {
+  const total = zero();
+  for (const item of items) if ((item.date as string) >= range.from && (item.date as string) <= range.to) addItem(total, item);
+  return { ...range, total: totalsView(total) };
+}
+
+/** GET /spend without filters; groupBy=day reads its days from `readFrom` (≤ from: the previous range too) and hands them back. */
+async function accountSpend(accountId: string, readFrom: string, from: string, to: string, groupBy: GroupBy, now: Date) {
   const today = isoDate(now);
   const withForecast = to.slice(0, 7) === today.slice(0, 7);
   const forecastOf = (figures: repo.ForecastFigures) => ({ monthEnd: microsToUsd(accountForecast(figures, today)), method: FORECAST_METHOD });
@@ -109,7 +122,7 @@ async function accountSpend(accountId: string, from: string, to: string, groupBy
 
   const figuresRead = withForecast ? repo.loadForecastFigures(accountId, today) : Promise.resolve(undefined);
   if (groupBy === 'day') {
-    const [items, figures] = await Promise.all([repo.accountDays(accountId, from, to), figuresRead]);
+    const [items, figures] = await Promise.all([repo.accountDays(accountId, readFrom, to), figuresRead]);
     const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
     for (const item of items) {
       const day = days.get(item.date as string);
@@ -122,6 +135,7 @@ async function accountSpend(accountId: string, from: string, to: string, groupBy
       total: totalsView(sumAll([...days.values()].map((totals) => ({ totals })))),
       groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })),
       forecast: figures ? forecastOf(figures) : null,
+      readDays: items,
     };
   }
 
@@ -189,74 +203,78 @@ export function previousRange(from: string, to: string): { from: string; to: str
   return { from: addDays(from, -days), to: addDays(from, -1) };
 }
 
-/** `previous: {from, to, total}`: one Query (the account's days, or the filtered day × model items). */
-async function previousTotals(accountId: string, filter: SpendFilter | undefined, range: { from: string; to: string }) {
-  const items = filter ? await filteredDayModels(accountId, filter, range.from, range.to) : await repo.accountDays(accountId, range.from, range.to);
-  const total = zero();
-  for (const item of items) addItem(total, item);
-  return { ...range, total: totalsView(total) };
-}
+const earliest = (...dates: (string | undefined)[]) => dates.filter((d): d is string => d !== undefined).sort()[0]!;
+const latest = (...dates: string[]) => [...dates].sort().at(-1)!;
 
 /**
- * GET /spend with filters: the filtered day × model items for day, model and provider (and for key when a key is
- * named); groupBy=key of a provider reads the month × key and day × key aggregates and keeps that provider's keys
- * (the key index says each key's provider); of a model, the export rows of the range (key × day × model). The
- * forecast is the filtered spend's (month to date and the 7 days before today), from one more Query.
+ * GET /spend with filters. ONE Query of the filtered day × model items spans the range, the forecast's window (the
+ * month to date and the 7 days before today) and the previous range, sliced in memory; with the BatchGetItem of the
+ * forecast figures that is the whole answer for day, model and provider (and for key when a key is named).
+ * groupBy=key of a provider reads the month × key and day × key aggregates and keeps that provider's keys (the key
+ * index says each key's provider); of a model, the export rows of the range (key × day × model).
  */
-async function filteredSpend(accountId: string, filter: SpendFilter, from: string, to: string, groupBy: GroupBy, now: Date) {
+async function filteredSpend(accountId: string, filter: SpendFilter, range: { from: string; to: string }, groupBy: GroupBy, now: Date, prev?: { from: string; to: string }) {
+  const { from, to } = range;
   const today = isoDate(now);
   const monthFirst = `${today.slice(0, 7)}-01`;
-  const windowFrom = addDays(today, -7) < monthFirst ? addDays(today, -7) : monthFirst;
   const withForecast = to.slice(0, 7) === today.slice(0, 7);
-  const [groupsOf, figures, window] = await Promise.all([
-    filteredGroups(accountId, filter, from, to, groupBy, now),
+  const windowFrom = earliest(addDays(today, -7), monthFirst);
+  const fromDays = groupBy !== 'key' || filter.keyHash !== undefined;
+  const needDays = fromDays || withForecast || prev !== undefined;
+  const span = { from: earliest(from, withForecast ? windowFrom : undefined, prev?.from), to: withForecast ? latest(to, today) : to };
+  const [days, figures] = await Promise.all([
+    needDays ? filteredDayModels(accountId, filter, span.from, span.to) : [],
     repo.loadForecastFigures(accountId, today, filter.keyHash ? [filter.keyHash] : []),
-    withForecast ? filteredDayModels(accountId, filter, windowFrom, today) : undefined,
   ]);
+  const inRange = days.filter((item) => (item.date as string) >= from && (item.date as string) <= to);
+  const result = fromDays ? groupsOfDays(inRange, filter, from, to, groupBy, figures.keyItems) : await keyGroupsOf(accountId, filter, from, to, now);
   let forecast = null;
-  if (window) {
-    const days = new Map<string, bigint>();
+  if (withForecast) {
+    const byDay = new Map<string, bigint>();
     let monthToDate = 0n;
-    for (const item of window) {
-      const cost = micros(item.costMicros);
-      days.set(item.date as string, (days.get(item.date as string) ?? 0n) + cost);
-      if ((item.date as string) >= monthFirst) monthToDate += cost;
+    for (const item of days) {
+      const date = item.date as string;
+      if (date < windowFrom || date > today) continue;
+      byDay.set(date, (byDay.get(date) ?? 0n) + micros(item.costMicros));
+      if (date >= monthFirst) monthToDate += micros(item.costMicros);
     }
     const keyItem = filter.keyHash ? figures.keyItems.get(filter.keyHash) : undefined;
     const since = ((keyItem?.firstSeenAt ?? figures.account?.createdAt) as string | undefined)?.slice(0, 10);
-    const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => days.get(d) ?? 0n, ...(since ? { since } : {}) });
+    const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => byDay.get(d) ?? 0n, ...(since ? { since } : {}) });
     forecast = { monthEnd: microsToUsd(monthEnd), method: FORECAST_METHOD };
   }
-  return { from, to, groupBy, total: totalsView(sumAll(groupsOf.totals)), groups: groupsOf.groups, forecast };
+  const answer = { from, to, groupBy, total: totalsView(sumAll(result.totals)), groups: result.groups, forecast };
+  return prev ? { ...answer, previous: sumOf(days, prev) } : answer;
 }
 
-async function filteredGroups(accountId: string, filter: SpendFilter, from: string, to: string, groupBy: GroupBy, now: Date) {
-  if (groupBy !== 'key') {
-    const items = await filteredDayModels(accountId, filter, from, to);
-    if (groupBy === 'day') {
-      const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
-      for (const item of items) {
-        const day = days.get(item.date as string);
-        if (day) addItem(day, item);
-      }
-      const totals = [...days.values()].map((t) => ({ totals: t }));
-      return { totals, groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
-    }
-    const byModel = groupBy === 'model';
-    const groups = grouped(items, (i) => (byModel ? `${i.provider as string}|${i.model as string}` : (i.provider as string)), (i) => ({
-      provider: i.provider as string,
-      model: i.model as string,
-    }));
-    return {
-      totals: groups,
-      groups: groups.map((g) =>
-        byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
-      ),
-    };
+/** Day, model or provider groups of filtered day × model items; a named key's one key group. */
+function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: string, groupBy: GroupBy, keyItems: Map<string, Item>) {
+  if (groupBy === 'day') {
+    const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
+    for (const item of items) addItem(days.get(item.date as string)!, item);
+    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
   }
+  if (groupBy === 'key') {
+    const groups = grouped(items, () => filter.keyHash!, () => ({ provider: '', model: '' }));
+    return { totals: groups, groups: groups.map((g) => keyGroup(g, keyItems.get(g.id))) };
+  }
+  const byModel = groupBy === 'model';
+  const groups = grouped(items, (i) => (byModel ? `${i.provider as string}|${i.model as string}` : (i.provider as string)), (i) => ({
+    provider: i.provider as string,
+    model: i.model as string,
+  }));
+  return {
+    totals: groups,
+    groups: groups.map((g) =>
+      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+    ),
+  };
+}
+
+/** groupBy=key of a provider (its keys' month × key and day × key items) or of one of its models (the export rows). */
+async function keyGroupsOf(accountId: string, filter: SpendFilter, from: string, to: string, now: Date) {
   let items: Item[];
-  if (filter.keyHash) items = (await filteredDayModels(accountId, filter, from, to)).map((item) => ({ ...item, keyHash: filter.keyHash }));
-  else if (filter.model !== undefined) items = await repo.modelRows(accountId, from, to, filter.provider!, filter.model);
+  if (filter.model !== undefined) items = await repo.modelRows(accountId, from, to, filter.provider!, filter.model);
   else {
     const plan = keyReadPlan(from, to, isoDate(new Date(now.getTime() + LATEST_DAY_MS)));
     const [keyIndex, ...reads] = await Promise.all([
@@ -270,10 +288,7 @@ async function filteredGroups(accountId: string, filter: SpendFilter, from: stri
   const groups = grouped(items, (item) => item.keyHash as string, () => ({ provider: '', model: '' }));
   const top = groups.slice(0, TOP_KEYS);
   const figures = await repo.loadForecastFigures(accountId, isoDate(now), top.map((g) => g.id));
-  return {
-    totals: groups,
-    groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
-  };
+  return { totals: groups, groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))) };
 }
 
 /** A groupBy=key entry: the key's names from its item. */
