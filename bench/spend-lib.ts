@@ -310,6 +310,21 @@ interface SpendBody {
   groups: unknown[];
 }
 
+/** `runs` timed calls of `path` after one warm-up (the handler's module, DynamoDB Local's caches): the last answer; its cost, p50 and p95. */
+async function timed(get: (path: string) => Promise<Measured>, path: string, runs: number) {
+  await get(path);
+  const times: number[] = [];
+  let last = await get(path);
+  times.push(last.ms);
+  for (let i = 1; i < runs; i++) {
+    last = await get(path);
+    times.push(last.ms);
+  }
+  times.sort((a, b) => a - b);
+  const { status, requests, commands, rcu } = last;
+  return { last, cost: { status, requests, commands, rcu, p50: nearest(times, 50), p95: nearest(times, 95) } };
+}
+
 const nearest = (sorted: number[], p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] ?? Number.NaN;
 
 /**
@@ -330,42 +345,103 @@ export async function measureSpend(
     const expected = expectedTotals(shape, today, from, today);
     for (const groupBy of GROUPINGS) {
       const path = `/spend?groupBy=${groupBy}&from=${from}&to=${today}`;
-      await get(path); // warm-up: the handler's module, DynamoDB Local's caches
-      const times: number[] = [];
-      let last: Measured | undefined;
-      for (let i = 0; i < runs; i++) {
-        last = await get(path);
-        times.push(last.ms);
-      }
-      const body = last!.body as SpendBody;
+      const { last, cost } = await timed(get, path, runs);
+      const body = last.body as SpendBody;
       const wantGroups = { day: days, model: expected.models, provider: expected.providers, key: Math.min(100, expected.keys) }[groupBy];
       const problems: string[] = [];
-      if (last!.status !== 200) problems.push(`status ${last!.status}`);
+      if (last.status !== 200) problems.push(`status ${last.status}`);
       else {
         const cost = BigInt(Math.round(body.total.costUsd * 1e6));
         if (cost !== expected.costMicros) problems.push(`cost ${body.total.costUsd} ≠ ${Number(expected.costMicros) / 1e6}`);
         if (body.total.requests !== expected.requests) problems.push(`requests ${body.total.requests} ≠ ${expected.requests}`);
         if (body.groups.length !== wantGroups) problems.push(`${body.groups.length} groups ≠ ${wantGroups}`);
       }
-      times.sort((a, b) => a - b);
       rows.push({
         groupBy,
         range: range === 'mtd' ? `month to date (${days} d)` : `${days} days`,
         days,
         from,
         to: today,
-        status: last!.status,
-        requests: last!.requests,
-        commands: last!.commands,
-        rcu: last!.rcu,
-        p50: nearest(times, 50),
-        p95: nearest(times, 95),
+        ...cost,
         groups: body?.groups?.length ?? 0,
-        totalCost: last!.status === 200 ? body.total.costUsd.toFixed(6) : '–',
+        totalCost: last.status === 200 ? body.total.costUsd.toFixed(6) : '–',
         exact: problems.length === 0,
         ...(problems.length ? { mismatch: problems.join('; ') } : {}),
       });
     }
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measuring GET /keys: search, sort and paging over every key of the account (API.md part 4)
+
+export interface KeySearchRow {
+  name: string;
+  path: string;
+  status: number;
+  requests: number | null;
+  commands: string;
+  rcu: number | null;
+  p50: number;
+  p95: number;
+  items: number;
+  total: number | null;
+  /** The answer holds what it must (the key searched for; `total` = every key). */
+  exact: boolean;
+  mismatch?: string;
+}
+
+interface KeyListBody {
+  items: { hash: string; label: string | null }[];
+  total: number;
+  nextCursor: string | null;
+}
+
+/**
+ * The searches a person makes on Keys, each `runs` times after a warm-up: the first page in the default order and by
+ * name, key number `target` by a part of its label (when `label` was set on it), by its hash's first 8 characters
+ * and by its hint, and the second page of a sort. Each answer is checked: the key is found, `total` counts them all.
+ */
+export async function measureKeySearch(
+  get: (path: string) => Promise<Measured>,
+  keyHashes: readonly string[],
+  runs: number,
+  target: number,
+  label?: string,
+): Promise<KeySearchRow[]> {
+  const hash = keyHashes[target]!;
+  const all = keyHashes.length;
+  // Keys k % 3 === 0 have no hint (bench loader): search the hint of a key that has one.
+  const hinted = target % 3 === 0 ? target + 1 : target;
+  const cases: { name: string; path: string; want: (b: KeyListBody) => string | undefined }[] = [
+    { name: 'first page (month to date)', path: '/keys?limit=50', want: (b) => (b.total === all ? undefined : `total ${b.total} ≠ ${all}`) },
+    { name: 'first page by name', path: '/keys?limit=50&sort=name', want: (b) => (b.total === all ? undefined : `total ${b.total} ≠ ${all}`) },
+    ...(label
+      ? [{ name: `key #${target} by label part`, path: `/keys?q=${encodeURIComponent(label.slice(-6).toUpperCase())}`, want: (b: KeyListBody) => (b.items.some((k) => k.hash === hash) ? undefined : 'not found') }]
+      : []),
+    { name: `key #${target} by hash prefix`, path: `/keys?q=${hash.slice(0, 8)}`, want: (b) => (b.items[0]?.hash === hash ? undefined : 'not found') },
+    {
+      name: `key #${hinted} by hint`,
+      path: `/keys?q=${keyHashes[hinted]!.slice(-4)}`,
+      want: (b) => (b.items.some((k) => k.hash === keyHashes[hinted]) ? undefined : 'not found'),
+    },
+    { name: 'lowest total first', path: '/keys?limit=50&sort=total&order=asc', want: (b) => (b.total === all ? undefined : `total ${b.total} ≠ ${all}`) },
+  ];
+  const rows: KeySearchRow[] = [];
+  for (const c of cases) {
+    const { last, cost } = await timed(get, c.path, runs);
+    const body = last.body as KeyListBody;
+    const mismatch = last.status !== 200 ? `status ${last.status}` : c.want(body);
+    rows.push({
+      name: c.name,
+      path: c.path,
+      ...cost,
+      items: body?.items?.length ?? 0,
+      total: body?.total ?? null,
+      exact: mismatch === undefined,
+      ...(mismatch ? { mismatch } : {}),
+    });
   }
   return rows;
 }

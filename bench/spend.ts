@@ -1,7 +1,8 @@
 /**
  * `npm run bench:spend` — what GET /spend costs on a big account: DynamoDB requests, read units and latency for
  * each grouping (day, model, provider, key) and range (the month to date, and 7, 31, 92 and 366 days ending
- * today), against the local stack running in this process, and GET /spend/export.
+ * today), against the local stack running in this process, GET /spend/export, and GET /keys searches and sorts over
+ * every key of the account (the key index read in one paged Query, filtered and sorted in memory).
  *
  * The account gets K keys × M models × D days of aggregates, written by bench/spend-lib.ts with BatchWriteItem
  * from ingestion's own item builders (not K·M·D ingests). Every answer is checked against the sums of the events
@@ -10,6 +11,7 @@
  * Options (env or argv, `KEYS=100` / `--keys=100` / `--keys 100`):
  *   KEYS 1000   MODELS 10   DAYS 92     the account's shape
  *   RUNS 5                              timed calls per grouping and range (after one warm-up)
+ *   KEY_RUNS 20                         timed calls per key search (GET /keys: search, sort, paging; p95 over these)
  *   ROW_DAYS 3                          write the key × day × model items (the export's rows, which GET /spend never
  *                                       reads) for the most recent ROW_DAYS days only: 1,000 × 10 × 3 = 30,000 rows
  *                                       are enough for an export that fits and one that is too large
@@ -31,12 +33,13 @@ process.env.LOG_REQUESTS ??= '0';
 const { db } = await import('#shared/db/client.ts');
 const { isoDate } = await import('#shared/time/periods.ts');
 const { addDays } = await import('#shared/time/periods.ts');
-const { loadAggregates, measureSpend, expectedTotals } = await import('./spend-lib.ts');
+const { loadAggregates, measureSpend, measureKeySearch, expectedTotals } = await import('./spend-lib.ts');
 type Measured = import('./spend-lib.ts').Measured;
 type BenchRange = import('./spend-lib.ts').BenchRange;
 
 const SHAPE = { keys: intOption('keys', 1000), models: intOption('models', 10), days: intOption('days', 92) };
 const RUNS = intOption('runs', 5);
+const KEY_RUNS = intOption('key_runs', 20);
 const ROW_DAYS = Math.min(intOption('row_days', 3, 0), SHAPE.days);
 const CONCURRENCY = intOption('concurrency', 8);
 const RANGES: BenchRange[] = ['mtd', 7, 31, 92, 366];
@@ -68,6 +71,16 @@ function installCounter(): void {
     { step: 'initialize', name: 'benchSpendCounter', override: true },
   );
 }
+
+/** status, requests, commands, read units, p50, p95: the columns every table of this bench shares. */
+const costCells = (r: { status: number; requests: number | null; commands: string; rcu: number | null; p50: number; p95: number }) => [
+  String(r.status),
+  String(r.requests ?? '–'),
+  r.commands,
+  r.rcu === null ? 'n/a' : num(r.rcu, 1),
+  ms(r.p50),
+  ms(r.p95),
+];
 
 async function get(apiUrl: string, token: string, path: string): Promise<Measured> {
   counted = { commands: new Map(), rcu: 0, reported: false };
@@ -138,12 +151,7 @@ async function run(): Promise<number> {
       ...rows.map((r) => [
         r.groupBy,
         r.range,
-        String(r.status),
-        String(r.requests ?? '–'),
-        r.commands,
-        r.rcu === null ? 'n/a' : num(r.rcu, 1),
-        ms(r.p50),
-        ms(r.p95),
+        ...costCells(r),
         String(r.groups),
         r.totalCost,
         r.exact ? 'yes' : `NO: ${r.mismatch}`,
@@ -184,7 +192,48 @@ async function run(): Promise<number> {
     console.log(heading('GET /spend/export'));
     console.log(table([['range', 'status', 'rows', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'as expected'], ...exportRows], { left: [4] }));
   }
-  const bad = rows.filter((r) => !r.exact).length + exportRows.filter((r) => r.at(-1)!.startsWith('NO')).length;
+  // GET /keys at the account's size: key #737 (or the last key of a smaller account) labelled first, then searched.
+  const target = Math.min(737, SHAPE.keys - 1);
+  const label = `Batch worker ${target} (eu-west)`;
+  const labelled = await fetch(`${stack.apiUrl}/keys/${loaded.keyHashes[target]}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ label }),
+  });
+  if (labelled.status !== 200) throw new Error(`labelling key #${target}: ${labelled.status}`);
+  const keyRows = await measureKeySearch(call, loaded.keyHashes, KEY_RUNS, target, label);
+  console.log(heading(`GET /keys: search, sort, paging over ${num(SHAPE.keys)} keys (${KEY_RUNS} timed runs each)`));
+  console.log(
+    table([
+      ['search', 'query', 'status', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'items', 'total', 'as expected'],
+      ...keyRows.map((r) => [
+        r.name,
+        r.path,
+        ...costCells(r),
+        String(r.items),
+        r.total === null ? '–' : num(r.total),
+        r.exact ? 'yes' : `NO: ${r.mismatch}`,
+      ]),
+    ], { left: [0, 1, 4] }),
+  );
+
+  // What the API adds to the read: the same Query of the key index (every page), from this process, timed alone.
+  const { listProviderKeys } = await import('#shared/db/provider-keys.ts');
+  const raw: number[] = [];
+  await listProviderKeys(tenant.accountId);
+  for (let i = 0; i < KEY_RUNS; i++) {
+    const started = performance.now();
+    const items = await listProviderKeys(tenant.accountId);
+    raw.push(performance.now() - started);
+    if (items.length !== SHAPE.keys) throw new Error(`the key index holds ${items.length} keys, not ${SHAPE.keys}`);
+  }
+  raw.sort((a, b) => a - b);
+  console.log(
+    `  the key index alone (the same Query, every page, straight to DynamoDB Local): p50 ${ms(raw[Math.floor(raw.length / 2)]!)} ms, ` +
+      `p95 ${ms(raw[Math.ceil(raw.length * 0.95) - 1]!)} ms`,
+  );
+
+  const bad = rows.filter((r) => !r.exact).length + exportRows.filter((r) => r.at(-1)!.startsWith('NO')).length + keyRows.filter((r) => !r.exact).length;
   console.log(bad ? `\n  ${bad} answers did not match the loaded data.` : '\n  every answer matched the sums of the loaded events.');
   return bad ? 1 : 0;
 }

@@ -7,10 +7,12 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/spend.ts';
 import { microsToUsd } from '#shared/pricing/pricing.ts';
-import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
+import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
+import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
+import { keyDayModels, listProviderKeys } from '#shared/db/provider-keys.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -64,9 +66,37 @@ const sumAll = (groups: { totals: Totals }[]) => {
   return total;
 };
 
+/**
+ * GET /spend: the range's sums (filtered when asked), and with `compare=previous` the sums of the previous range.
+ * `model` needs `provider` (a model name alone could be two providers' models).
+ */
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
-  const groupBy: GroupBy = query.groupBy ?? 'day';
+  if (query.model !== undefined && query.provider === undefined) {
+    throw new ValidationError('model filters need provider.', [{ path: 'query.model', message: 'Give provider with model (e.g. provider=openai&model=gpt-4o).' }]);
+  }
+  const filter = spendFilter(query);
+  const groupBy = query.groupBy ?? 'day';
+  const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
+  if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);
+  // groupBy=day reads the account's days of the previous range in its own Query (they lie just before `from`).
+  const [current, previous] = await Promise.all([
+    accountSpend(accountId, prev && groupBy === 'day' ? prev.from : from, from, to, groupBy, now),
+    prev && groupBy !== 'day' ? repo.accountDays(accountId, prev.from, prev.to) : undefined,
+  ]);
+  const { readDays, ...answer } = current;
+  return prev ? { ...answer, previous: sumOf(previous ?? readDays ?? [], prev) } : answer;
+}
+
+/** `previous: {from, to, total}` from day items (of the account, or filtered day × model items): those in the range. */
+function sumOf(items: Item[], range: { from: string; to: string }) {
+  const total = zero();
+  for (const item of items) if ((item.date as string) >= range.from && (item.date as string) <= range.to) addItem(total, item);
+  return { ...range, total: totalsView(total) };
+}
+
+/** GET /spend without filters; groupBy=day reads its days from `readFrom` (≤ from: the previous range too) and hands them back. */
+async function accountSpend(accountId: string, readFrom: string, from: string, to: string, groupBy: GroupBy, now: Date) {
   const today = isoDate(now);
   const withForecast = to.slice(0, 7) === today.slice(0, 7);
   const forecastOf = (figures: repo.ForecastFigures) => ({ monthEnd: microsToUsd(accountForecast(figures, today)), method: FORECAST_METHOD });
@@ -85,23 +115,14 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       to,
       groupBy,
       total: totalsView(sumAll(groups)),
-      groups: top.map((g) => {
-        const key = figures.keyItems.get(g.id);
-        return {
-          hash: g.id,
-          label: (key?.label as string | null | undefined) ?? null,
-          hint: (key?.hint as string | undefined) ?? null,
-          provider: (key?.provider as string | undefined) ?? null,
-          ...totalsView(g.totals),
-        };
-      }),
+      groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
       forecast: withForecast ? forecastOf(figures) : null,
     };
   }
 
   const figuresRead = withForecast ? repo.loadForecastFigures(accountId, today) : Promise.resolve(undefined);
   if (groupBy === 'day') {
-    const [items, figures] = await Promise.all([repo.accountDays(accountId, from, to), figuresRead]);
+    const [items, figures] = await Promise.all([repo.accountDays(accountId, readFrom, to), figuresRead]);
     const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
     for (const item of items) {
       const day = days.get(item.date as string);
@@ -114,6 +135,7 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       total: totalsView(sumAll([...days.values()].map((totals) => ({ totals })))),
       groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })),
       forecast: figures ? forecastOf(figures) : null,
+      readDays: items,
     };
   }
 
@@ -132,5 +154,150 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
     forecast: figures ? forecastOf(figures) : null,
+  };
+}
+
+// ---- filters and the previous period (API.md part 4 "Reading at any scale") -----------------------------------
+
+export interface SpendFilter {
+  provider?: string;
+  model?: string;
+  keyHash?: string;
+}
+
+/** The query's filters (provider and model lower-cased, as ingestion stores them), or undefined when there are none. */
+function spendFilter(query: SpendQuery): SpendFilter | undefined {
+  if (query.provider === undefined && query.keyHash === undefined) return undefined;
+  return {
+    ...(query.provider !== undefined ? { provider: query.provider.trim().toLowerCase() } : {}),
+    ...(query.model !== undefined ? { model: query.model.trim().toLowerCase() } : {}),
+    ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}),
+  };
+}
+
+const matches = (filter: SpendFilter) => (item: Item) =>
+  (filter.provider === undefined || item.provider === filter.provider) && (filter.model === undefined || item.model === filter.model);
+
+/**
+ * The day × model items of a range that pass the filter, ONE Query: the key's own items with `keyHash`, else the
+ * account's day × model items; provider and model are checked in memory (they are part of each item's sort key).
+ */
+async function filteredDayModels(accountId: string, filter: SpendFilter, from: string, to: string): Promise<Item[]> {
+  const items = filter.keyHash ? await keyDayModels(accountId, filter.keyHash, from, to) : await repo.accountDayModels(accountId, from, to);
+  return items.filter(matches(filter));
+}
+
+/**
+ * The range before [from, to] that `compare=previous` sums: for a month from its 1st (to date, or whole) the same
+ * days of the previous month (a whole month: the whole previous month; days past its end are dropped), else the
+ * same number of days just before `from`. Pure.
+ */
+export function previousRange(from: string, to: string): { from: string; to: string } {
+  if (from.endsWith('-01') && from.slice(0, 7) === to.slice(0, 7)) {
+    const first = `${previousMonth(from.slice(0, 7))}-01`;
+    const length = daysInMonth(first);
+    const day = Number(to.slice(8, 10)) === daysInMonth(to) ? length : Math.min(Number(to.slice(8, 10)), length);
+    return { from: first, to: `${first.slice(0, 8)}${String(day).padStart(2, '0')}` };
+  }
+  const days = daysBetween(from, to).length;
+  return { from: addDays(from, -days), to: addDays(from, -1) };
+}
+
+const earliest = (...dates: (string | undefined)[]) => dates.filter((d): d is string => d !== undefined).sort()[0]!;
+const latest = (...dates: string[]) => [...dates].sort().at(-1)!;
+
+/**
+ * GET /spend with filters. ONE Query of the filtered day × model items spans the range, the forecast's window (the
+ * month to date and the 7 days before today) and the previous range, sliced in memory; with the BatchGetItem of the
+ * forecast figures that is the whole answer for day, model and provider (and for key when a key is named).
+ * groupBy=key of a provider reads the month × key and day × key aggregates and keeps that provider's keys (the key
+ * index says each key's provider); of a model, the export rows of the range (key × day × model).
+ */
+async function filteredSpend(accountId: string, filter: SpendFilter, range: { from: string; to: string }, groupBy: GroupBy, now: Date, prev?: { from: string; to: string }) {
+  const { from, to } = range;
+  const today = isoDate(now);
+  const monthFirst = `${today.slice(0, 7)}-01`;
+  const withForecast = to.slice(0, 7) === today.slice(0, 7);
+  const windowFrom = earliest(addDays(today, -7), monthFirst);
+  const fromDays = groupBy !== 'key' || filter.keyHash !== undefined;
+  const needDays = fromDays || withForecast || prev !== undefined;
+  const span = { from: earliest(from, withForecast ? windowFrom : undefined, prev?.from), to: withForecast ? latest(to, today) : to };
+  const [days, figures] = await Promise.all([
+    needDays ? filteredDayModels(accountId, filter, span.from, span.to) : [],
+    repo.loadForecastFigures(accountId, today, filter.keyHash ? [filter.keyHash] : []),
+  ]);
+  const inRange = days.filter((item) => (item.date as string) >= from && (item.date as string) <= to);
+  const result = fromDays ? groupsOfDays(inRange, filter, from, to, groupBy, figures.keyItems) : await keyGroupsOf(accountId, filter, from, to, now);
+  let forecast = null;
+  if (withForecast) {
+    const byDay = new Map<string, bigint>();
+    let monthToDate = 0n;
+    for (const item of days) {
+      const date = item.date as string;
+      if (date < windowFrom || date > today) continue;
+      byDay.set(date, (byDay.get(date) ?? 0n) + micros(item.costMicros));
+      if (date >= monthFirst) monthToDate += micros(item.costMicros);
+    }
+    const keyItem = filter.keyHash ? figures.keyItems.get(filter.keyHash) : undefined;
+    const since = ((keyItem?.firstSeenAt ?? figures.account?.createdAt) as string | undefined)?.slice(0, 10);
+    const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => byDay.get(d) ?? 0n, ...(since ? { since } : {}) });
+    forecast = { monthEnd: microsToUsd(monthEnd), method: FORECAST_METHOD };
+  }
+  const answer = { from, to, groupBy, total: totalsView(sumAll(result.totals)), groups: result.groups, forecast };
+  return prev ? { ...answer, previous: sumOf(days, prev) } : answer;
+}
+
+/** Day, model or provider groups of filtered day × model items; a named key's one key group. */
+function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: string, groupBy: GroupBy, keyItems: Map<string, Item>) {
+  if (groupBy === 'day') {
+    const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
+    for (const item of items) addItem(days.get(item.date as string)!, item);
+    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
+  }
+  if (groupBy === 'key') {
+    const groups = grouped(items, () => filter.keyHash!, () => ({ provider: '', model: '' }));
+    return { totals: groups, groups: groups.map((g) => keyGroup(g, keyItems.get(g.id))) };
+  }
+  const byModel = groupBy === 'model';
+  const groups = grouped(items, (i) => (byModel ? `${i.provider as string}|${i.model as string}` : (i.provider as string)), (i) => ({
+    provider: i.provider as string,
+    model: i.model as string,
+  }));
+  return {
+    totals: groups,
+    groups: groups.map((g) =>
+      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+    ),
+  };
+}
+
+/** groupBy=key of a provider (its keys' month × key and day × key items) or of one of its models (the export rows). */
+async function keyGroupsOf(accountId: string, filter: SpendFilter, from: string, to: string, now: Date) {
+  let items: Item[];
+  if (filter.model !== undefined) items = await repo.modelRows(accountId, from, to, filter.provider!, filter.model);
+  else {
+    const plan = keyReadPlan(from, to, isoDate(new Date(now.getTime() + LATEST_DAY_MS)));
+    const [keyIndex, ...reads] = await Promise.all([
+      listProviderKeys(accountId),
+      plan.months ? repo.accountMonthKeys(accountId, ...plan.months) : [],
+      ...plan.dayRanges.map(([f, t]) => repo.accountDayKeys(accountId, f, t)),
+    ]);
+    const ofProvider = new Set(keyIndex.filter((key) => key.provider === filter.provider).map((key) => key.keyHash as string));
+    items = reads.flat().filter((item) => ofProvider.has(item.keyHash as string));
+  }
+  const groups = grouped(items, (item) => item.keyHash as string, () => ({ provider: '', model: '' }));
+  const top = groups.slice(0, TOP_KEYS);
+  const figures = await repo.loadForecastFigures(accountId, isoDate(now), top.map((g) => g.id));
+  return { totals: groups, groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))) };
+}
+
+/** A groupBy=key entry: the key's names from its item. */
+function keyGroup(g: Group, key: Item | undefined) {
+  return {
+    hash: g.id,
+    label: (key?.label as string | null | undefined) ?? null,
+    hint: (key?.hint as string | undefined) ?? null,
+    provider: (key?.provider as string | undefined) ?? null,
+    ...totalsView(g.totals),
   };
 }

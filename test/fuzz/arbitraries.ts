@@ -38,7 +38,8 @@ import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
-import { ListAlertsQuery } from '#shared/alerts/schemas.ts';
+import { AcknowledgeBody, ListAlertsQuery } from '#shared/alerts/schemas.ts';
+import { ALERT_TYPES } from '#shared/alerting/model.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
@@ -719,9 +720,35 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
       valid: (t) => fc.oneof({ arbitrary: fc.array(ingestEvent(t), { minLength: 1, maxLength: 5 }).map((events) => obj({ events })), weight: 4 }, { arbitrary: ceilingBatch(t), weight: 1 }),
     },
   },
-  'GET /keys': { query: { schema: ListKeysQuery, fields: (t) => ({ limit, cursor: cursor(t, ['keys']) }) } },
+  'GET /keys': {
+    query: {
+      schema: ListKeysQuery,
+      fields: (t) => ({
+        q: fc.oneof(fc.string({ minLength: 1, maxLength: 100 }), fc.constant(t.keyHash.slice(0, 8))),
+        provider: fc.constantFrom('openai', 'anthropic', 'OpenAI'),
+        source: fc.constantFrom('ingest', 'connection'),
+        sort: fc.constantFrom('monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name'),
+        order: fc.constantFrom('asc', 'desc'),
+        limit,
+        cursor: cursor(t, ['keys:monthToDate:desc', 'keys:name:asc', 'keys:lastSeenAt:desc']),
+      }),
+    },
+  },
   'GET /keys/{hash}': { query: { schema: KeyBreakdownQuery, fields: () => ({ from: day, to: day }) } },
-  'GET /spend': { query: { schema: SpendQuery, fields: () => ({ from: day, to: day, groupBy: fc.constantFrom('day', 'model', 'provider', 'key') }) } },
+  'GET /spend': {
+    query: {
+      schema: SpendQuery,
+      // `model` is left out: it needs `provider` beside it (a 400 alone), which independent fields can't promise.
+      fields: (t) => ({
+        from: day,
+        to: day,
+        groupBy: fc.constantFrom('day', 'model', 'provider', 'key'),
+        provider: fc.constantFrom('openai', 'anthropic'),
+        keyHash: fc.constant(t.keyHash),
+        compare: fc.constant('previous'),
+      }),
+    },
+  },
   'GET /spend/export': { query: { schema: ExportQuery, fields: () => ({ from: day, to: day }) } },
   'GET /prices': {},
   'PUT /prices/{provider}/{model}': {
@@ -757,10 +784,26 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'GET /alerts': {
     query: {
       schema: ListAlertsQuery,
-      fields: (t) => ({ status: fc.constantFrom('triggered', 'acknowledged'), limit, cursor: cursor(t, ['alerts:all', 'alerts:triggered', 'alerts:acknowledged']) }),
+      fields: (t) => ({
+        status: fc.constantFrom('triggered', 'acknowledged'),
+        type: fc.constantFrom(...ALERT_TYPES),
+        keyHash: fc.constant(t.keyHash),
+        limit,
+        cursor: cursor(t, ['alerts:all', 'alerts:triggered', 'alerts:acknowledged']),
+      }),
     },
   },
   'PATCH /alerts/{id}/acknowledge': {},
+  'POST /alerts/acknowledge': {
+    body: {
+      schema: AcknowledgeBody,
+      valid: (t) =>
+        fc.oneof(
+          fc.array(fc.oneof(fc.constant(t.alertId), idOf('alert')), { minLength: 1, maxLength: 100 }).map((ids) => obj({ ids })),
+          fc.record({ type: fc.option(fc.constantFrom(...ALERT_TYPES), { nil: undefined }), keyHash: fc.option(fc.constant(t.keyHash), { nil: undefined }) }).map((f) => obj({ all: true, ...f })),
+        ),
+    },
+  },
   'GET /webhook-secret': {},
   'POST /webhook-secret/rotate': { writesWithoutInput: true },
   'GET /billing/status': {},

@@ -417,6 +417,8 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus(`/alert-rules/${world.rules[1]}`, { method: 'DELETE', ...o() }, 204);
     await expectStatus('/alerts', o(), 200);
     await expectStatus(`/alerts/${world.alertId}/acknowledge`, { method: 'PATCH', ...o() }, 200);
+    await expectStatus('/alerts?type=new_key', o(), 200);
+    await expectStatus('/alerts/acknowledge', { method: 'POST', ...o(), body: { all: true } }, 200);
   });
 
   it('webhook secret: read, rotate', async () => {

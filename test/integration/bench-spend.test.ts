@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { isoDate } from '#shared/time/periods.ts';
-import { applyUpdate, benchCostMicros, benchDate, expectedTotals, loadAggregates, measureSpend, type Measured } from '../../bench/spend-lib.ts';
+import { applyUpdate, benchCostMicros, benchDate, expectedTotals, loadAggregates, measureKeySearch, measureSpend, type Measured } from '../../bench/spend-lib.ts';
 import { api, dynamo, pointAtStack, registerUser, stack } from './harness.ts';
 
 const SHAPE = { keys: 3, models: 2, days: 3 };
@@ -86,5 +86,17 @@ describe('bench:spend, small', () => {
     const csv = await api(`/spend/export?from=${benchDate(today, 3, 0)}&to=${today}`, { token: user.token });
     expect(csv.status).toBe(200);
     expect(String(csv.body).trim().split('\r\n')).toHaveLength(1 + 3 * 2 * 3);
+
+    // The key searches the bench times: each finds its key, `total` counts every key; a search that can't find
+    // anything is reported as a mismatch, not passed.
+    await api(`/keys/${loaded.keyHashes[2]}`, { method: 'PATCH', token: user.token, body: { label: 'Batch worker 2 (eu-west)' } });
+    const searches = await measureKeySearch(get, loaded.keyHashes, 1, 2, 'Batch worker 2 (eu-west)');
+    expect(searches.map((r) => r.name)).toHaveLength(6);
+    for (const row of searches) {
+      expect(row.mismatch, row.name).toBeUndefined();
+      expect(row.requests, row.name).toBeGreaterThan(0);
+    }
+    const wrong = await measureKeySearch(get, [...loaded.keyHashes.slice(0, 2), 'f'.repeat(64)], 1, 2);
+    expect(wrong.find((r) => r.name.includes('hash prefix'))!.mismatch).toBe('not found');
   }, 60_000);
 });

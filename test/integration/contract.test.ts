@@ -367,6 +367,13 @@ describe('keys', () => {
     await expectCall(400, 'GET', '/keys', '/keys?cursor=forged', { token: user.token });
   });
 
+  it('GET /keys with search, filters and sort → 200 with total, 400', async () => {
+    const res = await expectCall(200, 'GET', '/keys', `/keys?q=${hashes[0]!.slice(0, 6)}&provider=openai&source=ingest&sort=name&order=desc&limit=5`, { token: user.token });
+    expect(res.body.total).toBeGreaterThanOrEqual(1);
+    await expectCall(400, 'GET', '/keys', '/keys?sort=cost', { token: user.token });
+    await expectCall(400, 'GET', '/keys', `/keys?q=${'x'.repeat(101)}`, { token: user.token });
+  });
+
   it('GET /keys/{hash} → 200, 400, 404', async () => {
     const res = await expectCall(200, 'GET', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token });
     expect(res.body.breakdown.byModel.length).toBe(1);
@@ -465,12 +472,23 @@ describe('alerts', () => {
     await expectCall(200, 'GET', '/alerts', '/alerts?status=triggered&limit=2', { token: user.token });
     await expectCall(400, 'GET', '/alerts', '/alerts?status=open', { token: user.token });
     await expectCall(400, 'GET', '/alerts', '/alerts?cursor=forged', { token: user.token });
+    const filtered = await expectCall(200, 'GET', '/alerts', '/alerts?type=new_key&limit=5', { token: user.token });
+    expect(filtered.body.counts.triggered).toBeGreaterThanOrEqual(filtered.body.items.length);
+    await expectCall(400, 'GET', '/alerts', '/alerts?type=bogus', { token: user.token });
   });
 
   it('PATCH /alerts/{id}/acknowledge → 200, 404', async () => {
     const res = await expectCall(200, 'PATCH', '/alerts/{id}/acknowledge', `/alerts/${alertId}/acknowledge`, { token: user.token });
     expect(res.body).toMatchObject({ status: 'acknowledged', acknowledgedBy: user.userId });
     await expectCall(404, 'PATCH', '/alerts/{id}/acknowledge', '/alerts/alt_01JD3K4Z7Q8W9E2R5T6Y7V8X9A/acknowledge', { token: user.token });
+  });
+
+  it('POST /alerts/acknowledge → 200 (ids, all matching), 400', async () => {
+    const byIds = await expectCall(200, 'POST', '/alerts/acknowledge', '/alerts/acknowledge', { token: user.token, body: { ids: [alertId] } });
+    expect(byIds.body).toEqual({ acknowledged: 0 });
+    const all = await expectCall(200, 'POST', '/alerts/acknowledge', '/alerts/acknowledge', { token: user.token, body: { all: true, type: 'new_key' } });
+    expect(all.body.acknowledged).toBeGreaterThanOrEqual(1);
+    await expectCall(400, 'POST', '/alerts/acknowledge', '/alerts/acknowledge', { token: user.token, body: { ids: [] } });
   });
 });
 
@@ -560,6 +578,10 @@ describe('spend insight and prices', () => {
     }
     await expectCall(200, 'GET', '/spend', '/spend?from=2025-01-01&to=2025-01-31', { token: user.token });
     await expectCall(400, 'GET', '/spend', '/spend?groupBy=week', { token: user.token });
+    const compared = await expectCall(200, 'GET', '/spend', '/spend?groupBy=model&provider=openai&model=gpt-4o&compare=previous', { token: user.token });
+    expect(compared.body.previous).toMatchObject({ from: expect.any(String), to: expect.any(String) });
+    await expectCall(200, 'GET', '/spend', `/spend?groupBy=key&keyHash=${'a'.repeat(64)}`, { token: user.token });
+    await expectCall(400, 'GET', '/spend', '/spend?model=gpt-4o', { token: user.token });
   });
 
   it('GET /spend/export → 200 text/csv, 400 export-too-large', async () => {

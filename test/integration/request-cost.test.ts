@@ -200,6 +200,7 @@ async function seed(): Promise<Fixture> {
   );
   await expectMeasured(200, 'PATCH /alerts/{id}/acknowledge', 'first time', `/alerts/${alerts.body.items[0].id}/acknowledge`, auth);
   await expectMeasured(200, 'PATCH /alerts/{id}/acknowledge', 'again', `/alerts/${alerts.body.items[0].id}/acknowledge`, auth);
+  await expectMeasured(200, 'POST /alerts/acknowledge', 'two ids', '/alerts/acknowledge', { ...auth, body: { ids: alerts.body.items.slice(1, 3).map((a: { id: string }) => a.id) } });
   // Own prices: a new one (takes a counter slot), a replacement, a deletion.
   await expectMeasured(200, 'PUT /prices/{provider}/{model}', 'new', '/prices/openai/gpt-4o-mini', { ...auth, body: { input: 0.2, output: 0.7 } });
   await expectMeasured(200, 'PUT /prices/{provider}/{model}', 'replace', '/prices/openai/gpt-4o-mini', { ...auth, body: { input: 0.15, output: 0.6 } });
@@ -300,6 +301,7 @@ const readCases: ReadCase[] = [
     detail: 'second page (limit 5, cursor)',
     path: async (f) => `/keys?limit=5&cursor=${encodeURIComponent(await cursorAfterFirstPage('/keys?limit=5', f.user.token))}`,
   },
+  { route: 'GET /keys', detail: 'search, provider, sort=name desc', path: (f) => `/keys?q=${f.keyHashes[0]!.slice(0, 6)}&provider=openai&sort=name&order=desc&limit=5` },
   { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}` },
   {
     route: 'GET /keys/{hash}',
@@ -317,11 +319,22 @@ const readCases: ReadCase[] = [
       ...(groupBy === 'key' ? { max: 3 } : {}),
     },
   ]),
+  { route: 'GET /spend', detail: 'provider filter, month to date (range, window, previous: one Query)', path: () => '/spend?provider=openai&compare=previous' },
+  { route: 'GET /spend', detail: 'keyHash filter by model, 31 days, compare', path: (f) => `/spend?groupBy=model&keyHash=${f.keyHashes[0]}&from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}&compare=previous` },
+  { route: 'GET /spend', detail: 'compare=previous by day (the previous days in the same Query)', path: () => '/spend?compare=previous' },
+  { route: 'GET /spend', detail: 'compare=previous by model (+ a Query of the previous days)', path: () => '/spend?groupBy=model&compare=previous', max: 3 },
+  {
+    route: 'GET /spend',
+    detail: 'groupBy=key of one model (export rows Query + the days Query + 2 BatchGetItem)',
+    path: () => '/spend?groupBy=key&provider=openai&model=gpt-4o',
+    max: 4,
+  },
   { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
   { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },
   { route: 'GET /alerts', detail: '?status=acknowledged', path: () => '/alerts?status=acknowledged' },
+  { route: 'GET /alerts', detail: 'type and keyHash filters', path: (f) => `/alerts?type=cost_threshold&keyHash=${f.keyHashes[0]}` },
   {
     route: 'GET /alerts',
     detail: 'second page (limit 2, cursor)',
