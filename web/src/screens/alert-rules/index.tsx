@@ -139,7 +139,7 @@ export function AlertRules() {
               <>
                 <Field label="Amount (US dollars)" inputMode="decimal" required value={form.threshold} error={create.fieldError('config.threshold')} onInput={set('threshold')} />
                 <Select
-                  label="Period (UTC)"
+                  label="Period"
                   value={form.period}
                   options={[
                     ['daily', 'Day'],

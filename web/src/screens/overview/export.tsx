@@ -45,7 +45,7 @@ export function ExportButton({ from, to }: { from: string; to: string }) {
       <small id="export-note" class="muted">
         {tooLong
           ? `The export is limited to ${MAX_EXPORT_DAYS} days: choose a shorter range.`
-          : 'Spend of this range per day, key and model (UTC).'}
+          : 'Spend of this range per day, key and model.'}
       </small>
       <ErrorBox error={submit.error} />
     </div>
