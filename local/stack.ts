@@ -115,6 +115,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     // API sign Stripe events.
     webhookSecret: await localSecret(join(dataDir, STRIPE_WEBHOOK_SECRET_FILE), 'whsec_'),
     webhookUrl: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${options.port}/api/billing/webhook`,
+    // Its success / cancel / portal-return pages lead back to the dashboard's Billing screen (served by the gateway).
+    dashboardUrl: process.env.DASHBOARD_URL || `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}`,
   }).catch(async (error: unknown) => {
     await stopChildren();
     throw error;

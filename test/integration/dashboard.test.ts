@@ -201,7 +201,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Input', { exact: true }).fill('-1');
     await page.getByLabel('Output', { exact: true }).fill('20');
     await page.getByRole('button', { name: 'Save price' }).click();
-    await page.locator('.field-error', { hasText: 'input must be ≥ 0.' }).waitFor();
+    await page.locator('.field-error', { hasText: 'Input must be ≥ 0.' }).waitFor();
     expect(await page.getByLabel('Input', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Input', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Save price' }).click();

@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useReturnFocus } from './focus.ts';
 import { api, ok, type Schemas } from '../api/client.ts';
 import { Field, useSubmit } from './form.tsx';
 import { ErrorBox } from './states.tsx';
@@ -9,26 +10,18 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState(item.label ?? '');
   const submit = useSubmit();
-  const opener = useRef<HTMLButtonElement>(null);
-  // Focus goes back to the "Edit label" button that opened the editor (Escape, Cancel or Save), not to the page's top.
-  const [refocus, setRefocus] = useState(false);
-  useEffect(() => {
-    if (!editing && refocus) {
-      opener.current?.focus();
-      setRefocus(false);
-    }
-  }, [editing, refocus]);
+  const opener = useReturnFocus<HTMLButtonElement>();
   const close = () => {
     setEditing(false);
     submit.clear();
-    setRefocus(true);
+    opener.returnFocus();
   };
   if (!editing) {
     return (
       <span class="actions">
         <span>{item.label ?? <span class="muted">no label</span>}</span>
         {canEdit && (
-          <button type="button" class="link" ref={opener} aria-label={`Edit label of ${keyName(item)}`} onClick={() => {
+          <button type="button" class="link" ref={opener.ref} aria-label={`Edit label of ${keyName(item)}`} onClick={() => {
               setValue(item.label ?? '');
               setEditing(true);
             }}>
@@ -61,7 +54,7 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
         }
       }}
     >
-      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label')} onInput={(e) => setValue(e.currentTarget.value)} />
+      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label', 'Label')} onInput={(e) => setValue(e.currentTarget.value)} />
       <button type="submit" disabled={submit.busy}>
         Save label
       </button>
