@@ -15,3 +15,18 @@ export function useReturnFocus<T extends HTMLElement>() {
   });
   return { ref, returnFocus: () => setPending(true) };
 }
+
+/** An in-place editor's open state; closing it returns focus to the control that opened it (`opener` on that control). */
+export function useEditor() {
+  const [editing, setEditing] = useState(false);
+  const { ref, returnFocus } = useReturnFocus<HTMLButtonElement>();
+  return {
+    editing,
+    opener: ref,
+    open: () => setEditing(true),
+    close: () => {
+      setEditing(false);
+      returnFocus();
+    },
+  };
+}

@@ -120,3 +120,19 @@ export function Form({
     </form>
   );
 }
+
+/** A form's submit button, and Cancel when the form edits something in place. */
+export function FormActions({ busy, submitText, onCancel }: { busy: boolean; submitText: string; onCancel?: (() => void) | undefined }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={busy}>
+        {submitText}
+      </button>
+      {onCancel && (
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+    </div>
+  );
+}

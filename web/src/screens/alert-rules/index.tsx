@@ -1,5 +1,4 @@
-import { useState } from 'preact/hooks';
-import { useReturnFocus } from '../../ui/focus.ts';
+import { useEditor } from '../../ui/focus.ts';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { useSubmit } from '../../ui/form.tsx';
 import { money, UTC_NOTE, when } from '../../ui/format.ts';
@@ -22,13 +21,8 @@ function describe(rule: Rule): string {
 }
 
 function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChanged: () => void }) {
-  const [editing, setEditing] = useState(false);
-  const opener = useReturnFocus<HTMLButtonElement>();
+  const editor = useEditor();
   const change = useSubmit();
-  const close = () => {
-    setEditing(false);
-    opener.returnFocus();
-  };
   return (
     <>
       <tr>
@@ -39,7 +33,7 @@ function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChang
         <td>{r.isActive ? 'Active' : 'Paused'}</td>
         {canEdit && (
           <td class="actions">
-            <button type="button" class="secondary" ref={opener.ref} aria-label={`Edit rule ${r.name}`} aria-expanded={editing} onClick={() => setEditing(!editing)}>
+            <button type="button" class="secondary" ref={editor.opener} aria-label={`Edit rule ${r.name}`} aria-expanded={editor.editing} onClick={editor.editing ? editor.close : editor.open}>
               Edit
             </button>
             <button
@@ -66,14 +60,14 @@ function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChang
           </td>
         )}
       </tr>
-      {canEdit && editing && (
+      {canEdit && editor.editing && (
         <tr>
           <td colSpan={6}>
             <RuleForm
               rule={r}
-              onCancel={close}
+              onCancel={editor.close}
               onDone={() => {
-                close();
+                editor.close();
                 onChanged();
               }}
             />

@@ -1,7 +1,7 @@
 /** The alert rule form, for a new rule (POST) and for editing one in place (PATCH). */
 import { useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
-import { Field, Form, Select, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, FormActions, Select, useSubmit } from '../../ui/form.tsx';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 
 type Rule = Schemas['Rule'];
@@ -114,16 +114,7 @@ export function RuleForm({ rule, onDone, onCancel }: { rule?: Rule; onDone: () =
           onInput={set('slackWebhookUrl')}
         />
       )}
-      <div class="actions">
-        <button type="submit" disabled={submit.busy}>
-          {rule ? 'Save rule' : 'Create rule'}
-        </button>
-        {onCancel && (
-          <button type="button" class="secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions busy={submit.busy} submitText={rule ? 'Save rule' : 'Create rule'} onCancel={onCancel} />
     </Form>
   );
 }

@@ -1,7 +1,7 @@
 /** The budget form, for a new budget (POST) and for editing one in place (PATCH): the same fields, the same words. */
 import { useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
-import { Field, Form, Select, useSubmit } from '../../ui/form.tsx';
+import { Field, Form, FormActions, Select, useSubmit } from '../../ui/form.tsx';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 
 type Budget = Schemas['Budget'];
@@ -70,16 +70,7 @@ export function BudgetForm({ budget, onDone, onCancel }: { budget?: Budget; onDo
       {form.scope === 'KEY' && (
         <KeyPicker label="Key" value={form.keyHash} error={submit.fieldError('keyHash', 'Key')} onChange={(keyHash) => setForm({ ...form, keyHash })} />
       )}
-      <div class="actions">
-        <button type="submit" disabled={submit.busy}>
-          {budget ? 'Save budget' : 'Create budget'}
-        </button>
-        {onCancel && (
-          <button type="button" class="secondary" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormActions busy={submit.busy} submitText={budget ? 'Save budget' : 'Create budget'} onCancel={onCancel} />
     </Form>
   );
 }

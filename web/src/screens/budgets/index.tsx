@@ -1,5 +1,4 @@
-import { useState } from 'preact/hooks';
-import { useReturnFocus } from '../../ui/focus.ts';
+import { useEditor } from '../../ui/focus.ts';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { useSubmit } from '../../ui/form.tsx';
@@ -26,13 +25,8 @@ async function loadBudgets() {
 }
 
 function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string | undefined; canEdit: boolean; onChanged: () => void }) {
-  const [editing, setEditing] = useState(false);
-  const opener = useReturnFocus<HTMLButtonElement>();
+  const editor = useEditor();
   const remove = useSubmit();
-  const close = () => {
-    setEditing(false);
-    opener.returnFocus();
-  };
   const title = b.name ?? (b.scope === 'ACCOUNT' ? 'Whole account' : 'Key budget');
   return (
     <li class="card" style={{ listStyle: 'none' }}>
@@ -56,19 +50,19 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
       >
         <span style={{ width: `${Math.min(100, b.percentUsed)}%` }} />
       </div>
-      {canEdit && editing && (
+      {canEdit && editor.editing && (
         <BudgetForm
           budget={b}
-          onCancel={close}
+          onCancel={editor.close}
           onDone={() => {
-            close();
+            editor.close();
             onChanged();
           }}
         />
       )}
-      {canEdit && !editing && (
+      {canEdit && !editor.editing && (
         <p class="actions">
-          <button type="button" class="secondary" ref={opener.ref} aria-label={`Edit budget ${title}`} onClick={() => setEditing(true)}>
+          <button type="button" class="secondary" ref={editor.opener} aria-label={`Edit budget ${title}`} onClick={editor.open}>
             Edit
           </button>
           <button

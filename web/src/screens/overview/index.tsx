@@ -1,14 +1,15 @@
-import { useMemo } from 'preact/hooks';
+
 import { api, ok } from '../../api/client.ts';
-import { Link } from '../../router.tsx';
+import { Link, navigate } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { isoDay, moneyInText, UTC_NOTE, when } from '../../ui/format.ts';
+import { change, isoDay, moneyInText, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
+import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
-import { Empty, Screen, Show } from '../../ui/states.tsx';
-import { dayGroups, keyGroups, loadOverview, providerGroups, type OverviewData } from './data.ts';
+import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
+import { dayGroups, keyGroups, loadOverview, loadSeries, providerGroups, type ChartView, type OverviewData } from './data.ts';
 import { ExportButton } from './export.tsx';
 
 const TOP_KEYS_SHOWN = 10;
@@ -23,27 +24,43 @@ function Stat({ label, value, testId, note }: { label: string; value: number | n
   );
 }
 
+/** "+12% vs the same days last month" (a month to date) or "vs the N days before" (any other range). */
+function comparison(data: OverviewData, preset: string): string | null {
+  const previous = data.days.previous;
+  if (!previous) return null;
+  const delta = change(data.days.total.costUsd, previous.total.costUsd);
+  if (delta === null) return `Nothing spent ${preset === 'month' ? 'in the same days last month' : 'in the days before'}.`;
+  const what = preset === 'month' ? 'the same days last month' : `${utcDay(previous.from)} – ${utcDay(previous.to)}`;
+  return `${delta} vs ${what}`;
+}
+
 function Figures({ data, preset }: { data: OverviewData; preset: string }) {
   const days = dayGroups(data.days);
   const today = days.find((d) => d.date === isoDay());
   return (
     <div class="cards">
-      <Stat label={preset === 'month' ? 'Month to date' : 'Spend in the range'} value={data.days.total.costUsd} testId="range-total" />
+      <Stat label={preset === 'month' ? 'Month to date' : 'Spend in the range'} value={data.days.total.costUsd} testId="range-total" note={comparison(data, preset)} />
       <Stat label="Forecast, month end" value={data.days.forecast?.monthEnd ?? null} testId="forecast" />
       {today && <Stat label="Today" value={today.costUsd} testId="today" />}
     </div>
   );
 }
 
+const VIEWS: [ChartView, string][] = [
+  ['total', 'All spend'],
+  ['provider', 'Stacked by provider'],
+  ['model', 'Stacked by model'],
+];
+
 export function Overview({ query }: { query: URLSearchParams }) {
   const range = rangeFrom(query);
+  const view = (VIEWS.find((v) => v[0] === query.get('view'))?.[0] ?? 'total') as ChartView;
   const data = useLoad(() => loadOverview(range.from, range.to), [range.from, range.to]);
   const alerts = useLoad(() => ok(api.GET('/alerts', { params: { query: { status: 'triggered', limit: 5 } } })), []);
-  const chart = useMemo(() => {
-    if (!data.data) return undefined;
-    const days = dayGroups(data.data.days);
-    return { days: days.map((d) => d.date), series: [{ name: 'All providers', values: days.map((d) => d.costUsd) }] };
-  }, [data.data]);
+  const chart = useLoad(
+    async () => (data.data ? { days: dayGroups(data.data.days).map((d) => d.date), series: await loadSeries(view, data.data, range.from, range.to) } : undefined),
+    [data.data, view],
+  );
   document.title = 'Overview · Burnrate';
   // The open alerts appear with the rest (below it): nothing already shown moves when they arrive.
   return (
@@ -66,7 +83,20 @@ export function Overview({ query }: { query: URLSearchParams }) {
                   No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
                 </Empty>
               ) : (
-                chart && <DailyChart days={chart.days} series={chart.series} label="Daily spend" />
+                <>
+                  <Select
+                    label="Chart"
+                    value={view}
+                    options={VIEWS}
+                    onChange={(e) => {
+                      const next = new URLSearchParams(query);
+                      next.set('view', e.currentTarget.value);
+                      navigate(`/?${next}`, { replace: true });
+                    }}
+                  />
+                  {chart.data && <DailyChart days={chart.data.days} series={chart.data.series} label="Daily spend" />}
+                  {chart.error && <ErrorBox error={chart.error} />}
+                </>
               )}
               <h2>By provider</h2>
               {providers.length === 0 ? (
