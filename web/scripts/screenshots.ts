@@ -53,9 +53,9 @@ try {
       await page.locator('h1').waitFor();
       await shoot(name);
     }
-    // The phone: the overview and the prices at 360 px.
+    // The phone: the overview, the keys and the prices at 360 px.
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const [name, path] of [['overview', '/'], ['prices', '/prices']] as const) {
+    for (const [name, path] of [['overview', '/'], ['keys', '/keys'], ['prices', '/prices']] as const) {
       await page.goto(`${origin}${path}`);
       await page.locator('h1').waitFor();
       await shoot(`${name}-360`);
