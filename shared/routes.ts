@@ -139,8 +139,13 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
   { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
+  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet is
+  // counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
+  // missing are counted (Query) and put (PutItem) first (shared/db/alerts.ts); the single route reads the alert back.
   { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },
+  // Bulk: the triggered alerts that match (Query on gsi1), then transactions of 99 alerts and the counters.
+  { method: 'POST', path: '/alerts/acknowledge', handler: 'alerts/acknowledge-many', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },
   // The webhook signing secret: read from the account item, created there on first use (if_not_exists).
   { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
   // Rotation: read the current secret (GetItem), swap it conditionally (UpdateItem).

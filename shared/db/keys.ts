@@ -9,6 +9,7 @@
  *   ACCOUNT#<a>             CFG#RULE#<rul_id>            a rule     } account's budgets and rules for evaluation
  *   ACCOUNT#<a>             COUNTER#<kind>               how many items of a capped kind the account has (caps.ts)
  *   ALERTS#<a>              ALERT#<alt_id>               an alert (ULID ids: newest first by sort key)
+ *   ALERTS#<a>              COUNTS                       how many of the account's alerts are triggered / acknowledged
  *                                                        gsi1: ALERTS#<a>#<status> / ALERT#<alt_id> lists by status
  *                                                        gsi2 (sparse): PENDINGALERTS / <triggeredAt>#<a>#<alt_id> while
  *                                                        a channel is undelivered — what the sweeper re-queues
@@ -72,6 +73,8 @@ export const keys = {
   /** The counter of a capped kind of item (`ingestKeys`, `budgets`, `rules`, ...): shared/db/caps.ts. */
   capCounter: (accountId: string, kind: string): Key => ({ pk: accountPk(accountId), sk: `COUNTER#${kind}` }),
   alert: (accountId: string, alertId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: `ALERT#${alertId}` }),
+  /** The account's alert counters (`triggered`, `acknowledged`), moved in the same transaction as every alert created or acknowledged. */
+  alertCounts: (accountId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: 'COUNTS' }),
   /** GSI attributes that list an account's alerts by status. */
   alertIndex: (accountId: string, alertId: string, status: string) => ({ gsi1pk: `ALERTS#${accountId}#${status}`, gsi1sk: `ALERT#${alertId}` }),
   /** Sparse gsi2 attributes of an alert whose deliveries are not all settled (removed once they are). */

@@ -75,3 +75,14 @@ export async function* exportRows(accountId: string, from: string, to: string, l
     start = res.LastEvaluatedKey;
   } while (start && left > 0);
 }
+
+/** The export rows (key × day × model) of [from, to] of one provider's model: ONE Query on gsi1 (every page), filtered as it reads. */
+export function modelRows(accountId: string, from: string, to: string, provider: string, model: string): Promise<Item[]> {
+  const q = queries.spendRows(accountId, from, to);
+  return queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+    FilterExpression: 'provider = :provider AND model = :model',
+    ExpressionAttributeValues: { ':pk': q.gsi1pk, ':from': q.skFrom, ':to': q.skTo, ':provider': provider, ':model': model },
+  });
+}

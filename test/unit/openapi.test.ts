@@ -30,7 +30,7 @@ import type { getKey, listKeys, toKeyView } from '#shared/keys/service.ts';
 import type { alertView, budgetView, ruleView } from '#shared/alerting/model.ts';
 import type { listBudgets } from '#shared/budgets/service.ts';
 import type { listRules } from '#shared/rules/service.ts';
-import type { listAlertsView } from '#shared/alerts/service.ts';
+import type { acknowledgeMany, listAlertsView } from '#shared/alerts/service.ts';
 import type { webhookSecretView } from '#shared/notify/webhook-secret.ts';
 import type { billingStatus } from '#shared/billing/status.ts';
 import type { openPortal, startCheckout } from '#shared/billing/checkout.ts';
@@ -137,9 +137,10 @@ describe('the document', () => {
 
   it('documents query parameters from the handlers’ query schemas', () => {
     const params = (path: string) => doc.paths[path].get.parameters.filter((p: any) => p.in === 'query');
-    expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'limit', 'cursor']);
+    expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'type', 'keyHash', 'limit', 'cursor']);
     expect(params('/alerts')[0]).toMatchObject({ required: false, schema: { enum: ['triggered', 'acknowledged'] } });
-    expect(params('/keys').map((p: any) => p.name)).toEqual(['limit', 'cursor']);
+    expect(params('/keys').map((p: any) => p.name)).toEqual(['q', 'provider', 'source', 'sort', 'order', 'limit', 'cursor']);
+    expect(params('/spend').map((p: any) => p.name)).toEqual(['from', 'to', 'groupBy', 'provider', 'model', 'keyHash', 'compare']);
     expect(params('/keys/{hash}').map((p: any) => p.name)).toEqual(['from', 'to']);
   });
 
@@ -347,6 +348,7 @@ describe('response schemas', () => {
     expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
     expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();
     expectTypeOf<Awaited<ReturnType<typeof listAlertsView>>>().toEqualTypeOf<Out<typeof R.responseComponents.AlertList>>();
+    expectTypeOf<Awaited<ReturnType<typeof acknowledgeMany>>>().toEqualTypeOf<Out<typeof R.responseComponents.AcknowledgeResult>>();
     // A rule's config is typed as a union apart from its type; the document ties each config to its type.
     type RuleView = ReturnType<typeof ruleView>;
     expectTypeOf<Out<typeof R.Rule>>().toExtend<RuleView>();
