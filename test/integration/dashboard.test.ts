@@ -152,7 +152,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Details of Search bot' }).waitFor();
     // Sorted by name across the account: a key without a label by its provider's name ("anthropic" < "Search bot").
     await page.getByRole('button', { name: /^Key/ }).click();
-    await expect.poll(() => page.locator('table.keys tbody tr td.key-cell .muted').allTextContents()).toEqual([expect.stringMatching(/^anthropic/), expect.stringMatching(/^openai/)]);
+    await expect.poll(() => page.locator('table.keys tbody tr td.key-cell > div.muted').allTextContents()).toEqual([expect.stringMatching(/^anthropic/), expect.stringMatching(/^openai/)]);
 
     // The key's screen: its daily chart and its by-model table.
     await page.getByRole('link', { name: 'Details of Search bot' }).click();

@@ -101,11 +101,12 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
   const ack = useSubmit();
   // After a reload, focus the alert that came after the one acknowledged (or the heading when none is left).
   useEffect(() => {
-    if (!focusNext || alerts.loading) return;
+    // (Not while the buttons are disabled by the request: a disabled button takes no focus.)
+    if (!focusNext || alerts.loading || ack.busy) return;
     const next = document.getElementById(`ack-${focusNext}`) ?? document.getElementById('screen-title');
     next?.focus();
     setFocusNext(undefined);
-  }, [alerts.data, alerts.loading, focusNext]);
+  }, [alerts.data, alerts.loading, ack.busy, focusNext]);
 
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(query);
