@@ -75,6 +75,7 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
   const cursor = cursors.at(-1);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [said, setSaid] = useState('');
+  const [pickKey, setPickKey] = useState(Boolean(keyHash));
   const [focusNext, setFocusNext] = useState<string | undefined>();
   const filterKey = `${status}|${type}|${keyHash}`;
   useEffect(() => {
@@ -134,9 +135,10 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
         />
         <Select label="Type" value={type} options={[['', 'Any type'], ...Object.entries(TYPE_NAMES)]} onChange={(e) => setFilter('type', e.currentTarget.value)} />
       </div>
-      <details class="key-filter" open={Boolean(keyHash)}>
+      {/* The picker (and its GET /keys) only once the user opens it. */}
+      <details class="key-filter" open={pickKey} onToggle={(e) => setPickKey(e.currentTarget.open)}>
         <summary>{keyHash ? 'Alerts of one key' : 'Filter by key'}</summary>
-        <KeyPicker label="Key" allowNone="All keys" value={keyHash} onChange={(hash) => setFilter('keyHash', hash)} />
+        {pickKey && <KeyPicker label="Key" allowNone="All keys" value={keyHash} onChange={(hash) => setFilter('keyHash', hash)} />}
       </details>
       <div aria-live="polite" class="said">
         {said}
