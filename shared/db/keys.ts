@@ -40,6 +40,9 @@
  *   (KEY#<a>#<keyHash> DAY#… items also carry gsi1: SPEND#<a>#ROWS / DAY#<date>#<keyHash>#<provider>#<model>: the
  *    export's rows of a range in one Query, days ascending)
  *   ACCOUNT#<a>             PRICE#<provider>#<model>     an account's own price of a model (lower-case names)
+ *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
+ *   ACCOUNT#<a>             EXPORTSLOT#<0|1>             one of the account's 2 running-export slots: which export holds
+ *                                                        it and until when (a lease: a crashed worker frees it later)
  */
 export interface Key {
   pk: string;
@@ -121,6 +124,8 @@ export const keys = {
   }),
   /** An account's own price; provider and model lower-cased by the caller. */
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
+  spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
+  exportSlot: (accountId: string, slot: number): Key => ({ pk: accountPk(accountId), sk: `EXPORTSLOT#${slot}` }),
 } as const;
 
 /** Partition keys and sort-key bounds for Queries. */

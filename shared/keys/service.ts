@@ -142,18 +142,22 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   };
 }
 
-/** The date range of a breakdown: default the current month to today; at most 366 days. */
-export function breakdownRange(query: KeyBreakdownQuery, now: Date): { from: string; to: string } {
+/**
+ * The range of `?from&to` (default: the current month to today), checked: real dates, `from` ≤ `to`, at most
+ * {@link MAX_RANGE_DAYS} days. `where` names the request part in `errors[].path`: `query.from`, or `from` of a body.
+ */
+export function breakdownRange(query: KeyBreakdownQuery, now: Date, where: 'query' | 'body' = 'query'): { from: string; to: string } {
+  const path = (field: string) => (where === 'query' ? `query.${field}` : field);
   const to = query.to ?? isoDate(now);
   const from = query.from ?? `${to.slice(0, 7)}-01`;
   const errors = [];
-  if (!isQueryDate(from)) errors.push({ path: 'query.from', message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
-  if (!isQueryDate(to)) errors.push({ path: 'query.to', message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
+  if (!isQueryDate(from)) errors.push({ path: path('from'), message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
+  if (!isQueryDate(to)) errors.push({ path: path('to'), message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
   if (errors.length) throw new ValidationError('The date range is not valid.', errors);
-  if (from > to) throw new ValidationError('from must not be after to.', [{ path: 'query.from', message: 'from must not be after to.' }]);
+  if (from > to) throw new ValidationError('from must not be after to.', [{ path: path('from'), message: 'from must not be after to.' }]);
   const days = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
   if (days > MAX_RANGE_DAYS) {
-    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: 'query.from', message: `The range spans ${days} days.` }]);
+    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: path('from'), message: `The range spans ${days} days.` }]);
   }
   return { from, to };
 }

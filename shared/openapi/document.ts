@@ -44,11 +44,12 @@ import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, L
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import {
   AlertId,
   BudgetId,
+  ExportId,
   IngestKeyId,
   InvitationId,
   KeyHash,
@@ -93,6 +94,10 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   ChangePasswordRequest: { schema: ChangePasswordBody },
   CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
   PutPriceRequest: { schema: PutPriceBody },
+  CreateExportRequest: {
+    schema: CreateExportBody,
+    extra: { description: 'The range, as `GET /spend`: default the current month to today (UTC), at most 366 days.' },
+  },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -303,6 +308,30 @@ export const operations: Record<string, OperationSpec> = {
       'and a `\'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). ' +
       'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
       'or naming the asynchronous `POST /spend/exports`.',
+  },
+  'spend/exports-create': {
+    summary: 'Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.',
+    body: CreateExportBody,
+    bodyOptional: true,
+    status: 202,
+    response: 'SpendExport',
+    errors: [429],
+    headers: { location: '`/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`).' },
+    description:
+      'The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: ' +
+      'past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 ' +
+      '`/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours.',
+  },
+  'spend/exports-get': {
+    summary: 'An asynchronous export: its status, and once ready a download link of its gzip CSV file.',
+    params: ExportParams,
+    status: 200,
+    response: 'SpendExport',
+    errors: [404],
+    description:
+      'Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of ' +
+      '`GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a ' +
+      'one-time link (a second download answers 410). Another account’s export id: 404.',
   },
   'prices/list': {
     summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
@@ -626,6 +655,7 @@ const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
   [AlertParams, { id: AlertId }],
   [UserParams, { userId: UserId }],
   [InvitationParams, { id: InvitationId }],
+  [ExportParams, { id: ExportId }],
 ]);
 
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {

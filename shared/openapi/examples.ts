@@ -161,6 +161,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   AcknowledgeAllRequest: { all: true, keyHash: HASH },
   CreateBudgetRequest: { name: 'Monthly OpenAI', monthlyLimit: 500, alertThreshold: 80, scope: 'ACCOUNT' },
   PatchBudgetRequest: { monthlyLimit: 750 },
+  CreateExportRequest: { from: '2025-12-01', to: '2026-11-30' },
   CreateRuleRequest: {
     type: 'cost_threshold',
     name: 'Daily spend over $50',
@@ -239,6 +240,17 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   SpendCsv:
     'date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
     `2026-11-21,${HASH},Backend (OpenAI),openai,gpt-4o,120,150000,20000,18000,1.25\r\n`,
+  SpendExport: {
+    id: 'exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2',
+    from: '2025-12-01',
+    to: '2026-11-30',
+    status: 'ready',
+    rows: 412388,
+    bytes: 9731542,
+    url: `https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/${ACCOUNT}/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…`,
+    expiresAt: '2026-11-21T23:34:24.000Z',
+    createdAt: NOW,
+  },
   Price: ownPrice,
   PriceList: {
     items: [

@@ -30,6 +30,7 @@ export const RuleId = id('rule');
 export const AlertId = id('alert');
 export const IngestKeyId = id('ingestKey');
 export const InvitationId = id('invitation');
+export const ExportId = id('export');
 /** A provider key's SHA-256, 64 lower-case hex characters. */
 export const KeyHash = z.string().check(z.regex(/^[0-9a-f]{64}$/));
 
@@ -235,6 +236,23 @@ export const Spend = z.object({
   previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
 });
 
+/** An asynchronous export (POST /spend/exports, GET /spend/exports/{id}). */
+export const SpendExport = z.object({
+  id: ExportId,
+  from: CalendarDate,
+  to: CalendarDate,
+  /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 15 minutes. */
+  status: z.enum(['running', 'ready', 'failed']),
+  /** Data rows (the header not counted): written so far while running, all of them once ready. */
+  rows: Count,
+  /** Size of the gzip file, once ready (0 before). */
+  bytes: Count,
+  /** A download link valid until `expiresAt` (1 hour, a new one on each GET), while ready and the file is kept (24 hours). */
+  url: z.nullable(z.string()),
+  expiresAt: z.nullable(Timestamp),
+  createdAt: Timestamp,
+});
+
 /** An entry of GET /prices: dollars per million tokens. */
 export const Price = z.object({
   provider: z.string(),
@@ -431,6 +449,7 @@ export const responseComponents = {
   Spend,
   /** GET /spend/export: text/csv. */
   SpendCsv: z.string(),
+  SpendExport,
   Price,
   PriceList: z.object({ items: z.array(Price) }),
   Budget,

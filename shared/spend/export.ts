@@ -6,7 +6,7 @@
  * day alone is past the limit, the asynchronous export (`POST /spend/exports`).
  */
 import { HttpError } from '#shared/http/errors.ts';
-import { breakdownRange } from '#shared/keys/service.ts';
+import { breakdownRange, MAX_RANGE_DAYS } from '#shared/keys/service.ts';
 import { listProviderKeys } from '#shared/db/provider-keys.ts';
 import { exportRows } from '#shared/db/spend.ts';
 import { parseDate } from '#shared/time/periods.ts';
@@ -17,6 +17,8 @@ export const MAX_EXPORT_DAYS = 92;
 export const MAX_EXPORT_ROWS = 25_000;
 /** Where an export too large for this one goes (API.md part 4): any number of rows, up to 366 days. */
 const ASYNC_EXPORT = 'the asynchronous export, POST /spend/exports (any number of rows, up to 366 days)';
+/** The asynchronous export's range limit (POST /spend/exports), the same as GET /spend's. */
+export const MAX_ASYNC_EXPORT_DAYS = MAX_RANGE_DAYS;
 
 export class ExportTooLarge extends HttpError {
   constructor(detail: string) {
@@ -25,6 +27,26 @@ export class ExportTooLarge extends HttpError {
 }
 
 const spanDays = (from: string, to: string) => (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
+
+/**
+ * The export's CSV as it is read: the header line first, then the lines of each Query page (every line ends with
+ * CRLF), with the count of data rows so far. The ONE producer of export CSV: `GET /spend/export` joins it, the
+ * asynchronous export's worker (shared/spend/exports.ts) streams it into a gzip file. Past `maxRows` rows it throws
+ * `tooMany()`.
+ */
+export async function* csvChunks(accountId: string, from: string, to: string, maxRows = Infinity, tooMany?: () => Error): AsyncGenerator<{ text: string; rows: number }> {
+  const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
+  labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  yield { text: `${CSV_HEADER}\r\n`, rows: 0 };
+  let rows = 0;
+  for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
+    rows += page.length;
+    if (rows > maxRows) throw tooMany?.() ?? new Error(`more than ${maxRows} rows`);
+    const byHash = await labels;
+    yield { text: page.map((item) => `${csvRow(item, byHash.get(item.keyHash as string) ?? null)}\r\n`).join(''), rows };
+  }
+  await labels;
+}
 
 /** `maxRows`: MAX_EXPORT_ROWS (a test may pass less to reach the limit with few rows). */
 export async function exportSpend(accountId: string, query: ExportQuery, now = new Date(), maxRows = MAX_EXPORT_ROWS): Promise<{ filename: string; csv: string }> {
@@ -35,22 +57,14 @@ export async function exportSpend(accountId: string, query: ExportQuery, now = n
       `The range spans ${days} days; an export covers at most ${MAX_EXPORT_DAYS}. Ask for a shorter range with from and to (e.g. one month at a time), or use ${ASYNC_EXPORT}.`,
     );
   }
-  const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
-  labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
-  const lines = [CSV_HEADER];
-  let rows = 0;
-  for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
-    rows += page.length;
-    if (rows > maxRows) {
-      // One day alone past the limit: fewer days can't help, only the asynchronous export can.
-      throw new ExportTooLarge(
-        from === to
-          ? `The day ${from} alone has more than ${maxRows} rows (key × model); this export holds at most ${maxRows}. Use ${ASYNC_EXPORT}.`
-          : `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); this export holds at most ${maxRows}. Ask for fewer days with from and to, or use ${ASYNC_EXPORT}.`,
-      );
-    }
-    const byHash = await labels;
-    for (const item of page) lines.push(csvRow(item, byHash.get(item.keyHash as string) ?? null));
-  }
-  return { filename: `burnrate-spend-${from}-to-${to}.csv`, csv: `${lines.join('\r\n')}\r\n` };
+  // One day alone past the limit: fewer days can't help, only the asynchronous export can.
+  const tooMany = () =>
+    new ExportTooLarge(
+      from === to
+        ? `The day ${from} alone has more than ${maxRows} rows (key × model); this export holds at most ${maxRows}. Use ${ASYNC_EXPORT}.`
+        : `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); this export holds at most ${maxRows}. Ask for fewer days with from and to, or use ${ASYNC_EXPORT}.`,
+    );
+  let csv = '';
+  for await (const chunk of csvChunks(accountId, from, to, maxRows, tooMany)) csv += chunk.text;
+  return { filename: `burnrate-spend-${from}-to-${to}.csv`, csv };
 }

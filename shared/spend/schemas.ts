@@ -22,3 +22,10 @@ export type SpendQuery = z.infer<typeof SpendQuery>;
 
 export const ExportQuery = z.strictObject({ from: z.optional(queryDate('from')), to: z.optional(queryDate('to')) });
 export type ExportQuery = z.infer<typeof ExportQuery>;
+
+/** POST /spend/exports: the range, with the rules and defaults of `GET /spend` (at most 366 days). */
+export const CreateExportBody = z.strictObject({ from: z.optional(queryDate('from')), to: z.optional(queryDate('to')) });
+export type CreateExportBody = z.infer<typeof CreateExportBody>;
+
+export const ExportParams = z.strictObject({ id: z.string() });
+export type ExportParams = z.infer<typeof ExportParams>;

@@ -35,6 +35,7 @@ import type { acknowledgeMany, listAlertsView } from '#shared/alerts/service.ts'
 import type { webhookSecretView } from '#shared/notify/webhook-secret.ts';
 import type { billingStatus } from '#shared/billing/status.ts';
 import type { openPortal, startCheckout } from '#shared/billing/checkout.ts';
+import type { ExportView } from '#shared/spend/exports.ts';
 import type { WebhookReply } from '#shared/billing/webhook.ts';
 import { newId } from '#shared/ids.ts';
 import { handler as openapiHandler } from '#functions/openapi/get.ts';
@@ -362,6 +363,7 @@ describe('response schemas', () => {
     expectTypeOf<Wire<Awaited<ReturnType<typeof startCheckout>>>>().toEqualTypeOf<Out<typeof R.Checkout>>();
     expectTypeOf<Wire<Awaited<ReturnType<typeof openPortal>>>>().toEqualTypeOf<Out<typeof R.Portal>>();
     expectTypeOf<Wire<WebhookReply>>().toEqualTypeOf<Out<typeof R.WebhookReceipt>>();
+    expectTypeOf<Wire<ExportView>>().toEqualTypeOf<Out<typeof R.SpendExport>>();
   });
 });
 

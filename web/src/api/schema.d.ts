@@ -736,6 +736,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/spend/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["spendExportsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/spend/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An asynchronous export: its status, and once ready a download link of its gzip CSV file.
+         * @description Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of `GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a one-time link (a second download answers 410). Another account’s export id: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["spendExportsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/prices": {
         parameters: {
             query?: never;
@@ -1047,6 +1087,18 @@ export interface components {
             };
         };
         SpendCsv: string;
+        SpendExport: {
+            id: string;
+            from: components["schemas"]["CalendarDate"];
+            to: components["schemas"]["CalendarDate"];
+            /** @enum {string} */
+            status: "running" | "ready" | "failed";
+            rows: number;
+            bytes: number;
+            url: string | null;
+            expiresAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
         Price: {
             provider: string;
             model: string;
@@ -1293,6 +1345,11 @@ export interface components {
             cacheWrite?: number;
             cacheWrite1h?: number;
             output: number;
+        };
+        /** @description The range, as `GET /spend`: default the current month to today (UTC), at most 366 days. */
+        CreateExportRequest: {
+            from?: string;
+            to?: string;
         };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
@@ -3840,6 +3897,102 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendExportsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "2025-12-01",
+                 *       "to": "2026-11-30"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateExportRequest"];
+            };
+        };
+        responses: {
+            /** @description Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description `/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`). */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "from": "2025-12-01",
+                     *       "to": "2026-11-30",
+                     *       "status": "ready",
+                     *       "rows": 412388,
+                     *       "bytes": 9731542,
+                     *       "url": "https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…",
+                     *       "expiresAt": "2026-11-21T23:34:24.000Z",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SpendExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendExportsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An asynchronous export: its status, and once ready a download link of its gzip CSV file. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "from": "2025-12-01",
+                     *       "to": "2026-11-30",
+                     *       "status": "ready",
+                     *       "rows": 412388,
+                     *       "bytes": 9731542,
+                     *       "url": "https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…",
+                     *       "expiresAt": "2026-11-21T23:34:24.000Z",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SpendExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
