@@ -73,10 +73,12 @@ export const routes: readonly Route[] = [
     sendsEmail: true,
     clientIp: true,
   },
-  // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the user's session epoch (GetItem).
+  // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the address's owner and its session epoch
+  // before and after the password check (GetItem), a token of the second its sessions ended admitted (UpdateItem).
   { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], clientIp: true },
-  // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused.
-  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem'] },
+  // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused; a token of the
+  // second its sessions ended admitted (UpdateItem).
+  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem', 'UpdateItem'] },
   { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', role: 'viewer', table: ['BatchGetItem', 'GetItem'] },
   // Own profile: the user (UpdateItem) and the account (GetItem).
   { method: 'PATCH', path: '/auth/me', handler: 'auth/update-me', auth: 'jwt', role: 'viewer', table: ['GetItem', 'UpdateItem'] },
@@ -94,7 +96,8 @@ export const routes: readonly Route[] = [
   },
   // Forgot: the per-IP and per-address windows (UpdateItem/PutItem), the e-mail's owner (GetItem), the token (PutItem).
   { method: 'POST', path: '/auth/forgot-password', handler: 'auth/forgot-password', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], sendsEmail: true, clientIp: true },
-  // Reset: the token used up and the user's sessions ended (UpdateItem); the password set, Cognito's sign-out.
+  // Reset: the token used up, the user's reset links claimed, then (after the password is set and Cognito's sign-out)
+  // its sessions ended (UpdateItem each).
   {
     method: 'POST',
     path: '/auth/reset-password',

@@ -62,6 +62,13 @@ export interface User {
   sessionEpoch?: string;
   /** The one token (its `jti`) issued before `sessionsValidAfter` that stays valid: the one a password change came with. */
   sessionsKeptTokenId?: string;
+  /**
+   * ID tokens (`jti`) of the second of `sessionsValidAfter` that our login or refresh proved were issued after it
+   * (shared/auth/sessions.ts). Cleared whenever the sessions end again.
+   */
+  sessionTokenIds?: string[];
+  /** Reset links created before this instant (ISO) are void: set when a reset uses a link. */
+  resetLinksValidAfter?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -158,6 +165,8 @@ export function toUser(item: Record<string, unknown>): User {
     ...(typeof item.sessionsValidAfter === 'string' ? { sessionsValidAfter: item.sessionsValidAfter } : {}),
     ...(typeof item.sessionEpoch === 'string' ? { sessionEpoch: item.sessionEpoch } : {}),
     ...(typeof item.sessionsKeptTokenId === 'string' ? { sessionsKeptTokenId: item.sessionsKeptTokenId } : {}),
+    ...(item.sessionTokenIds instanceof Set ? { sessionTokenIds: [...(item.sessionTokenIds as Set<string>)] } : {}),
+    ...(typeof item.resetLinksValidAfter === 'string' ? { resetLinksValidAfter: item.resetLinksValidAfter } : {}),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };
