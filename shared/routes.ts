@@ -169,9 +169,10 @@ export const routes: readonly Route[] = [
     table: ['GetItem', 'UpdateItem', 'DeleteItem'],
     cognito: ['AdminDeleteUser'],
   },
-  // Invitations: the account and inviter (GetItem), the account's pending ones (Query); one transaction puts the
-  // invitation, its address item and link token (PutItem), takes a seat (UpdateItem), checks the address has no
-  // user (ConditionCheckItem) and settles expired invitations (UpdateItem, DeleteItem).
+  // Invitations: the account and inviter (GetItem), the e-mail caps (UpdateItem/PutItem), the account's pending ones
+  // (Query); one transaction puts the invitation, its address item and link token (PutItem), takes a seat
+  // (UpdateItem), checks the address has no user and the inviter is an admin (ConditionCheckItem) and settles
+  // expired invitations (UpdateItem, DeleteItem).
   {
     method: 'POST',
     path: '/invitations',
@@ -183,8 +184,11 @@ export const routes: readonly Route[] = [
   },
   { method: 'GET', path: '/invitations', handler: 'invitations/list', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query'] },
   { method: 'DELETE', path: '/invitations/{id}', handler: 'invitations/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'DeleteItem'] },
-  // Accepting: the token, invitation and e-mail item (GetItem); the identity; one transaction uses the token up,
-  // accepts the invitation, writes the user and its e-mail item, counts an admin (UpdateItem, PutItem, DeleteItem).
+  // The invitation page: the token (GetItem), the invitation and the inviting account (BatchGetItem).
+  { method: 'GET', path: '/auth/invitation', handler: 'auth/invitation', auth: 'none', table: ['GetItem', 'BatchGetItem'] },
+  // Accepting: the token, invitation and e-mail item (GetItem); the token claimed (UpdateItem); the identity; one
+  // transaction uses the token up, accepts the invitation, writes the user and its e-mail item, counts an admin and
+  // drops the invitation's expiry from the account (UpdateItem, PutItem, DeleteItem).
   {
     method: 'POST',
     path: '/auth/accept-invitation',
