@@ -157,16 +157,18 @@ export const routes: readonly Route[] = [
   // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
   { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },
   // Users: the list (Query); a role change or removal moves the account's admin/seat counters in the same
-  // transaction (UpdateItem; DeleteItem of the user and its e-mail item); removal also deletes the identity.
+  // transaction (UpdateItem; DeleteItem of the user and its e-mail item); removal also deletes the identity. An admin
+  // who stops being one loses its pending invitations: the account's pending ones (Query), each revoked in one
+  // transaction (UpdateItem of the invitation and the account, DeleteItem of its address item and link token).
   { method: 'GET', path: '/users', handler: 'users/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/users/{userId}', handler: 'users/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/users/{userId}', handler: 'users/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'] },
   {
     method: 'DELETE',
     path: '/users/{userId}',
     handler: 'users/delete',
     auth: 'jwt',
     role: 'admin',
-    table: ['GetItem', 'UpdateItem', 'DeleteItem'],
+    table: ['GetItem', 'UpdateItem', 'DeleteItem', 'Query'],
     cognito: ['AdminDeleteUser'],
   },
   // Invitations: the account and inviter (GetItem), the e-mail caps (UpdateItem/PutItem), the account's pending ones
