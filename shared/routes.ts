@@ -80,10 +80,12 @@ export const routes: readonly Route[] = [
     sendsEmail: true,
     clientIp: true,
   },
-  // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the user's session epoch (GetItem).
+  // Login: the failed-login window of (e-mail, IP) (UpdateItem/PutItem), the address's owner and its session epoch
+  // before and after the password check (GetItem), a token of the second its sessions ended admitted (UpdateItem).
   { method: 'POST', path: '/auth/login', handler: 'auth/login', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], clientIp: true },
-  // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused.
-  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem'] },
+  // Refresh: the user's session epoch (GetItem) — a refresh token of an ended session is refused; a token of the
+  // second its sessions ended admitted (UpdateItem).
+  { method: 'POST', path: '/auth/refresh', handler: 'auth/refresh', auth: 'none', table: ['GetItem', 'UpdateItem'] },
   { method: 'GET', path: '/auth/me', handler: 'auth/me', auth: 'jwt', role: 'viewer', table: ['BatchGetItem', 'GetItem'] },
   // Own profile: the user (UpdateItem) and the account (GetItem).
   { method: 'PATCH', path: '/auth/me', handler: 'auth/update-me', auth: 'jwt', role: 'viewer', table: ['GetItem', 'UpdateItem'] },
@@ -101,7 +103,8 @@ export const routes: readonly Route[] = [
   },
   // Forgot: the per-IP and per-address windows (UpdateItem/PutItem), the e-mail's owner (GetItem), the token (PutItem).
   { method: 'POST', path: '/auth/forgot-password', handler: 'auth/forgot-password', auth: 'none', table: ['UpdateItem', 'PutItem', 'GetItem'], sendsEmail: true, clientIp: true },
-  // Reset: the token used up and the user's sessions ended (UpdateItem); the password set, Cognito's sign-out.
+  // Reset: the token used up, the user's reset links claimed, then (after the password is set and Cognito's sign-out)
+  // its sessions ended (UpdateItem each).
   {
     method: 'POST',
     path: '/auth/reset-password',
@@ -166,21 +169,24 @@ export const routes: readonly Route[] = [
   // item and the customer lookup (GetItem); the dedupe item (PutItem) with the account (UpdateItem) in one transaction.
   { method: 'POST', path: '/billing/webhook', handler: 'billing/webhook', auth: 'stripe', table: ['GetItem', 'PutItem', 'UpdateItem'], stripe: true },
   // Users: the list (Query); a role change or removal moves the account's admin/seat counters in the same
-  // transaction (UpdateItem; DeleteItem of the user and its e-mail item); removal also deletes the identity.
+  // transaction (UpdateItem; DeleteItem of the user and its e-mail item); removal also deletes the identity. An admin
+  // who stops being one loses its pending invitations: the account's pending ones (Query), each revoked in one
+  // transaction (UpdateItem of the invitation and the account, DeleteItem of its address item and link token).
   { method: 'GET', path: '/users', handler: 'users/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/users/{userId}', handler: 'users/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/users/{userId}', handler: 'users/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'] },
   {
     method: 'DELETE',
     path: '/users/{userId}',
     handler: 'users/delete',
     auth: 'jwt',
     role: 'admin',
-    table: ['GetItem', 'UpdateItem', 'DeleteItem'],
+    table: ['GetItem', 'UpdateItem', 'DeleteItem', 'Query'],
     cognito: ['AdminDeleteUser'],
   },
-  // Invitations: the account and inviter (GetItem), the account's pending ones (Query); one transaction puts the
-  // invitation, its address item and link token (PutItem), takes a seat (UpdateItem), checks the address has no
-  // user (ConditionCheckItem) and settles expired invitations (UpdateItem, DeleteItem).
+  // Invitations: the account and inviter (GetItem), the e-mail caps (UpdateItem/PutItem), the account's pending ones
+  // (Query); one transaction puts the invitation, its address item and link token (PutItem), takes a seat
+  // (UpdateItem), checks the address has no user and the inviter is an admin (ConditionCheckItem) and settles
+  // expired invitations (UpdateItem, DeleteItem).
   {
     method: 'POST',
     path: '/invitations',
@@ -192,8 +198,11 @@ export const routes: readonly Route[] = [
   },
   { method: 'GET', path: '/invitations', handler: 'invitations/list', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query'] },
   { method: 'DELETE', path: '/invitations/{id}', handler: 'invitations/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem', 'DeleteItem'] },
-  // Accepting: the token, invitation and e-mail item (GetItem); the identity; one transaction uses the token up,
-  // accepts the invitation, writes the user and its e-mail item, counts an admin (UpdateItem, PutItem, DeleteItem).
+  // The invitation page: the token (GetItem), the invitation and the inviting account (BatchGetItem).
+  { method: 'GET', path: '/auth/invitation', handler: 'auth/invitation', auth: 'none', table: ['GetItem', 'BatchGetItem'] },
+  // Accepting: the token, invitation and e-mail item (GetItem); the token claimed (UpdateItem); the identity; one
+  // transaction uses the token up, accepts the invitation, writes the user and its e-mail item, counts an admin and
+  // drops the invitation's expiry from the account (UpdateItem, PutItem, DeleteItem).
   {
     method: 'POST',
     path: '/auth/accept-invitation',

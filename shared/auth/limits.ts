@@ -27,6 +27,10 @@ export const LIMITS = {
   'resend-minute': { max: 1, windowMs: MINUTE, request: false, what: 'verification e-mails a minute' },
   /** ... and five a day. */
   'resend-day': { max: 5, windowMs: 24 * HOUR, request: false, what: 'verification e-mails a day' },
+  /** Invitation e-mails an account sends a day (revoking one gives nothing back). */
+  'invitation-account': { max: 20, windowMs: 24 * HOUR, request: false, what: 'invitation e-mails from this account a day' },
+  /** Invitation e-mails to one address a day, from every account together. */
+  'invitation-address': { max: 3, windowMs: 24 * HOUR, request: false, what: 'invitation e-mails to this address a day' },
   /** Reset e-mails per address (quiet: the request still answers 202, no e-mail goes out). */
   'reset-email': { max: 5, windowMs: HOUR, request: false, what: 'password reset e-mails to this address an hour' },
 } as const;

@@ -2,16 +2,22 @@
  * Passwords (API.md part 3 "Password reset", "Users and roles"): forgot → an e-mailed single-use link (1 hour) →
  * reset, which ends ALL of the user's sessions; and change (signed in), which ends the OTHER sessions.
  *
- * Ending sessions (shared/db/user-updates.ts `endSessions`): `sessionsValidAfter` = now (jwtAuth refuses ID tokens
- * issued before it, within its 30 s user cache), a new session epoch (POST /auth/refresh refuses refresh tokens of
- * the old one: shared/auth/sessions.ts), and in AWS Cognito's global sign-out on top.
+ * Order (API.md part 4): the new password is set FIRST, then Cognito's global sign-out (AWS), then our own end of
+ * sessions (shared/db/user-updates.ts `endSessions`: `sessionsValidAfter` = now at millisecond precision and a new
+ * session epoch; shared/auth/sessions.ts explains how ID and refresh tokens issued before it are refused, including a
+ * login whose password check raced with it). Ending sessions first would leave a gap in which the OLD password still
+ * opens a session of the new epoch. Should the end of sessions fail after the password was set, the request fails
+ * (500) and the caller repeats it: the new password is in place, no session of the old one gains anything.
+ *
+ * Reset links: a reset uses up every reset link of the user created before it (`claimResetLinks`, one conditional
+ * update before the password is set), and a change of password voids them through `sessionsValidAfter`.
  */
 import { InvalidToken, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { forgetUser, type UserAuthContext } from '#shared/http/auth-context.ts';
-import { getUser } from '#shared/db/accounts.ts';
+import { getUser, type User } from '#shared/db/accounts.ts';
 import { consumeLinkToken, putLinkToken } from '#shared/db/link-tokens.ts';
-import { emailOwner, endSessions } from '#shared/db/user-updates.ts';
+import { claimResetLinks, emailOwner, endSessions, type EndSessions } from '#shared/db/user-updates.ts';
 import { LINK_TOKEN_PATTERN, newLinkToken } from '#shared/auth/tokens.ts';
 import { allowed, emailIpSubject, emailSubject, enforce, giveBack, ipSubject } from '#shared/auth/limits.ts';
 import { newEpoch } from '#shared/auth/sessions.ts';
@@ -72,28 +78,37 @@ const refusedPassword = (path: string) =>
   new ValidationError('The password does not meet the policy.', [{ path, message: 'The password does not meet the policy.' }]);
 
 /**
- * POST /auth/reset-password: uses the token up, ends every session of its user (the address counts as verified:
- * the link went to it), then sets the password. The token is spent first, so a link works exactly once even when
- * clicked twice at the same moment; if setting the password then fails, the user asks for a new link.
+ * POST /auth/reset-password: uses the token up, claims the user's reset links (a link older than the last reset or
+ * change of password is void), sets the password, then ends every session of its user (the address counts as
+ * verified: the link went to it). The token is spent first, so a link works exactly once even when clicked twice at
+ * the same moment; if setting the password then fails, the user asks for a new link.
  */
 export async function resetPassword(body: ResetPasswordBody, deps: PasswordDeps = defaultDeps): Promise<void> {
   const now = deps.now();
   if (!LINK_TOKEN_PATTERN.test(body.token)) throw invalidResetToken();
   const stored = await consumeLinkToken(body.token, 'reset-password', now);
   if (!stored?.userId) throw invalidResetToken();
-  const user = await endSessions(stored.accountId, stored.userId, { epoch: newEpoch(), verifyEmail: stored.email }, now);
+  const user = await claimResetLinks(stored.accountId, stored.userId, stored.email, stored.createdAt, now);
   if (!user) throw invalidResetToken();
-  forgetUser(user.accountId, user.userId);
+  await setPasswordAndEndSessions(user, body.password, 'password', { epoch: newEpoch(), verifyEmail: stored.email }, deps);
+}
+
+/** The new password, Cognito's sign-out, then our end of sessions (in that order: see the top of this file). */
+async function setPasswordAndEndSessions(user: User, password: string, path: string, change: EndSessions, deps: PasswordDeps): Promise<void> {
   try {
-    await deps.identity.setPassword(user.email, body.password);
+    await deps.identity.setPassword(user.email, password);
   } catch (error) {
-    if (error instanceof PasswordRefused) throw refusedPassword('password');
+    if (error instanceof PasswordRefused) throw refusedPassword(path);
+    if (error instanceof BadCredentials) throw new NotFound('The user does not exist.');
     throw error;
   }
   await deps.identity.signOutEverywhere(user.email).catch((error: unknown) => {
-    // Our own checks ended the sessions already; Cognito's revocation is the second lock.
-    logger.error('global sign-out failed after a password reset', { error: String(error) });
+    // Our own checks end the sessions next; Cognito's revocation is the second lock.
+    logger.error('global sign-out failed after a password change', { error: String(error) });
   });
+  const ended = await endSessions(user.accountId, user.userId, change, deps.now());
+  forgetUser(user.accountId, user.userId);
+  if (!ended) throw new NotFound('The user does not exist.');
 }
 
 /**
@@ -119,18 +134,5 @@ export async function changePassword(auth: UserAuthContext, body: ChangePassword
   if (body.newPassword === body.currentPassword) {
     throw new ValidationError('The new password is the current one.', [{ path: 'newPassword', message: 'newPassword must differ from currentPassword.' }]);
   }
-  // Sessions end first: should setting the password fail after it, nothing is left open.
-  const changed = await endSessions(user.accountId, user.userId, { epoch: newEpoch(), ...(auth.tokenId ? { keepTokenId: auth.tokenId } : {}) }, now);
-  if (!changed) throw new NotFound('The user does not exist.');
-  forgetUser(user.accountId, user.userId);
-  try {
-    await deps.identity.setPassword(user.email, body.newPassword);
-  } catch (error) {
-    if (error instanceof PasswordRefused) throw refusedPassword('newPassword');
-    throw error;
-  }
-  await deps.identity.signOutEverywhere(user.email).catch((error: unknown) => {
-    // Our own checks ended the sessions already; Cognito's revocation is the second lock.
-    logger.error('global sign-out failed after a password change', { error: String(error) });
-  });
+  await setPasswordAndEndSessions(user, body.newPassword, 'newPassword', { epoch: newEpoch(), ...(auth.tokenId ? { keepTokenId: auth.tokenId } : {}) }, deps);
 }

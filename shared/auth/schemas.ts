@@ -34,8 +34,9 @@ export const RegisterBody = z.strictObject({
 });
 export type RegisterBody = z.infer<typeof RegisterBody>;
 
+/** An e-mail address only (API.md part 4): a Cognito `sub` or another username would count failures under another subject. */
 export const LoginBody = z.strictObject({
-  email: z.string().check(z.trim(), z.toLowerCase(), z.minLength(1, 'email is required.'), z.maxLength(254)),
+  email: Email,
   password: z.string().check(z.minLength(1, 'password is required.'), z.maxLength(256)),
 });
 export type LoginBody = z.infer<typeof LoginBody>;

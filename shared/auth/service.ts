@@ -3,11 +3,13 @@ import { Conflict, Unauthorized, ValidationError } from '#shared/http/errors.ts'
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
 import * as accounts from '#shared/db/accounts.ts';
+import * as userUpdates from '#shared/db/user-updates.ts';
+import { forgetUser } from '#shared/http/auth-context.ts';
 import { linkTokenPut } from '#shared/db/link-tokens.ts';
 import { newLinkToken } from '#shared/auth/tokens.ts';
 import * as limits from '#shared/auth/limits.ts';
 import { emailIpSubject, ipSubject } from '#shared/auth/limits.ts';
-import { epochOf, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
+import { epochOf, inSessionEndWindow, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
 import { BadCredentials, IdentityExists, PasswordRefused, decodePayload, identity, type Identity } from '#shared/auth/identity.ts';
 import { defaultMail, sendLinkEmail, type Mail } from '#shared/auth/mail.ts';
 import { linkTo, verificationEmail } from '#shared/notify/templates.ts';
@@ -16,12 +18,14 @@ import type { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.
 export interface Deps {
   identity: Identity;
   accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered' | 'getUser'>;
+  /** Who owns an address, and admitting a token of the second the user's sessions ended (shared/auth/sessions.ts). */
+  sessions: Pick<typeof userUpdates, 'emailOwner' | 'admitToken'>;
   limits: Pick<typeof limits, 'enforce' | 'giveBack'>;
   mail: Mail;
   now: () => Date;
 }
 
-const defaultDeps: Deps = { identity, accounts, limits, mail: defaultMail, now: () => new Date() };
+const defaultDeps: Deps = { identity, accounts, sessions: userUpdates, limits, mail: defaultMail, now: () => new Date() };
 
 /** A Cognito user with no account behind it, older than this, is the debris of a register that crashed midway. */
 export const ORPHAN_AGE_MS = 2 * 60 * 1000;
@@ -97,17 +101,40 @@ export async function createIdentity(user: Parameters<Identity['createUser']>[0]
   }
 }
 
-function idsOf(token: string): { accountId: string; userId: string } {
+function idsOf(token: string): { accountId: string; userId: string; issuedAt: number; tokenId: string } {
   const claims = decodePayload(token);
-  return { accountId: String(claims['custom:accountId']), userId: String(claims['custom:userId']) };
+  return {
+    accountId: String(claims['custom:accountId']),
+    userId: String(claims['custom:userId']),
+    issuedAt: Number(claims.iat),
+    tokenId: typeof claims.jti === 'string' ? claims.jti : '',
+  };
 }
 
 /**
+ * The ID token Cognito just issued to `user` (whose epoch is `epoch`) made valid with the user's sessions: a token
+ * of the second they ended in is admitted by its `jti`, only while the epoch is still `epoch` (shared/auth/sessions.ts).
+ */
+async function admit(user: accounts.User, epoch: string, ids: ReturnType<typeof idsOf>, deps: Pick<Deps, 'sessions'>): Promise<boolean> {
+  if (epochOf(user) !== epoch) return false;
+  if (!inSessionEndWindow(user, ids.issuedAt)) return true;
+  if (!ids.tokenId || !(await deps.sessions.admitToken(user.accountId, user.userId, epoch, ids.tokenId))) return false;
+  forgetUser(user.accountId, user.userId);
+  return true;
+}
+
+const sessionsEnded = () => new Unauthorized('The sessions of this user ended while signing in: sign in again.');
+
+/**
  * Signs in. Each attempt counts against the failed-login limit of (e-mail, source IP) before the password is tried
- * (so concurrent guesses can't pass it), and a successful one gives its count back.
+ * (so concurrent guesses can't pass it), and a successful one gives its count back. The user's session epoch is read
+ * BEFORE the password is tried: a sign-in that overlapped the end of the user's sessions (a reset or change of
+ * password; the password it checked may be the old one) gets no session (shared/auth/sessions.ts).
  */
 export async function login(input: LoginBody, deps: Deps = defaultDeps, sourceIp = '') {
   const counted = await deps.limits.enforce('login', emailIpSubject(input.email, sourceIp), deps.now());
+  const owner = await deps.sessions.emailOwner(input.email, true);
+  const before = owner && (await deps.accounts.getUser(owner.accountId, owner.userId, true));
   let session;
   try {
     session = await deps.identity.signIn(input.email, input.password);
@@ -117,10 +144,12 @@ export async function login(input: LoginBody, deps: Deps = defaultDeps, sourceIp
   }
   await deps.limits.giveBack(counted);
   const ids = idsOf(session.token);
-  // The refresh token carries the user's session epoch (shared/auth/sessions.ts): read strongly, a reset may be fresh.
+  if (!before || before.userId !== ids.userId || before.accountId !== ids.accountId) throw sessionsEnded();
   const user = await deps.accounts.getUser(ids.accountId, ids.userId, true);
   if (!user) throw badLogin();
-  return { ...session, refreshToken: wrapRefreshToken(session.refreshToken, epochOf(user)), ...ids };
+  const epoch = epochOf(before);
+  if (!(await admit(user, epoch, ids, deps))) throw sessionsEnded();
+  return { ...session, refreshToken: wrapRefreshToken(session.refreshToken, epoch), accountId: ids.accountId, userId: ids.userId };
 }
 
 const refreshRefused = () => new Unauthorized('The refresh token is invalid, expired or revoked.');
@@ -138,6 +167,6 @@ export async function refresh(input: RefreshBody, deps: Deps = defaultDeps) {
   // Whose it is, from the token Cognito just issued (never from the client's envelope).
   const ids = idsOf(session.token);
   const user = await deps.accounts.getUser(ids.accountId, ids.userId, true);
-  if (!user || epochOf(user) !== epoch) throw refreshRefused();
+  if (!user || !(await admit(user, epoch, ids, deps))) throw refreshRefused();
   return { token: session.token, expiresIn: session.expiresIn };
 }

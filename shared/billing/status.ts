@@ -1,6 +1,6 @@
 /** GET /billing/status: the subscribed plan, the limits in force (by billing status) and this period's exact usage (two GetItems). */
 import { NotFound } from '#shared/http/errors.ts';
-import { getAccount } from '#shared/db/accounts.ts';
+import { getAccount, seatsInUse } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
@@ -18,7 +18,8 @@ export async function billingStatus(accountId: string, now = new Date()) {
       limit: limits.trackedRequests,
       keys: account.keyCount ?? 0,
       keyLimit: limits.keys,
-      users: account.seats ?? 1,
+      // Users and pending invitations; an expired invitation stops counting at its expiry.
+      users: seatsInUse(account, now),
       userLimit: limits.users,
     },
     graceEndsAt: limits.graceEndsAt,

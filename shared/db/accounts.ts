@@ -36,6 +36,24 @@ export interface Account {
   graceEndsAt?: string;
   /** The current subscription's `<created ISO>#<id>`: of two live subscriptions the newer is kept. */
   subscriptionOrder?: string;
+  /**
+   * When each pending invitation expires (ISO), one attribute per invitation (`pendingInvitationAttr`), written and
+   * removed in the transactions that move `seats`: so an expired invitation stops counting as a seat at its expiry,
+   * without a Query (`seatsInUse`).
+   */
+  pendingInvitationExpiries?: string[];
+}
+
+const PENDING_INVITATION_PREFIX = 'invitationExpires#';
+
+/** The account item's attribute holding a pending invitation's expiry (see `Account.pendingInvitationExpiries`). */
+export const pendingInvitationAttr = (invitationId: string) => `${PENDING_INVITATION_PREFIX}${invitationId}`;
+
+/** Seats taken at `now`: users plus pending invitations that have not expired (API.md: `usage.users`). */
+export function seatsInUse(account: Pick<Account, 'seats' | 'pendingInvitationExpiries'>, now: Date): number {
+  const at = now.toISOString();
+  const expired = (account.pendingInvitationExpiries ?? []).filter((expiresAt) => expiresAt <= at).length;
+  return Math.max(1, (account.seats ?? 1) - expired);
 }
 
 /** What a user may do in its account (API.md part 3 "Users and roles"; shared/auth/roles.ts says which routes). */
@@ -62,6 +80,13 @@ export interface User {
   sessionEpoch?: string;
   /** The one token (its `jti`) issued before `sessionsValidAfter` that stays valid: the one a password change came with. */
   sessionsKeptTokenId?: string;
+  /**
+   * ID tokens (`jti`) of the second of `sessionsValidAfter` that our login or refresh proved were issued after it
+   * (shared/auth/sessions.ts). Cleared whenever the sessions end again.
+   */
+  sessionTokenIds?: string[];
+  /** Reset links created before this instant (ISO) are void: set when a reset uses a link. */
+  resetLinksValidAfter?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -138,7 +163,13 @@ export function toAccount(item: Record<string, unknown>): Account {
     ...(typeof item.billingUpdatedAt === 'string' ? { billingUpdatedAt: item.billingUpdatedAt } : {}),
     ...(typeof item.graceEndsAt === 'string' ? { graceEndsAt: item.graceEndsAt } : {}),
     ...(typeof item.subscriptionOrder === 'string' ? { subscriptionOrder: item.subscriptionOrder } : {}),
+    ...pendingExpiries(item),
   };
+}
+
+function pendingExpiries(item: Record<string, unknown>): Pick<Account, 'pendingInvitationExpiries'> {
+  const expiries = Object.entries(item).flatMap(([name, value]) => (name.startsWith(PENDING_INVITATION_PREFIX) && typeof value === 'string' ? [value] : []));
+  return expiries.length > 0 ? { pendingInvitationExpiries: expiries } : {};
 }
 
 /**
@@ -158,6 +189,8 @@ export function toUser(item: Record<string, unknown>): User {
     ...(typeof item.sessionsValidAfter === 'string' ? { sessionsValidAfter: item.sessionsValidAfter } : {}),
     ...(typeof item.sessionEpoch === 'string' ? { sessionEpoch: item.sessionEpoch } : {}),
     ...(typeof item.sessionsKeptTokenId === 'string' ? { sessionsKeptTokenId: item.sessionsKeptTokenId } : {}),
+    ...(item.sessionTokenIds instanceof Set ? { sessionTokenIds: [...(item.sessionTokenIds as Set<string>)] } : {}),
+    ...(typeof item.resetLinksValidAfter === 'string' ? { resetLinksValidAfter: item.resetLinksValidAfter } : {}),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };

@@ -7,13 +7,14 @@
  * Expiry: an invitation is pending until `expiresAt`; after it, it reads as `expired`. Its seat is given back by
  * the next invitation of the account (which marks up to 25 expired ones expired in its own transaction).
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, failedConditions, tableName, transactWrite } from '#shared/db/client.ts';
+import { GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { batchGet, db, failedConditions, queryAll, tableName, transactWrite } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import type { Role, User } from '#shared/db/accounts.ts';
-import { adminJoins } from '#shared/db/users.ts';
+import { pendingInvitationAttr, toAccount, type Account, type Role, type User } from '#shared/db/accounts.ts';
 import { linkTokenConsume, linkTokenPut } from '#shared/db/link-tokens.ts';
 import { linkTokenHash } from '#shared/auth/tokens.ts';
+
+type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -52,19 +53,17 @@ export function toInvitation(item: Record<string, unknown>, now = new Date()): I
 }
 
 /** The account's invitations whose stored status is pending (expired ones included), newest first. */
-async function storedPending(accountId: string): Promise<Invitation[]> {
+export async function storedPending(accountId: string, now = new Date(), consistent = false): Promise<Invitation[]> {
   const q = queries.accountItems(accountId, 'INVITATION');
-  const res = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      FilterExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix, ':pending': 'pending' },
-      ScanIndexForward: false,
-    }),
-  );
-  return (res.Items ?? []).map((item) => toInvitation(item));
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    FilterExpression: '#status = :pending',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix, ':pending': 'pending' },
+    ScanIndexForward: false,
+    ConsistentRead: consistent,
+  });
+  return items.map((item) => toInvitation(item, now));
 }
 
 export interface InvitationPage {
@@ -95,16 +94,27 @@ export async function getInvitation(accountId: string, invitationId: string, now
   return res.Item && toInvitation(res.Item, now);
 }
 
+/** An invitation and its account in one BatchGetItem (strongly consistent): what the invitation page shows. */
+export async function getInvitationAndAccount(accountId: string, invitationId: string, now = new Date()): Promise<{ invitation?: Invitation; account?: Account }> {
+  const invitationKey = keys.invitation(accountId, invitationId);
+  const items = await batchGet([invitationKey, keys.account(accountId)], undefined, true);
+  const invitationItem = items.find((item) => item.sk === invitationKey.sk);
+  const accountItem = items.find((item) => item.sk === keys.account(accountId).sk);
+  return { ...(invitationItem ? { invitation: toInvitation(invitationItem, now) } : {}), ...(accountItem ? { account: toAccount(accountItem) } : {}) };
+}
+
 export class SeatsFull extends Error {}
 export class AlreadyInvited extends Error {}
 export class EmailHasUser extends Error {}
+/** The inviter is no admin (any more): a demoted admin's invitation never lands after its demotion's revocations. */
+export class InviterNotAdmin extends Error {}
 
 /**
  * Creates the invitation, its link token and the address's pending item, takes a seat (only while
  * `seats < seatLimit`), and settles expired invitations of the account (their seats come back) — one transaction.
  */
 export async function createInvitation(invitation: Invitation, token: string, seatLimit: number, now: Date): Promise<void> {
-  const expired = (await storedPending(invitation.accountId)).filter((i) => i.status === 'expired').slice(0, EXPIRED_PER_INVITE);
+  const expired = (await storedPending(invitation.accountId, now)).filter((i) => i.status === 'expired').slice(0, EXPIRED_PER_INVITE);
   const settle = expired.flatMap((old) => [
     {
       Update: {
@@ -126,15 +136,18 @@ export async function createInvitation(invitation: Invitation, token: string, se
     },
   ]);
   const { accountId, email } = invitation;
+  const settled = expired.map((old, i) => [`#old${i}`, pendingInvitationAttr(old.id)] as const);
   const items = [
     {
-      // [0] the seat: users + pending invitations stay within the limit in force (absent count: the one registrant).
+      // [0] the seat: users + pending invitations stay within the limit in force (absent count: the one registrant);
+      // the invitation's expiry on the account (seatsInUse), the settled ones' removed.
       Update: {
         TableName: tableName(),
         Key: keys.account(accountId),
-        UpdateExpression: 'SET seats = if_not_exists(seats, :one) + :delta',
+        UpdateExpression: `SET seats = if_not_exists(seats, :one) + :delta, #mine = :expires${settled.length ? ` REMOVE ${settled.map(([name]) => name).join(', ')}` : ''}`,
         ConditionExpression: 'attribute_exists(pk) AND ((attribute_not_exists(seats) AND :one < :limit) OR seats < :room)',
-        ExpressionAttributeValues: { ':one': ONE, ':delta': ONE - expired.length, ':limit': seatLimit, ':room': seatLimit + expired.length },
+        ExpressionAttributeNames: { '#mine': pendingInvitationAttr(invitation.id), ...Object.fromEntries(settled) },
+        ExpressionAttributeValues: { ':one': ONE, ':delta': ONE - expired.length, ':limit': seatLimit, ':room': seatLimit + expired.length, ':expires': invitation.expiresAt },
       },
     },
     // [1] one pending invitation per address and account.
@@ -149,17 +162,38 @@ export async function createInvitation(invitation: Invitation, token: string, se
     { ConditionCheck: { TableName: tableName(), Key: keys.email(email), ConditionExpression: 'attribute_not_exists(pk)' } },
     { Put: { TableName: tableName(), Item: { ...keys.invitation(accountId, invitation.id), type: 'Invitation', ...invitation }, ConditionExpression: 'attribute_not_exists(pk)' } },
     { Put: linkTokenPut(token, { kind: 'invitation', accountId, invitationId: invitation.id, email }, now) },
+    // [5] the inviter is an admin still (users made before roles: admin).
+    {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: keys.user(accountId, invitation.invitedBy),
+        ConditionExpression: '#role = :admin OR (attribute_exists(pk) AND attribute_not_exists(#role))',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':admin': 'admin' },
+      },
+    },
     ...settle,
   ];
   try {
     await transactWrite(items);
   } catch (error) {
     const failed = failedConditions(error);
+    if (failed.includes(5)) throw new InviterNotAdmin();
+    if (failed.includes(0)) throw new SeatsFull();
     if (failed.includes(1)) throw new AlreadyInvited();
     if (failed.includes(2)) throw new EmailHasUser();
-    if (failed.includes(0)) throw new SeatsFull();
     throw error;
   }
+}
+
+/**
+ * Revokes every pending invitation `userId` sent (a demoted or removed admin's): one strongly consistent Query of the
+ * account's pending invitations, then one transaction per invitation of that admin. How many were revoked.
+ */
+export async function revokeInvitationsBy(accountId: string, userId: string): Promise<number> {
+  const mine = (await storedPending(accountId, new Date(), true)).filter((invitation) => invitation.invitedBy === userId);
+  const revoked = await Promise.all(mine.map((invitation) => revokeInvitation(invitation)));
+  return revoked.filter(Boolean).length;
 }
 
 /** Revokes a pending invitation: its link stops working and its seat comes back. False when it is not pending. */
@@ -182,7 +216,8 @@ export async function revokeInvitation(invitation: Invitation): Promise<boolean>
         Update: {
           TableName: tableName(),
           Key: keys.account(invitation.accountId),
-          UpdateExpression: 'SET seats = if_not_exists(seats, :two) - :one',
+          UpdateExpression: 'SET seats = if_not_exists(seats, :two) - :one REMOVE #mine',
+          ExpressionAttributeNames: { '#mine': pendingInvitationAttr(invitation.id) },
           ExpressionAttributeValues: { ':one': ONE, ':two': 2 },
         },
       },
@@ -203,7 +238,7 @@ export class InvitationUnusable extends Error {}
  */
 export async function acceptInvitation(invitation: Invitation, token: string, user: User, now: Date): Promise<void> {
   const at = now.toISOString();
-  const items = [
+  const items: TransactItems = [
     { Update: linkTokenConsume(token, 'invitation', now) },
     {
       Update: {
@@ -231,7 +266,17 @@ export async function acceptInvitation(invitation: Invitation, token: string, us
     },
     { Put: { TableName: tableName(), Item: { ...keys.user(user.accountId, user.userId), type: 'User', ...user }, ConditionExpression: 'attribute_not_exists(pk)' } },
     { Delete: { TableName: tableName(), Key: keys.invitee(invitation.accountId, invitation.email) } },
-    ...(user.role === 'admin' ? [{ Update: adminJoins(user.accountId) }] : []),
+    // The seat stays taken (by the user now); the invitation's expiry goes, and an admin is counted.
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.account(user.accountId),
+        UpdateExpression: user.role === 'admin' ? 'SET adminCount = if_not_exists(adminCount, :one) + :one REMOVE #mine' : 'REMOVE #mine',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#mine': pendingInvitationAttr(invitation.id) },
+        ...(user.role === 'admin' ? { ExpressionAttributeValues: { ':one': ONE } } : {}),
+      },
+    },
   ];
   try {
     await transactWrite(items);

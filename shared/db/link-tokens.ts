@@ -72,3 +72,47 @@ export async function consumeLinkToken(token: string, kind: LinkTokenKind, now =
     throw error;
   }
 }
+
+/** How long an accept holds its invitation link while it creates the user (a crash frees it after this). */
+export const CLAIM_MS = 60_000;
+
+/**
+ * Claims an unused, unexpired token for one request (`claimId`) until `now + CLAIM_MS`: of concurrent requests with
+ * one link exactly one gets it (an accept that creates an identity before it uses the token up). False when the
+ * token is used, expired, of another kind or claimed by another request.
+ */
+export async function claimLinkToken(token: string, kind: LinkTokenKind, claimId: string, now: Date): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.linkToken(linkTokenHash(token)),
+        UpdateExpression: 'SET claimId = :claim, claimedUntil = :until',
+        ConditionExpression:
+          'attribute_exists(pk) AND kind = :kind AND attribute_not_exists(usedAt) AND expiresAt > :epoch AND (attribute_not_exists(claimedUntil) OR claimedUntil < :now)',
+        ExpressionAttributeValues: { ':claim': claimId, ':until': now.getTime() + CLAIM_MS, ':kind': kind, ':epoch': Math.floor(now.getTime() / 1000), ':now': now.getTime() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** Gives a claim back (the request that held it failed before using the token up). */
+export async function releaseLinkToken(token: string, claimId: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.linkToken(linkTokenHash(token)),
+        UpdateExpression: 'REMOVE claimId, claimedUntil',
+        ConditionExpression: 'claimId = :claim',
+        ExpressionAttributeValues: { ':claim': claimId },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+  }
+}

@@ -70,21 +70,67 @@ export interface EndSessions {
   verifyEmail?: string;
 }
 
-/** Ends the user's sessions: tokens issued before now are refused, refresh tokens of the old epoch too. */
+/**
+ * Ends the user's sessions (shared/auth/sessions.ts): ID tokens issued before `now` (milliseconds) are refused,
+ * refresh tokens of the old epoch too; the admitted tokens of an earlier end are forgotten. Reset links created
+ * before now are void with it (shared/auth/passwords.ts).
+ */
 export function endSessions(accountId: string, userId: string, change: EndSessions, now: Date): Promise<User | undefined> {
   const at = now.toISOString();
   const set: Record<string, unknown> = { sessionsValidAfter: at, sessionEpoch: change.epoch, updatedAt: at };
   if (change.keepTokenId) set.sessionsKeptTokenId = change.keepTokenId;
   if (change.verifyEmail) set.emailVerified = true;
   return update(accountId, userId, set, {
-    remove: change.keepTokenId ? [] : ['sessionsKeptTokenId'],
+    remove: [...(change.keepTokenId ? [] : ['sessionsKeptTokenId']), 'sessionTokenIds'],
     ...(change.verifyEmail ? { condition: 'email = :email', values: { ':email': change.verifyEmail } } : {}),
   });
 }
 
-/** Whose the address is (its EMAIL# item), or undefined: one GetItem. */
-export async function emailOwner(email: string): Promise<{ accountId: string; userId: string } | undefined> {
-  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.email(email), ProjectionExpression: 'accountId, userId' }));
+/**
+ * Admits an ID token of the second the sessions ended in (its `jti`), only while the user's epoch is still `epoch`:
+ * false when the sessions ended again meanwhile, or the user is gone.
+ */
+export async function admitToken(accountId: string, userId: string, epoch: string, tokenId: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(accountId, userId),
+        UpdateExpression: 'ADD sessionTokenIds :jti',
+        ConditionExpression: 'attribute_exists(pk) AND sessionEpoch = :epoch',
+        ExpressionAttributeValues: { ':jti': new Set([tokenId]), ':epoch': epoch },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/**
+ * Uses the user's reset links up to `now`: only when the link in hand (created at `linkCreatedAt`, to `email`) is
+ * newer than every reset and session end so far — so of two links used at the same moment, one wins. Undefined when
+ * the link is void (or the user gone, or its address another).
+ */
+export function claimResetLinks(accountId: string, userId: string, email: string, linkCreatedAt: string, now: Date): Promise<User | undefined> {
+  return update(
+    accountId,
+    userId,
+    { resetLinksValidAfter: now.toISOString() },
+    {
+      condition:
+        'email = :email AND (attribute_not_exists(resetLinksValidAfter) OR resetLinksValidAfter < :created) AND (attribute_not_exists(sessionsValidAfter) OR sessionsValidAfter < :created)',
+      values: { ':email': email, ':created': linkCreatedAt },
+    },
+  );
+}
+
+/** Whose the address is (its EMAIL# item), or undefined: one GetItem (strongly consistent when asked). */
+export async function emailOwner(email: string, consistent = false): Promise<{ accountId: string; userId: string } | undefined> {
+  const res = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.email(email), ProjectionExpression: 'accountId, userId', ConsistentRead: consistent }),
+  );
   const item = res.Item;
   return typeof item?.accountId === 'string' && typeof item.userId === 'string' ? { accountId: item.accountId, userId: item.userId } : undefined;
 }

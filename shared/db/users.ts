@@ -5,7 +5,7 @@
  * two admins demote each other at the same moment (one transaction wins, the other finds one admin left).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, failedConditions, tableName, transactWrite } from '#shared/db/client.ts';
+import { db, failedConditions, isTransactionConflict, tableName, transactWrite } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { toUser, type Role, type User } from '#shared/db/accounts.ts';
 
@@ -85,9 +85,12 @@ export async function changeRole(user: User, role: Role, now: Date): Promise<Use
   try {
     await transactWrite(account ? [{ Update: account }, { Update: userUpdate }] : [{ Update: userUpdate }]);
   } catch (error) {
+    // The user's own condition first: when the user changed meanwhile, the account's count may fail only because of
+    // that change (another request demoted it already) — read again rather than answer last-admin.
     const failed = failedConditions(error);
+    if (failed.includes(account ? 1 : 0)) throw new UserChanged();
     if (account && failed.includes(0)) throw new LastAdmin();
-    if (failed.length > 0) throw new UserChanged();
+    if (failed.length > 0 || isTransactionConflict(error)) throw new UserChanged();
     throw error;
   }
   return { ...user, role, updatedAt: at };
@@ -128,9 +131,11 @@ export async function removeUser(user: User): Promise<void> {
       },
     ]);
   } catch (error) {
+    // The user's own condition first (see changeRole).
     const failed = failedConditions(error);
+    if (failed.includes(1) || failed.includes(2)) throw new UserChanged();
     if (user.role === 'admin' && failed.includes(0)) throw new LastAdmin();
-    if (failed.length > 0) throw new UserChanged();
+    if (failed.length > 0 || isTransactionConflict(error)) throw new UserChanged();
     throw error;
   }
 }

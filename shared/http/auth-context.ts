@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { Forbidden, Unauthorized } from '#shared/http/errors.ts';
 import { getUser, type Role, type User } from '#shared/db/accounts.ts';
 import { allows, roleForRoute } from '#shared/auth/roles.ts';
+import { couldBeAdmitted, tokenSessionValid } from '#shared/auth/sessions.ts';
 import { bearerToken, verifier, type TokenClaims } from '#shared/auth/verifier.ts';
 import { isId } from '#shared/ids.ts';
 
@@ -66,10 +67,10 @@ export const USER_CACHE_MS = 30_000;
 const USER_CACHE_MAX = 1_000;
 const userCache = new Map<string, { user: User | undefined; at: number }>();
 
-async function cachedUser(accountId: string, userId: string, now: number): Promise<User | undefined> {
+async function cachedUser(accountId: string, userId: string, now: number, fresh = false): Promise<User | undefined> {
   const key = `${accountId}#${userId}`;
   const hit = userCache.get(key);
-  if (hit && now - hit.at < USER_CACHE_MS) return hit.user;
+  if (!fresh && hit && now - hit.at < USER_CACHE_MS) return hit.user;
   const user = await getUser(accountId, userId);
   if (userCache.size >= USER_CACHE_MAX) userCache.delete(userCache.keys().next().value!);
   userCache.set(key, { user, at: now });
@@ -84,7 +85,8 @@ export function forgetUser(accountId?: string, userId?: string): void {
 
 /**
  * The user behind a verified token, checked against our table: it must still exist (a removed user: 401), its
- * sessions must not have been ended after the token was issued (password change/reset: 401), and its role must
+ * sessions must not have been ended after the token was issued (password change/reset: 401, at millisecond
+ * precision — shared/auth/sessions.ts), and its role must
  * allow the route (`role` of shared/routes.ts: else 403).
  */
 export async function authorize(
@@ -92,14 +94,13 @@ export async function authorize(
   auth: AuthContext & { issuedAt?: number; tokenId?: string },
   now = Date.now(),
 ): Promise<UserAuthContext> {
-  const user = await cachedUser(auth.accountId, auth.userId, now);
+  let user = await cachedUser(auth.accountId, auth.userId, now);
   if (!user) throw new Unauthorized('The user no longer exists.');
-  // `iat` has whole seconds: a token of the same second as the change is let through (the new session's own).
-  // The one token a password change came with stays valid (`sessionsKeptTokenId`): the caller's own session.
-  const kept = auth.tokenId !== undefined && auth.tokenId === user.sessionsKeptTokenId;
-  if (user.sessionsValidAfter && !kept && (auth.issuedAt === undefined || auth.issuedAt < Math.floor(Date.parse(user.sessionsValidAfter) / 1000))) {
-    throw new Unauthorized('The session has ended: sign in again.');
-  }
+  // Issued before the user's sessions ended (shared/auth/sessions.ts): refused, unless the token was admitted —
+  // which a cached user may not show yet: a token that could have been is checked once more against a fresh read.
+  if (!tokenSessionValid(user, auth) && couldBeAdmitted(user, auth.issuedAt)) user = await cachedUser(auth.accountId, auth.userId, now, true);
+  if (!user) throw new Unauthorized('The user no longer exists.');
+  if (!tokenSessionValid(user, auth)) throw new Unauthorized('The session has ended: sign in again.');
   const needed = roleForRoute(event.routeKey);
   if (!allows(user.role, needed)) throw new Forbidden(`This needs the ${needed} role or higher; yours is ${user.role}.`);
   return { accountId: auth.accountId, userId: auth.userId, email: auth.email, role: user.role, ...(auth.tokenId ? { tokenId: auth.tokenId } : {}) };

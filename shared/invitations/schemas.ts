@@ -12,6 +12,12 @@ export type ListInvitationsQuery = z.infer<typeof ListInvitationsQuery>;
 
 export const InvitationParams = z.strictObject({ id: z.string().check(z.maxLength(64, 'id is too long.')) });
 
+/** GET /auth/invitation?token=: the link's token (its exact shape is checked by the domain: an invalid-token 400). */
+export const InvitationQuery = z.strictObject({
+  token: z.string().check(z.minLength(1, 'token is required.'), z.maxLength(512, 'token is too long.')),
+});
+export type InvitationQuery = z.infer<typeof InvitationQuery>;
+
 export const AcceptInvitationBody = z.strictObject({
   token: z.string().check(z.minLength(1, 'token is required.'), z.maxLength(512, 'token is too long.')),
   password: Password,

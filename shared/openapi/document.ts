@@ -43,7 +43,7 @@ import {
 import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
-import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
+import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, InvitationQuery, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import {
@@ -187,7 +187,9 @@ export const operations: Record<string, OperationSpec> = {
     status: 200,
     response: 'AuthSession',
     errors: [401],
-    description: 'At most 10 failed sign-ins of one e-mail from one source IP in 15 minutes: then 429 with `Retry-After`.',
+    description:
+      '`email` is an e-mail address (a Cognito `sub` or another username: 400). At most 10 failed sign-ins of one e-mail from one ' +
+      'source IP in 15 minutes: then 429 with `Retry-After`. A sign-in that overlaps a password reset or change of the user: 401.',
   },
   'auth/refresh': {
     summary: 'A new ID token from a refresh token.',
@@ -426,14 +428,18 @@ export const operations: Record<string, OperationSpec> = {
     status: 200,
     response: 'User',
     errors: [404, 409],
-    description: 'Demoting the account’s last admin: 409 `/problems/last-admin`.',
+    description:
+      'Demoting the account’s last admin: 409 `/problems/last-admin`. An admin who stops being one loses its pending ' +
+      'invitations (revoked). Concurrent changes of one user are applied one after the other.',
   },
   'users/delete': {
     summary: 'Remove a user: its identity is deleted, its refresh tokens end at once, its tokens are refused within 60 seconds.',
     params: UserParams,
     status: 204,
     errors: [404, 409],
-    description: 'Removing the account’s last admin: 409 `/problems/last-admin`. The address can register again.',
+    description:
+      'Removing the account’s last admin: 409 `/problems/last-admin`. The address can register again; the pending invitations ' +
+      'the user sent are revoked.',
   },
   'invitations/create': {
     summary: 'Invite an address with a role; it gets a link valid for 7 days.',
@@ -442,18 +448,29 @@ export const operations: Record<string, OperationSpec> = {
     response: 'Invitation',
     errors: [409],
     description:
-      'The address has a user already: 409 `/problems/email-taken`; a pending invitation to it: 409 `/problems/invitation-pending`. ' +
-      'Users plus pending invitations at the plan’s `userLimit`: 429 `/problems/user-limit-reached`.',
+      'Checked in this order, so the answer tells nothing about the address while seats are full: users plus unexpired pending ' +
+      'invitations at the plan’s `userLimit`: 429 `/problems/user-limit-reached`; past 20 invitation e-mails of the account ' +
+      'or 3 to the address in a day: 429 `/problems/too-many-requests` with `Retry-After`; the address has a user already: 409 ' +
+      '`/problems/email-taken`; a pending invitation to it: 409 `/problems/invitation-pending`.',
   },
   'invitations/list': { summary: 'The pending invitations, newest first.', query: ListInvitationsQuery, status: 200, response: 'InvitationList' },
   'invitations/delete': { summary: 'Revoke a pending invitation: its link stops working.', params: InvitationParams, status: 204, errors: [404] },
+  'auth/invitation': {
+    summary: 'What an invitation link stands for: the inviting company, the address, the role, the expiry (no auth).',
+    query: InvitationQuery,
+    status: 200,
+    response: 'InvitationPreview',
+    description:
+      'For the invitation page: the company comes from the server, never from the URL. A bad, used, revoked or expired ' +
+      'token: 400 `/problems/invalid-token`.',
+  },
   'auth/accept-invitation': {
     summary: 'Accept an invitation: a user of the inviting account with the invited role and a verified address.',
     body: AcceptInvitationBody,
     status: 201,
     response: 'AuthSession',
     errors: [409],
-    description: 'A bad, used, revoked or expired token: 400 `/problems/invalid-token`.',
+    description: 'A bad, used, revoked or expired token — also the link another accept is using at that moment: 400 `/problems/invalid-token`.',
   },
   'billing/status': { summary: 'Plan, billing status and this period’s usage.', status: 200, response: 'BillingStatus', errors: [404] },
   'billing/checkout': {

@@ -280,6 +280,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   User: { ...user, userId: USER_2, email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper', role: 'viewer' },
   Invitation: invitation,
   InvitationList: page([invitation]),
+  InvitationPreview: { company: 'Analytical Engines Ltd', email: 'grace@example.com', role: 'member', expiresAt: '2026-11-28T22:34:24.123Z' },
   BillingStatus: {
     plan: 'GROWTH',
     billingStatus: 'ACTIVE',

@@ -124,6 +124,15 @@ export const Invitation = z.object({
   createdAt: Timestamp,
 });
 
+/** GET /auth/invitation: what the invitation page shows, from the server (never from the URL). */
+export const InvitationPreview = z.object({
+  /** The inviting account's company name. */
+  company: z.string(),
+  email: z.string(),
+  role: Role,
+  expiresAt: Timestamp,
+});
+
 /** GET /auth/me, PATCH /auth/me. */
 export const Me = z.object({ user: User, account: Account });
 
@@ -434,6 +443,7 @@ export const responseComponents = {
   UserList: page(User),
   Invitation,
   InvitationList: page(Invitation),
+  InvitationPreview,
   Account,
   Me,
   EmailVerified,

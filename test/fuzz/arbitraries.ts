@@ -42,7 +42,7 @@ import { AcknowledgeBody, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { ALERT_TYPES } from '#shared/alerting/model.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody } from '#shared/users/schemas.ts';
-import { AcceptInvitationBody, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
+import { AcceptInvitationBody, InvitationQuery, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { LOCAL_STRIPE_PRICES } from '#local/stripe-mock.ts';
 
 // ------------------------------------------------------------------------------------------------------------
@@ -825,6 +825,7 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   },
   'GET /invitations': { query: { schema: ListInvitationsQuery, fields: (t) => ({ limit, cursor: cursor(t, ['invitations']) }) } },
   'DELETE /invitations/{id}': {},
+  'GET /auth/invitation': { query: { schema: InvitationQuery, fields: () => ({ token: fc.stringMatching(/^[A-Za-z0-9_-]{20,60}$/) }) } },
   'POST /auth/accept-invitation': {
     body: {
       schema: AcceptInvitationBody,

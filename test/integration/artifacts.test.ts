@@ -487,10 +487,11 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus(`/users/${world.members[1]}`, { method: 'DELETE', ...o() }, 204, ['cognito-idp:AdminDeleteUser', 'dynamodb:TransactWriteItems']);
   });
 
-  it('invitations: create (e-mail), list, delete, accept', async () => {
+  it('invitations: create (e-mail), list, delete, the invitation page, accept', async () => {
     await expectStatus('/invitations', { method: 'POST', ...o(), body: { email: uniqueEmail('artifact-invite'), role: 'member' } }, 201, ['ses:SendEmail', 'dynamodb:TransactWriteItems']);
     await expectStatus('/invitations', o(), 200);
     await expectStatus(`/invitations/${world.invitationToDelete}`, { method: 'DELETE', ...o() }, 204);
+    await expectStatus(`/auth/invitation?token=${world.acceptToken}`, {}, 200, ['dynamodb:BatchGetItem']);
     await expectStatus('/auth/accept-invitation', { method: 'POST', body: { token: world.acceptToken, password: PASSWORD, firstName: 'Ann', lastName: 'Viewer' } }, 201, [
       'cognito-idp:AdminCreateUser',
     ]);

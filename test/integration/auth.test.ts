@@ -6,6 +6,7 @@ import { defaultMail } from '#shared/auth/mail.ts';
 import * as limits from '#shared/auth/limits.ts';
 import { identity } from '#shared/auth/identity.ts';
 import * as accounts from '#shared/db/accounts.ts';
+import * as userUpdates from '#shared/db/user-updates.ts';
 import { api, dynamo, pointAtStack, registerUser, stack, uniqueEmail } from './harness.ts';
 
 const PASSWORD = 'Sup3rSecret';
@@ -193,7 +194,7 @@ describe('a failed register leaves nothing behind', () => {
       const user = newUser();
       const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
       const failing = { ...accounts, createAccountWithOwner: async () => Promise.reject(throttled) };
-      await expect(register(user, { identity, accounts: failing, limits, mail: defaultMail, now: () => new Date() })).rejects.toThrow('Rate exceeded');
+      await expect(register(user, { identity, accounts: failing, sessions: userUpdates, limits, mail: defaultMail, now: () => new Date() })).rejects.toThrow('Rate exceeded');
       expect(await identity.createdAt(user.email)).toBeUndefined();
       const item = await dynamo().send(new GetCommand({ TableName: stack().tableName, Key: keys.email(user.email) }));
       expect(item.Item).toBeUndefined();

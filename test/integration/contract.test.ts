@@ -542,7 +542,7 @@ describe('webhook secret and billing', () => {
 });
 
 describe('the team', () => {
-  it('POST/GET/DELETE /invitations, POST /auth/accept-invitation, GET/PATCH/DELETE /users → successes and problems', async () => {
+  it('POST/GET/DELETE /invitations, GET /auth/invitation, POST /auth/accept-invitation, GET/PATCH/DELETE /users → successes and problems', async () => {
     const admin = await registerUser();
     const auth = { token: admin.token };
     const email = uniqueEmail('contract');
@@ -552,6 +552,8 @@ describe('the team', () => {
     await expectCall(200, 'GET', '/invitations', '/invitations', auth);
     await expectCall(400, 'GET', '/invitations', '/invitations?limit=0', auth);
     const { token } = await linkInMail(email, '/accept-invitation');
+    await expectCall(200, 'GET', '/auth/invitation', `/auth/invitation?token=${token}`);
+    await expectCall(400, 'GET', '/auth/invitation', '/auth/invitation?token=short');
     const body = { token, password: 'Corr3ct-Horse', firstName: 'Con', lastName: 'Tract' };
     const joined = await expectCall(201, 'POST', '/auth/accept-invitation', '/auth/accept-invitation', { body });
     await expectCall(400, 'POST', '/auth/accept-invitation', '/auth/accept-invitation', { body });

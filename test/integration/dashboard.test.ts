@@ -321,8 +321,10 @@ describe('the dashboard in Chromium', () => {
     await viewer.setViewportSize({ width: 360, height: 740 });
     await viewer.emulateMedia({ colorScheme: 'dark' });
     const { url } = await linkInMail(viewerEmail, '/accept-invitation');
-    await viewer.goto(url);
-    await screen(viewer, /^Join/, ' (360 px, dark)');
+    // The company comes from the server (GET /auth/invitation), never from the URL: a `&company=` is ignored.
+    await viewer.goto(`${url}&company=Evil%20Corp`);
+    await screen(viewer, 'Join Acme Labs', ' (360 px, dark)');
+    expect(await viewer.locator('main').textContent()).not.toContain('Evil Corp');
     await viewer.getByLabel('First name').fill('Vic');
     await viewer.getByLabel('Last name').fill('Viewer');
     await viewer.getByLabel('Password').fill(PASSWORD);

@@ -84,6 +84,8 @@ interface Fixture {
   keyHashes: string[];
   /** A second account that went through checkout (a Stripe customer, a portal session, webhook events). */
   billingUser: RegisteredUser;
+  /** The link token of a pending invitation of the main account (GET /auth/invitation). */
+  pendingInvitationToken: string;
 }
 
 let fixture: Fixture;
@@ -222,7 +224,9 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(204, 'DELETE /users/{userId}', 'a viewer', `/users/${joined.body.userId}`, auth);
   const revoked = await api('/invitations', { ...auth, method: 'POST', body: { email: uniqueEmail('cost-revoked'), role: 'viewer' } });
   await expectMeasured(204, 'DELETE /invitations/{id}', 'pending', `/invitations/${revoked.body.id}`, auth);
-  await api('/invitations', { ...auth, method: 'POST', body: { email: uniqueEmail('cost-pending'), role: 'viewer' } });
+  const pendingEmail = uniqueEmail('cost-pending');
+  await api('/invitations', { ...auth, method: 'POST', body: { email: pendingEmail, role: 'viewer' } });
+  const { token: pendingInvitationToken } = await linkInMail(pendingEmail, '/accept-invitation');
   expect(invitation.body.status).toBe('pending');
 
   // --- identity: profile, verified e-mail, passwords (on users of their own: a password change ends sessions) --------
@@ -266,7 +270,7 @@ async function seed(): Promise<Fixture> {
   await deliverStripe('the same event replayed', created2);
   await deliverStripe('ignored type', stripeEvent('charge.succeeded', { id: 'ch_test', object: 'charge', customer }));
 
-  return { user, ingestKey, keyHashes, billingUser };
+  return { user, ingestKey, keyHashes, billingUser, pendingInvitationToken };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -344,6 +348,7 @@ const readCases: ReadCase[] = [
   { route: 'GET /webhook-secret', detail: 'later call', path: () => '/webhook-secret' },
   { route: 'GET /users', detail: 'the admin', path: () => '/users' },
   { route: 'GET /invitations', detail: '1 pending, 2 settled', path: () => '/invitations' },
+  { route: 'GET /auth/invitation', detail: 'a pending invitation’s link', path: (f) => `/auth/invitation?token=${f.pendingInvitationToken}`, as: 'none' },
   { route: 'GET /billing/status', detail: 'SCALE, set directly', path: () => '/billing/status' },
   { route: 'GET /billing/status', detail: 'GROWTH via webhook', path: () => '/billing/status', as: 'billing' },
 ];

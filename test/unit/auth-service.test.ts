@@ -25,6 +25,14 @@ function fakes(
     createError?: Error;
     /** The user's session epoch (null: the user is gone). */
     epoch?: string | null;
+    /** The epoch of each successive read of the user (a reset between two reads), before `epoch`. */
+    epochs?: string[];
+    /** The user's `sessionsValidAfter`. */
+    validAfter?: string;
+    /** The `iat` of the tokens the identity service issues. */
+    iat?: number;
+    /** admitToken's answer (its condition: the epoch is unchanged). */
+    admits?: boolean;
     limited?: boolean;
     mailError?: Error;
   } = {},
@@ -32,6 +40,8 @@ function fakes(
   const identities = options.identities ?? new Map<string, Date>();
   const emails = options.emails ?? new Set<string>();
   const calls: string[] = [];
+  const claims = { 'custom:accountId': 'br_1', 'custom:userId': 'usr_1', jti: 'jti-1' };
+  const epochs = [...(options.epochs ?? [])];
   const identity: Identity = {
     async createUser(user) {
       calls.push(`create ${user.email}`);
@@ -48,10 +58,10 @@ function fakes(
     },
     async signIn(email) {
       if (!identities.has(email)) throw new BadCredentials();
-      return { token: token({ 'custom:accountId': 'br_1', 'custom:userId': 'usr_1' }), refreshToken: 'r', expiresIn: 3600 };
+      return { token: token({ ...claims, iat: options.iat ?? NOW.getTime() / 1000 }), refreshToken: 'r', expiresIn: 3600 };
     },
     async refresh() {
-      return { token: token({ 'custom:accountId': 'br_1', 'custom:userId': 'usr_1' }), refreshToken: 'r', expiresIn: 3600 };
+      return { token: token({ ...claims, iat: options.iat ?? NOW.getTime() / 1000 }), refreshToken: 'r', expiresIn: 3600 };
     },
     async setPassword(email) {
       calls.push(`set password ${email}`);
@@ -74,9 +84,32 @@ function fakes(
         return emails.has(email);
       },
       async getUser(accountId, userId) {
-        return options.epoch === null
+        const epoch = epochs.shift() ?? options.epoch;
+        return epoch === null
           ? undefined
-          : { accountId, userId, email: input.email, firstName: 'A', lastName: 'L', role: 'admin', emailVerified: false, alertEmails: true, createdAt: '', updatedAt: '', ...(options.epoch ? { sessionEpoch: options.epoch } : {}) };
+          : {
+              accountId,
+              userId,
+              email: input.email,
+              firstName: 'A',
+              lastName: 'L',
+              role: 'admin',
+              emailVerified: false,
+              alertEmails: true,
+              createdAt: '',
+              updatedAt: '',
+              ...(epoch ? { sessionEpoch: epoch } : {}),
+              ...(options.validAfter ? { sessionsValidAfter: options.validAfter } : {}),
+            };
+      },
+    },
+    sessions: {
+      async emailOwner(email) {
+        return email === input.email ? { accountId: 'br_1', userId: 'usr_1' } : undefined;
+      },
+      async admitToken(_accountId, _userId, epoch, tokenId) {
+        calls.push(`admit ${tokenId} in ${epoch}`);
+        return options.admits ?? true;
       },
     },
     limits: {
@@ -211,6 +244,22 @@ describe('login', () => {
   it('answers 401 for an unknown user', async () => {
     const { deps } = fakes();
     expect(await statusOf(login({ email: 'nobody@example.com', password: 'x' }, deps))).toBe(401);
+  });
+  it('a sign-in during which the sessions ended (the epoch changed between the reads around the password check): 401', async () => {
+    const { deps } = fakes({ identities: new Map([[input.email, NOW]]), epochs: ['E1'], epoch: 'E2' });
+    expect(await statusOf(login({ email: input.email, password: 'x' }, deps))).toBe(401);
+  });
+  it('a token of the second the sessions ended in is admitted by its jti in the epoch read first; not admitted: 401', async () => {
+    const validAfter = new Date(NOW.getTime() + 300).toISOString();
+    const ok = fakes({ identities: new Map([[input.email, NOW]]), epoch: 'E3', validAfter });
+    expect((await login({ email: input.email, password: 'x' }, ok.deps)).refreshToken).toBe(wrapRefreshToken('r', 'E3'));
+    expect(ok.calls).toContain('admit jti-1 in E3');
+    const refused = fakes({ identities: new Map([[input.email, NOW]]), epoch: 'E3', validAfter, admits: false });
+    expect(await statusOf(login({ email: input.email, password: 'x' }, refused.deps))).toBe(401);
+    // A token of a later second needs no admission.
+    const later = fakes({ identities: new Map([[input.email, NOW]]), epoch: 'E3', validAfter, iat: NOW.getTime() / 1000 + 3 });
+    await login({ email: input.email, password: 'x' }, later.deps);
+    expect(later.calls.filter((c) => c.startsWith('admit'))).toEqual([]);
   });
 });
 

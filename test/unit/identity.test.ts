@@ -34,7 +34,7 @@ describe('link e-mails', () => {
     expect(raw.split('\r\n')).toContain(link);
   });
 
-  it('the invitation Subject: a fixed prefix, the company name cut to a sane length with CR/LF removed', () => {
+  it('the invitation: Subject and first line are Burnrate’s words; the company name comes later, quoted, cut, CR/LF removed', () => {
     const mail = invitationEmail({
       id: 'inv_1',
       to: 'grace@example.com',
@@ -43,9 +43,13 @@ describe('link e-mails', () => {
       role: 'member',
       link: `http://localhost:3000/accept-invitation?token=${TOKEN}`,
     });
-    expect(mail.subject.startsWith("[Burnrate] You're invited to ")).toBe(true);
-    expect(mail.subject).not.toMatch(/[\r\n]/);
-    expect(mail.subject.length).toBeLessThanOrEqual(120);
+    expect(mail.subject).toBe("[Burnrate] You're invited to join a team on Burnrate");
+    expect(mail.lines[0]).toBe('You have been invited to join a team on Burnrate as a member.');
+    const company = mail.lines.find((line) => line.includes('Evil'))!;
+    expect(company).toMatch(/^ {2}Team \(company name\): "Evil Bcc: victim@example\.com x+…"$/);
+    expect([...company].length).toBeLessThan(100);
+    expect(mail.lines.indexOf(company)).toBeGreaterThan(1);
+    expect(mail.lines).toContain('  Invited by: "Ada"');
     const raw = renderPlainEmail(mail, settings, DATE);
     expect(raw).not.toMatch(/^Bcc:/m);
   });

@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in.
-         * @description At most 10 failed sign-ins of one e-mail from one source IP in 15 minutes: then 429 with `Retry-After`. Public: no credentials.
+         * @description `email` is an e-mail address (a Cognito `sub` or another username: 400). At most 10 failed sign-ins of one e-mail from one source IP in 15 minutes: then 429 with `Retry-After`. A sign-in that overlaps a password reset or change of the user: 401. Public: no credentials.
          */
         post: operations["authLogin"];
         delete?: never;
@@ -620,14 +620,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a user: its identity is deleted, its refresh tokens end at once, its tokens are refused within 60 seconds.
-         * @description Removing the account’s last admin: 409 `/problems/last-admin`. The address can register again. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Removing the account’s last admin: 409 `/problems/last-admin`. The address can register again; the pending invitations the user sent are revoked. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         delete: operations["usersDelete"];
         options?: never;
         head?: never;
         /**
          * Change a user’s role.
-         * @description Demoting the account’s last admin: 409 `/problems/last-admin`. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Demoting the account’s last admin: 409 `/problems/last-admin`. An admin who stops being one loses its pending invitations (revoked). Concurrent changes of one user are applied one after the other. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         patch: operations["usersUpdate"];
         trace?: never;
@@ -647,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * Invite an address with a role; it gets a link valid for 7 days.
-         * @description The address has a user already: 409 `/problems/email-taken`; a pending invitation to it: 409 `/problems/invitation-pending`. Users plus pending invitations at the plan’s `userLimit`: 429 `/problems/user-limit-reached`. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Checked in this order, so the answer tells nothing about the address while seats are full: users plus unexpired pending invitations at the plan’s `userLimit`: 429 `/problems/user-limit-reached`; past 20 invitation e-mails of the account or 3 to the address in a day: 429 `/problems/too-many-requests` with `Retry-After`; the address has a user already: 409 `/problems/email-taken`; a pending invitation to it: 409 `/problems/invitation-pending`. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         post: operations["invitationsCreate"];
         delete?: never;
@@ -676,6 +676,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an invitation link stands for: the inviting company, the address, the role, the expiry (no auth).
+         * @description For the invitation page: the company comes from the server, never from the URL. A bad, used, revoked or expired token: 400 `/problems/invalid-token`. Public: no credentials.
+         */
+        get: operations["authInvitation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/accept-invitation": {
         parameters: {
             query?: never;
@@ -687,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: a user of the inviting account with the invited role and a verified address.
-         * @description A bad, used, revoked or expired token: 400 `/problems/invalid-token`. Public: no credentials.
+         * @description A bad, used, revoked or expired token — also the link another accept is using at that moment: 400 `/problems/invalid-token`. Public: no credentials.
          */
         post: operations["authAcceptInvitation"];
         delete?: never;
@@ -904,6 +924,13 @@ export interface components {
         InvitationList: {
             items: components["schemas"]["Invitation"][];
             nextCursor: string | null;
+        };
+        InvitationPreview: {
+            company: string;
+            email: string;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+            expiresAt: components["schemas"]["Timestamp"];
         };
         Account: {
             accountId: string;
@@ -3722,6 +3749,41 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authInvitation: {
+        parameters: {
+            query: {
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What an invitation link stands for: the inviting company, the address, the role, the expiry (no auth). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "company": "Analytical Engines Ltd",
+                     *       "email": "grace@example.com",
+                     *       "role": "member",
+                     *       "expiresAt": "2026-11-28T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

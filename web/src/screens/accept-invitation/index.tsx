@@ -3,21 +3,37 @@ import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { navigate } from '../../router.tsx';
 import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
-import { ErrorBox, Screen } from '../../ui/states.tsx';
+import { useLoad } from '../../ui/load.ts';
+import { ErrorBox, Loading, Screen } from '../../ui/states.tsx';
 
-/** Opened from the invitation e-mail: `/accept-invitation?token=…&company=…` (the company name is optional). */
+/**
+ * Opened from the invitation e-mail: `/accept-invitation?token=…`. What the invitation is — the company, the address,
+ * the role — comes from the server (GET /auth/invitation), never from the URL: a link can't dress itself up as
+ * another company. Anything else in the query string is ignored.
+ */
 export function AcceptInvitation({ query }: { query: URLSearchParams }) {
   const token = query.get('token') ?? '';
-  const company = query.get('company');
+  const invitation = useLoad(
+    () => (token ? ok(api.GET('/auth/invitation', { params: { query: { token } } })) : Promise.reject(new Error('This link has no invitation token. Open the link from the e-mail again.'))),
+    [token],
+  );
   const [form, setForm] = useState({ firstName: '', lastName: '', password: '' });
   const submit = useSubmit();
   const set = (name: keyof typeof form) => (e: { currentTarget: HTMLInputElement }) => setForm({ ...form, [name]: e.currentTarget.value });
-  const title = company ? `Join ${company}` : 'Join your team';
+  const shown = invitation.data;
+  const title = shown ? `Join ${shown.company}` : 'Join your team';
   document.title = `${title} · Burnrate`;
   return (
     <main id="main" class="auth">
       <Screen title={title}>
-        {!token && <ErrorBox error="This link has no invitation token. Open the link from the e-mail again." />}
+        {invitation.loading && <Loading what="Reading the invitation" />}
+        <ErrorBox error={invitation.error} />
+        {shown && (
+          <p>
+            You are invited as {shown.role === 'admin' ? 'an' : 'a'} <strong>{shown.role}</strong> with the address <strong>{shown.email}</strong>. The link
+            works until {new Date(shown.expiresAt).toLocaleString()}.
+          </p>
+        )}
         <Form
           label={title}
           error={submit.error}
@@ -37,7 +53,7 @@ export function AcceptInvitation({ query }: { query: URLSearchParams }) {
             error={submit.fieldError('password', 'Password')}
             onInput={set('password')}
           />
-          <button type="submit" disabled={submit.busy || !token}>
+          <button type="submit" disabled={submit.busy || !shown}>
             Accept the invitation
           </button>
         </Form>
