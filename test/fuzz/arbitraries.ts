@@ -34,7 +34,7 @@ import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
 import { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
-import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
@@ -65,6 +65,8 @@ export interface Tenant {
   alertId: string;
   /** A pending invitation of the account. */
   invitationId: string;
+  /** An asynchronous spend export of the account (settled). */
+  exportId: string;
 }
 
 /** The resource kind a path parameter names, from the path (`/budgets/{id}` → budget; `{hash}` → a key). */
@@ -78,6 +80,7 @@ const RESOURCE_OF_SEGMENT: Record<string, IdKind> = {
   'ingest-keys': 'ingestKey',
   users: 'user',
   invitations: 'invitation',
+  exports: 'export',
 };
 
 /** The kind of each `{param}` of a route's path; throws for a parameter nobody taught this file. */
@@ -117,6 +120,8 @@ export function ownId(tenant: Tenant, kind: ParamKind): string {
       return tenant.userId;
     case 'invitation':
       return tenant.invitationId;
+    case 'export':
+      return tenant.exportId;
     default:
       return tenant.accountId;
   }
@@ -721,6 +726,8 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'GET /keys/{hash}': { query: { schema: KeyBreakdownQuery, fields: () => ({ from: day, to: day }) } },
   'GET /spend': { query: { schema: SpendQuery, fields: () => ({ from: day, to: day, groupBy: fc.constantFrom('day', 'model', 'provider', 'key') }) } },
   'GET /spend/export': { query: { schema: ExportQuery, fields: () => ({ from: day, to: day }) } },
+  'POST /spend/exports': { body: { schema: CreateExportBody, optional: true, valid: () => fc.record({ from: day, to: day }, { requiredKeys: [] }).map((b) => obj(b)) } },
+  'GET /spend/exports/{id}': {},
   'GET /prices': {},
   'PUT /prices/{provider}/{model}': {
     body: {

@@ -84,6 +84,8 @@ interface Fixture {
   keyHashes: string[];
   /** A second account that went through checkout (a Stripe customer, a portal session, webhook events). */
   billingUser: RegisteredUser;
+  /** An asynchronous export of the main account. */
+  exportId: string;
 }
 
 let fixture: Fixture;
@@ -265,7 +267,14 @@ async function seed(): Promise<Fixture> {
   await deliverStripe('the same event replayed', created2);
   await deliverStripe('ignored type', stripeEvent('charge.succeeded', { id: 'ch_test', object: 'charge', customer }));
 
-  return { user, ingestKey, keyHashes, billingUser };
+  // An asynchronous export: the start (a transaction of the export and its slot); its status is a read case.
+  const exportJob = await expectMeasured(202, 'POST /spend/exports', 'this month (export + slot in one transaction)', '/spend/exports', {
+    method: 'POST',
+    token: user.token,
+    body: {},
+  });
+
+  return { user, ingestKey, keyHashes, billingUser, exportId: exportJob.body.id as string };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -318,6 +327,7 @@ const readCases: ReadCase[] = [
     },
   ]),
   { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
+  { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
   { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },
