@@ -23,8 +23,11 @@ import { EXPORT_PREFIX, exportFileLink, putExportFile } from '#shared/spend/expo
 import { queueExport, type ExportMessage } from '#shared/spend/export-queue.ts';
 import type { CreateExportBody } from '#shared/spend/schemas.ts';
 
-/** A running export that has not settled by then has failed (its worker is gone); its slot is then free again. */
-export const EXPORT_LEASE_MS = 15 * 60_000;
+/**
+ * A running export that has not settled by then has failed (its worker is gone); its slot is then free again. Longer
+ * than the worker's timeout (15 minutes, infra/exports.ts), so a worker still running never loses its slot.
+ */
+export const EXPORT_LEASE_MS = 20 * 60_000;
 /** How long a download link works. */
 export const EXPORT_LINK_SECONDS = 3600;
 /** How long the file is kept after it is ready (the bucket's lifecycle rule deletes it after 1 day). */

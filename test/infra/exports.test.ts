@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#infra/app.ts';
 import { EXPORT_WORKER_TIMEOUT, EXPORTS_MAX_RECEIVE_COUNT } from '#infra/exports.ts';
 import { routeId, routes } from '#shared/routes.ts';
+import { EXPORT_LEASE_MS } from '#shared/spend/exports.ts';
 import { asList, DEPLOY_CONTEXT, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 let outdir: string;
@@ -92,10 +93,11 @@ describe('the export worker', () => {
     expect(p.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
   });
 
-  it('runs functions/spend/export-worker.ts on nodejs22.x / arm64, 1 GB, 5 minutes, with the bucket name', () => {
+  it('runs functions/spend/export-worker.ts on nodejs22.x / arm64, 1 GB, 15 minutes (less than the lease), with the bucket name', () => {
     expect(stack.exports.worker.entry).toMatch(/functions\/spend\/export-worker\.ts$/);
     const p = props(resources[workerId()]!);
-    expect(p).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], MemorySize: 1024, Timeout: 300 });
+    expect(p).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], MemorySize: 1024, Timeout: 900 });
+    expect(p.Timeout * 1000).toBeLessThan(EXPORT_LEASE_MS);
     expect(refId(p.Environment.Variables.EXPORTS_BUCKET)).toBe(bucketId());
     expect(p.Environment.Variables.EXPORTS_QUEUE_URL).toBeUndefined();
   });

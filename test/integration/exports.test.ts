@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localExportFiles } from '#local/export-files.ts';
 import { setLocalExportFiles, type ExportFileStore } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
-import { runSpendExport, startSpendExport } from '#shared/spend/exports.ts';
+import { EXPORT_LEASE_MS, runSpendExport, startSpendExport } from '#shared/spend/exports.ts';
 import { api, pointAtStack, registerUser, type RegisteredUser } from './harness.ts';
 
 const DAY = 86_400_000;
@@ -197,7 +197,7 @@ describe('at most 2 running exports per account', () => {
   it('a worker that died: past the lease the export reads failed and its slot is free; a late job settles nothing', async () => {
     const user = await registerUser();
     held.length = 0;
-    const longAgo = new Date(Date.now() - 16 * 60_000);
+    const longAgo = new Date(Date.now() - EXPORT_LEASE_MS - 60_000);
     const stale = await Promise.all([1, 2].map(() => startSpendExport(user.accountId, user.userId, {}, longAgo)));
     const status = await api(`/spend/exports/${stale[0]!.id}`, { token: user.token });
     expect(status.body).toMatchObject({ status: 'failed', url: null });
