@@ -94,9 +94,10 @@ export async function startSpendExport(accountId: string, userId: string, body: 
 export async function spendExportStatus(accountId: string, exportId: string, now = new Date()): Promise<ExportView> {
   const record = isId('export', exportId) ? await repo.getExport(accountId, exportId) : undefined;
   if (!record) throw new NotFound('No such export.');
-  const available = record.status === 'ready' && record.objectKey && record.availableUntil && now.toISOString() < record.availableUntil;
+  // The link lives 1 hour, or until the file is deleted if that comes first (a link of under a second: none).
+  const seconds = record.availableUntil ? Math.min(EXPORT_LINK_SECONDS, Math.floor((Date.parse(record.availableUntil) - now.getTime()) / 1000)) : 0;
+  const available = record.status === 'ready' && record.objectKey && seconds >= 1;
   if (!available) return toView(record, null, now);
-  const seconds = Math.min(EXPORT_LINK_SECONDS, Math.floor((Date.parse(record.availableUntil!) - now.getTime()) / 1000));
   const url = await exportFileLink(record.objectKey!, filename(record), seconds);
   return toView(record, { url, expiresAt: new Date(now.getTime() + seconds * 1000).toISOString() }, now);
 }
