@@ -19,8 +19,11 @@ import { EXPORT_PREFIX } from '#shared/spend/export-files.ts';
 import type { Route } from '#shared/routes.ts';
 import { BurnrateFunction } from './burnrate-function.ts';
 
-/** The worker's timeout: a year of a SCALE account's rows (~1M lines) streams in well under a minute; 5 leave room. */
-export const EXPORT_WORKER_TIMEOUT = Duration.minutes(5);
+/**
+ * The worker's timeout: Lambda's most. A year of a SCALE account (~3.7M rows) is ~1,000 Query pages of 1 MB; at
+ * DynamoDB's usual page times that is well inside it (README "Asynchronous exports": measured locally, not in AWS).
+ */
+export const EXPORT_WORKER_TIMEOUT = Duration.minutes(15);
 /** Receives of one job before the dead-letter queue: the worker settles failures itself; a second try covers a crash. */
 export const EXPORTS_MAX_RECEIVE_COUNT = 2;
 

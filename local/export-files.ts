@@ -102,7 +102,8 @@ export function localExportFiles(dataDir: string, origin: string): LocalExportFi
         'content-length': String(size),
         'cache-control': CACHE_CONTROL,
       });
-      await pipeline(createReadStream(file), res);
+      // A client that goes away mid-download ends it; nothing else to do (the link is used either way).
+      await pipeline(createReadStream(file), res).catch(() => res.destroy());
       return 200;
     },
   };

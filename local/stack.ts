@@ -190,7 +190,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       label: 'export-queue',
       queueName: 'burnrate-local-exports',
       functionName: 'burnrate-local-ExportWorker',
-      timeoutMs: 5 * 60_000,
+      timeoutMs: 15 * 60_000,
       workerFile: 'functions/spend/export-worker.ts',
       loadHandler: () => import('#functions/spend/export-worker.ts').then((m) => m.handler as QueueHandler),
       toBody: (m) => JSON.stringify({ accountId: m.accountId, exportId: m.exportId }),

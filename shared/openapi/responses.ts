@@ -250,7 +250,7 @@ export const SpendExport = z.object({
   id: ExportId,
   from: CalendarDate,
   to: CalendarDate,
-  /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 15 minutes. */
+  /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 20 minutes. */
   status: z.enum(['running', 'ready', 'failed']),
   /** Data rows (the header not counted): written so far while running, all of them once ready. */
   rows: Count,

@@ -23,8 +23,11 @@ import { EXPORT_PREFIX, exportFileLink, putExportFile } from '#shared/spend/expo
 import { queueExport, type ExportMessage } from '#shared/spend/export-queue.ts';
 import type { CreateExportBody } from '#shared/spend/schemas.ts';
 
-/** A running export that has not settled by then has failed (its worker is gone); its slot is then free again. */
-export const EXPORT_LEASE_MS = 15 * 60_000;
+/**
+ * A running export that has not settled by then has failed (its worker is gone); its slot is then free again. Longer
+ * than the worker's timeout (15 minutes, infra/exports.ts), so a worker still running never loses its slot.
+ */
+export const EXPORT_LEASE_MS = 20 * 60_000;
 /** How long a download link works. */
 export const EXPORT_LINK_SECONDS = 3600;
 /** How long the file is kept after it is ready (the bucket's lifecycle rule deletes it after 1 day). */
@@ -91,9 +94,10 @@ export async function startSpendExport(accountId: string, userId: string, body: 
 export async function spendExportStatus(accountId: string, exportId: string, now = new Date()): Promise<ExportView> {
   const record = isId('export', exportId) ? await repo.getExport(accountId, exportId) : undefined;
   if (!record) throw new NotFound('No such export.');
-  const available = record.status === 'ready' && record.objectKey && record.availableUntil && now.toISOString() < record.availableUntil;
+  // The link lives 1 hour, or until the file is deleted if that comes first (a link of under a second: none).
+  const seconds = record.availableUntil ? Math.min(EXPORT_LINK_SECONDS, Math.floor((Date.parse(record.availableUntil) - now.getTime()) / 1000)) : 0;
+  const available = record.status === 'ready' && record.objectKey && seconds >= 1;
   if (!available) return toView(record, null, now);
-  const seconds = Math.min(EXPORT_LINK_SECONDS, Math.floor((Date.parse(record.availableUntil!) - now.getTime()) / 1000));
   const url = await exportFileLink(record.objectKey!, filename(record), seconds);
   return toView(record, { url, expiresAt: new Date(now.getTime() + seconds * 1000).toISOString() }, now);
 }

@@ -39,6 +39,8 @@ export interface RuntimeOptions {
 
 export interface ArtifactRuntime {
   invoke(name: string, event: unknown): Promise<Run>;
+  /** A function's execution-role statements, resolved (what its calls, and the URLs it signs, are checked against). */
+  statements(name: string): PolicyStatement[];
   runs: Run[];
 }
 
@@ -85,7 +87,15 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
     });
   }
 
-  return { invoke, runs };
+  return {
+    invoke,
+    runs,
+    statements: (name) => {
+      const found = statements.get(name);
+      if (!found) throw new Error(`no artifact for functions/${name}`);
+      return found;
+    },
+  };
 }
 
 /**

@@ -34,7 +34,7 @@ import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
 import { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
-import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
@@ -66,6 +66,8 @@ export interface Tenant {
   alertId: string;
   /** A pending invitation of the account. */
   invitationId: string;
+  /** An asynchronous spend export of the account (settled). */
+  exportId: string;
 }
 
 /** The resource kind a path parameter names, from the path (`/budgets/{id}` → budget; `{hash}` → a key). */
@@ -79,6 +81,7 @@ const RESOURCE_OF_SEGMENT: Record<string, IdKind> = {
   'ingest-keys': 'ingestKey',
   users: 'user',
   invitations: 'invitation',
+  exports: 'export',
 };
 
 /** The kind of each `{param}` of a route's path; throws for a parameter nobody taught this file. */
@@ -118,6 +121,8 @@ export function ownId(tenant: Tenant, kind: ParamKind): string {
       return tenant.userId;
     case 'invitation':
       return tenant.invitationId;
+    case 'export':
+      return tenant.exportId;
     default:
       return tenant.accountId;
   }
@@ -750,6 +755,8 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
     },
   },
   'GET /spend/export': { query: { schema: ExportQuery, fields: () => ({ from: day, to: day }) } },
+  'POST /spend/exports': { body: { schema: CreateExportBody, optional: true, valid: () => fc.record({ from: day, to: day }, { requiredKeys: [] }).map((b) => obj(b)) } },
+  'GET /spend/exports/{id}': {},
   'GET /prices': {},
   'PUT /prices/{provider}/{model}': {
     body: {

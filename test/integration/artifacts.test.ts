@@ -11,6 +11,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ import { routes } from '#shared/routes.ts';
 import type { Alert } from '#shared/alerting/model.ts';
 import { buildAlone, buildArtifacts, type Artifact } from '../artifacts/bundles.ts';
 import { synthesize, type SynthesizedApp } from '../artifacts/cfn.ts';
+import { evaluate } from '../artifacts/iam.ts';
+import { authorizationsFor, type SentMessage } from '../artifacts/proxy.ts';
 import { artifactRuntime, problemsOf, type ArtifactRuntime, type Run } from '../artifacts/runtime.ts';
 import { DEPLOY_CONTEXT } from '../infra/template.ts';
 import { api, markEmailVerified, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type RegisteredUser } from './harness.ts';
@@ -82,6 +85,19 @@ async function expectStatus(path: string, options: ApiOptions, status: number, c
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The SQS record the event source mapping would hand a consumer for a message a function sent. */
+const sqsRecord = (sent: SentMessage, queueArn: string) => ({
+  messageId: sent.messageId,
+  receiptHandle: `${sent.messageId}#1`,
+  body: sent.body,
+  attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'AROAARTIFACT', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+  messageAttributes: {},
+  md5OfBody: sent.md5OfBody,
+  eventSource: 'aws:sqs',
+  eventSourceARN: queueArn,
+  awsRegion: stack().region,
+});
 const newKeyHash = () => sha256(`sk-artifact-${randomUUID()}`);
 const usage = (keyHash: string) => ({ requestId: randomUUID(), keyHash, keyHint: 'sk-…art1', provider: 'openai', model: 'gpt-4o', inputTokens: 1000, outputTokens: 200 });
 
@@ -278,7 +294,7 @@ afterAll(async () => {
 describe('the stack and its artifacts', () => {
   it('every function of the template is ours, one per route plus the notifier and the sweeper; CDK helpers aside', () => {
     const names = app.functions.map((f) => f.name).sort();
-    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker'].sort());
+    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker'].sort());
     // Helper functions CDK adds (custom-resource providers, BucketDeployment) are not built from functions/.
     for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
     expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
@@ -359,18 +375,7 @@ describe.concurrent('one realistic request per function, through its artifact', 
 
     const sent = run.messages[0]!;
     const queueArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
-    const record = {
-      messageId: sent.messageId,
-      receiptHandle: `${sent.messageId}#1`,
-      body: sent.body,
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'AROAARTIFACT', ApproximateFirstReceiveTimestamp: String(Date.now()) },
-      messageAttributes: {},
-      md5OfBody: sent.md5OfBody,
-      eventSource: 'aws:sqs',
-      eventSourceARN: queueArn,
-      awsRegion: stack().region,
-    };
-    const notifier = await runtime.invoke('notify/worker', { Records: [record] });
+    const notifier = await runtime.invoke('notify/worker', { Records: [sqsRecord(sent, queueArn)] });
     expectClean(notifier, ['dynamodb:GetItem', 'dynamodb:Query', 'ses:SendEmail']);
     expect(notifier.invocation.result, explain(notifier)).toEqual({ batchItemFailures: [] });
     // One message per verified user of the account (the owner and the members who accepted), from our sender.
@@ -501,6 +506,43 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus('/spend', o(), 200);
     const { run } = await expectStatus('/spend/export', o(), 200, ['dynamodb:Query']);
     expect(run.calls.flatMap((c) => c.authorizations).some((a) => /\/index\/gsi1$/.test(a.resource))).toBe(true);
+  });
+
+  it('asynchronous export: POST queues a job (SQS) → the worker with that SQS record (Query gsi1, S3 upload) → GET signs a link', async () => {
+    // An account of its own: the file is compared with the synchronous export, which concurrent tests must not change.
+    const user = await registerUser({ password: PASSWORD });
+    const ingestKey = await ok('/ingest-keys', { method: 'POST', token: user.token, body: {} });
+    await ok('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey.key }, body: { events: [usage(newKeyHash()), usage(newKeyHash())] } });
+    const started = await expectStatus('/spend/exports', { method: 'POST', token: user.token, body: {} }, 202, ['dynamodb:TransactWriteItems', 'sqs:SendMessage']);
+    expect(started.res.body.status).toBe('running');
+    expect(started.run.messages).toHaveLength(1);
+    const sent = started.run.messages[0]!;
+    const queueArn = started.run.calls.find((c) => c.operation === 'SendMessage')!.authorizations[0]!.resource;
+    expect(queueArn).toMatch(/:burnrate-ExportsJobs[0-9A-F]+$/);
+
+    const worker = await runtime.invoke('spend/export-worker', { Records: [sqsRecord(sent, queueArn)] });
+    expectClean(worker, ['dynamodb:GetItem', 'dynamodb:Query', 's3:PutObject', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
+    expect(worker.invocation.result, explain(worker)).toEqual({ batchItemFailures: [] });
+    expect(worker.calls.filter((c) => c.service === 'dynamodb' && c.operation === 'Query').every((c) => /\/index\/gsi1$/.test(c.authorizations[0]!.resource))).toBe(true);
+    expect(worker.objects.size, explain(worker)).toBe(1);
+    const [objectKey, object] = [...worker.objects][0]!;
+    expect(objectKey).toMatch(new RegExp(`^burnrate-exportsfiles[0-9a-f]+/exports/${user.accountId}/${started.res.body.id}\\.csv\\.gz$`));
+    expect(object.headers['content-type']).toBe('application/gzip');
+    const sync = await api(`/spend/export?from=${started.res.body.from}&to=${started.res.body.to}`, { token: user.token });
+    expect(gunzipSync(object.body).toString('utf8')).toBe(sync.body);
+
+    const { res, run } = await expectStatus(`/spend/exports/${started.res.body.id}`, { token: user.token }, 200);
+    expect(res.body).toMatchObject({ status: 'ready', rows: 2, bytes: object.body.length });
+    // A pre-signed GetObject of that very object, for 1 hour, signed by a role that may read it (no call made).
+    const url = new URL(res.body.url);
+    expect(decodeURIComponent(url.pathname.slice(1))).toBe(objectKey);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('3600');
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(run.calls.filter((c) => c.service === 's3')).toEqual([]);
+    const [bucket, ...key] = objectKey.split('/');
+    const signer = runtime.statements('spend/exports-get');
+    const read = authorizationsFor('s3', 'GetObject', { Bucket: bucket, Key: key.join('/') }, { region: stack().region, accountId: ACCOUNT_ID, secrets: [], sesIdentities: [] });
+    expect(read !== 'public' && read.every((a) => evaluate(signer, a).allowed)).toBe(true);
   });
 
   it('own prices: list, set, delete', async () => {

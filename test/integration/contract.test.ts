@@ -593,6 +593,18 @@ describe('spend insight and prices', () => {
     expect(big.body.type).toContain('/problems/export-too-large');
   });
 
+  it('POST /spend/exports → 202, 400; GET /spend/exports/{id} → 200 (running or ready), 404', async () => {
+    const started = await expectCall(202, 'POST', '/spend/exports', '/spend/exports', { token: user.token, body: { from: '2026-01-01', to: '2026-01-31' } });
+    expect(started.body.status).toBe('running');
+    await expectCall(400, 'POST', '/spend/exports', '/spend/exports', { token: user.token, body: { from: '2025-01-01', to: '2026-01-02' } });
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const status = await expectCall(200, 'GET', '/spend/exports/{id}', `/spend/exports/${started.body.id}`, { token: user.token });
+      if (status.body.status === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await expectCall(404, 'GET', '/spend/exports/{id}', '/spend/exports/exp_01JZ3N5Q8W0000000000000000', { token: user.token });
+  });
+
   it('GET /prices → 200; PUT /prices/{provider}/{model} → 200, 400; DELETE → 204, 404', async () => {
     await expectCall(200, 'PUT', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token, body: { input: 1, output: 2 } });
     await expectCall(400, 'PUT', '/prices/{provider}/{model}', '/prices/openai/contract-model', { token: user.token, body: { input: -1, output: 2 } });

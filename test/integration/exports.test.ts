@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localExportFiles } from '#local/export-files.ts';
-import { setLocalExportFiles } from '#shared/spend/export-files.ts';
+import { setLocalExportFiles, type ExportFileStore } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
-import { runSpendExport, startSpendExport } from '#shared/spend/exports.ts';
+import { EXPORT_LEASE_MS, runSpendExport, startSpendExport } from '#shared/spend/exports.ts';
 import { api, pointAtStack, registerUser, type RegisteredUser } from './harness.ts';
 
 const DAY = 86_400_000;
@@ -110,6 +110,10 @@ describe('POST /spend/exports → the worker → GET /spend/exports/{id}', () =>
     expect(second.status).toBe(200);
     expect(gunzipSync(Buffer.from(await second.arrayBuffer())).toString('utf8').startsWith('date,key_hash,')).toBe(true);
     expect((await fetch(`${fresh.body.url.slice(0, -4)}AAAA`)).status).toBe(404);
+    // Two downloads of one link at once: exactly one gets the file.
+    const link = (await api(`/spend/exports/${id}`, { token: owner.token })).body.url as string;
+    const statuses = await Promise.all([1, 2, 3].map(async () => (await fetch(link)).status));
+    expect(statuses.sort()).toEqual([200, 410, 410]);
   });
 
   it('366 days are accepted (and exported); 367 days are refused with errors[].path', async () => {
@@ -187,6 +191,43 @@ describe('at most 2 running exports per account', () => {
     expect(await runSpendExport(held[0]!)).toBe('skipped');
     const fourth = await start(user, {});
     await settled(user, fourth.id);
+    expect(await runSpendExport(held[1]!)).toBe('ready');
+  });
+
+  it('a worker that died: past the lease the export reads failed and its slot is free; a late job settles nothing', async () => {
+    const user = await registerUser();
+    held.length = 0;
+    const longAgo = new Date(Date.now() - EXPORT_LEASE_MS - 60_000);
+    const stale = await Promise.all([1, 2].map(() => startSpendExport(user.accountId, user.userId, {}, longAgo)));
+    const status = await api(`/spend/exports/${stale[0]!.id}`, { token: user.token });
+    expect(status.body).toMatchObject({ status: 'failed', url: null });
+    // Both slots' leases are over: a start is accepted.
+    const fresh = await start(user, {});
+    await settled(user, fresh.id);
+    expect(await runSpendExport(held[0]!)).toBe('failed');
+    expect(await runSpendExport(held[0]!)).toBe('skipped');
+  });
+
+  it('a file that cannot be written: the export is failed and its slot freed', async () => {
+    const user = await registerUser();
+    held.length = 0;
+    const broken: ExportFileStore = {
+      put: async (_key, body) => {
+        body.resume();
+        throw new Error('disk full');
+      },
+      link: async () => 'unused',
+    };
+    setLocalExportFiles(broken);
+    try {
+      await Promise.all([1, 2].map(() => startSpendExport(user.accountId, user.userId, {})));
+      expect(await runSpendExport(held[0]!)).toBe('failed');
+    } finally {
+      setLocalExportFiles(localExportFiles(dir, 'http://127.0.0.1:9'));
+    }
+    expect((await api(`/spend/exports/${held[0]!.exportId}`, { token: user.token })).body).toMatchObject({ status: 'failed', rows: 0, bytes: 0, url: null });
+    const next = await start(user, {});
+    await settled(user, next.id);
     expect(await runSpendExport(held[1]!)).toBe('ready');
   });
 

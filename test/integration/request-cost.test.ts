@@ -86,6 +86,8 @@ interface Fixture {
   billingUser: RegisteredUser;
   /** The link token of a pending invitation of the main account (GET /auth/invitation). */
   pendingInvitationToken: string;
+  /** An asynchronous export of the main account. */
+  exportId: string;
 }
 
 let fixture: Fixture;
@@ -270,7 +272,14 @@ async function seed(): Promise<Fixture> {
   await deliverStripe('the same event replayed', created2);
   await deliverStripe('ignored type', stripeEvent('charge.succeeded', { id: 'ch_test', object: 'charge', customer }));
 
-  return { user, ingestKey, keyHashes, billingUser, pendingInvitationToken };
+  // An asynchronous export: the start (a transaction of the export and its slot); its status is a read case.
+  const exportJob = await expectMeasured(202, 'POST /spend/exports', 'this month (export + slot in one transaction)', '/spend/exports', {
+    method: 'POST',
+    token: user.token,
+    body: {},
+  });
+
+  return { user, ingestKey, keyHashes, billingUser, pendingInvitationToken, exportId: exportJob.body.id as string };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -334,6 +343,7 @@ const readCases: ReadCase[] = [
     max: 4,
   },
   { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
+  { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
   { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },

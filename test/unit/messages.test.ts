@@ -29,6 +29,7 @@ const tenant: Tenant = {
   ruleId: 'rul_01JZ3N5Q8W0000000000000000',
   alertId: 'alt_01JZ3N5Q8W0000000000000000',
   invitationId: 'inv_01JZ3N5Q8W0000000000000000',
+  exportId: 'exp_01JZ3N5Q8W0000000000000000',
 };
 
 /** Generic wordings: zod's defaults and the like, which say neither the field nor what it must be. */
