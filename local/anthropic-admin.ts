@@ -32,6 +32,7 @@ import {
   groupWindow,
   idChars,
   intParam,
+  makeOrg,
   MAX_ROWS_PER_PAGE,
   type Metrics,
   type OrgKey,
@@ -163,21 +164,16 @@ export function seedAnthropicOrg(now: number, adminKey: string, seed = 'harbor')
     // The Console's Workbench/playground: no API key, the default workspace.
     series(null, 'claude-sonnet-4-5-20250929', 'standard', msg(60_000, 0, 0, 0, 30_000), origin),
   ];
-  return {
+  return makeOrg({
     provider: 'anthropic',
     seed,
     originDay: origin,
     adminKey,
-    adminRevoked: false,
     inferenceKeys: [`sk-ant-api03-${idChars(`${seed}|inference`, 86)}-${idChars(`${seed}|inf2`, 6)}AA`],
     projects: [wProd, wResearch, wOld],
     keys: Object.values(k),
     series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: null,
-  };
+  });
 }
 
 const BIG_MODELS = Object.keys(ANTHROPIC_STANDIN_PRICES);
@@ -195,7 +191,7 @@ export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: num
     keys.push(key);
     for (const model of models) s.push(series(key, model, 'standard', msg(150_000 + (i % 5) * 10_000, 300_000, 20_000, 5000, 40_000), since));
   }
-  return { provider: 'anthropic', seed, originDay: since, adminKey, adminRevoked: false, inferenceKeys: [], projects: workspaces, keys, series: s, revisions: {}, additions: [], clock: null, big: size };
+  return makeOrg({ provider: 'anthropic', seed, originDay: since, adminKey, inferenceKeys: [], projects: workspaces, keys, series: s, big: size });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -215,13 +211,16 @@ function errorBody(e: StandInError) {
   return { type: 'error', error: { type, message: e.message }, request_id: `req_011C${randomBytes(12).toString('base64url')}` };
 }
 
-function authenticate(store: OrgStore, req: IncomingMessage): void {
-  const key = String(req.headers['x-api-key'] ?? '').trim();
+const credential = (req: IncomingMessage) => String(req.headers['x-api-key'] ?? '').trim();
+
+/** `store`: the organization whose admin key `key` is (revoked or not), if any. */
+function authenticate(store: OrgStore | undefined, key: string, req: IncomingMessage): void {
   if (!key) throw new StandInError(401, 'authentication', 'x-api-key header is required');
-  if (store.org.inferenceKeys.includes(key) || key.startsWith('sk-ant-api')) {
+  // An inference key (sk-ant-api03-…) is a key, just not one that may use the Admin API.
+  if (!store && key.startsWith('sk-ant-api')) {
     throw new StandInError(403, 'permission', 'This endpoint requires an Admin API key (sk-ant-admin…); a workspace API key does not have access to the Admin API.');
   }
-  if (key !== store.org.adminKey || store.org.adminRevoked) throw new StandInError(401, 'authentication', 'invalid x-api-key');
+  if (!store || store.org.adminRevoked) throw new StandInError(401, 'authentication', 'invalid x-api-key');
   if (!req.headers['anthropic-version']) throw new StandInError(400, 'invalid_request', 'anthropic-version: header is required');
 }
 
@@ -352,8 +351,7 @@ export function anthropicCostItems(s: Series, m: Metrics) {
 function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const q = reportQuery(tokens, params, ['1d'], { default: 7, max: 31 });
   const groups = new Set<string>(enumArray(params, 'group_by', COST_GROUPS));
-  const workspaceIds = arrayParam(params, 'workspace_ids');
-  const selected = store.org.series.filter((s) => !workspaceIds.length || workspaceIds.includes(s.projectId ?? ''));
+  const selected = store.org.series;
   const additions = store.additions();
   const now = store.now();
   const production = store.org.projects.find((p) => p.name === 'Production');
@@ -384,7 +382,7 @@ function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams
       const m = groupWindow(store.org, [s], a, b, now, additions, () => ({}))[0]?.metrics;
       if (m) for (const item of anthropicCostItems(s, m)) add(dims(s.projectId, item, s), item.nanos);
     }
-    if (production && (!workspaceIds.length || workspaceIds.includes(production.id))) {
+    if (production) {
       add(dims(production.id, { costType: 'code_execution', tokenType: '', model: null, description: 'Code Execution Usage' }, null), CODE_EXECUTION_NANOS_PER_DAY);
     }
     return [...rows.values()].map((r) => ({ amount: nanosToCentsString(r.nanos), currency: 'USD', ...r.dims }));
@@ -473,6 +471,7 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
   seedOrg: (now, key) => seedAnthropicOrg(now, key),
   bigOrg: bigAnthropicOrg,
   newAdminKey: newAnthropicAdminKey,
+  credential,
   authenticate,
   route,
   errorBody,

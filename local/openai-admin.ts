@@ -31,6 +31,7 @@ import {
   groupWindow,
   idChars,
   intParam,
+  makeOrg,
   MAX_ROWS_PER_PAGE,
   type Metrics,
   type OrgKey,
@@ -151,21 +152,16 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     // The playground: usage without an API key.
     series('completions', null, pDefault.id, 'gpt-5.1-2025-11-13', 'default', chat(90_000, 0, 0, 45_000, 40), origin),
   ];
-  return {
+  return makeOrg({
     provider: 'openai',
     seed,
     originDay: origin,
     adminKey,
-    adminRevoked: false,
     inferenceKeys: [`sk-proj-${idChars(`${seed}|inference`, 48)}`],
     projects: [pDefault, pWeb, pData, pLegacy],
     keys: Object.values(k),
     series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: null,
-  };
+  });
 }
 
 const BIG_MODELS = ['gpt-5.1-2025-11-13', 'gpt-5-mini-2025-08-07', 'gpt-4.1-2025-04-14', 'gpt-4o-mini-2024-07-18', 'o4-mini-2025-04-16'];
@@ -188,21 +184,7 @@ export function bigOpenAiOrg(now: number, adminKey: string, size: { keys: number
     keys.push(key);
     for (const model of models) s.push(series('completions', key, null, model, 'default', chat(200_000 + (i % 7) * 10_000, 50_000, 0, 40_000, 120), since));
   }
-  return {
-    provider: 'openai',
-    seed,
-    originDay: since,
-    adminKey,
-    adminRevoked: false,
-    inferenceKeys: [],
-    projects,
-    keys,
-    series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: size,
-  };
+  return makeOrg({ provider: 'openai', seed, originDay: since, adminKey, inferenceKeys: [], projects, keys, series: s, big: size });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -215,16 +197,18 @@ function errorBody(e: StandInError) {
   return { error: { message: e.message, type, param: e.param, code } };
 }
 
-function authenticate(store: OrgStore, req: IncomingMessage): void {
-  const header = req.headers.authorization ?? '';
-  const token = /^Bearer (.+)$/i.exec(header)?.[1]?.trim() ?? '';
+const credential = (req: IncomingMessage) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
+
+/** `store`: the organization whose admin key `token` is (revoked or not), if any. */
+function authenticate(store: OrgStore | undefined, token: string): void {
   if (!token) {
     throw new StandInError(401, 'authentication', "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
   }
-  if (store.org.inferenceKeys.includes(token) || (!token.startsWith('sk-admin-') && token.startsWith('sk-'))) {
+  // An inference key (sk-proj-…, sk-svcacct-…, sk-…) is a key, just not one that may read the organization.
+  if (!store && !token.startsWith('sk-admin-') && token.startsWith('sk-')) {
     throw new StandInError(403, 'permission', 'You have insufficient permissions for this operation. Admin API keys are required for administration endpoints (an organization Owner creates them).');
   }
-  if (token !== store.org.adminKey || store.org.adminRevoked) {
+  if (!store || store.org.adminRevoked) {
     const shown = token.length > 8 ? `${token.slice(0, 3)}*****${token.slice(-4)}` : '*****';
     throw new StandInError(401, 'authentication', `Incorrect API key provided: ${shown}. You can find your API key at https://platform.openai.com/account/api-keys.`);
   }
@@ -499,6 +483,7 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
   seedOrg: (now, key) => seedOpenAiOrg(now, key),
   bigOrg: bigOpenAiOrg,
   newAdminKey: newOpenAiAdminKey,
+  credential,
   authenticate,
   route,
   errorBody,
