@@ -248,9 +248,9 @@ export function addInto(target: Metrics, m: Metrics): void {
  * three, mixed too, give the same list (duplicates dropped, order of first appearance kept).
  */
 export function arrayParam(params: URLSearchParams, name: string): string[] {
-  const values = [...params.getAll(name), ...params.getAll(`${name}[]`)];
   const out: string[] = [];
-  for (const value of values) {
+  for (const [n, value] of params) {
+    if (n !== name && n !== `${name}[]`) continue;
     for (const part of value.split(',')) {
       const item = part.trim();
       if (item && !out.includes(item)) out.push(item);
