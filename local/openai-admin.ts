@@ -419,8 +419,7 @@ function keyView(store: OrgStore, k: OrgKey) {
   const now = store.now();
   const additions = store.additions();
   let lastUsed: number | null = null;
-  for (const s of store.org.series) {
-    if (s.keyId !== k.id) continue;
+  for (const s of store.seriesByKey().get(k.id) ?? []) {
     const end = Math.min(now, s.until ?? Infinity);
     for (let t = dayStart(end); t >= Math.max(dayStart(s.since), dayStart(end) - 7 * DAY_S); t -= DAY_S) {
       const m = groupWindow(store.org, [s], t, t + DAY_S, end, additions, () => ({}))[0];

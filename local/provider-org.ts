@@ -379,7 +379,8 @@ export function groupWindow(
     const m = seriesWindow(org, s, a, b, now, additions);
     if (isZero(m)) continue;
     const d = dims(s);
-    const k = JSON.stringify(d);
+    // Dimension values are ids, names and booleans: joined with a control character they key the group.
+    const k = Object.values(d).join('\u0001');
     const g = groups.get(k);
     if (g) addInto(g.metrics, m);
     else groups.set(k, { dims: d, metrics: { ...m } });
@@ -416,6 +417,8 @@ export interface OrgStore {
   /** Saves every organization of the stand-in (and rebuilds this one's indexes). */
   save(): Promise<void>;
   additions(): AdditionIndex;
+  /** The series of each provider key (`-` for usage without a key). */
+  seriesByKey(): Map<string, Series[]>;
 }
 
 export interface OrgStoreOptions {
@@ -470,23 +473,30 @@ export async function openOrgRegistry(options: OrgStoreOptions): Promise<OrgRegi
     return saving;
   };
   const wrap = (org: OrgState): OrgStore => {
-    let index: AdditionIndex | undefined;
-    let indexed: OrgState | undefined;
+    // Indexes of the organization, rebuilt after a change (save) or when the organization was replaced.
+    let indexes: { of: OrgState; additions: AdditionIndex; byKey: Map<string, Series[]> } | undefined;
+    const current = () => {
+      if (!indexes || indexes.of !== store.org) {
+        const byKey = new Map<string, Series[]>();
+        for (const s of store.org.series) {
+          const list = byKey.get(s.keyId ?? '-');
+          if (list) list.push(s);
+          else byKey.set(s.keyId ?? '-', [s]);
+        }
+        indexes = { of: store.org, additions: indexAdditions(store.org), byKey };
+      }
+      return indexes;
+    };
     const store: OrgStore = {
       provider: options.provider,
       org,
       faults: [],
       requests: { total: 0, byPath: {} },
       now: () => store.org.clock ?? realNow(),
-      additions: () => {
-        if (!index || indexed !== store.org) {
-          index = indexAdditions(store.org);
-          indexed = store.org;
-        }
-        return index;
-      },
+      additions: () => current().additions,
+      seriesByKey: () => current().byKey,
       save: () => {
-        index = undefined;
+        indexes = undefined;
         return saveAll();
       },
     };

@@ -5,7 +5,11 @@
  * grows, Anthropic's cents as decimal strings, each provider's error shape, 429 + Retry-After — and their control
  * API (usage added and revised, keys, a revoked admin key, faults, the big organization, the truth).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { stack } from './harness.ts';
 import { authHeaders, newStandInOrg, type StandInOrg } from './standins.ts';
 
@@ -57,6 +61,34 @@ describe('the stack runs both stand-ins', () => {
     const anthropic = await fetch(`${info.anthropicAdmin.url}/v1/organizations/api_keys?limit=1`, { headers: authHeaders('anthropic', info.anthropicAdmin.adminKey) });
     expect(anthropic.status).toBe(200);
     expect(((await anthropic.json()) as any).data).toHaveLength(1);
+  });
+});
+
+describe('a stand-in restarted on its data folder', () => {
+  it('keeps its organizations: the admin keys, the changes, the truth', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'burnrate-standin-'));
+    try {
+      const first = await startAnthropicAdmin({ port: 0, dataDir: dir });
+      const made = await (await fetch(`${first.url}/_burnrate/orgs`, { method: 'POST' })).json() as any;
+      const key = made.keys[0].id;
+      const post = (url: string, path: string, body: unknown) => fetch(`${url}/_burnrate/orgs/${made.id}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      await post(first.url, '/usage', { apiKeyId: key, model: 'claude-opus-4-5-20251101', date: made.importFrom, add: { output: 42 } });
+      await post(first.url, '/keys/' + key, { status: 'inactive' });
+      const truth = await (await fetch(`${first.url}/_burnrate/orgs/${made.id}/truth?to=${made.importFrom}`)).json();
+      const mainKey = first.adminKey();
+      await first.stop();
+      const second = await startAnthropicAdmin({ port: 0, dataDir: dir });
+      try {
+        expect(second.adminKey()).toBe(mainKey);
+        expect(await (await fetch(`${second.url}/_burnrate/orgs/${made.id}/truth?to=${made.importFrom}`)).json()).toEqual(truth);
+        const listed = await fetch(`${second.url}/v1/organizations/api_keys/${key}`, { headers: authHeaders('anthropic', made.adminKey) });
+        expect(((await listed.json()) as any).status).toBe('inactive');
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
