@@ -609,6 +609,7 @@ export interface ControlDeps {
  *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
  *   POST /_burnrate/keys       {name, projectId?, model?, tier?, daily?: {…}}              a new key (usage from now)
  *   POST /_burnrate/keys/:id   {status: active|inactive|archived|expired|deleted}           usage stops unless active
+ *   DELETE /_burnrate/keys/:id                 the same as status deleted: gone from the lists, its usage stays
  *   POST /_burnrate/admin-key  {revoked?: bool, rotate?: bool}     revoke (→ 401) or issue a new admin key
  *   POST /_burnrate/faults     {status: 429|5xx, count, retryAfter?, pathPrefix?}   the next `count` requests fail
  *   DELETE /_burnrate/faults                   no more forced faults
@@ -655,6 +656,9 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
   const org = store.org;
   const ok = (b: unknown, status = 200) => ({ status, body: b });
   const keyMatch = /^POST \/keys\/([^/]+)$/.exec(route);
+  // DELETE /keys/:id: deleted in the console; its usage history stays.
+  const deleteMatch = /^DELETE \/keys\/([^/]+)$/.exec(route);
+  if (deleteMatch) return controlOrg(registry, store, deps, `POST /keys/${deleteMatch[1]}`, params, { status: 'deleted' });
   if (route === 'GET /state') return ok(stateView(store));
   if (route === 'POST /clock') {
     const v = body.now;
