@@ -10,6 +10,7 @@
  *                                                   `amount` a decimal string in cents, currency "USD"
  *   GET  /v1/organizations/api_keys[/{id}]          after_id | before_id, limit 1..1000 (20), status, workspace_id
  *   POST /v1/organizations/api_keys/{id}            {name?, status?: active|inactive|archived}
+ *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit, include_archived, include_default
  *
  * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
  * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is
@@ -404,7 +405,6 @@ function keyView(k: OrgKey) {
 }
 
 function listKeys(store: OrgStore, params: URLSearchParams) {
-  const limit = intParam(params, 'limit', 20, 1, 1000);
   const status = scalarParam(params, 'status');
   if (status && !['active', 'inactive', 'archived', 'expired'].includes(status)) throw new StandInError(400, 'invalid_request', `status: Input should be 'active', 'inactive', 'archived' or 'expired'`);
   const workspace = scalarParam(params, 'workspace_id');
@@ -413,15 +413,21 @@ function listKeys(store: OrgStore, params: URLSearchParams) {
   const all = store.org.keys
     .filter((k) => k.status !== 'deleted' && (!status || k.status === status) && (workspace === undefined || k.projectId === workspace) && (!createdBy || k.owner.id === createdBy))
     .sort((a, b) => b.createdAt - a.createdAt || b.id.localeCompare(a.id));
+  return cursorPage(all, params, keyView);
+}
+
+/** Anthropic's list paging: `limit` 1..1000 (20), `after_id` | `before_id`, `first_id` / `last_id` / `has_more`. */
+function cursorPage<T extends { id: string }>(all: T[], params: URLSearchParams, render: (item: T) => unknown) {
+  const limit = intParam(params, 'limit', 20, 1, 1000);
   const afterId = scalarParam(params, 'after_id');
   const beforeId = scalarParam(params, 'before_id');
   if (afterId && beforeId) throw new StandInError(400, 'invalid_request', 'Only one of after_id and before_id may be given.');
   const at = (id: string, name: string) => {
     const i = all.findIndex((k) => k.id === id);
-    if (i < 0) throw new StandInError(400, 'invalid_request', `${name}: no API key with id '${id}'`);
+    if (i < 0) throw new StandInError(400, 'invalid_request', `${name}: no object with id '${id}'`);
     return i;
   };
-  let page: OrgKey[];
+  let page: T[];
   let hasMore: boolean;
   if (beforeId) {
     const end = at(beforeId, 'before_id');
@@ -432,7 +438,37 @@ function listKeys(store: OrgStore, params: URLSearchParams) {
     page = all.slice(start, start + limit);
     hasMore = start + limit < all.length;
   }
-  return { data: page.map(keyView), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
+  return { data: page.map(render), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
+}
+
+/** The default workspace as `include_default=true` lists it (usage and keys still say `workspace_id: null`). */
+const defaultWorkspace = (store: OrgStore) => ({ id: `wrkspc_01${idChars(`${store.org.seed}|ws|default`, 22)}`, name: 'Default', createdAt: store.org.originDay - 400 * DAY_S, archivedAt: null });
+
+function workspaceView(w: OrgState['projects'][number]) {
+  return {
+    type: 'workspace',
+    id: w.id,
+    name: w.name,
+    created_at: rfc3339(w.createdAt),
+    archived_at: w.archivedAt === null ? null : rfc3339(w.archivedAt),
+    display_color: `#${idChars(w.id, 6).replace(/[^0-9a-f]/gi, 'a').toLowerCase().slice(0, 6)}`,
+  };
+}
+
+function listWorkspaces(store: OrgStore, params: URLSearchParams) {
+  const includeArchived = boolParam(params, 'include_archived') ?? false;
+  const includeDefault = boolParam(params, 'include_default') ?? false;
+  const all = [...(includeDefault ? [defaultWorkspace(store)] : []), ...store.org.projects]
+    .filter((w) => includeArchived || w.archivedAt === null)
+    .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  return cursorPage(all, params, workspaceView);
+}
+
+function boolParam(params: URLSearchParams, name: string): boolean | undefined {
+  const raw = scalarParam(params, name);
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new StandInError(400, 'invalid_request', `${name}: Input should be a valid boolean`);
 }
 
 async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown> {
@@ -456,6 +492,13 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (path === '/v1/organizations/usage_report/messages') return usageReport(store, tokens, req, params);
   if (path === '/v1/organizations/cost_report') return costReport(store, tokens, params);
   if (path === '/v1/organizations/api_keys') return listKeys(store, params);
+  if (path === '/v1/organizations/workspaces') return listWorkspaces(store, params);
+  const workspace = /^\/v1\/organizations\/workspaces\/([^/]+)$/.exec(path);
+  if (workspace) {
+    const found = [defaultWorkspace(store), ...store.org.projects].find((w) => w.id === decodeURIComponent(workspace[1]!));
+    if (!found) throw new StandInError(404, 'not_found', 'Workspace not found');
+    return workspaceView(found);
+  }
   if (one) {
     const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
     if (!key) throw new StandInError(404, 'not_found', 'API key not found');

@@ -607,6 +607,7 @@ export interface ControlDeps {
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
  *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, date?|at?, add: {…}}   add usage at an instant
  *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
+ *   POST /_burnrate/projects   {name}                               a new project (OpenAI) / workspace (Anthropic)
  *   POST /_burnrate/keys       {name, projectId?, model?, tier?, daily?: {…}}              a new key (usage from now)
  *   POST /_burnrate/keys/:id   {status: active|inactive|archived|expired|deleted}           usage stops unless active
  *   DELETE /_burnrate/keys/:id                 the same as status deleted: gone from the lists, its usage stays
@@ -693,9 +694,22 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     await store.save();
     return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
   }
+  if (route === 'POST /projects') {
+    const project: OrgProject = {
+      id: `${store.provider === 'openai' ? 'proj_' : 'wrkspc_01'}${randomBytes(16).toString('hex').slice(0, store.provider === 'openai' ? 24 : 22)}`,
+      name: String(body.name ?? 'New project'),
+      createdAt: store.now(),
+      archivedAt: null,
+    };
+    org.projects.push(project);
+    await store.save();
+    return ok(project, 201);
+  }
   if (route === 'POST /keys') {
     const name = String(body.name ?? 'new key');
     const projectId = (body.projectId as string | null | undefined) ?? (store.provider === 'openai' ? (org.projects[0]?.id ?? null) : null);
+    if (projectId !== null && !org.projects.some((p) => p.id === projectId)) throw new StandInError(404, 'not_found', `No project/workspace ${projectId}.`);
+    if (projectId === null && store.provider === 'openai') throw new StandInError(400, 'invalid_request', 'An OpenAI key belongs to a project.');
     const key = deps.newKey(store, { name, projectId, index: org.keys.length });
     key.createdAt = store.now();
     org.keys.push(key);

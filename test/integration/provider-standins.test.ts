@@ -501,11 +501,12 @@ describe('Anthropic admin stand-in', () => {
     // Cents: a million uncached Sonnet 4.5 input tokens at $3/MTok are "300" cents; 1,000 output tokens at $15/MTok
     // are 1.5 cents, in batch half of it: "0.75".
     const d = new Date(y * 1000).toISOString().slice(0, 10);
-    const key = await org.control('/keys', { name: 'cents-check', projectId: 'wrkspc_01CentsCheck' });
+    const workspace = await org.control('/projects', { name: 'Cents check' });
+    const key = await org.control('/keys', { name: 'cents-check', projectId: workspace.id });
     await org.control('/usage', { apiKeyId: key.id, model: 'claude-sonnet-4-5-20250929', date: d, add: { uncached: 1_000_000 } });
     await org.control('/usage', { apiKeyId: key.id, model: 'claude-sonnet-4-5-20250929', tier: 'batch', date: d, add: { output: 1000 } });
     const after = await org.get(`/v1/organizations/cost_report?starting_at=${iso(y)}&ending_at=${iso(y + DAY)}&group_by[]=workspace_id&group_by[]=description`);
-    const mine = after.body.data[0].results.filter((r: any) => r.workspace_id === 'wrkspc_01CentsCheck');
+    const mine = after.body.data[0].results.filter((r: any) => r.workspace_id === workspace.id);
     expect(mine.map((r: any) => [r.description, r.amount, r.service_tier]).sort()).toEqual([
       ['Claude Sonnet 4.5 Usage - Input Tokens', '300', 'standard'],
       ['Claude Sonnet 4.5 Usage - Output Tokens, Batch', '0.75', 'batch'],
@@ -545,6 +546,20 @@ describe('Anthropic admin stand-in', () => {
     });
     expect(r.status).toBe(200);
     expect(((await r.json()) as any).status).toBe('inactive');
+  });
+
+  it('lists workspaces (archived and default on request) that name every workspace the keys are in', async () => {
+    const listed = await org.get('/v1/organizations/workspaces?limit=1000');
+    const all = await org.get('/v1/organizations/workspaces?limit=1000&include_archived=true&include_default=true');
+    expect(all.body.data.length).toBe(listed.body.data.length + 2);
+    for (const w of all.body.data) expect(w).toMatchObject({ type: 'workspace', id: expect.stringMatching(/^wrkspc_01/), name: expect.any(String), created_at: expect.any(String) });
+    expect(all.body.data.filter((w: any) => w.archived_at !== null)).toHaveLength(1);
+    const keys = await org.get('/v1/organizations/api_keys?limit=1000');
+    const named = new Set(all.body.data.map((w: any) => w.id));
+    for (const k of keys.body.data) if (k.workspace_id !== null) expect(named).toContain(k.workspace_id);
+    const one = await org.get(`/v1/organizations/workspaces/${listed.body.data[0].id}`);
+    expect(one.body).toEqual(listed.body.data[0]);
+    expect((await org.get('/v1/organizations/workspaces/wrkspc_nope')).status).toBe(404);
   });
 
   it('answers 429 with Retry-After and 529 overloaded when forced', async () => {
