@@ -100,11 +100,16 @@ export interface OrgState {
   clock: number | null;
   /** Made by `POST /_burnrate/big`: its parameters, for the state page. */
   big: { keys: number; models: number; days: number } | null;
+  /**
+   * Late arrivals (the seeded organizations: 2% over 6 hours; big ones: none): this share of a day's usage shows in
+   * the day's bucket only after the day is over, growing over the next `hours`, as providers' recent buckets do.
+   */
+  late: { share: number; hours: number } | null;
 }
 
 /** An organization from its parts; the rest starts empty (no changes, real clock, main id until registered). */
 export function makeOrg(parts: Pick<OrgState, 'provider' | 'seed' | 'originDay' | 'adminKey' | 'inferenceKeys' | 'projects' | 'keys' | 'series'> & Partial<OrgState>): OrgState {
-  return { id: 'main', adminRevoked: false, revisions: {}, additions: [], clock: null, big: null, ...parts };
+  return { id: 'main', adminRevoked: false, revisions: {}, additions: [], clock: null, big: null, late: parts.big ? null : { share: 0.02, hours: 6 }, ...parts };
 }
 
 export class StandInError extends Error {
@@ -205,13 +210,22 @@ export function seriesWindow(org: OrgState, s: Series, a: number, b: number, now
   const revised = org.revisions[`${s.id}#${day}`];
   const lo = revised ? a : Math.max(a, s.since);
   const hi = Math.min(b, now, revised ? Infinity : (s.until ?? Infinity));
+  // Late arrivals: a share of each day's usage reaches the report only after the day closed, growing over the next
+  // hours, counted at the day's last second (for a series that ran the whole day; ending a key never changes what
+  // its earlier hours show).
+  const late = revised ? null : org.late;
+  const lastSecond = day + DAY_S - 1;
+  const ranWholeDay = s.since <= day && (s.until ?? Infinity) > lastSecond;
+  const lateSeen = late && ranWholeDay && a <= lastSecond && lastSecond < b ? Math.min(1, Math.max(0, (now - day - DAY_S) / (late.hours * 3600))) : 0;
   const out: Metrics = {};
   for (const name of KIND_METRICS[s.kind]) out[name] = 0;
-  if (hi > lo) {
+  if (hi > lo || lateSeen > 0) {
     const total = revised ?? seededDay(org, s, day);
     for (const name of KIND_METRICS[s.kind]) {
-      const d = total[name] ?? 0;
-      out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+      const lateAmount = late ? Math.floor((total[name] ?? 0) * late.share) : 0;
+      const d = (total[name] ?? 0) - lateAmount;
+      if (hi > lo) out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+      out[name]! += Math.floor(lateAmount * lateSeen);
     }
   }
   const hiAdd = Math.min(b, now);
@@ -607,6 +621,7 @@ export interface ControlDeps {
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
  *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, date?|at?, add: {…}}   add usage at an instant
  *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
+ *   POST /_burnrate/late       {share, hours}                       late arrivals (share 0: none)
  *   POST /_burnrate/projects   {name}                               a new project (OpenAI) / workspace (Anthropic)
  *   POST /_burnrate/keys       {name, projectId?, model?, tier?, daily?: {…}}              a new key (usage from now)
  *   POST /_burnrate/keys/:id   {status: active|inactive|archived|expired|deleted}           usage stops unless active
@@ -693,6 +708,14 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     org.additions = org.additions.filter((a) => !(a.seriesId === s.id && dayStart(a.at) === day));
     await store.save();
     return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
+  }
+  if (route === 'POST /late') {
+    const share = Number(body.share ?? 0);
+    const hours = Number(body.hours ?? 6);
+    if (!(share >= 0 && share < 1) || !(hours > 0 && hours <= 72)) throw new StandInError(400, 'invalid_request', 'share in [0, 1), hours in (0, 72] expected.');
+    org.late = share === 0 ? null : { share, hours };
+    await store.save();
+    return ok({ late: org.late });
   }
   if (route === 'POST /projects') {
     const project: OrgProject = {
@@ -781,6 +804,7 @@ function stateView(store: OrgStore) {
     inferenceKeys: org.inferenceKeys,
     now: rfc3339(store.now()),
     clockFrozen: org.clock !== null,
+    late: org.late,
     importFrom: isoDate(org.originDay),
     big: org.big,
     projects: org.projects,

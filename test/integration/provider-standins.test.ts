@@ -279,6 +279,21 @@ describe('OpenAI admin stand-in', () => {
     expect(await row()).toMatchObject({ output_tokens: 5, input_tokens: 10, num_model_requests: 1 });
   });
 
+  it('lets yesterday grow after it closed (late arrivals) until it settles', async () => {
+    const y = dayOf(now) - DAY;
+    const path = `/v1/organization/usage/completions?start_time=${y}&end_time=${y + DAY}&limit=1`;
+    const at = async (t: number) => {
+      await org.control('/clock', { now: t });
+      return sumRows((await org.get(path)).body.data[0].results, OPENAI_FIELDS);
+    };
+    const early = await at(dayOf(now) + 600);
+    const later = await at(dayOf(now) + 4 * 3600);
+    const settled = await at(dayOf(now) + 7 * 3600);
+    expect(later.output_tokens).toBeGreaterThan(early.output_tokens!);
+    expect(settled.output_tokens).toBeGreaterThan(later.output_tokens!);
+    expect(await at(now)).toEqual(settled);
+  });
+
   it('answers 429 with Retry-After and 5xx when forced, then serves again', async () => {
     await org.control('/faults', { status: 429, count: 2, retryAfter: 7 });
     const path = '/v1/organization/projects';

@@ -97,6 +97,25 @@ describe('usage spread over the day', () => {
     expect(seriesWindow(org, ended, day + 13 * 3600, day + DAY_S, Infinity, index).output).toBe(0);
   });
 
+  it('lets a share of a day arrive late: after the day closed, growing over the next hours, in its last bucket', () => {
+    const lateOrg = makeOrg({ ...org, late: { share: 0.1, hours: 6 } });
+    const lateIndex = indexAdditions(lateOrg);
+    const dayAt = (now: number) => seriesWindow(lateOrg, series, day, day + DAY_S, now, lateIndex);
+    const closed = dayAt(day + DAY_S);
+    const halfway = dayAt(day + DAY_S + 3 * 3600);
+    const settled = dayAt(day + DAY_S + 6 * 3600);
+    expect(halfway.output).toBeGreaterThan(closed.output!);
+    expect(settled.output).toBeGreaterThan(halfway.output!);
+    expect(dayAt(day + 9 * DAY_S)).toEqual(settled);
+    expect(settled.output! - closed.output!).toBe(Math.floor(window(day, day + DAY_S).output! * 0.1));
+    // Only the day's last bucket grows; the minute buckets still add up to the day.
+    const lastMinute = (now: number) => seriesWindow(lateOrg, series, day + DAY_S - 60, day + DAY_S, now, lateIndex).output!;
+    expect(lastMinute(day + DAY_S + 6 * 3600) - lastMinute(day + DAY_S)).toBe(settled.output! - closed.output!);
+    let minutes = 0;
+    for (let t = day; t < day + DAY_S; t += 60) minutes += seriesWindow(lateOrg, series, t, t + 60, day + DAY_S + 3 * 3600, lateIndex).output!;
+    expect(minutes).toBe(halfway.output);
+  });
+
   it('starts the seeded organizations on the first day of the previous UTC month', () => {
     expect(firstOfPreviousMonth(Date.UTC(2026, 10, 24, 5) / 1000)).toBe(Date.UTC(2026, 9, 1) / 1000);
     expect(firstOfPreviousMonth(Date.UTC(2027, 0, 1) / 1000)).toBe(Date.UTC(2026, 11, 1) / 1000);
