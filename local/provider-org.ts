@@ -614,8 +614,9 @@ export interface ControlDeps {
  * organization, or on another one under `/_burnrate/orgs/<id>/…`:
  *
  *   GET  /_burnrate/orgs                       the organizations: id, admin key
- *   POST /_burnrate/orgs       {big?: {keys, models, days}}        a new organization (the seed, or a big one) with
- *                                                                  its own admin key → its state (201)
+ *   POST /_burnrate/orgs       {big?: {keys, models, days}, now?, late?}   a new organization (the seed, or a big
+ *                                                                  one) with its own admin key, optionally a frozen
+ *                                                                  clock and late arrivals (null: none) → its state
  *   DELETE /_burnrate/orgs/:id                 remove one (not main)
  *   GET  /_burnrate/state                      admin key, clock, projects, keys (deleted too), series
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
@@ -646,6 +647,9 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
     const now = realNow();
     const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey);
     const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
+    // Optional at once: a frozen clock, late arrivals.
+    if (body.now !== undefined) await controlOrg(registry, store, deps, 'POST /clock', params, { now: body.now });
+    if (body.late !== undefined) await controlOrg(registry, store, deps, 'POST /late', params, (body.late as Record<string, unknown> | null) ?? { share: 0 });
     await registry.save();
     return ok(stateView(store), 201);
   }

@@ -382,9 +382,9 @@ describe('Anthropic admin stand-in', () => {
   let org: StandInOrg;
   let now: number;
   beforeAll(async () => {
-    org = await newStandInOrg('anthropic');
     now = dayOf(Math.floor(Date.now() / 1000)) + 15 * 3600 + 1234;
-    await org.control('/clock', { now });
+    org = await newStandInOrg('anthropic', { now });
+    expect((await org.state()).clockFrozen).toBe(true);
   });
   afterAll(() => org.remove());
 

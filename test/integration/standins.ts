@@ -33,7 +33,14 @@ export function authHeaders(provider: Provider, key: string | null): Record<stri
   return provider === 'openai' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key, 'anthropic-version': '2023-06-01' };
 }
 
-export async function newStandInOrg(provider: Provider, options: { big?: { keys: number; models: number; days: number } } = {}): Promise<StandInOrg> {
+/**
+ * A new organization on the stack's stand-in: the seeded one (or `big`), its own admin key; `now` freezes its clock
+ * (ISO or unix seconds), `late: null` turns late arrivals off.
+ */
+export async function newStandInOrg(
+  provider: Provider,
+  options: { big?: { keys: number; models: number; days: number }; now?: string | number; late?: { share: number; hours: number } | null } = {},
+): Promise<StandInOrg> {
   const url = standInUrl(provider);
   const res = await fetch(`${url}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options) });
   if (res.status !== 201) throw new Error(`POST /_burnrate/orgs: ${res.status} ${await res.text()}`);
