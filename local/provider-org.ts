@@ -564,7 +564,9 @@ function findSeries(store: OrgStore, body: Record<string, unknown>, create: bool
   const model = String(body.model ?? '');
   if (!model) throw new StandInError(400, 'invalid_request', 'model is required.');
   const tier = String(body.tier ?? (store.provider === 'anthropic' ? 'standard' : 'default'));
-  const id = `${keyId ?? '-'}|${model}|${tier}|${kind}`;
+  // Anthropic's long-context usage is its own series (`contextWindow: "200k-1M"`).
+  const window = store.provider === 'anthropic' ? String(body.contextWindow ?? '0-200k') : '0-200k';
+  const id = `${keyId ?? '-'}|${model}|${tier}|${kind}${window === '0-200k' ? '' : `|${window}`}`;
   const found = store.org.series.find((s) => s.id === id);
   if (found) return found;
   if (!create) throw new StandInError(404, 'not_found', `No usage series ${id}.`);
@@ -578,7 +580,7 @@ function findSeries(store: OrgStore, body: Record<string, unknown>, create: bool
     userId: key?.owner.type === 'user' ? key.owner.id : null,
     model,
     tier,
-    ...(store.provider === 'anthropic' ? { contextWindow: String(body.contextWindow ?? '0-200k') } : {}),
+    ...(store.provider === 'anthropic' ? { contextWindow: window } : {}),
     base: Object.fromEntries(KIND_METRICS[kind].map((n) => [n, 0])),
     since: 0,
     until: null,
@@ -620,7 +622,7 @@ export interface ControlDeps {
  *   DELETE /_burnrate/orgs/:id                 remove one (not main)
  *   GET  /_burnrate/state                      admin key, clock, projects, keys (deleted too), series
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
- *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, date?|at?, add: {…}}   add usage at an instant
+ *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, contextWindow?, date?|at?, add: {…}}  usage at an instant
  *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
  *   POST /_burnrate/late       {share, hours}                       late arrivals (share 0: none)
  *   POST /_burnrate/projects   {name}                               a new project (OpenAI) / workspace (Anthropic)

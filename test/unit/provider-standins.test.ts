@@ -18,6 +18,7 @@ import {
 } from '#local/provider-org.ts';
 import { anthropicCostItems, nanosToCentsString } from '#local/anthropic-admin.ts';
 import { openAiLineItems, seedOpenAiOrg } from '#local/openai-admin.ts';
+import { readConfig } from '#shared/config.ts';
 
 const q = (text: string) => new URLSearchParams(text);
 
@@ -141,5 +142,15 @@ describe('money', () => {
     const om = { uncached: 1_000_000, cached: 0, cacheWrite: 0, output: 0, requests: 1 };
     expect(openAiLineItems(o, om)).toEqual([{ lineItem: 'gpt-4.1-2025-04-14, input', nanos: 2_000_000_000, quantity: 1_000_000 }]);
     expect(openAiLineItems({ ...o, tier: 'batch' }, om)[0]!.nanos).toBe(1_000_000_000);
+  });
+});
+
+describe('where connections call', () => {
+  it('the providers\' own hosts unless OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL say otherwise (base URLs, no trailing slash)', () => {
+    expect(readConfig({}).providerUrls).toEqual({ openai: 'https://api.openai.com', anthropic: 'https://api.anthropic.com' });
+    expect(readConfig({ OPENAI_ADMIN_URL: 'http://127.0.0.1:4100/', ANTHROPIC_ADMIN_URL: 'http://127.0.0.1:4200' }).providerUrls).toEqual({
+      openai: 'http://127.0.0.1:4100',
+      anthropic: 'http://127.0.0.1:4200',
+    });
   });
 });
