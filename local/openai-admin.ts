@@ -8,7 +8,7 @@
  *   GET /v1/organization/usage/embeddings    the same without batch/service_tier
  *   GET /v1/organization/costs               1d buckets only, group_by project_id|line_item|api_key_id,
  *                                            project_ids, api_key_ids, limit 1..180 (default 7); amount.value dollars
- *   GET /v1/organization/projects            limit 1..100 (20), after, include_archived
+ *   GET /v1/organization/projects[/{id}]     limit 1..100 (20), after, include_archived
  *   GET /v1/organization/projects/{id}/api_keys[/{key}]   limit, after, owner_project_access active|inactive|any
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
@@ -454,6 +454,12 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
     const includeArchived = boolParam(params, 'include_archived') ?? false;
     const projects = [...store.org.projects].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
     return listPage(projects.filter((p) => includeArchived || p.archivedAt === null), params, projectView);
+  }
+  const project = /^\/v1\/organization\/projects\/([^/]+)$/.exec(path);
+  if (project) {
+    const found = store.org.projects.find((p) => p.id === decodeURIComponent(project[1]!));
+    if (!found) throw new StandInError(404, 'not_found', `No such project: ${project[1]}`);
+    return projectView(found);
   }
   const keys = /^\/v1\/organization\/projects\/([^/]+)\/api_keys(?:\/([^/]+))?$/.exec(path);
   if (keys) {

@@ -189,7 +189,8 @@ function seriesHash(org: OrgState, s: Series): number {
 function seededDay(org: OrgState, s: Series, day: number): Metrics {
   const h = seriesHash(org, s);
   const dayIndex = day / DAY_S;
-  const weekday = new Date(day * 1000).getUTCDay();
+  // 1970-01-01 was a Thursday (4).
+  const weekday = (dayIndex + 4) % 7;
   const weekend = weekday === 0 || weekday === 6 ? 0.55 : 1;
   const level = (0.6 + 0.8 * unit(h, dayIndex, 0)) * weekend;
   const out: Metrics = {};
@@ -228,6 +229,7 @@ export function seriesWindow(org: OrgState, s: Series, a: number, b: number, now
       out[name]! += Math.floor(lateAmount * lateSeen);
     }
   }
+  if (additions.size === 0) return out;
   const hiAdd = Math.min(b, now);
   for (const add of additions.get(`${s.id}#${day}`) ?? []) {
     if (add.at >= a && add.at < hiAdd) for (const [name, v] of Object.entries(add.metrics)) out[name] = (out[name] ?? 0) + v;

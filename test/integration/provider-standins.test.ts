@@ -343,6 +343,8 @@ describe('OpenAI admin stand-in', () => {
     const usage = await allPages(org, `/v1/organization/usage/completions?start_time=${unix(org.importFrom)}&limit=31&group_by=api_key_id&api_key_ids=${deleted.id}`);
     expect(usage.buckets.flatMap((b) => b.results).length).toBeGreaterThan(0);
     expect((await org.get(`/v1/organization/projects/proj_nope/api_keys`)).status).toBe(404);
+    const one = await org.get(`/v1/organization/projects/${all.body.data[0].id}`);
+    expect(one.body).toEqual(all.body.data[0]);
   });
 
   it('bills in dollars per line item, project and key; the line items add up to the total', async () => {
