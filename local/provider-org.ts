@@ -693,7 +693,12 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
   if (route === 'POST /usage') {
     const s = findSeries(store, body, true);
     const now = store.now();
-    const at = body.at !== undefined ? parseDate(String(body.at)) : body.date !== undefined ? Math.min(parseDate(String(body.date)) + DAY_S / 2, now) : now;
+    // At `at`; else on `date` (at noon, or a second ago if that is today); else a second ago. Usage shows in the
+    // bucket of its instant once the clock is past it (so not at "now" itself, where OpenAI's current bucket ends).
+    const justNow = Math.max(dayStart(now), now - 1);
+    const dayAsked = body.date !== undefined ? dayStart(parseDate(String(body.date))) : undefined;
+    if (dayAsked !== undefined && dayAsked > now) throw new StandInError(400, 'invalid_request', 'date is in the future of the stand-in\'s clock.');
+    const at = body.at !== undefined ? parseDate(String(body.at)) : dayAsked !== undefined ? Math.min(dayAsked + DAY_S / 2, justNow) : justNow;
     const metrics = metricsBody(s.kind, body.add, false);
     org.additions.push({ seriesId: s.id, at, metrics });
     await store.save();

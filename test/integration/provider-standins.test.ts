@@ -268,6 +268,11 @@ describe('OpenAI admin stand-in', () => {
     expect(out(later)).toBeGreaterThan(out(before));
     await org.control('/clock', { now });
 
+    // Usage added "now" shows in today's bucket at once, with the clock frozen.
+    const modelNow = before.body.data[0].results[0].model;
+    await org.control('/usage', { apiKeyId: key, model: modelNow, add: { output: 777 } });
+    expect(out(await org.get(todayPath))).toBe(out(before) + 777);
+
     const model = before.body.data[0].results[0].model;
     const yesterday = new Date((dayOf(now) - DAY) * 1000).toISOString().slice(0, 10);
     const dayPath = `/v1/organization/usage/completions?start_time=${dayOf(now) - DAY}&end_time=${dayOf(now)}&group_by=api_key_id,model&api_key_ids=${key}&models=${model}`;
