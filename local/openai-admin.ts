@@ -38,7 +38,6 @@ import {
   type OrgState,
   type OrgStore,
   PageTokens,
-  readJsonBody,
   scalarParam,
   type StandIn,
   type StandInOptions,
