@@ -62,7 +62,7 @@ export function createReporter(options: ReporterOptions): Reporter {
   const onBeforeExit = () => void sender.flush();
   process.on('beforeExit', onBeforeExit);
 
-  const reportingFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const call = inspect(input, init);
     if (!call) return platformFetch(input, init);
     const response = await platformFetch(input, call.init);
@@ -97,7 +97,7 @@ interface ProviderCall {
 }
 
 /** A provider call with a key to attribute it to, or null (anything else passes straight through). */
-function inspect(input: RequestInfo | URL, init: RequestInit | undefined): ProviderCall | null {
+function inspect(input: string | URL | Request, init: RequestInit | undefined): ProviderCall | null {
   try {
     const request = typeof Request !== 'undefined' && input instanceof Request ? input : null;
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (request?.url ?? String(input));

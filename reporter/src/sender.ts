@@ -63,6 +63,8 @@ interface IngestAnswer {
 }
 
 const RETRYABLE = (status: number) => status === 429 || status >= 500;
+/** Batches sent at once; the rest wait in the bounded queue. */
+const MAX_IN_FLIGHT = 2;
 
 export class Sender {
   private queue: IngestEvent[] = [];
@@ -98,24 +100,23 @@ export class Sender {
       this.counts.dropped += over;
       this.warnOnce(`Burnrate reporter: queue full (${this.options.maxQueue} events); dropping the oldest.`);
     }
-    if (this.queue.length >= this.options.batchSize) this.sendQueued();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.sendQueued(), this.options.flushIntervalMs);
-      this.timer.unref?.();
-    }
+    this.pump(false);
   }
 
-  /** Sends everything queued now and resolves when every batch under way has settled. */
+  /** Sends everything queued now and resolves when it has been delivered or given up. */
   async flush(): Promise<void> {
-    this.sendQueued();
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    for (;;) {
+      this.pump(true);
+      if (this.inFlight.size === 0) return;
+      await Promise.race([...this.inFlight]);
+    }
   }
 
   /** Flushes, then stops; resolves within `timeoutMs` whatever happens. What could not be sent is dropped and counted. */
   async close(timeoutMs: number): Promise<void> {
     if (this.closed) return this.flush();
-    const done = this.flush();
     this.closed = true;
+    const done = this.flush();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), timeoutMs);
@@ -126,18 +127,35 @@ export class Sender {
       this.stop.abort();
       for (const wake of this.sleepers) wake();
       await Promise.allSettled([...this.inFlight]);
+      this.counts.dropped += this.queue.length;
+      this.queue = [];
     }
   }
 
-  private sendQueued(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    while (this.queue.length > 0) {
+  /**
+   * Starts batches while fewer than MAX_IN_FLIGHT are under way: full ones always, a partial one when `force`
+   * (its wait is over, or a flush). Events beyond that wait in the bounded queue, so memory stays bounded while
+   * Burnrate is down and batches are retrying. A partial batch left over waits for the timer.
+   */
+  private pump(force: boolean): void {
+    while (this.queue.length > 0 && this.inFlight.size < MAX_IN_FLIGHT && (force || this.queue.length >= this.options.batchSize)) {
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
       const batch = this.queue.splice(0, this.options.batchSize);
-      const sending = this.send(batch).finally(() => this.inFlight.delete(sending));
+      const sending: Promise<void> = this.send(batch).finally(() => {
+        this.inFlight.delete(sending);
+        this.pump(false);
+      });
       this.inFlight.add(sending);
+    }
+    if (this.queue.length > 0 && !this.timer && !this.stop.signal.aborted) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.pump(true);
+      }, this.options.flushIntervalMs);
+      this.timer.unref?.();
     }
   }
 
