@@ -1,2 +1,221 @@
-/** @burnrate/reporter — being built under issue 21; nothing is exported yet. */
-export {};
+/**
+ * @burnrate/reporter: a `fetch` to hand to the official OpenAI and Anthropic SDKs (or to call directly) that reports
+ * each provider call's usage to Burnrate — the key's SHA-256 (never the key), the provider's response id, the model
+ * and the exact token counts — without changing or delaying what the caller receives.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Sender, type IngestEvent, type Logger, type Rejection, type Stats } from './sender.js';
+import { readEvents, stripAddedUsage } from './sse.js';
+import { fromJsonBody, recognise, StreamUsage, type Endpoint, type Provider, type Usage } from './usage.js';
+
+export type { Logger, Rejection, Stats } from './sender.js';
+export type { Usage } from './usage.js';
+
+export interface ReporterOptions {
+  /** A Burnrate sending key (the `x-api-key` of `POST /ingest`). */
+  ingestKey: string;
+  /** Burnrate's API base, ending in `/api` (e.g. `http://localhost:3000/api`). */
+  baseUrl: string;
+  /** Called once per rejection code (e.g. `provider_connected`) with the first event refused for it. */
+  onRejected?: (rejection: Rejection) => void;
+  /** Where the one warning about a failure to report goes (default: `console`). */
+  logger?: Logger;
+  /** The fetch the provider calls and the reports go through (default: the platform's `fetch`). */
+  fetch?: typeof fetch;
+  /** Most events kept in memory while Burnrate can't be reached (default 10,000); the oldest are dropped beyond it. */
+  maxQueue?: number;
+  /** Events per report (default and maximum 1,000). */
+  batchSize?: number;
+  /** How long an event waits for its batch (default 1,000 ms). */
+  flushIntervalMs?: number;
+}
+
+export interface Reporter {
+  /** A drop-in `fetch`: `new OpenAI({ fetch: reporter.fetch })`, `new Anthropic({ fetch: reporter.fetch })`. */
+  fetch: typeof fetch;
+  /** Sends what is queued; resolves when it has been delivered or given up. */
+  flush(): Promise<void>;
+  /** Flushes and stops, within 10 seconds even when Burnrate can't be reached (the rest is dropped and counted). */
+  close(): Promise<void>;
+  stats(): Stats;
+}
+
+const CLOSE_TIMEOUT_MS = 10_000;
+
+export function createReporter(options: ReporterOptions): Reporter {
+  if (!options.ingestKey) throw new TypeError('createReporter: ingestKey is required (a Burnrate sending key).');
+  if (!options.baseUrl) throw new TypeError('createReporter: baseUrl is required (Burnrate\'s API base, ending in /api).');
+  const platformFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const sender = new Sender({
+    ingestKey: options.ingestKey,
+    baseUrl: options.baseUrl,
+    onRejected: options.onRejected,
+    logger: options.logger,
+    batchSize: Math.max(1, Math.min(options.batchSize ?? 1000, 1000)),
+    flushIntervalMs: options.flushIntervalMs ?? 1000,
+    maxQueue: Math.max(1, options.maxQueue ?? 10_000),
+    maxAttempts: 6,
+    fetch: platformFetch,
+  });
+
+  // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).
+  const onBeforeExit = () => void sender.flush();
+  process.on('beforeExit', onBeforeExit);
+
+  const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call = inspect(input, init);
+    if (!call) return platformFetch(input, init);
+    const response = await platformFetch(input, call.init);
+    try {
+      return observe(call, response, (event) => sender.enqueue(event));
+    } catch {
+      return response;
+    }
+  };
+
+  return {
+    fetch: reportingFetch as typeof fetch,
+    flush: () => sender.flush(),
+    close: async () => {
+      process.off('beforeExit', onBeforeExit);
+      await sender.close(CLOSE_TIMEOUT_MS);
+    },
+    stats: () => sender.stats(),
+  };
+}
+
+interface ProviderCall {
+  provider: Provider;
+  endpoint: Endpoint;
+  keyHash: string;
+  keyHint: string;
+  /** The model asked for, when the response doesn't name one. */
+  requestedModel: string | null;
+  /** The init the request is really sent with (with `stream_options.include_usage` when the reporter added it). */
+  init: RequestInit | undefined;
+  addedUsageOption: boolean;
+}
+
+/** A provider call with a key to attribute it to, or null (anything else passes straight through). */
+function inspect(input: string | URL | Request, init: RequestInit | undefined): ProviderCall | null {
+  try {
+    const request = typeof Request !== 'undefined' && input instanceof Request ? input : null;
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (request?.url ?? String(input));
+    const kind = recognise(init?.method ?? request?.method ?? 'GET', url);
+    if (!kind) return null;
+    const headers = new Headers(init?.headers ?? request?.headers);
+    const key = keyOf(headers);
+    if (!key) return null;
+    const body = typeof init?.body === 'string' ? parseJson(init.body) : null;
+    const requestedModel = typeof body?.model === 'string' ? body.model : null;
+    let sendInit = init;
+    let addedUsageOption = false;
+    if (kind.endpoint === 'chat' && body && body.stream === true && usageOptionUnset(body.stream_options)) {
+      const streamOptions = { ...((body.stream_options as object | undefined) ?? {}), include_usage: true };
+      sendInit = { ...init, body: JSON.stringify({ ...body, stream_options: streamOptions }) };
+      addedUsageOption = true;
+    }
+    return {
+      ...kind,
+      keyHash: createHash('sha256').update(key).digest('hex'),
+      keyHint: key.slice(-4),
+      requestedModel,
+      init: sendInit,
+      addedUsageOption,
+    };
+  } catch {
+    return null;
+  }
+}
+
+function keyOf(headers: Headers): string | null {
+  const bearer = /^Bearer\s+(.+)$/i.exec(headers.get('authorization') ?? '');
+  const key = (bearer?.[1] ?? headers.get('x-api-key') ?? '').trim();
+  return key || null;
+}
+
+function usageOptionUnset(streamOptions: unknown): boolean {
+  return !(typeof streamOptions === 'object' && streamOptions !== null && 'include_usage' in streamOptions);
+}
+
+function parseJson(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads the usage off a copy of the response and returns what the caller gets: the response itself, except when
+ * the reporter added the usage option, where the stream is filtered back to what the caller asked for.
+ */
+function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void): Response {
+  if (!response.ok || !response.body) return response;
+  const at = new Date().toISOString();
+  const headerId = response.headers.get('x-request-id') ?? response.headers.get('request-id');
+  const emit = (id: string | null, model: string | null, usage: Usage | null) => {
+    if (!usage) return;
+    report(toEvent(call, id ?? headerId ?? randomUUID(), model ?? call.requestedModel ?? 'unknown', usage, at));
+  };
+
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    void response
+      .clone()
+      .json()
+      .then((body) => {
+        const read = fromJsonBody(call.provider, body);
+        emit(read.id, read.model, read.usage);
+      })
+      .catch(() => undefined);
+    return response;
+  }
+
+  const stream = new StreamUsage(call.provider);
+  const finish = () => emit(stream.id, stream.model, stream.usage());
+  if (!call.addedUsageOption) {
+    const copy = response.clone().body;
+    if (copy) void readEvents(copy, (data) => stream.add(data)).then(finish);
+    return response;
+  }
+  let finished = false;
+  const once = () => {
+    if (!finished) (finished = true), finish();
+  };
+  const body = response.body.pipeThrough(stripAddedUsage((data) => stream.add(data)));
+  const [toCaller, toReporter] = body.tee();
+  void drain(toReporter).then(once);
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  const filtered = new Response(toCaller, { status: response.status, statusText: response.statusText, headers });
+  Object.defineProperty(filtered, 'url', { value: response.url });
+  return filtered;
+}
+
+/** Reads a stream to its end (the reporter's branch of a tee), ignoring errors. */
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = stream.getReader();
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // the caller cancelled or the connection failed
+  }
+}
+
+function toEvent(call: ProviderCall, requestId: string, model: string, usage: Usage, timestamp: string): IngestEvent {
+  const event: IngestEvent = {
+    requestId: requestId.slice(0, 128),
+    keyHash: call.keyHash,
+    keyHint: call.keyHint,
+    provider: call.provider,
+    model: model.slice(0, 128),
+    timestamp,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+  };
+  if (usage.cachedInputTokens > 0) event.cachedInputTokens = usage.cachedInputTokens;
+  if (usage.cacheWriteInputTokens > 0) event.cacheWriteInputTokens = usage.cacheWriteInputTokens;
+  if (usage.cacheWrite1hInputTokens > 0) event.cacheWrite1hInputTokens = usage.cacheWrite1hInputTokens;
+  return event;
+}

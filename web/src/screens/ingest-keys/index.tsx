@@ -35,17 +35,18 @@ export function IngestKeys() {
           </p>
           <h3>Send an event with it</h3>
           <div class="actions" role="group" aria-label="Language">
-            {code.map(([lang], i) => (
-              <button type="button" key={lang} class={i === tab ? undefined : 'secondary'} aria-pressed={i === tab} onClick={() => setTab(i)}>
-                {lang}
+            {code.map(({ label }, i) => (
+              <button type="button" key={label} class={i === tab ? undefined : 'secondary'} aria-pressed={i === tab} onClick={() => setTab(i)}>
+                {label}
               </button>
             ))}
           </div>
-          <pre tabIndex={0} aria-label={`${code[tab]?.[0]} snippet`}>
-            <code>{code[tab]?.[1]}</code>
+          <p class="muted">{code[tab]?.how}</p>
+          <pre tabIndex={0} aria-label={`${code[tab]?.label} snippet`}>
+            <code>{code[tab]?.code}</code>
           </pre>
           <p class="actions">
-            <CopyButton text={code[tab]?.[1] ?? ''} label="Copy the snippet" />
+            <CopyButton text={code[tab]?.code ?? ''} label="Copy the snippet" />
             <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
               Done
             </button>

@@ -1,0 +1,305 @@
+/**
+ * The reporter with the official SDKs (`openai`, `@anthropic-ai/sdk`) against stand-ins of the providers' inference
+ * endpoints, and a recording receiver in place of Burnrate (its faults — down, 500, 429 — are the point here; the
+ * real stack is in stack.test.ts). What the caller receives must be byte for byte what it gets without the reporter.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReporter, type Reporter } from '../src/index.ts';
+import { ANTHROPIC_KEY, OPENAI_KEY, USAGE, startInferenceStandin, type Standin } from './inference-standin.ts';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** A receiver of `POST /api/ingest` that records every batch and answers as told. */
+interface Receiver {
+  url: string;
+  batches: Array<{ key: string | undefined; events: any[] }>;
+  answer: (events: any[]) => { status: number; body: unknown };
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    batches: [],
+    answer: (events) => ({ status: 200, body: { accepted: events.length, duplicates: 0, rejected: [] } }),
+    close: async () => undefined,
+  };
+  const server: Server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const events = JSON.parse(text).events as any[];
+      receiver.batches.push({ key: req.headers['x-api-key'] as string | undefined, events });
+      const { status, body } = receiver.answer(events);
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
+  return receiver;
+}
+
+let standin: Standin;
+let receiver: Receiver;
+const silent = { warn: () => undefined };
+
+beforeAll(async () => {
+  standin = await startInferenceStandin();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await standin.close();
+  await receiver.close();
+});
+
+function reporterFor(options: Partial<Parameters<typeof createReporter>[0]> = {}): Reporter {
+  return createReporter({ ingestKey: 'brk_test', baseUrl: receiver.url, logger: silent, ...options });
+}
+
+/** Every event received since `from` (batch index). */
+const eventsSince = (from: number) => receiver.batches.slice(from).flatMap((b) => b.events);
+
+describe('with the official OpenAI SDK', () => {
+  it('reports a chat completion: hash and last 4 of the key, response id, model, tokens with cache reads', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch });
+    const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+    await reporter.flush();
+    const [event] = eventsSince(from);
+    expect(receiver.batches[from]?.key).toBe('brk_test');
+    expect(event).toEqual({
+      requestId: completion.id,
+      keyHash: sha256(OPENAI_KEY),
+      keyHint: OPENAI_KEY.slice(-4),
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      inputTokens: USAGE.chat.prompt_tokens,
+      outputTokens: USAGE.chat.completion_tokens,
+      cachedInputTokens: USAGE.chat.prompt_tokens_details.cached_tokens,
+    });
+    expect(JSON.stringify(receiver.batches.slice(from))).not.toContain(OPENAI_KEY);
+    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0 });
+    await reporter.close();
+  });
+
+  it('adds include_usage to a stream that lacks it and keeps the usage chunk and the "usage":null out of what the caller sees', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch });
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const chunks: any[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(standin.seen.at(-1)?.body.stream_options).toEqual({ include_usage: true });
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? null)).toEqual(['', 'Hello', ' there.', null]);
+    expect(chunks.every((c) => !('usage' in c))).toBe(true);
+    await reporter.flush();
+    const [event] = eventsSince(from);
+    expect(event).toMatchObject({ requestId: chunks[0].id, inputTokens: 1200, outputTokens: 80, cachedInputTokens: 1024 });
+    await reporter.close();
+  });
+
+  it('passes a stream through untouched byte for byte, whether it added the option or the caller set it', async () => {
+    const reporter = reporterFor();
+    const call = (f: typeof fetch, extra: object) =>
+      f(`${standin.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], stream: true, ...extra }),
+      }).then((r) => r.text());
+    // Ids carry the stand-in's request counter: compare with it taken out.
+    const same = (s: string) => s.replace(/chatcmpl-\d+/g, 'chatcmpl-N');
+    expect(same(await call(reporter.fetch, {}))).toBe(same(await call(fetch, {})));
+    const asked = { stream_options: { include_usage: true } };
+    const withReporter = await call(reporter.fetch, asked);
+    expect(same(withReporter)).toBe(same(await call(fetch, asked)));
+    expect(withReporter).toContain('"choices":[],');
+    await reporter.flush();
+    expect(reporter.stats().sent).toBe(2);
+    await reporter.close();
+  });
+
+  it('reports the responses API, JSON and streamed, and embeddings by their x-request-id', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch });
+    const whole = await client.responses.create({ model: 'gpt-5-mini', input: 'Hi' });
+    const streamed = await client.responses.create({ model: 'gpt-5-mini', input: 'Hi', stream: true });
+    let completedId = '';
+    for await (const e of streamed) if (e.type === 'response.completed') completedId = e.response.id;
+    const embedding = await client.embeddings.create({ model: 'text-embedding-3-small', input: 'Hi' }).withResponse();
+    await reporter.flush();
+    const events = eventsSince(from);
+    const responses = { inputTokens: 900, outputTokens: 150, cachedInputTokens: 512 };
+    expect(events).toEqual([
+      expect.objectContaining({ requestId: whole.id, model: 'gpt-5-mini', ...responses }),
+      expect.objectContaining({ requestId: completedId, model: 'gpt-5-mini', ...responses }),
+      expect.objectContaining({ requestId: embedding.response.headers.get('x-request-id'), model: 'text-embedding-3-small', inputTokens: 42, outputTokens: 0 }),
+    ]);
+    expect(events[2]).not.toHaveProperty('cachedInputTokens');
+    await reporter.close();
+  });
+});
+
+describe('with the official Anthropic SDK', () => {
+  const expected = {
+    provider: 'anthropic',
+    keyHash: sha256(ANTHROPIC_KEY),
+    keyHint: ANTHROPIC_KEY.slice(-4),
+    // input 25 + reads 10,000 + 5m writes 1,000 + 1h writes 2,000
+    inputTokens: 13_025,
+    cachedInputTokens: 10_000,
+    cacheWriteInputTokens: 1000,
+    cacheWrite1hInputTokens: 2000,
+    outputTokens: 300,
+  };
+
+  it('reports a message with cache reads and both cache-write classes', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: standin.url, fetch: reporter.fetch });
+    const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([expect.objectContaining({ ...expected, requestId: msg.id, model: 'claude-sonnet-4-5' })]);
+    await reporter.close();
+  });
+
+  it('reports a streamed message from message_start and the cumulative message_delta, the stream untouched', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: standin.url, fetch: reporter.fetch });
+    const stream = client.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
+    expect(final.usage.output_tokens).toBe(300);
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([expect.objectContaining({ ...expected, requestId: final.id, model: 'claude-haiku-4-5' })]);
+    await reporter.close();
+  });
+
+  it('reports nothing for a refused call and hands the SDK its error (429 with retry-after, no retries)', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: standin.url, fetch: reporter.fetch, maxRetries: 0, defaultHeaders: { 'x-standin-status': '429' } });
+    await expect(client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(Anthropic.RateLimitError);
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([]);
+    await reporter.close();
+  });
+});
+
+describe('never in the caller\'s way', () => {
+  const direct = async (f: typeof fetch, i: number) => {
+    const res = await f(`${standin.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': ANTHROPIC_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: `claude-${i}`, max_tokens: 5, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    return { status: res.status, text: (await res.text()).replace(/msg_\d+/, 'msg_N') };
+  };
+
+  for (const [name, setup] of [
+    ['Burnrate answers 500', (r: Receiver) => (r.answer = () => ({ status: 500, body: { title: 'boom' } }))],
+    ['Burnrate cannot be reached', () => undefined],
+  ] as const) {
+    it(`${name}: every call succeeds with the same bytes, nothing is thrown, the loss is counted and close() returns`, async () => {
+      const down = name.includes('reached');
+      const target = down ? 'http://127.0.0.1:9/api' : receiver.url;
+      const saved = receiver.answer;
+      setup(receiver);
+      const warnings: string[] = [];
+      const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: target, logger: { warn: (m) => warnings.push(m) }, batchSize: 5 });
+      try {
+        for (let i = 0; i < 12; i++) expect(await direct(reporter.fetch, i)).toEqual(await direct(fetch, i));
+        await reporter.close();
+      } finally {
+        receiver.answer = saved;
+      }
+      const stats = reporter.stats();
+      expect(stats).toMatchObject({ sent: 0, dropped: 12 });
+      expect(stats.failedBatches).toBeGreaterThanOrEqual(3);
+      expect(warnings).toHaveLength(1);
+    });
+  }
+
+  it('keeps at most maxQueue events, dropping the oldest, and sends the rest once Burnrate answers', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor({ maxQueue: 3, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 5; i++) await (await direct(reporter.fetch, i)).text;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await reporter.flush();
+    expect(reporter.stats()).toMatchObject({ sent: 3, dropped: 2 });
+    expect(eventsSince(from).map((e) => e.model)).toEqual(['claude-2', 'claude-3', 'claude-4']);
+    await reporter.close();
+  });
+
+  it('batches up to 1,000 events per request', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor({ flushIntervalMs: 60_000 });
+    await Promise.all(Array.from({ length: 2100 }, (_, i) => direct(reporter.fetch, i)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await reporter.flush();
+    expect(receiver.batches.slice(from).map((b) => b.events.length)).toEqual([1000, 1000, 100]);
+    await reporter.close();
+  });
+
+  it('retries a 429 or 5xx answer, then delivers', async () => {
+    const from = receiver.batches.length;
+    let calls = 0;
+    const saved = receiver.answer;
+    receiver.answer = (events) => (++calls <= 2 ? { status: calls === 1 ? 429 : 503, body: {} } : saved(events));
+    const reporter = reporterFor();
+    try {
+      await direct(reporter.fetch, 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await reporter.flush();
+    } finally {
+      receiver.answer = saved;
+    }
+    expect(receiver.batches.length - from).toBe(3);
+    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0 });
+    await reporter.close();
+  });
+
+  it('calls onRejected once per code, with the first event refused for it', async () => {
+    const saved = receiver.answer;
+    receiver.answer = (events) => ({
+      status: 200,
+      body: { accepted: 0, duplicates: 0, rejected: events.map((_, index) => ({ index, code: 'provider_connected', message: 'Its spend comes from the connection.' })) },
+    });
+    const seen: Array<{ code: string; model: string }> = [];
+    const reporter = reporterFor({ onRejected: (r) => seen.push({ code: r.code, model: r.event.model }) });
+    try {
+      for (let i = 0; i < 3; i++) {
+        await direct(reporter.fetch, i);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        await reporter.flush();
+      }
+    } finally {
+      receiver.answer = saved;
+    }
+    expect(seen).toEqual([{ code: 'provider_connected', model: 'claude-0' }]);
+    expect(reporter.stats()).toMatchObject({ sent: 0, rejected: 3 });
+    await reporter.close();
+  });
+
+  it('lets everything that is not a provider call pass untouched and unreported', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const res = await reporter.fetch(`${standin.url}/v1/models`, { headers: { authorization: `Bearer ${OPENAI_KEY}` } });
+    expect(res.status).toBe(404);
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([]);
+    await reporter.close();
+  });
+});
