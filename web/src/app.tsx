@@ -15,7 +15,8 @@ import { KeyDetail } from './screens/key/index.tsx';
 import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
-import { IngestKeys } from './screens/ingest-keys/index.tsx';
+import { SendingKeys } from './screens/ingest-keys/index.tsx';
+import { GetStarted } from './screens/get-started/index.tsx';
 import { Prices } from './screens/prices/index.tsx';
 import { Team } from './screens/team/index.tsx';
 import { Billing } from './screens/billing/index.tsx';
@@ -42,6 +43,7 @@ const publicRoutes: [string, Screen][] = [
 /** Screens of a signed-in user, with their place in the navigation. */
 const privateRoutes: [string, Screen, string?][] = [
   ['/', Overview, 'Overview'],
+  ['/get-started', GetStarted, 'Get started'],
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
   ['/budgets', Budgets, 'Budgets'],
@@ -49,7 +51,8 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/alerts', Alerts, 'Alerts'],
   // The link in alert e-mail and webhooks: the inbox, that alert marked.
   ['/alerts/:id', Alerts],
-  ['/ingest-keys', IngestKeys, 'Ingest keys'],
+  // The API's ingest keys, named for a newcomer; the URL stays.
+  ['/ingest-keys', SendingKeys, 'Sending keys'],
   ['/prices', Prices, 'Prices'],
   ['/team', Team, 'Team'],
   ['/billing', Billing, 'Billing'],

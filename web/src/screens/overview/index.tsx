@@ -80,7 +80,8 @@ export function Overview({ query }: { query: URLSearchParams }) {
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 ? (
                 <Empty>
-                  No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
+                  No spend yet. <Link href="/connections">Connect OpenAI / Anthropic</Link> (no code), or send events from your code:{' '}
+                  <Link href="/get-started">Get started</Link> shows both ways.
                 </Empty>
               ) : (
                 <>
