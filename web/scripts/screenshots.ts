@@ -7,6 +7,7 @@
  * account with that many keys × 10 models × 7 days, loaded with ingestion's own item builders (bench/spend-lib.ts),
  * as `*-1000-keys-light.png`.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -30,7 +31,7 @@ try {
     ['budgets', '/budgets'],
     ['alert-rules', '/alert-rules'],
     ['alerts', '/alerts'],
-    ['ingest-keys', '/ingest-keys'],
+    ['sending-keys', '/ingest-keys'],
     ['prices', '/prices'],
     ['team', '/team'],
     ['billing', '/billing'],
@@ -39,10 +40,10 @@ try {
   for (const scheme of ['light', 'dark'] as const) {
     const browser = await launchChromium({ colorScheme: scheme, width: 1200 });
     const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    const shoot = async (name: string) => {
-      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
-      await page.waitForTimeout(300);
-      await page.screenshot({ path: `${OUT}${name}-${scheme}.png`, fullPage: true });
+    const shoot = async (name: string, on: Page = page) => {
+      await on.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+      await on.waitForTimeout(300);
+      await on.screenshot({ path: `${OUT}${name}-${scheme}.png`, fullPage: true });
     };
     await page.goto(`${origin}/sign-in`);
     await shoot('sign-in');
@@ -65,6 +66,7 @@ try {
       await page.locator('h1').waitFor();
       await shoot(`${name}-360`);
     }
+    await shootGetStarted(api, origin, await browser.another(), shoot);
     await browser.close();
   }
   const scaleKeys = Number(process.env.SCREENSHOT_KEYS ?? 0);
@@ -73,6 +75,37 @@ try {
 } finally {
   await stack.stop();
   await rm(stack.dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Get started as a newcomer sees it, in another browser: signed up in the dashboard (which lands there), waiting
+ * (before and after one click made a sending key, also at 360 px), and green once an event of a made-up key arrived.
+ */
+async function shootGetStarted(api: string, origin: string, context: Awaited<ReturnType<typeof launchChromium>>['context'], shoot: (name: string, on: Page) => Promise<void>): Promise<void> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${origin}/sign-up`);
+  await page.getByLabel('Company').fill('Newco');
+  await page.getByLabel('First name').fill('Nia');
+  await page.getByLabel('Last name').fill('Newcomer');
+  await page.getByLabel('E-mail').fill(`newcomer-${Date.now().toString(36)}@example.com`);
+  await page.getByLabel('Password').fill('Newcomer-pass-2026');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Get started' }).waitFor();
+  await shoot('get-started', page);
+  await page.getByRole('button', { name: 'Create a sending key' }).click();
+  const secret = (await page.getByTestId('ingest-secret').textContent())!.trim();
+  await shoot('get-started-key', page);
+  await page.setViewportSize({ width: 360, height: 780 });
+  await shoot('get-started-key-360', page);
+  await page.setViewportSize({ width: 1200, height: 900 });
+  const keyHash = createHash('sha256').update('sk-proj-screenshot-made-up-key-x7Qa').digest('hex');
+  const event = { requestId: `shot-${Date.now()}`, keyHash, keyHint: 'x7Qa', provider: 'openai', model: 'gpt-4o-mini', inputTokens: 1200, outputTokens: 300 };
+  const res = await fetch(`${api}/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret }, body: JSON.stringify({ events: [event] }) });
+  if (res.status !== 200) throw new Error(`ingest answered ${res.status}`);
+  await page.getByText('First event received').waitFor();
+  await shoot('get-started-received', page);
+  await page.setViewportSize({ width: 360, height: 780 });
+  await shoot('get-started-received-360', page);
 }
 
 /** An account with `n` keys, shot in light at 1200 and 360 px. */
