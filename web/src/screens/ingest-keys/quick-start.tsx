@@ -71,6 +71,12 @@ export function QuickStart({ ingestKey }: { ingestKey: string }) {
       </div>
       <div role="tabpanel" id="snippet-panel" aria-labelledby={`snippet-tab-${tab}`}>
         <p class="muted">{shown.how}</p>
+        {shown.label.startsWith('Node') && (
+          <p class="muted">
+            <code>@burnrate/reporter</code> comes with Burnrate, in its repository’s <code>reporter/</code> folder: until your registry has it, install it from
+            there (<code>npm install &lt;path to burnrate&gt;/reporter</code>).
+          </p>
+        )}
         <pre tabIndex={0} aria-label={`${shown.label} snippet`}>
           <code>{shown.code}</code>
         </pre>
