@@ -68,6 +68,7 @@ function RuleRow({ r, names, canEdit, onChanged }: { r: Rule; names: Map<string,
           <td colSpan={6}>
             <RuleForm
               rule={r}
+              keyLabel={r.type === 'cost_threshold' && r.config.keyHash ? names.get(r.config.keyHash) : undefined}
               onCancel={editor.close}
               onDone={() => {
                 editor.close();

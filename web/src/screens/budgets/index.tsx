@@ -47,6 +47,7 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
       {canEdit && editor.editing && (
         <BudgetForm
           budget={b}
+          keyLabel={name}
           onCancel={editor.close}
           onDone={() => {
             editor.close();
