@@ -6,7 +6,7 @@
  */
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { keyDayModels } from '#shared/db/provider-keys.ts';
+import { keyDayModels } from '#shared/db/discovered-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';

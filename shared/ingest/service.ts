@@ -9,7 +9,7 @@ import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
 import { recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
-import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/provider-keys.ts';
+import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';

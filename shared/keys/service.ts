@@ -8,7 +8,7 @@ import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.
 import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
-import * as repo from '#shared/db/provider-keys.ts';
+import * as repo from '#shared/db/discovered-keys.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 import type { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 
