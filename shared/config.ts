@@ -40,6 +40,13 @@ export interface Config {
    * (shared/http/client-ip.ts). Empty locally and elsewhere: the client is then always API Gateway's `sourceIp`.
    */
   edgeSecret: string;
+  /**
+   * The admin APIs a provider connection calls: `https://api.openai.com` and `https://api.anthropic.com` (in AWS
+   * always: the stack never sets these); locally `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` (the stand-ins). Base
+   * URLs without `/v1`.
+   */
+  openAiAdminUrl: string;
+  anthropicAdminUrl: string;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
 }
@@ -95,6 +102,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     billingOff: env.BILLING === 'off',
     rateLimits: env.RATE_LIMITS !== 'off',
     edgeSecret: env.EDGE_SECRET ?? '',
+    openAiAdminUrl: env.OPENAI_ADMIN_URL || 'https://api.openai.com',
+    anthropicAdminUrl: env.ANTHROPIC_ADMIN_URL || 'https://api.anthropic.com',
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;
