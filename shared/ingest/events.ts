@@ -20,6 +20,10 @@ export type RejectCode =
   | 'amount_out_of_range'
   | 'unavailable';
 
+/** The cache parts (reads, 5-minute and 1-hour writes) together are more than the input they are parts of. */
+export const CACHE_PARTS_MESSAGE =
+  'cachedInputTokens + cacheWriteInputTokens + cacheWrite1hInputTokens: together must not be more than inputTokens (they are parts of it).';
+
 export interface Rejection {
   index: number;
   code: RejectCode;
@@ -35,6 +39,9 @@ export interface PricedEvent {
   model: string;
   inputTokens: number;
   cachedInputTokens: number;
+  /** Parts of inputTokens written to the cache (5 minutes, 1 hour): priced, not summed into the aggregates. */
+  cacheWriteInputTokens: number;
+  cacheWrite1hInputTokens: number;
   outputTokens: number;
   costMicros: number;
   /** false: an unknown model without costUsd (tracked at cost 0, counted in `unpricedRequests`). */
@@ -60,6 +67,11 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
   if (cached > e.inputTokens) {
     return { index, code: 'invalid_event', message: 'cachedInputTokens: must not be more than inputTokens.' };
   }
+  const cacheWrite = e.cacheWriteInputTokens ?? 0;
+  const cacheWrite1h = e.cacheWrite1hInputTokens ?? 0;
+  if (cached + cacheWrite + cacheWrite1h > e.inputTokens) {
+    return { index, code: 'invalid_event', message: CACHE_PARTS_MESSAGE };
+  }
   if (e.costUsd !== undefined && !hasAtMostSixDecimals(e.costUsd)) {
     return { index, code: 'invalid_event', message: 'costUsd: must have at most 6 decimals.' };
   }
@@ -70,20 +82,22 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
   if (at.getTime() < now.getTime() - MAX_AGE_MS) {
     return { index, code: 'timestamp_too_old', message: 'timestamp: older than 35 days.' };
   }
-  const computed =
-    e.costUsd !== undefined
-      ? { costMicros: usdToMicros(e.costUsd), priced: true }
-      : costMicros({ provider: e.provider, model: e.model, inputTokens: e.inputTokens, cachedInputTokens: cached, outputTokens: e.outputTokens });
+  const usage = {
+    provider: e.provider,
+    model: e.model,
+    inputTokens: e.inputTokens,
+    cachedInputTokens: cached,
+    cacheWriteInputTokens: cacheWrite,
+    cacheWrite1hInputTokens: cacheWrite1h,
+    outputTokens: e.outputTokens,
+  };
+  const computed = e.costUsd !== undefined ? { costMicros: usdToMicros(e.costUsd), priced: true } : costMicros(usage);
   return {
     index,
     requestId: e.requestId,
     keyHash: e.keyHash,
     ...(e.keyHint === undefined ? {} : { keyHint: e.keyHint }),
-    provider: e.provider,
-    model: e.model,
-    inputTokens: e.inputTokens,
-    cachedInputTokens: cached,
-    outputTokens: e.outputTokens,
+    ...usage,
     costMicros: computed.costMicros,
     priced: computed.priced,
     ...(e.costUsd !== undefined ? { costGiven: true as const } : {}),

@@ -2,13 +2,12 @@
  * An account's own prices in ingestion (pure): which price items to read with the ingest context, and the events
  * repriced with them. Lookup order for an event without `costUsd`: the account's price of the exact model, the
  * account's price of its family (a dated name: `gpt-4o-2024-08-06` → `gpt-4o`), then the built-in table (already
- * applied by priceEvent).
+ * applied by priceEvent). The lookup itself is shared/pricing's `resolvePrice`, which the connections sync uses too.
  */
 import type { PricedEvent } from '#shared/ingest/events.ts';
-import { costAt, familyOf, type ModelPrice } from '#shared/pricing/pricing.ts';
+import { familyOf, priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
 
-export type OwnPriceLookup = ReadonlyMap<string, Pick<ModelPrice, 'input' | 'cachedInput' | 'output'>>;
-export const priceId = (provider: string, model: string) => `${provider}/${model}`;
+export { priceId, type OwnPriceLookup };
 
 /** The (provider, model) names whose own price may apply to these events: each model and its family. */
 export function ownPriceNames(events: readonly PricedEvent[]): { provider: string; model: string }[] {
@@ -27,10 +26,7 @@ export function applyOwnPrices(events: PricedEvent[], prices: OwnPriceLookup): P
   if (prices.size === 0) return events;
   return events.map((e) => {
     if (e.costGiven) return e;
-    const family = familyOf(e.provider, e.model);
-    const price = prices.get(priceId(e.provider, e.model)) ?? (family === undefined ? undefined : prices.get(priceId(e.provider, family)));
-    if (!price) return e;
-    const cost = costAt({ provider: e.provider, model: e.model, inputTokens: e.inputTokens, cachedInputTokens: e.cachedInputTokens, outputTokens: e.outputTokens }, price);
-    return { ...e, costMicros: cost.costMicros, priced: true };
+    const cost = priceUsage(e, prices); // without an own price: the built-in price priceEvent applied already
+    return { ...e, costMicros: cost.costMicros, priced: cost.priced };
   });
 }

@@ -39,6 +39,9 @@ export const IngestEvent = z.strictObject({
   inputTokens: tokens('inputTokens'),
   outputTokens: tokens('outputTokens'),
   cachedInputTokens: z.optional(tokens('cachedInputTokens')),
+  /** Parts of inputTokens written to the provider's cache: 5-minute and 1-hour lifetimes (Anthropic prices them apart). */
+  cacheWriteInputTokens: z.optional(tokens('cacheWriteInputTokens')),
+  cacheWrite1hInputTokens: z.optional(tokens('cacheWrite1hInputTokens')),
   costUsd: z.optional(z.number('costUsd must be a number.').check(z.minimum(0, 'costUsd must be ≥ 0.'), z.maximum(1_000_000_000, 'costUsd must be at most 1000000000.'))),
   timestamp: z.optional(z.iso.datetime({ offset: true, error: 'timestamp must be an ISO 8601 date-time.' })),
 });

@@ -14,13 +14,29 @@ import builtInTable from './prices.json' with { type: 'json' };
 /** µ$ per 1,000,000 tokens (an integer). */
 export type MicrosPerMillionTokens = number;
 
-export interface ModelPrice {
-  readonly provider: string;
-  readonly model: string;
+/**
+ * The rates one call is priced at (the account's own price, or a built-in row). A cache-write rate that is absent
+ * is the `input` rate (a provider that does not charge extra for writing its cache, like OpenAI).
+ */
+export interface PriceRates {
   readonly input: MicrosPerMillionTokens;
   /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
   readonly cachedInput: MicrosPerMillionTokens;
+  /** Input tokens written to the cache with the 5-minute lifetime (Anthropic: 1.25 × input). */
+  readonly cacheWrite?: MicrosPerMillionTokens;
+  /** Input tokens written to the cache with the 1-hour lifetime (Anthropic: 2 × input). */
+  readonly cacheWrite1h?: MicrosPerMillionTokens;
   readonly output: MicrosPerMillionTokens;
+}
+
+/** A row of the built-in table: every rate present (a cache-write rate the provider does not list is `input`). */
+export interface ModelPrice extends Required<PriceRates> {
+  readonly provider: string;
+  readonly model: string;
+  /** The page this row was transcribed from (a URL). */
+  readonly source: string;
+  /** The UTC day the row was last checked against `source` (YYYY-MM-DD). */
+  readonly checkedAt: string;
 }
 
 export interface PriceTable {
@@ -29,14 +45,30 @@ export interface PriceTable {
   readonly models: readonly ModelPrice[];
 }
 
-export interface Usage {
-  readonly provider: string;
-  readonly model: string;
-  /** All input tokens, cached ones included. */
+/**
+ * The tier a call ran in. `batch` (OpenAI `batch: true`, Anthropic `service_tier: "batch"`) costs half of every
+ * rate; any other tier is priced as `standard`.
+ */
+export type Tier = 'standard' | 'batch';
+
+/** One call's (or one provider usage row's) token counts. The three cache parts are parts of `inputTokens`. */
+export interface TokenCounts {
+  /** All input tokens: uncached, cache reads and both kinds of cache writes. */
   readonly inputTokens: number;
   /** The part of `inputTokens` read from the provider's cache. */
   readonly cachedInputTokens?: number;
+  /** The part of `inputTokens` written to the cache with the 5-minute lifetime. */
+  readonly cacheWriteInputTokens?: number;
+  /** The part of `inputTokens` written to the cache with the 1-hour lifetime. */
+  readonly cacheWrite1hInputTokens?: number;
   readonly outputTokens: number;
+}
+
+export interface Usage extends TokenCounts {
+  readonly provider: string;
+  readonly model: string;
+  /** Default `standard`. */
+  readonly tier?: Tier;
 }
 
 export interface Cost {
@@ -159,12 +191,22 @@ export function loadPriceTable(data: unknown): PriceTable {
     const key = indexKey(provider, model);
     if (seen.has(key)) throw new Error(`${where}: duplicate ${provider}/${model}`);
     seen.add(key);
+    const input = priceString(row.input, `${where}.input`);
+    const optional = (field: 'cacheWrite' | 'cacheWrite1h') => (row[field] === undefined ? input : priceString(row[field], `${where}.${field}`));
+    const checkedAt = nonEmptyString(row.checkedAt, `${where}.checkedAt`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(checkedAt)) throw new Error(`${where}.checkedAt must be YYYY-MM-DD, got "${checkedAt}"`);
+    const source = nonEmptyString(row.source, `${where}.source`);
+    if (!/^https:\/\/\S+$/.test(source)) throw new Error(`${where}.source must be an https URL, got "${source}"`);
     return {
       provider,
       model,
-      input: priceString(row.input, `${where}.input`),
+      input,
       cachedInput: priceString(row.cachedInput, `${where}.cachedInput`),
+      cacheWrite: optional('cacheWrite'),
+      cacheWrite1h: optional('cacheWrite1h'),
       output: priceString(row.output, `${where}.output`),
+      source,
+      checkedAt,
     };
   });
   return { source, asOf, models };
@@ -208,40 +250,85 @@ export function priceFor(provider: string, model: string): ModelPrice | undefine
   return family === undefined ? undefined : PRICE_INDEX.get(indexKey(p, family));
 }
 
+/** An account's own prices, keyed by `priceId(provider, model)` (names lower-case, as stored). */
+export type OwnPriceLookup = ReadonlyMap<string, PriceRates>;
+export const priceId = (provider: string, model: string) => `${provider}/${model}`;
+
+/**
+ * The rates a call of (provider, model) is priced at: the account's own price of the exact model, the account's
+ * own price of its family (a dated name), then the built-in table (exact, then family). Undefined: not priced.
+ */
+export function resolvePrice(provider: string, model: string, own?: OwnPriceLookup): PriceRates | undefined {
+  if (own && own.size > 0) {
+    const p = provider.toLowerCase();
+    const m = model.toLowerCase();
+    const family = familyOf(p, m);
+    const mine = own.get(priceId(p, m)) ?? (family === undefined ? undefined : own.get(priceId(p, family)));
+    if (mine) return mine;
+  }
+  return priceFor(provider, model);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Cost of one call
 
-function tokenCount(value: number, name: string): bigint {
+function tokenCount(value: number | undefined, name: string): bigint {
+  if (value === undefined) return 0n;
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be an integer ≥ 0, got ${value}`);
   return BigInt(value);
 }
 
 /**
  * The cost of one provider call in integer µ$:
- *   ((inputTokens − cachedInputTokens) × input + cachedInputTokens × cachedInput + outputTokens × output) / 1,000,000
- * with prices in µ$ per 1M tokens. The sum is computed exactly in BigInt; ROUNDING: the exact result is rounded
- * HALF-UP to the nearest whole micro-dollar, once, at the end (0.45 µ$ → 0, 0.5 µ$ → 1, 1.5 µ$ → 2).
- * An unknown model costs 0 and is reported as not priced. Throws RangeError on a negative or non-integer count,
- * on cachedInputTokens > inputTokens (callers validate first; this is a guard), and on a cost past
- * Number.MAX_SAFE_INTEGER µ$.
+ *   ((inputTokens − cachedInputTokens − cacheWriteInputTokens − cacheWrite1hInputTokens) × input
+ *    + cachedInputTokens × cachedInput + cacheWriteInputTokens × cacheWrite + cacheWrite1hInputTokens × cacheWrite1h
+ *    + outputTokens × output) / 1,000,000   (÷ 2 more in the `batch` tier)
+ * with prices in µ$ per 1M tokens and an absent cache-write rate taken as `input`. The sum is computed exactly in
+ * BigInt; ROUNDING: the exact result (batch: the exact half) is rounded HALF-UP to the nearest whole micro-dollar,
+ * once, at the end (0.45 µ$ → 0, 0.5 µ$ → 1, 1.5 µ$ → 2). An unknown model costs 0 and is reported as not priced.
+ * Throws RangeError on a negative or non-integer count, on cache parts that together exceed inputTokens (callers
+ * validate first; this is a guard), and on a cost past Number.MAX_SAFE_INTEGER µ$.
  */
 export function costMicros(usage: Usage): Cost {
   return costAt(usage, priceFor(usage.provider, usage.model));
 }
 
+/**
+ * THE PRICING ENTRY POINT FOR BOTH PRODUCERS (ingestion's events and the connections sync's usage rows).
+ * Prices `usage` (token counts incl. both cache-write classes, and its tier) at the account's own prices `own`
+ * (read with the account's other context; may be empty), falling back to the built-in table; see resolvePrice.
+ * Example (a connection's Anthropic batch row, counts mapped as in API.md "What a sync reads and how it counts"):
+ *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
+ *                cacheWrite1hInputTokens, outputTokens, tier: 'batch' }, ownPrices)
+ */
+export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
+  return costAt(usage, resolvePrice(usage.provider, usage.model, own));
+}
+
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
-export function costAt(usage: Usage, price: Pick<ModelPrice, 'input' | 'cachedInput' | 'output'> | undefined): Cost {
+export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
   const input = tokenCount(usage.inputTokens, 'inputTokens');
-  const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
+  const cached = tokenCount(usage.cachedInputTokens, 'cachedInputTokens');
+  const write = tokenCount(usage.cacheWriteInputTokens, 'cacheWriteInputTokens');
+  const write1h = tokenCount(usage.cacheWrite1hInputTokens, 'cacheWrite1hInputTokens');
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
+  if (cached + write + write1h > input) {
+    throw new RangeError('cachedInputTokens + cacheWriteInputTokens + cacheWrite1hInputTokens must not exceed inputTokens');
+  }
 
   if (!price) return { costMicros: 0, priced: false };
 
   // Units of this sum: tokens × µ$ per 1M tokens, i.e. millionths of a micro-dollar.
   const exact =
-    (input - cached) * BigInt(price.input) + cached * BigInt(price.cachedInput) + output * BigInt(price.output);
-  const rounded = (exact + TOKENS_PER_PRICE / 2n) / TOKENS_PER_PRICE; // half-up; exact ≥ 0 so `/` is floor
+    (input - cached - write - write1h) * BigInt(price.input) +
+    cached * BigInt(price.cachedInput) +
+    write * BigInt(price.cacheWrite ?? price.input) +
+    write1h * BigInt(price.cacheWrite1h ?? price.input) +
+    output * BigInt(price.output);
+  // Half-up of exact / divisor, exact ≥ 0 so `/` is floor. Batch: half of every rate is half of the exact sum.
+  const divisor = usage.tier === 'batch' ? 2n * TOKENS_PER_PRICE : TOKENS_PER_PRICE;
+  const rounded = (exact + divisor / 2n) / divisor;
   if (rounded > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
   return { costMicros: Number(rounded), priced: true };
 }

@@ -11,8 +11,11 @@ import {
 
 const M = 1_000_000;
 
-/** Every model of prices.json with its prices in USD per 1M tokens: input / cached input / output. */
-const LISTED: [provider: string, model: string, input: string, cachedInput: string, output: string][] = [
+/**
+ * Every model of prices.json with its prices in USD per 1M tokens: input / cached input / output, then the 5-minute
+ * and 1-hour cache writes where the provider prices them apart (else they are the input price).
+ */
+const LISTED: [provider: string, model: string, input: string, cachedInput: string, output: string, cacheWrite?: string, cacheWrite1h?: string][] = [
   ['openai', 'gpt-5.1', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5-mini', '0.25', '0.025', '2.00'],
@@ -32,17 +35,17 @@ const LISTED: [provider: string, model: string, input: string, cachedInput: stri
   ['openai', 'o4-mini', '1.10', '0.275', '4.40'],
   ['openai', 'gpt-4-turbo', '10.00', '10.00', '30.00'],
   ['openai', 'gpt-3.5-turbo', '0.50', '0.50', '1.50'],
-  ['anthropic', 'claude-opus-4-5', '5.00', '0.50', '25.00'],
-  ['anthropic', 'claude-opus-4-1', '15.00', '1.50', '75.00'],
-  ['anthropic', 'claude-opus-4', '15.00', '1.50', '75.00'],
-  ['anthropic', 'claude-sonnet-4-5', '3.00', '0.30', '15.00'],
-  ['anthropic', 'claude-sonnet-4', '3.00', '0.30', '15.00'],
-  ['anthropic', 'claude-haiku-4-5', '1.00', '0.10', '5.00'],
-  ['anthropic', 'claude-3-7-sonnet', '3.00', '0.30', '15.00'],
-  ['anthropic', 'claude-3-5-sonnet', '3.00', '0.30', '15.00'],
-  ['anthropic', 'claude-3-5-haiku', '0.80', '0.08', '4.00'],
-  ['anthropic', 'claude-3-opus', '15.00', '1.50', '75.00'],
-  ['anthropic', 'claude-3-haiku', '0.25', '0.03', '1.25'],
+  ['anthropic', 'claude-opus-4-5', '5.00', '0.50', '25.00', '6.25', '10.00'],
+  ['anthropic', 'claude-opus-4-1', '15.00', '1.50', '75.00', '18.75', '30.00'],
+  ['anthropic', 'claude-opus-4', '15.00', '1.50', '75.00', '18.75', '30.00'],
+  ['anthropic', 'claude-sonnet-4-5', '3.00', '0.30', '15.00', '3.75', '6.00'],
+  ['anthropic', 'claude-sonnet-4', '3.00', '0.30', '15.00', '3.75', '6.00'],
+  ['anthropic', 'claude-haiku-4-5', '1.00', '0.10', '5.00', '1.25', '2.00'],
+  ['anthropic', 'claude-3-7-sonnet', '3.00', '0.30', '15.00', '3.75', '6.00'],
+  ['anthropic', 'claude-3-5-sonnet', '3.00', '0.30', '15.00', '3.75', '6.00'],
+  ['anthropic', 'claude-3-5-haiku', '0.80', '0.08', '4.00', '1.00', '1.60'],
+  ['anthropic', 'claude-3-opus', '15.00', '1.50', '75.00', '18.75', '30.00'],
+  ['anthropic', 'claude-3-haiku', '0.25', '0.03', '1.25', '0.30', '0.50'],
   ['google', 'gemini-3-pro-preview', '2.00', '0.20', '12.00'],
   ['google', 'gemini-2.5-pro', '1.25', '0.125', '10.00'],
   ['google', 'gemini-2.5-flash', '0.30', '0.03', '2.50'],
@@ -88,22 +91,39 @@ describe('price table', () => {
     );
   });
 
-  it.each(LISTED)('%s %s costs %s / %s / %s per 1M tokens', (provider, model, input, cachedInput, output) => {
+  it.each(LISTED)('%s %s costs %s / %s / %s per 1M tokens', (provider, model, input, cachedInput, output, cacheWrite = input, cacheWrite1h = input) => {
     expect(priceFor(provider, model)).toEqual({
       provider,
       model,
       input: micros(input),
       cachedInput: micros(cachedInput),
+      cacheWrite: micros(cacheWrite),
+      cacheWrite1h: micros(cacheWrite1h),
       output: micros(output),
+      source: expect.stringMatching(/^https:\/\/\S+$/),
+      checkedAt: expect.stringMatching(/^20\d\d-\d\d-\d\d$/),
     });
     const uncached = costMicros({ provider, model, inputTokens: M, outputTokens: 0 });
     const cached = costMicros({ provider, model, inputTokens: M, cachedInputTokens: M, outputTokens: 0 });
+    const written = costMicros({ provider, model, inputTokens: M, cacheWriteInputTokens: M, outputTokens: 0 });
+    const written1h = costMicros({ provider, model, inputTokens: M, cacheWrite1hInputTokens: M, outputTokens: 0 });
     const out = costMicros({ provider, model, inputTokens: 0, outputTokens: M });
-    expect([uncached.costMicros, cached.costMicros, out.costMicros]).toEqual([
-      micros(input),
-      micros(cachedInput),
-      micros(output),
-    ]);
+    expect([uncached, cached, written, written1h, out].map((c) => c.costMicros)).toEqual(
+      [input, cachedInput, cacheWrite, cacheWrite1h, output].map(micros),
+    );
+  });
+
+  it("holds Anthropic's cache multipliers: 5-minute writes 1.25×, 1-hour writes 2×, reads 0.1× input (Haiku 3 as listed)", () => {
+    for (const p of PRICE_TABLE.models.filter((m) => m.provider === 'anthropic' && m.model !== 'claude-3-haiku')) {
+      expect([p.cacheWrite * 4, p.cacheWrite1h, p.cachedInput * 10], p.model).toEqual([p.input * 5, p.input * 2, p.input]);
+    }
+  });
+
+  it('names where each row comes from and when it was checked', () => {
+    for (const p of PRICE_TABLE.models) {
+      expect(p.source, p.model).toMatch(/^https:\/\/\S+$/);
+      expect(p.checkedAt <= new Date().toISOString().slice(0, 10), p.model).toBe(true);
+    }
   });
 
   it('converts price strings exactly and refuses more than 6 decimals at load', () => {
@@ -111,7 +131,7 @@ describe('price table', () => {
       source: 's',
       asOf: '2025-01-01',
       unit: 'USD per 1M tokens',
-      models: [{ provider: 'x', model: 'y', input: price, cachedInput: '0', output: '0' }],
+      models: [{ provider: 'x', model: 'y', input: price, cachedInput: '0', output: '0', source: 'https://example.com/p', checkedAt: '2025-01-01' }],
     });
     expect(loadPriceTable(table('0.075')).models[0]?.input).toBe(75_000);
     expect(loadPriceTable(table('0.000001')).models[0]?.input).toBe(1);
@@ -122,8 +142,21 @@ describe('price table', () => {
     expect(() => loadPriceTable(table('1e-3'))).toThrow();
     expect(() => loadPriceTable({ ...table('1'), models: [0.15] })).toThrow();
     const twice = table('1');
-    twice.models.push({ provider: 'X', model: 'Y', input: '2', cachedInput: '0', output: '0' });
+    twice.models.push({ provider: 'X', model: 'Y', input: '2', cachedInput: '0', output: '0', source: 'https://example.com/p', checkedAt: '2025-01-01' });
     expect(() => loadPriceTable(twice)).toThrow(/duplicate/);
+  });
+
+  it('defaults the cache-write prices to input, converts them exactly, and wants a source URL and a checked date on every row', () => {
+    const row = { provider: 'x', model: 'y', input: '3', cachedInput: '0.3', output: '15', source: 'https://example.com/p', checkedAt: '2025-01-01' };
+    const load = (extra: object) => loadPriceTable({ source: 's', asOf: '2025-01-01', unit: 'USD per 1M tokens', models: [{ ...row, ...extra }] }).models[0];
+    expect(load({})).toMatchObject({ cacheWrite: 3_000_000, cacheWrite1h: 3_000_000, source: 'https://example.com/p', checkedAt: '2025-01-01' });
+    expect(load({ cacheWrite: '3.75', cacheWrite1h: '0.000001' })).toMatchObject({ cacheWrite: 3_750_000, cacheWrite1h: 1 });
+    expect(() => load({ cacheWrite: '0.0000001' })).toThrow(RangeError);
+    expect(() => load({ cacheWrite1h: 6 })).toThrow(/decimal string/);
+    expect(() => load({ source: undefined })).toThrow(/source/);
+    expect(() => load({ source: 'the pricing page' })).toThrow(/https URL/);
+    expect(() => load({ checkedAt: undefined })).toThrow(/checkedAt/);
+    expect(() => load({ checkedAt: '24.11.2026' })).toThrow(/YYYY-MM-DD/);
   });
 });
 
