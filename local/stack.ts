@@ -13,6 +13,8 @@ import { startCognitoLocal, type CognitoLocal } from '#local/cognito.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb.ts';
 import { createGateway } from '#local/gateway.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#local/stripe-mock.ts';
+import { startOpenAiAdmin } from '#local/openai-admin.ts';
+import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
 import { setLocalAlertSink } from '#shared/notify/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
@@ -39,6 +41,15 @@ export interface LocalStackInfo {
   stripeWebhookSecret: string;
   /** Where alert e-mail lands, one `.eml` file per message. */
   outboxDir: string;
+  /**
+   * The stand-ins of the providers' admin APIs (local/openai-admin.ts, local/anthropic-admin.ts): `url` is the
+   * base URL without `/v1` (what `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` hold for the connections unless the
+   * environment of `npm start` set them elsewhere), `adminKey` the admin key they accept (at start: the control
+   * API can rotate or revoke it, `GET <url>/_burnrate/state` has the current one). The control API is at
+   * `<url>/_burnrate/…` (local/provider-org.ts).
+   */
+  openaiAdmin: { url: string; adminKey: string };
+  anthropicAdmin: { url: string; adminKey: string };
   /** The processes of the stack (for tools and tests): this one, DynamoDB Local's jar, cognito-local. */
   pids: { stack: number; dynamodb?: number; cognito?: number };
 }
@@ -56,6 +67,9 @@ export interface LocalStackOptions {
   echoChildren?: boolean;
   /** Port of the Stripe stand-in. @default env STRIPE_PORT, else any free port */
   stripePort?: number;
+  /** Ports of the admin API stand-ins. @default env OPENAI_ADMIN_PORT / ANTHROPIC_ADMIN_PORT, else any free port */
+  openaiAdminPort?: number;
+  anthropicAdminPort?: number;
   /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
   webDir?: string;
 }
@@ -119,6 +133,19 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await stopChildren();
     throw error;
   });
+  // The providers' admin APIs, each with a made-up organization kept under the data folder (its admin key too).
+  const [openaiAdmin, anthropicAdmin] = await Promise.allSettled([
+    startOpenAiAdmin({ port: options.openaiAdminPort ?? Number(process.env.OPENAI_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'openai-admin') }),
+    startAnthropicAdmin({ port: options.anthropicAdminPort ?? Number(process.env.ANTHROPIC_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'anthropic-admin') }),
+  ]);
+  if (openaiAdmin.status === 'rejected' || anthropicAdmin.status === 'rejected') {
+    await Promise.all([openaiAdmin, anthropicAdmin].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await stripeMock.stop();
+    await stopChildren();
+    throw [openaiAdmin, anthropicAdmin].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+  }
+  const standIns = [openaiAdmin.value, anthropicAdmin.value];
+  const stopStandIns = () => Promise.all(standIns.map((s) => s.stop())).then(() => undefined);
   const info: LocalStackInfo = {
     apiUrl: `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}/api`,
     dynamodbEndpoint: dynamo.value.endpoint,
@@ -130,6 +157,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     stripeUrl: stripeMock.url,
     stripeWebhookSecret: stripeMock.webhookSecret,
     outboxDir: join(dataDir, 'outbox'),
+    openaiAdmin: { url: openaiAdmin.value.url, adminKey: openaiAdmin.value.adminKey() },
+    anthropicAdmin: { url: anthropicAdmin.value.url, adminKey: anthropicAdmin.value.adminKey() },
     pids: { stack: process.pid, dynamodb: dynamo.value.child.pid, cognito: cognito.value.child.pid },
   };
 
@@ -162,6 +191,10 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     BILLING_SUCCESS_URL: stripeMock.pages.success,
     BILLING_CANCEL_URL: stripeMock.pages.cancel,
     BILLING_PORTAL_RETURN_URL: stripeMock.pages.portalReturn,
+    // Connections: the providers' admin APIs, base URLs without /v1. Set in the environment of `npm start` they
+    // point elsewhere; else at the stand-ins (shared/config.ts reads them; in AWS they are never set).
+    OPENAI_ADMIN_URL: process.env.OPENAI_ADMIN_URL || openaiAdmin.value.url,
+    ANTHROPIC_ADMIN_URL: process.env.ANTHROPIC_ADMIN_URL || anthropicAdmin.value.url,
   });
   resetConfig();
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
@@ -186,6 +219,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     setLocalAlertSink(undefined);
     await alertQueue.stop();
     await stripeMock.stop();
+    await stopStandIns();
     await stopChildren();
     const code = (error as NodeJS.ErrnoException).code;
     throw code === 'EADDRINUSE'
@@ -217,6 +251,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       await closed;
       await alertQueue.stop();
       await stripeMock.stop();
+      await stopStandIns();
       await stopChildren();
       await releaseLock();
     },

@@ -22,8 +22,7 @@ export interface ProviderClient {
 
 /** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL`. */
 export function providerBaseUrl(provider: Provider): string {
-  const url = provider === 'openai' ? config().openAiAdminUrl : config().anthropicAdminUrl;
-  return url.replace(/\/+$/, '');
+  return config().providerUrls[provider];
 }
 
 export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
