@@ -31,6 +31,8 @@ function event(index: number, keyHash: string, date: string, model: string, cost
     model,
     inputTokens: 100 + index,
     cachedInputTokens: index,
+    cacheWriteInputTokens: 0,
+    cacheWrite1hInputTokens: 0,
     outputTokens: 50 + index,
     costMicros,
     priced: costMicros > 0,
