@@ -44,7 +44,7 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit';
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /**
@@ -93,6 +93,10 @@ export interface Alert {
   thresholdMicros: number | null;
   observedMicros: number | null;
   deliveries: Delivery[];
+  /** The provider connection a `connection_error` alert is about. */
+  connectionId?: string;
+  /** E-mail only to the account's admins (`connection_error`: only they can fix a connection). */
+  adminsOnly?: true;
   /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
   webhookUrl?: string;
   /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
@@ -122,6 +126,7 @@ export function alertView(a: Alert) {
     budgetId: a.budgetId,
     keyHash: a.keyHash,
     keyHashes: a.keyHashes,
+    ...(a.connectionId ? { connectionId: a.connectionId } : {}),
     title: a.title,
     message: a.message,
     period: a.period,

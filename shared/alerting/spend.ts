@@ -101,7 +101,7 @@ export async function loadSpend(
     },
     keyName: (h) => {
       const item = keyItems.get(h);
-      return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, hint: item?.hint as string | null | undefined });
+      return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, name: item?.name as string | null | undefined, hint: item?.hint as string | null | undefined });
     },
   };
 }

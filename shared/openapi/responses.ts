@@ -300,7 +300,7 @@ export const SpendSpikeRule = z.object({ type: z.literal('spend_spike'), config:
 export const Rule = z.discriminatedUnion('type', [CostThresholdRule, NewKeyRule, SpendSpikeRule]);
 
 export const AlertType = z.enum(
-  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit'>({
+  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error'>({
     cost_threshold: true,
     new_key: true,
     spend_spike: true,
@@ -308,6 +308,7 @@ export const AlertType = z.enum(
     budget_exceeded: true,
     budget_forecast: true,
     plan_limit: true,
+    connection_error: true,
   }),
 );
 
@@ -320,6 +321,8 @@ export const Alert = z.object({
   keyHash: z.nullable(KeyHash),
   /** The keys the alert is about: all keys one ingest discovered (`new_key`; `keyHash` is the first), else `[keyHash]` or `[]`. */
   keyHashes: z.array(KeyHash),
+  /** `connection_error`: the provider connection that fails. */
+  connectionId: z.optional(z.string()),
   title: z.string(),
   message: z.string(),
   /** The period the alert belongs to: a day `2026-11-21`, a week's Monday, or a month `2026-11`. */
