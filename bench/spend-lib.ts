@@ -189,6 +189,7 @@ export async function loadAggregates(accountId: string, shape: LoadShape, option
   const firstRowDay = addDays(today, -((options.rowDays ?? shape.days) - 1));
   let items = 0;
   let batchWrites = 0;
+  const queued: Item[] = [];
 
   const put = async (list: Item[]) => {
     const batches: Item[][] = [];
@@ -225,7 +226,9 @@ export async function loadAggregates(accountId: string, shape: LoadShape, option
         map.set(id, applyUpdate(map.get(id) ?? { ...key }, update));
       }
     }
-    await put([...own.values()]);
+    // A key's own items are few when the export rows are left out: write several keys' items per round of batches.
+    queued.push(...own.values());
+    if (queued.length >= 25 * concurrency || k === keyHashes.length - 1) await put(queued.splice(0));
     options.onProgress?.(k + 1, items);
   }
   await put([...accountWide.values()]);

@@ -64,7 +64,7 @@ try {
   await page.locator('input[type=email]').fill(demo.email);
   await page.locator('input[type=password]').fill(demo.password);
   await page.locator('button[type=submit]').click();
-  await page.locator('[data-testid=month-to-date]').wait();
+  await page.locator('[data-testid=range-total]').wait();
   await audit('Overview', '/');
   await audit('Keys', '/keys');
   await browser.close();

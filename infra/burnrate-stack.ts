@@ -26,6 +26,7 @@ import type { Route } from '#shared/routes.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
 import { BurnrateFunction, grantStripe, type StripeSettings } from './burnrate-function.ts';
 import { Dashboard } from './dashboard.ts';
+import { SpendExports } from './exports.ts';
 import { readDeploySettings, type DeploySettings, type EmailDeploySettings } from './settings.ts';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -147,6 +148,8 @@ export class BurnrateStack extends Stack {
   readonly settings: DeploySettings;
   /** The dashboard: S3 + CloudFront, with the API at /api/* on the same origin. */
   readonly dashboard: Dashboard;
+  /** Asynchronous spend exports: their bucket, job queue and worker (infra/exports.ts). */
+  readonly exports: SpendExports;
 
   constructor(scope: Construct, id: string, props: BurnrateStackProps = {}) {
     super(scope, id, props);
@@ -385,6 +388,10 @@ export class BurnrateStack extends Stack {
     const webDist: unknown = props.webDist ?? this.node.tryGetContext('webDist');
     this.dashboard = new Dashboard(this, 'Dashboard', { api: this.api, edgeSecret, ...(webDist ? { webDist: String(webDist) } : {}) });
     new CfnOutput(this, 'DashboardUrl', { value: this.dashboard.url, description: 'The dashboard (CloudFront); the API is under /api on it' });
+
+    // Asynchronous exports: their bucket logs beside the dashboard's; the routes get their queue and signing grants.
+    this.exports = new SpendExports(this, 'Exports', { table: this.table, logBucket: this.dashboard.logBucket });
+    for (const fn of functions.values()) if (fn.route) this.exports.grantRoute(fn, fn.route);
 
     new CfnOutput(this, 'ApiUrl', { value: `${this.stage.url}${API_PREFIX.slice(1)}` });
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });

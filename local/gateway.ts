@@ -51,6 +51,11 @@ export interface GatewayOptions {
   resolveHandler?: (name: string) => Promise<LambdaHandler>;
   /** The built dashboard (web/dist): served at `/`, its index.html for any other path outside `/api`. */
   webDir?: string;
+  /**
+   * Downloads outside `/api` (the export files' one-time links, local/export-files.ts): answers a request and returns
+   * its status, or undefined when the path is not one of its.
+   */
+  downloads?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<number | undefined>;
 }
 
 export interface Gateway {
@@ -105,6 +110,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const problem = (error: unknown) => reply(problemResponse(error, requestId));
 
     const isApi = rawPath === API_PREFIX || rawPath.startsWith(`${API_PREFIX}/`);
+    if (!isApi && options.downloads) {
+      const status = await options.downloads(req, res, rawPath);
+      if (status !== undefined) return status;
+    }
     if (!isApi && serveWeb && (method === 'GET' || method === 'HEAD')) {
       const status = await serveWeb(req, res, rawPath);
       if (status !== undefined) return status;

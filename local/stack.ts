@@ -16,6 +16,10 @@ import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#
 import { startOpenAiAdmin } from '#local/openai-admin.ts';
 import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
+import { localExportFiles } from '#local/export-files.ts';
+import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
+import { setLocalExportFiles } from '#shared/spend/export-files.ts';
+import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
 import { setLocalAlertSink } from '#shared/notify/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
 
@@ -129,6 +133,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     // API sign Stripe events.
     webhookSecret: await localSecret(join(dataDir, STRIPE_WEBHOOK_SECRET_FILE), 'whsec_'),
     webhookUrl: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${options.port}/api/billing/webhook`,
+    // Its success / cancel / portal-return pages lead back to the dashboard's Billing screen (served by the gateway).
+    dashboardUrl: process.env.DASHBOARD_URL || `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}`,
   }).catch(async (error: unknown) => {
     await stopChildren();
     throw error;
@@ -208,8 +214,31 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     ? setInterval(() => sweepUndelivered().catch((error: unknown) => console.error('[local] alert sweep failed:', error)), sweepEvery)
     : undefined;
   sweeper?.unref();
+  // Asynchronous spend exports: their queue and worker in-process (AWS: SQS + the export worker Lambda), the files
+  // under the data folder with one-time download links the gateway serves (AWS: S3 and pre-signed URLs).
+  const exportFiles = localExportFiles(dataDir, info.apiUrl.replace(/\/api$/, ''));
+  setLocalExportFiles(exportFiles);
+  const exportQueue = startLocalQueue<ExportMessage>(
+    {
+      label: 'export-queue',
+      queueName: 'burnrate-local-exports',
+      functionName: 'burnrate-local-ExportWorker',
+      timeoutMs: 5 * 60_000,
+      workerFile: 'functions/spend/export-worker.ts',
+      loadHandler: () => import('#functions/spend/export-worker.ts').then((m) => m.handler as QueueHandler),
+      toBody: (m) => JSON.stringify({ accountId: m.accountId, exportId: m.exportId }),
+      droppedNote: 'their exports fail when their lease ends',
+    },
+    { region: info.region, batchSize: 1, maxReceiveCount: 2 },
+  );
+  setLocalExportQueue((message) => exportQueue.publish([message]));
+  const stopExports = async () => {
+    setLocalExportQueue(undefined);
+    await exportQueue.stop();
+    setLocalExportFiles(undefined);
+  };
 
-  const gateway = createGateway({ logRequests: options.quiet ? false : undefined, webDir: options.webDir });
+  const gateway = createGateway({ logRequests: options.quiet ? false : undefined, webDir: options.webDir, downloads: exportFiles.serve });
   try {
     await gateway.preload();
     gateway.server.listen({ port: options.port, host });
@@ -218,6 +247,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     clearInterval(sweeper);
     setLocalAlertSink(undefined);
     await alertQueue.stop();
+    await stopExports();
     await stripeMock.stop();
     await stopStandIns();
     await stopChildren();
@@ -250,6 +280,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       setLocalAlertSink(undefined);
       await closed;
       await alertQueue.stop();
+      await stopExports();
       await stripeMock.stop();
       await stopStandIns();
       await stopChildren();

@@ -68,6 +68,11 @@ export interface StripeMockOptions {
   webhookSecret: string;
   /** @default LOCAL_STRIPE_SECRET_KEY */
   secretKey?: string;
+  /**
+   * The dashboard's origin (e.g. http://localhost:3000): the success, cancel and portal-return pages send the browser
+   * on to its Billing screen (`/billing?checkout=success|canceled`), as a real deployment's URLs would.
+   */
+  dashboardUrl?: string;
 }
 
 export interface StripeMock {
@@ -554,6 +559,10 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
       return redirect(res, back);
     }
     if (area === 'app' && id === 'billing' && method === 'GET') {
+      if (options.dashboardUrl) {
+        const outcome = action === 'success' ? '?checkout=success' : action === 'cancel' ? '?checkout=canceled' : '';
+        return redirect(res, `${options.dashboardUrl}/billing${outcome}`);
+      }
       const text =
         action === 'success'
           ? 'Thank you! Your plan changes as soon as Stripe’s webhook reaches the API (it has, if you paid here).'

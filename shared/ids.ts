@@ -12,6 +12,7 @@ export const ID_PREFIX = {
   alert: 'alt',
   ingestKey: 'ink',
   invitation: 'inv',
+  export: 'exp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;
@@ -27,4 +28,25 @@ const patterns = Object.fromEntries(
 
 export function isId(kind: IdKind, value: string): boolean {
   return patterns[kind].test(value);
+}
+
+/**
+ * A queue message's body `{<field>: <id>, …}` with exactly the ids `fields` names, each well formed (`accountId` an
+ * account id, …); undefined for anything else. Extra fields are dropped.
+ */
+export function parseIdMessage<F extends string>(body: string, fields: Record<F, IdKind>): Record<F, string> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out = {} as Record<F, string>;
+  for (const [field, kind] of Object.entries(fields) as [F, IdKind][]) {
+    const id = (value as Record<string, unknown>)[field];
+    if (typeof id !== 'string' || !isId(kind, id)) return undefined;
+    out[field] = id;
+  }
+  return out;
 }

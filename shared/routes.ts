@@ -53,6 +53,13 @@ export interface Route {
    * the viewer's address behind the dashboard's distribution (shared/http/client-ip.ts). No other function gets it.
    */
   clientIp?: true;
+  /** The function queues asynchronous spend exports: it may send to the exports queue (`EXPORTS_QUEUE_URL`). */
+  queuesExports?: true;
+  /**
+   * The function signs download links of export files: `EXPORTS_BUCKET`, and s3:GetObject on the bucket's export
+   * prefix (a pre-signed URL carries the signer's rights, so the signer needs them).
+   */
+  signsExportLinks?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -139,8 +146,13 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
   { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
+  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet is
+  // counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
+  // missing are counted (Query) and put (PutItem) first (shared/db/alerts.ts); the single route reads the alert back.
   { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },
+  // Bulk: the triggered alerts that match (Query on gsi1), then transactions of 99 alerts and the counters.
+  { method: 'POST', path: '/alerts/acknowledge', handler: 'alerts/acknowledge-many', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },
   // The webhook signing secret: read from the account item, created there on first use (if_not_exists).
   { method: 'GET', path: '/webhook-secret', handler: 'webhooks/secret', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'] },
   // Rotation: read the current secret (GetItem), swap it conditionally (UpdateItem).
@@ -195,6 +207,19 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
   // The export: its rows (Query on gsi1, pages) and the keys' labels (Query on gsi1).
   { method: 'GET', path: '/spend/export', handler: 'spend/export', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  // Asynchronous exports. Start: the export item with one of the account's 2 slots, the slot conditional (PutItem, in
+  // one transaction), then the queue message; a message that can't be sent fails the export at once (UpdateItem) and
+  // frees its slot (DeleteItem). Status: the export (GetItem), and once ready a pre-signed link to its file.
+  {
+    method: 'POST',
+    path: '/spend/exports',
+    handler: 'spend/exports-create',
+    auth: 'jwt',
+    role: 'member',
+    table: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    queuesExports: true,
+  },
+  { method: 'GET', path: '/spend/exports/{id}', handler: 'spend/exports-get', auth: 'jwt', role: 'viewer', table: ['GetItem'], signsExportLinks: true },
   // Own prices: the list (Query); a set or delete moves the account's `prices` counter in the same transaction
   // (UpdateItem; a missing counter is counted first: Query, PutItem) with the price item (PutItem, DeleteItem).
   { method: 'GET', path: '/prices', handler: 'prices/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },

@@ -45,6 +45,18 @@ export interface Rule {
 }
 
 export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error';
+const ALERT_TYPE_SET: Record<AlertType, true> = {
+  cost_threshold: true,
+  new_key: true,
+  spend_spike: true,
+  budget_threshold: true,
+  budget_exceeded: true,
+  budget_forecast: true,
+  plan_limit: true,
+  connection_error: true,
+};
+/** Every alert type (a compile error when AlertType gains one this list lacks). */
+export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /**

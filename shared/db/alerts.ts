@@ -1,8 +1,9 @@
 /** Repository of alerts and of the "fired" items that make each alert happen exactly once. */
-import { QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet, db, queryAll, tableName, transactWithCounter, type Item } from '#shared/db/client.ts';
 import { readNumber, storedInt } from '#shared/db/numbers.ts';
 import { keys, queries } from '#shared/db/keys.ts';
+import type { Action } from '#shared/db/caps.ts';
 import type { Alert, AlertStatus, Budget, Rule } from '#shared/alerting/model.ts';
 import { BUDGET_ENTITY, toBudget } from '#shared/db/budgets.ts';
 import { RULE_ENTITY, toRule } from '#shared/db/rules.ts';
@@ -73,11 +74,12 @@ function alertItem(alert: Alert): Item {
 
 /**
  * Creates the alert if and only if its "fired" item did not exist: both in one transaction (with the rule's
- * lastTriggeredAt). Returns false when another writer fired it first (or the rule was deleted meanwhile).
+ * lastTriggeredAt and the account's `triggered` counter). Returns false when another writer fired it first (or the
+ * rule was deleted meanwhile).
  */
 export async function fireAlert(alert: Alert, fired: FiredKey): Promise<boolean> {
   const TableName = tableName();
-  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+  const items: Action[] = [
     {
       Put: {
         TableName,
@@ -98,13 +100,8 @@ export async function fireAlert(alert: Alert, fired: FiredKey): Promise<boolean>
       },
     });
   }
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
-    return true;
-  } catch (error) {
-    if (error instanceof Error && error.name === 'TransactionCanceledException') return false;
-    throw error;
-  }
+  const outcome = await writeCounted(alert.accountId, alert.status === 'triggered' ? { triggered: 1, acknowledged: 0 } : { triggered: 0, acknowledged: 1 }, items);
+  return outcome.status === 'written';
 }
 
 export interface AlertPage {
@@ -112,49 +109,218 @@ export interface AlertPage {
   lastKey?: Record<string, unknown>;
 }
 
-/** One page of alerts, newest first: the base table for all, gsi1 for one status. */
-export async function listAlerts(accountId: string, status: AlertStatus | undefined, limit: number, startKey?: Record<string, unknown>): Promise<AlertPage> {
+/** A filtered page reads the index this many alerts at a time, and at most FILTERED_READS times per request. */
+const FILTERED_PAGE = 500;
+const FILTERED_READS = 8;
+
+/** The start key of the page after `item`: its table key, and its gsi1 key when listing one status. */
+const positionOf = (item: Item, status: AlertStatus | undefined): Record<string, unknown> => ({
+  pk: item.pk,
+  sk: item.sk,
+  ...(status ? { gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk } : {}),
+});
+
+/**
+ * One page of alerts, newest first: the base table for all, gsi1 for one status. With a filter (type, key) the
+ * Query filters as it reads, a few hundred alerts a call, until the page is full; a page whose reads ran out
+ * (FILTERED_READS) may hold fewer than `limit` alerts and still carry a cursor.
+ */
+export async function listAlerts(
+  accountId: string,
+  status: AlertStatus | undefined,
+  limit: number,
+  startKey?: Record<string, unknown>,
+  filter: AlertFilter = {},
+): Promise<AlertPage> {
   const base = queries.alerts(accountId);
+  const f = filterParts(filter);
   const input = status
-    ? {
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': queries.alertsByStatus(accountId, status).gsi1pk },
-      }
+    ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ...f.values, ':pk': queries.alertsByStatus(accountId, status).gsi1pk } }
     : {
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': base.pk, ':prefix': base.skPrefix },
+        ExpressionAttributeValues: { ...f.values, ':pk': base.pk, ':prefix': base.skPrefix },
       };
-  const res = await db().send(
-    new QueryCommand({ TableName: tableName(), ...input, ScanIndexForward: false, Limit: limit, ExclusiveStartKey: startKey }),
-  );
-  return { items: (res.Items ?? []).map(toAlert), ...(res.LastEvaluatedKey ? { lastKey: res.LastEvaluatedKey } : {}) };
+  const filtering = f.expression ? { FilterExpression: f.expression, ...(Object.keys(f.names).length ? { ExpressionAttributeNames: f.names } : {}) } : {};
+  const items: Item[] = [];
+  let start = startKey;
+  for (let reads = 0; reads < (f.expression ? FILTERED_READS : 1); reads++) {
+    const res = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        ...input,
+        ...filtering,
+        ScanIndexForward: false,
+        Limit: f.expression ? FILTERED_PAGE : limit,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+    if (!start || items.length >= limit) break;
+  }
+  const page = items.slice(0, limit);
+  // More may follow: alerts read but not shown, or a partition not read to its end.
+  const lastKey = items.length > limit ? positionOf(page.at(-1)!, status) : start;
+  return { items: page.map(toAlert), ...(lastKey ? { lastKey } : {}) };
+}
+
+/** The update that acknowledges one alert, only while it is triggered (so each alert moves the counters once). */
+function acknowledgeAction(accountId: string, alertId: string, userId: string, now: Date): Action {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.alert(accountId, alertId),
+      UpdateExpression:
+        'SET #status = :ack, gsi1pk = :gsi1pk, acknowledgedAt = if_not_exists(acknowledgedAt, :now), acknowledgedBy = if_not_exists(acknowledgedBy, :user)',
+      ConditionExpression: 'attribute_exists(pk) AND #status = :triggered',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':ack': 'acknowledged',
+        ':triggered': 'triggered',
+        ':gsi1pk': keys.alertIndex(accountId, alertId, 'acknowledged').gsi1pk,
+        ':now': now.toISOString(),
+        ':user': userId,
+      },
+    },
+  };
 }
 
 /** Acknowledges once: the first acknowledgedAt/By are kept. Undefined when the alert is not in this account. */
 export async function acknowledgeAlert(accountId: string, alertId: string, userId: string, now: Date): Promise<Alert | undefined> {
+  // A failed condition means it was acknowledged already (or does not exist): the read below tells which.
+  await writeCounted(accountId, { triggered: -1, acknowledged: 1 }, [acknowledgeAction(accountId, alertId, userId, now)]);
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.alert(accountId, alertId), ConsistentRead: true }));
+  return res.Item && toAlert(res.Item);
+}
+
+/** Alerts per transaction of a bulk acknowledge: 100 actions at most, one of them the counters. */
+const ACK_CHUNK = 99;
+
+/**
+ * Acknowledges every one of `alertIds` that is still triggered, each exactly once: chunks of 99 alerts with the
+ * counters in one transaction; an alert acknowledged meanwhile (by a racing request) fails its condition and is
+ * dropped from its chunk, which is retried without it. Returns how many this call acknowledged.
+ */
+export async function acknowledgeAlerts(accountId: string, alertIds: string[], userId: string, now: Date): Promise<number> {
+  const ids = [...new Set(alertIds)];
+  let acknowledged = 0;
+  for (let i = 0; i < ids.length; i += ACK_CHUNK) {
+    let chunk = ids.slice(i, i + ACK_CHUNK);
+    while (chunk.length > 0) {
+      const outcome = await writeCounted(
+        accountId,
+        { triggered: -chunk.length, acknowledged: chunk.length },
+        chunk.map((id) => acknowledgeAction(accountId, id, userId, now)),
+      );
+      if (outcome.status === 'written') {
+        acknowledged += chunk.length;
+        break;
+      }
+      const failed = new Set(outcome.failed);
+      chunk = chunk.filter((_, index) => !failed.has(index));
+    }
+  }
+  return acknowledged;
+}
+
+export interface AlertFilter {
+  type?: string;
+  keyHash?: string;
+}
+
+/** The FilterExpression parts of `filter` (type; a key named by `keyHash` or among `keyHashes`). */
+function filterParts(filter: AlertFilter): { expression?: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const terms: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  if (filter.type) {
+    terms.push('#type = :type');
+    names['#type'] = 'type';
+    values[':type'] = filter.type;
+  }
+  if (filter.keyHash) {
+    terms.push('(keyHash = :keyHash OR contains(keyHashes, :keyHash))');
+    values[':keyHash'] = filter.keyHash;
+  }
+  return { ...(terms.length ? { expression: terms.join(' AND ') } : {}), names, values };
+}
+
+/** The ids of the account's triggered alerts that match `filter` (the triggered partition of gsi1, every page). */
+export async function triggeredAlertIds(accountId: string, filter: AlertFilter): Promise<string[]> {
+  const f = filterParts(filter);
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeNames: { ...f.names, '#id': 'id' },
+    ExpressionAttributeValues: { ...f.values, ':pk': queries.alertsByStatus(accountId, 'triggered').gsi1pk },
+    ...(f.expression ? { FilterExpression: f.expression } : {}),
+    ProjectionExpression: '#id',
+  });
+  return items.map((item) => item.id as string);
+}
+
+export interface AlertCounts {
+  triggered: number;
+  acknowledged: number;
+}
+
+/** The account's alert counters (strongly consistent); an account whose counters were never written is counted. */
+export async function alertCounts(accountId: string): Promise<AlertCounts> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.alertCounts(accountId), ConsistentRead: true }));
+  if (!res.Item) return countAlerts(accountId);
+  return { triggered: readNumber(res.Item.triggered, 'triggered'), acknowledged: readNumber(res.Item.acknowledged, 'acknowledged') };
+}
+
+/** Counts the account's alerts by status: one strongly consistent Query of its alert partition, every page. */
+async function countAlerts(accountId: string): Promise<AlertCounts> {
+  const q = queries.alerts(accountId);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
+    ProjectionExpression: '#status',
+    ConsistentRead: true,
+  });
+  const triggered = items.filter((item) => item.status === 'triggered').length;
+  return { triggered, acknowledged: items.length - triggered };
+}
+
+type Outcome = { status: 'written' } | { status: 'failed'; failed: number[] };
+
+/**
+ * `actions` and the account's alert counters moved by `delta`, in ONE transaction, so the counters and the alerts
+ * never disagree. The counter update requires the counter item to exist: an account without one (its alerts predate
+ * the counters) has it put first from an exact count — exact because every writer of alerts needs it to exist, so
+ * nothing changes an alert's status while it is missing (the same scheme as shared/db/caps.ts). Failed conditions of
+ * the caller's actions come back by index; lost races are retried (shared/db/client.ts transactWithCounter).
+ */
+async function writeCounted(accountId: string, delta: AlertCounts, actions: Action[]): Promise<Outcome> {
+  const counter: Action = {
+    Update: {
+      TableName: tableName(),
+      Key: keys.alertCounts(accountId),
+      UpdateExpression: 'ADD triggered :t, acknowledged :a',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':t': delta.triggered, ':a': delta.acknowledged },
+    },
+  };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const outcome = await transactWithCounter(counter, actions);
+    if (outcome.status !== 'counter') return outcome;
+    await initCounts(accountId);
+  }
+  throw new Error('The alert counters are missing after they were put.');
+}
+
+/** Puts the counters from an exact count, unless a racing writer put them first. */
+async function initCounts(accountId: string): Promise<void> {
+  const counts = await countAlerts(accountId);
   try {
-    const res = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.alert(accountId, alertId),
-        UpdateExpression:
-          'SET #status = :ack, gsi1pk = :gsi1pk, acknowledgedAt = if_not_exists(acknowledgedAt, :now), acknowledgedBy = if_not_exists(acknowledgedBy, :user)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':ack': 'acknowledged',
-          ':gsi1pk': keys.alertIndex(accountId, alertId, 'acknowledged').gsi1pk,
-          ':now': now.toISOString(),
-          ':user': userId,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
+    await db().send(
+      new PutCommand({ TableName: tableName(), Item: { ...keys.alertCounts(accountId), entity: 'AlertCounts', ...counts }, ConditionExpression: 'attribute_not_exists(pk)' }),
     );
-    return res.Attributes && toAlert(res.Attributes);
   } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
   }
 }
 

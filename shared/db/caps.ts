@@ -12,8 +12,8 @@
  * still missing; then it retries. That count is exact: every writer of the kind needs the counter to exist, so
  * nothing adds or removes such an item while it is missing.
  */
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '#shared/db/client.ts';
+import { GetCommand, PutCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, tableName, transactWithCounter } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { readNumber } from '#shared/db/numbers.ts';
 
@@ -63,39 +63,17 @@ export type CountedOutcome =
   | { status: 'failed'; failed: number[] };
 
 const MAX_ATTEMPTS = 12;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Full-jitter exponential backoff between attempts that clashed with a concurrent transaction. */
-const backoff = (attempt: number) => sleep(Math.random() * Math.min(500, 10 * 2 ** attempt));
 
 /** Creates (`cap` given: the counter goes up) or deletes (`cap` null: it goes down) with `actions`, in one transaction. */
 export async function writeCounted(accountId: string, kind: CapKind, cap: number | null, actions: Action[]): Promise<CountedOutcome> {
   const counter = cap === null ? capCounterRelease(accountId, kind) : capCounterUpdate(accountId, kind, cap);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    try {
-      await db().send(new TransactWriteCommand({ TransactItems: [counter, ...actions] }));
-      return { status: 'written' };
-    } catch (error) {
-      const name = error instanceof Error ? error.name : '';
-      if (name === 'TransactionConflictException') {
-        await backoff(attempt);
-        continue;
-      }
-      if (name !== 'TransactionCanceledException') throw error;
-      const codes = ((error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-      const failed = codes.slice(1).flatMap((code, i) => (code === 'ConditionalCheckFailed' ? [i] : []));
-      if (failed.length > 0) return { status: 'failed', failed };
-      if (codes[0] === 'ConditionalCheckFailed') {
-        const n = await readCounter(accountId, kind);
-        if (n === undefined) await initCounter(accountId, kind);
-        else if (cap !== null && n >= cap) return { status: 'cap' };
-        continue; // initialized now, or a slot was freed meanwhile
-      }
-      if (codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) {
-        await backoff(attempt);
-        continue;
-      }
-      throw error;
-    }
+    const outcome = await transactWithCounter(counter, actions);
+    if (outcome.status !== 'counter') return outcome;
+    const n = await readCounter(accountId, kind);
+    if (n === undefined) await initCounter(accountId, kind);
+    else if (cap !== null && n >= cap) return { status: 'cap' };
+    // initialized now, or a slot was freed meanwhile: again
   }
   throw new Error(`The ${kind} counter stayed contended after ${MAX_ATTEMPTS} attempts.`);
 }

@@ -62,6 +62,37 @@ export async function transactWrite(items: NonNullable<TransactWriteCommandInput
 
 export type Item = Record<string, unknown>;
 
+type TransactAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** How a transaction led by a counter update ended: written; the caller's own conditions failed (indexes into `actions`); the counter's failed. */
+export type CounterOutcome = { status: 'written' } | { status: 'failed'; failed: number[] } | { status: 'counter' };
+
+const COUNTER_ATTEMPTS = 20;
+
+/**
+ * TransactWriteItems of `[counter, ...actions]` (a counter item moved in the same transaction as what it counts:
+ * caps.ts, alerts.ts), retried with full-jitter backoff while it only loses races to concurrent transactions on the
+ * counter. A failed condition is not retried: it is answered, the caller's first.
+ */
+export async function transactWithCounter(counter: TransactAction, actions: TransactAction[]): Promise<CounterOutcome> {
+  for (let attempt = 0; attempt < COUNTER_ATTEMPTS; attempt++) {
+    try {
+      await db().send(new TransactWriteCommand({ TransactItems: [counter, ...actions] }));
+      return { status: 'written' };
+    } catch (error) {
+      const name = error instanceof Error ? error.name : '';
+      if (name !== 'TransactionConflictException' && name !== 'TransactionCanceledException') throw error;
+      const codes = ((error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+      const failed = codes.slice(1).flatMap((code, i) => (code === 'ConditionalCheckFailed' ? [i] : []));
+      if (failed.length > 0) return { status: 'failed', failed };
+      if (codes[0] === 'ConditionalCheckFailed') return { status: 'counter' };
+      if (name === 'TransactionCanceledException' && !codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(500, 10 * 2 ** attempt)));
+    }
+  }
+  throw new Error(`A counter stayed contended after ${COUNTER_ATTEMPTS} attempts.`);
+}
+
 const BATCH_GET_MAX = 100;
 
 /** BatchGetItem of any number of keys: ≤ 100 per call, calls in parallel, unprocessed keys retried with backoff. */

@@ -9,6 +9,7 @@
  *   ACCOUNT#<a>             CFG#RULE#<rul_id>            a rule     } account's budgets and rules for evaluation
  *   ACCOUNT#<a>             COUNTER#<kind>               how many items of a capped kind the account has (caps.ts)
  *   ALERTS#<a>              ALERT#<alt_id>               an alert (ULID ids: newest first by sort key)
+ *   ALERTS#<a>              COUNTS                       how many of the account's alerts are triggered / acknowledged
  *                                                        gsi1: ALERTS#<a>#<status> / ALERT#<alt_id> lists by status
  *                                                        gsi2 (sparse): PENDINGALERTS / <triggeredAt>#<a>#<alt_id> while
  *                                                        a channel is undelivered — what the sweeper re-queues
@@ -49,6 +50,9 @@
  *   IMPORT#<a>#<provider>   RECON#<date>                 a day's computed cost of the imported keys and the provider's bill
  *   (the snapshot partition is per account and PROVIDER, not per connection: a provider disconnected and connected
  *    again re-reads the same cells and counts nothing twice)
+ *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
+ *   ACCOUNT#<a>             EXPORTSLOT#<0|1>             one of the account's 2 running-export slots: which export holds
+ *                                                        it and until when (a lease: a crashed worker frees it later)
  */
 export interface Key {
   pk: string;
@@ -82,6 +86,8 @@ export const keys = {
   /** The counter of a capped kind of item (`ingestKeys`, `budgets`, `rules`, ...): shared/db/caps.ts. */
   capCounter: (accountId: string, kind: string): Key => ({ pk: accountPk(accountId), sk: `COUNTER#${kind}` }),
   alert: (accountId: string, alertId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: `ALERT#${alertId}` }),
+  /** The account's alert counters (`triggered`, `acknowledged`), moved in the same transaction as every alert created or acknowledged. */
+  alertCounts: (accountId: string): Key => ({ pk: `ALERTS#${accountId}`, sk: 'COUNTS' }),
   /** GSI attributes that list an account's alerts by status. */
   alertIndex: (accountId: string, alertId: string, status: string) => ({ gsi1pk: `ALERTS#${accountId}#${status}`, gsi1sk: `ALERT#${alertId}` }),
   /** Sparse gsi2 attributes of an alert whose deliveries are not all settled (removed once they are). */
@@ -140,6 +146,8 @@ export const keys = {
   importDay: (accountId: string, provider: string, date: string): Key => ({ pk: `IMPORT#${accountId}#${provider}`, sk: `RECON#${date}` }),
   /** An account's own price; provider and model lower-cased by the caller. */
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
+  spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
+  exportSlot: (accountId: string, slot: number): Key => ({ pk: accountPk(accountId), sk: `EXPORTSLOT#${slot}` }),
 } as const;
 
 /** Partition keys and sort-key bounds for Queries. */

@@ -54,7 +54,7 @@ export async function loadForecastFigures(accountId: string, today: string, keyH
  * The export rows (key × day × model items) of [from, to], days ascending: ONE Query on gsi1, page by page
  * (at most `limit` items in all: the caller asks one more than it may answer, to know it is too many).
  */
-export async function* exportRows(accountId: string, from: string, to: string, limit: number): AsyncGenerator<Item[]> {
+export async function* exportRows(accountId: string, from: string, to: string, limit = Infinity): AsyncGenerator<Item[]> {
   const q = queries.spendRows(accountId, from, to);
   let start: Record<string, unknown> | undefined;
   let left = limit;
@@ -66,7 +66,7 @@ export async function* exportRows(accountId: string, from: string, to: string, l
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
         ExpressionAttributeValues: { ':pk': q.gsi1pk, ':from': q.skFrom, ':to': q.skTo },
         ExclusiveStartKey: start,
-        Limit: left,
+        ...(Number.isFinite(left) ? { Limit: left } : {}),
       }),
     );
     const items = res.Items ?? [];
@@ -74,4 +74,15 @@ export async function* exportRows(accountId: string, from: string, to: string, l
     if (items.length > 0) yield items;
     start = res.LastEvaluatedKey;
   } while (start && left > 0);
+}
+
+/** The export rows (key × day × model) of [from, to] of one provider's model: ONE Query on gsi1 (every page), filtered as it reads. */
+export function modelRows(accountId: string, from: string, to: string, provider: string, model: string): Promise<Item[]> {
+  const q = queries.spendRows(accountId, from, to);
+  return queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+    FilterExpression: 'provider = :provider AND model = :model',
+    ExpressionAttributeValues: { ':pk': q.gsi1pk, ':from': q.skFrom, ':to': q.skTo, ':provider': provider, ':model': model },
+  });
 }

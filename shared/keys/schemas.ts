@@ -5,7 +5,22 @@ import { queryDate } from '#shared/http/dates.ts';
 /** A key's hash in the path; anything else cannot name a key (→ 404, like an unknown one). */
 export const KeyParams = z.strictObject({ hash: z.string() });
 
-export const ListKeysQuery = z.strictObject({ limit: Limit, cursor: Cursor });
+export const KEY_SORTS = ['monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name'] as const;
+export type KeySort = (typeof KEY_SORTS)[number];
+export const KEY_SOURCES = ['ingest', 'connection'] as const;
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+
+/** GET /keys (API.md part 4 "Reading at any scale"): search, filters, sort and order across the whole account. */
+export const ListKeysQuery = z.strictObject({
+  q: z.optional(z.string('q must be text.').check(z.minLength(1, 'q must not be empty.'), z.maxLength(100, 'q must be at most 100 characters.'))),
+  provider: z.optional(z.string('provider must be text.').check(z.minLength(1, 'provider must not be empty.'), z.maxLength(100, 'provider must be at most 100 characters.'))),
+  source: z.optional(z.enum(KEY_SOURCES, 'source must be ingest or connection.')),
+  sort: z.optional(z.enum(KEY_SORTS, `sort must be one of ${KEY_SORTS.join(', ')}.`)),
+  order: z.optional(z.enum(SORT_ORDERS, 'order must be asc or desc.')),
+  limit: Limit,
+  cursor: Cursor,
+});
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
 
 export const KeyBreakdownQuery = z.strictObject({ from: z.optional(queryDate('from')), to: z.optional(queryDate('to')) });

@@ -1,4 +1,4 @@
-/** The keys domain: list (by month-to-date spend), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
+/** The keys domain: list (search, filters, any sort), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -10,7 +10,7 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
-import type { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
 const HASH = /^[0-9a-f]{64}$/;
@@ -26,10 +26,14 @@ export function keyForecast(item: Item, now: Date): bigint {
   return keyForecastMonthEnd(item, today, { monthCost: rollingNames(today, month).monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros);
 }
 
+/** Where a key's spend comes from: events sent to /ingest, or a provider connection (keys stored before say nothing: ingest). */
+export const keySource = (item: Item): 'ingest' | 'connection' => (item.source === 'connection' ? 'connection' : 'ingest');
+
 export function toKeyView(item: Item, now: Date) {
   const r = rollingNames(isoDate(now), isoMonth(now));
   return {
     hash: item.keyHash as string,
+    source: keySource(item),
     label: (item.label as string | null | undefined) ?? null,
     hint: (item.hint as string | undefined) ?? null,
     provider: item.provider as string,
@@ -46,44 +50,114 @@ export function toKeyView(item: Item, now: Date) {
   };
 }
 
-type Position = { c: number; h: string };
+/** The position of a key in a sorted list: the sort value (µ$ as a decimal string, a timestamp or a name) and its hash. */
+type Position = { v: string; h: string };
+interface Ranked {
+  item: Item;
+  value: bigint | string;
+  hash: string;
+}
 
-/** Most month-to-date spend first, then by hash: a total order, so a cursor is a position in it. */
-const before = (a: Position, b: Position) => a.c > b.c || (a.c === b.c && a.h < b.h);
+/** What `sort=name` orders by (API.md part 4): the label, else the provider's name, else the hint, else the hash — lower-cased. */
+export function keySortName(item: Item): string {
+  const present = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
+  const name = [item.label, item.name, item.hint].find(present) ?? (item.keyHash as string);
+  return name.trim().toLowerCase();
+}
 
+/** Whether a key matches `q` (API.md part 4): a part of its label, provider name or hint (any case), or the start of its hash. */
+export function keyMatches(item: Item, q: string): boolean {
+  const needle = q.toLowerCase();
+  const contains = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(needle);
+  return contains(item.label) || contains(item.name) || contains(item.hint) || (item.keyHash as string).startsWith(needle);
+}
+
+/** The value each sort orders by: money as exact µ$, times and names as text. */
+function sortValue(item: Item, sort: KeySort, now: Date): bigint | string {
+  const r = rollingNames(isoDate(now), isoMonth(now));
+  switch (sort) {
+    case 'monthToDate':
+      return micros(item[r.monthCost]);
+    case 'today':
+      return micros(item[r.dayCost]);
+    case 'total':
+      return micros(item.totalCostMicros);
+    case 'forecastMonthEnd':
+      return keyForecast(item, now);
+    case 'lastSeenAt':
+      return item.lastSeenAt as string;
+    case 'name':
+      return keySortName(item);
+  }
+}
+
+const cmp = <T extends bigint | string>(a: T, b: T) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The list's order: the sort value in `order`, then the hash ascending (a total order, so a cursor is a position in it). */
+const orderOf = (order: SortOrder) => (a: { value: bigint | string; hash: string }, b: { value: bigint | string; hash: string }) =>
+  (order === 'asc' ? cmp(a.value, b.value) : cmp(b.value, a.value)) || cmp(a.hash, b.hash);
+
+/** The cursor's position, checked: a 400 unless it is one this list's sort wrote. */
+function cursorPosition(cursor: string, accountId: string, list: string, sort: KeySort): { value: bigint | string; hash: string } {
+  const p = decodeCursor(cursor, accountId, list) as Partial<Position> | null;
+  const numeric = sort !== 'name' && sort !== 'lastSeenAt';
+  if (typeof p?.v !== 'string' || typeof p.h !== 'string' || (numeric && !/^-?\d{1,30}$/.test(p.v))) {
+    throw new ValidationError('The cursor is not valid for this list.', [{ path: 'query.cursor', message: 'Invalid cursor.' }]);
+  }
+  return { value: numeric ? BigInt(p.v) : p.v, hash: p.h };
+}
+
+/**
+ * GET /keys: the account's keys (at most 1,000: SCALE's key limit) read from the key index in one paged Query,
+ * filtered and sorted in memory; `total` counts every match, and a cursor is a position in the chosen order.
+ */
 export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const monthCost = rollingNames(isoDate(now), isoMonth(now)).monthCost;
-  const ranked = (await repo.listProviderKeys(accountId))
-    .map((item) => ({ item, pos: { c: Number(micros(item[monthCost])), h: item.keyHash as string } }))
-    .sort((a, b) => (before(a.pos, b.pos) ? -1 : before(b.pos, a.pos) ? 1 : 0));
+  const sort = query.sort ?? 'monthToDate';
+  const order = query.order ?? (sort === 'name' ? 'asc' : 'desc');
+  const provider = query.provider?.trim().toLowerCase();
+  const list = `keys:${sort}:${order}`;
+  const byOrder = orderOf(order);
+  const ranked: Ranked[] = (await repo.listProviderKeys(accountId))
+    .filter(
+      (item) =>
+        (!query.q || keyMatches(item, query.q)) &&
+        (!provider || item.provider === provider) &&
+        (!query.source || keySource(item) === query.source),
+    )
+    .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
+    .sort(byOrder);
   let start = 0;
   if (query.cursor) {
-    const after = decodeCursor(query.cursor, accountId, 'keys') as Position;
-    if (typeof after?.c !== 'number' || typeof after?.h !== 'string') throw new ValidationError('The cursor is not valid for this list.');
-    start = ranked.findIndex((entry) => before(after, entry.pos));
+    const after = cursorPosition(query.cursor, accountId, list, sort);
+    start = ranked.findIndex((entry) => byOrder(after, entry) < 0);
     if (start < 0) start = ranked.length;
   }
   const page = ranked.slice(start, start + limit);
   const last = page.at(-1);
   return {
     items: page.map((entry) => toKeyView(entry.item, now)),
-    nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, 'keys', last.pos) : null,
+    nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, list, { v: String(last.value), h: last.hash } satisfies Position) : null,
+    total: ranked.length,
   };
 }
 
-/** The date range of a breakdown: default the current month to today; at most 366 days. */
-export function breakdownRange(query: KeyBreakdownQuery, now: Date): { from: string; to: string } {
+/**
+ * The range of `?from&to` (default: the current month to today), checked: real dates, `from` ≤ `to`, at most
+ * {@link MAX_RANGE_DAYS} days. `where` names the request part in `errors[].path`: `query.from`, or `from` of a body.
+ */
+export function breakdownRange(query: KeyBreakdownQuery, now: Date, where: 'query' | 'body' = 'query'): { from: string; to: string } {
+  const path = (field: string) => (where === 'query' ? `query.${field}` : field);
   const to = query.to ?? isoDate(now);
   const from = query.from ?? `${to.slice(0, 7)}-01`;
   const errors = [];
-  if (!isQueryDate(from)) errors.push({ path: 'query.from', message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
-  if (!isQueryDate(to)) errors.push({ path: 'query.to', message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
+  if (!isQueryDate(from)) errors.push({ path: path('from'), message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
+  if (!isQueryDate(to)) errors.push({ path: path('to'), message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
   if (errors.length) throw new ValidationError('The date range is not valid.', errors);
-  if (from > to) throw new ValidationError('from must not be after to.', [{ path: 'query.from', message: 'from must not be after to.' }]);
+  if (from > to) throw new ValidationError('from must not be after to.', [{ path: path('from'), message: 'from must not be after to.' }]);
   const days = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
   if (days > MAX_RANGE_DAYS) {
-    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: 'query.from', message: `The range spans ${days} days.` }]);
+    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: path('from'), message: `The range spans ${days} days.` }]);
   }
   return { from, to };
 }

@@ -11,7 +11,7 @@
 import { SQSClient, SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
-import { isId } from '#shared/ids.ts';
+import { parseIdMessage } from '#shared/ids.ts';
 
 /** The body of one queue message: which alert to deliver. */
 export interface AlertMessage {
@@ -20,19 +20,7 @@ export interface AlertMessage {
 }
 
 /** A queue message's body, or undefined when it is not `{accountId, alertId}` with well-formed ids. */
-export function parseAlertMessage(body: string): AlertMessage | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { accountId, alertId } = value as Record<string, unknown>;
-  if (typeof accountId !== 'string' || !isId('account', accountId)) return undefined;
-  if (typeof alertId !== 'string' || !isId('alert', alertId)) return undefined;
-  return { accountId, alertId };
-}
+export const parseAlertMessage = (body: string): AlertMessage | undefined => parseIdMessage(body, { accountId: 'account', alertId: 'alert' });
 
 export type LocalAlertSink = (messages: AlertMessage[]) => void;
 

@@ -40,15 +40,16 @@ import {
   SpendSpikeConfig as SpendSpikeConfigBody,
   SpendSpikeRuleBody,
 } from '#shared/rules/schemas.ts';
-import { AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
+import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import {
   AlertId,
   BudgetId,
+  ExportId,
   IngestKeyId,
   InvitationId,
   KeyHash,
@@ -93,6 +94,10 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   ChangePasswordRequest: { schema: ChangePasswordBody },
   CreateIngestKeyRequest: { schema: CreateIngestKeyBody },
   PutPriceRequest: { schema: PutPriceBody },
+  CreateExportRequest: {
+    schema: CreateExportBody,
+    extra: { description: 'The range, as `GET /spend`: default the current month to today (UTC), at most 366 days.' },
+  },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -128,6 +133,9 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   PatchUserRequest: { schema: PatchUserBody },
   CreateInvitationRequest: { schema: CreateInvitationBody },
   AcceptInvitationRequest: { schema: AcceptInvitationBody, extra: { description: 'The password rules of register apply.' } },
+  AcknowledgeRequest: { schema: AcknowledgeBody },
+  AcknowledgeIdsRequest: { schema: AcknowledgeIdsBody },
+  AcknowledgeAllRequest: { schema: AcknowledgeAllBody },
   StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },
 };
 
@@ -251,7 +259,18 @@ export const operations: Record<string, OperationSpec> = {
     response: 'IngestResult',
     description: 'Idempotent per `requestId`: a repeat counts as a duplicate. One bad event does not sink the batch: it is listed in `rejected`.',
   },
-  'keys/list': { summary: 'Discovered keys, most month-to-date spend first.', query: ListKeysQuery, status: 200, response: 'KeyList' },
+  'keys/list': {
+    summary: 'The account’s keys: search, filters, and any sort across the whole account, with the number that match.',
+    query: ListKeysQuery,
+    status: 200,
+    response: 'KeyList',
+    description:
+      '`q` (1–100 characters) matches, in any case, a part of the label, the provider’s name of the key or the hint, or the start of ' +
+      'the hash. `provider` and `source` filter. `sort`: `monthToDate` (default), `today`, `total`, `forecastMonthEnd`, `lastSeenAt`, ' +
+      '`name` (the label, else the provider’s name, else the hint, else the hash; in any case); ties by hash. `order` defaults to ' +
+      '`desc` (`asc` for `name`). `total` counts every key that matches; pages follow the chosen order across the whole account. ' +
+      'A cursor belongs to its sort and order (another’s: 400).',
+  },
   'keys/get': {
     summary: 'One key with its daily and per-model spend breakdown.',
     params: KeyParams,
@@ -269,7 +288,10 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, ' +
       'zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless ' +
-      '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left.',
+      '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. ' +
+      'Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of ' +
+      'the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a ' +
+      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month).',
   },
   'spend/export': {
     summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',
@@ -281,7 +303,32 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
       '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `\'` (formula injection). ' +
-      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it.',
+      'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
+      'or to start an asynchronous export (`POST /spend/exports`).',
+  },
+  'spend/exports-create': {
+    summary: 'Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.',
+    body: CreateExportBody,
+    bodyOptional: true,
+    status: 202,
+    response: 'SpendExport',
+    errors: [429],
+    headers: { location: '`/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`).' },
+    description:
+      'The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: ' +
+      'past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 ' +
+      '`/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours.',
+  },
+  'spend/exports-get': {
+    summary: 'An asynchronous export: its status, and once ready a download link of its gzip CSV file.',
+    params: ExportParams,
+    status: 200,
+    response: 'SpendExport',
+    errors: [404],
+    description:
+      'Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of ' +
+      '`GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a ' +
+      'one-time link (a second download answers 410). Another account’s export id: 404.',
   },
   'prices/list': {
     summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
@@ -323,7 +370,26 @@ export const operations: Record<string, OperationSpec> = {
     errors: [404, 409],
   },
   'alert-rules/delete': { summary: 'Delete an alert rule.', params: RuleParams, status: 204, errors: [404] },
-  'alerts/list': { summary: 'Triggered alerts, newest first.', query: ListAlertsQuery, status: 200, response: 'AlertList' },
+  'alerts/list': {
+    summary: 'Triggered alerts, newest first, with the account’s counts by status.',
+    query: ListAlertsQuery,
+    status: 200,
+    response: 'AlertList',
+    description:
+      '`type` and `keyHash` (a key the alert names, `keyHash` or among `keyHashes`) filter the list. A filtered page may hold fewer ' +
+      'than `limit` alerts while `nextCursor` is not null (the filter reads a bounded number of alerts per request): follow it. ' +
+      '`counts` are exact counters over all the account’s alerts, whatever the filters.',
+  },
+  'alerts/acknowledge-many': {
+    summary: 'Acknowledge alerts in bulk: the ids named, or every triggered alert that matches.',
+    body: AcknowledgeBody,
+    status: 200,
+    response: 'AcknowledgeResult',
+    description:
+      '`{ids: [1–100 alert ids]}` or `{all: true, type?, keyHash?}`. Each triggered alert is acknowledged exactly once, under ' +
+      'concurrency too: `acknowledged` counts those this request acknowledged (alerts already acknowledged, or unknown ids, are not ' +
+      'counted and are no error).',
+  },
   'alerts/acknowledge': {
     summary: 'Acknowledge an alert (a second time keeps the first acknowledgedAt).',
     params: AlertParams,
@@ -553,6 +619,16 @@ const PARAMETER_DOCS: Record<string, string> = {
   userId: 'The user’s id.',
   cursor: 'The `nextCursor` of the previous page (opaque).',
   status: 'Only alerts in this status.',
+  q: 'Search: a part of the label, provider name or hint (any case), or the start of the hash.',
+  sort: 'What the list is ordered by.',
+  order: '`asc` or `desc` (default `desc`; `asc` for `sort=name`).',
+  source: 'Only keys of this source.',
+  type: 'Only alerts of this type.',
+  provider: 'Only this provider (`openai`, `anthropic`, …; any case).',
+  model: 'Only this model of `provider`.',
+  keyHash: 'Only what concerns this key (its SHA-256, 64 lower-case hex).',
+  compare: '`previous`: also the sums of the previous period.',
+  groupBy: 'How `groups` is grouped.',
   from: 'First day (UTC) of the breakdown, YYYY-MM-DD.',
   to: 'Last day (UTC) of the breakdown, YYYY-MM-DD.',
   id: 'The resource id.',
@@ -571,6 +647,7 @@ const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
   [AlertParams, { id: AlertId }],
   [UserParams, { userId: UserId }],
   [InvitationParams, { id: InvitationId }],
+  [ExportParams, { id: ExportId }],
 ]);
 
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {

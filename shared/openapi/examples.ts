@@ -30,6 +30,7 @@ const user = {
 const ingestKey = { id: INGEST_KEY, name: 'production', prefix: 'brk_Q2x9Lm4T', createdAt: CREATED, updatedAt: CREATED, lastUsedAt: NOW };
 const key = {
   hash: HASH,
+  source: 'ingest',
   label: 'Backend (OpenAI)',
   hint: 'sk-...a1B2',
   provider: 'openai',
@@ -131,8 +132,12 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ],
   },
   LabelRequest: { label: 'Backend (OpenAI)' },
+  AcknowledgeRequest: { all: true, type: 'budget_threshold' },
+  AcknowledgeIdsRequest: { ids: ['alt_01JD8X3Q5Z7N9R2T4V6W8Y0A1B'] },
+  AcknowledgeAllRequest: { all: true, keyHash: HASH },
   CreateBudgetRequest: { name: 'Monthly OpenAI', monthlyLimit: 500, alertThreshold: 80, scope: 'ACCOUNT' },
   PatchBudgetRequest: { monthlyLimit: 750 },
+  CreateExportRequest: { from: '2025-12-01', to: '2026-11-30' },
   CreateRuleRequest: {
     type: 'cost_threshold',
     name: 'Daily spend over $50',
@@ -176,7 +181,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     duplicates: 0,
     rejected: [{ index: 1, code: 'timestamp_too_old', message: 'timestamp is more than 35 days old.' }],
   },
-  KeyList: { items: [key], nextCursor: 'eyJ2IjoxLCJrIjoiLi4uIn0' },
+  KeyList: { items: [key], nextCursor: 'eyJ2IjoxLCJrIjoiLi4uIn0', total: 1000 },
   Key: key,
   KeyDetail: {
     ...key,
@@ -202,10 +207,26 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       { provider: 'anthropic', model: 'claude-sonnet-4', costUsd: 23.25, requests: 3021, inputTokens: 3150000, cachedInputTokens: 600000, outputTokens: 520000 },
     ],
     forecast: { monthEnd: 121.3, method: 'trailing-7-day-average' },
+    previous: {
+      from: '2026-10-01',
+      to: '2026-10-21',
+      total: { costUsd: 75.4, requests: 7410, inputTokens: 9320000, cachedInputTokens: 1800000, outputTokens: 1650000 },
+    },
   },
   SpendCsv:
     'date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
     `2026-11-21,${HASH},Backend (OpenAI),openai,gpt-4o,120,150000,20000,18000,1.25\r\n`,
+  SpendExport: {
+    id: 'exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2',
+    from: '2025-12-01',
+    to: '2026-11-30',
+    status: 'ready',
+    rows: 412388,
+    bytes: 9731542,
+    url: `https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/${ACCOUNT}/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…`,
+    expiresAt: '2026-11-21T23:34:24.000Z',
+    createdAt: NOW,
+  },
   Price: { provider: 'openai', model: 'gpt-4o', input: 2.5, cachedInput: 1.25, output: 10, source: 'account', updatedAt: NOW },
   PriceList: {
     items: [
@@ -215,7 +236,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   },
   RuleList: page([rule]),
   Rule: rule,
-  AlertList: page([alert]),
+  AlertList: { ...page([alert]), counts: { triggered: 192, acknowledged: 41 } },
+  AcknowledgeResult: { acknowledged: 150 },
   Alert: { ...alert, status: 'acknowledged', acknowledgedAt: NOW, acknowledgedBy: USER },
   WebhookSecret: webhookSecret,
   UserList: page([user, { ...user, userId: USER_2, email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper', role: 'member' }]),

@@ -7,6 +7,7 @@
  */
 import * as z from 'zod/mini';
 import { ID_PREFIX, type IdKind } from '#shared/ids.ts';
+import { ALERT_TYPES } from '#shared/alerting/model.ts';
 
 // ---- building blocks ----------------------------------------------------------------------------------------
 
@@ -29,6 +30,7 @@ export const RuleId = id('rule');
 export const AlertId = id('alert');
 export const IngestKeyId = id('ingestKey');
 export const InvitationId = id('invitation');
+export const ExportId = id('export');
 /** A provider key's SHA-256, 64 lower-case hex characters. */
 export const KeyHash = z.string().check(z.regex(/^[0-9a-f]{64}$/));
 
@@ -179,6 +181,8 @@ export const IngestResult = z.object({
 
 export const Key = z.object({
   hash: KeyHash,
+  /** Where the key's spend comes from: events sent to `POST /ingest`, or a provider connection. */
+  source: z.enum(members<'ingest' | 'connection'>({ ingest: true, connection: true })),
   label: z.nullable(z.string()),
   hint: z.nullable(z.string()),
   provider: z.string(),
@@ -226,8 +230,27 @@ export const Spend = z.object({
       z.object({ hash: KeyHash, label: z.nullable(z.string()), hint: z.nullable(z.string()), provider: z.nullable(z.string()), ...totals }),
     ]),
   ),
-  /** Null unless `to` is in the current month. */
+  /** Null unless `to` is in the current month. With filters: the forecast of the filtered spend. */
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
+  /** With `compare=previous` only: the sums of the previous range (same length just before; a month from its 1st: the same days of the previous month). */
+  previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
+});
+
+/** An asynchronous export (POST /spend/exports, GET /spend/exports/{id}). */
+export const SpendExport = z.object({
+  id: ExportId,
+  from: CalendarDate,
+  to: CalendarDate,
+  /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 15 minutes. */
+  status: z.enum(['running', 'ready', 'failed']),
+  /** Data rows (the header not counted): written so far while running, all of them once ready. */
+  rows: Count,
+  /** Size of the gzip file, once ready (0 before). */
+  bytes: Count,
+  /** A download link valid until `expiresAt` (1 hour, a new one on each GET), while ready and the file is kept (24 hours). */
+  url: z.nullable(z.string()),
+  expiresAt: z.nullable(Timestamp),
+  createdAt: Timestamp,
 });
 
 /** An entry of GET /prices: dollars per million tokens. */
@@ -299,18 +322,7 @@ export const SpendSpikeRule = z.object({ type: z.literal('spend_spike'), config:
 /** A rule: its `config` has the shape of its `type`. */
 export const Rule = z.discriminatedUnion('type', [CostThresholdRule, NewKeyRule, SpendSpikeRule]);
 
-export const AlertType = z.enum(
-  members<'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error'>({
-    cost_threshold: true,
-    new_key: true,
-    spend_spike: true,
-    budget_threshold: true,
-    budget_exceeded: true,
-    budget_forecast: true,
-    plan_limit: true,
-    connection_error: true,
-  }),
-);
+export const AlertType = z.enum(ALERT_TYPES);
 
 export const Alert = z.object({
   id: AlertId,
@@ -423,12 +435,14 @@ export const responseComponents = {
   CreatedIngestKey,
   IngestResult,
   Key,
-  KeyList: page(Key),
+  /** GET /keys: `total` counts every key that matches the search and filters, across all pages. */
+  KeyList: z.extend(page(Key), { total: Count }),
   Breakdown,
   KeyDetail,
   Spend,
   /** GET /spend/export: text/csv. */
   SpendCsv: z.string(),
+  SpendExport,
   Price,
   PriceList: z.object({ items: z.array(Price) }),
   Budget,
@@ -442,7 +456,10 @@ export const responseComponents = {
   NewKeyConfig,
   SpendSpikeConfig,
   Alert,
-  AlertList: page(Alert),
+  /** GET /alerts: `counts` are the account's, over every alert (exact counters), whatever the filters. */
+  AlertList: z.extend(page(Alert), { counts: z.object({ triggered: Count, acknowledged: Count }) }),
+  /** POST /alerts/acknowledge: how many triggered alerts this request acknowledged. */
+  AcknowledgeResult: z.object({ acknowledged: Count }),
   WebhookSecret,
   BillingStatus,
   Checkout,

@@ -2,10 +2,11 @@
  * GET /spend/export: the account's key × day × model rows of a range as CSV, days ascending, read page by page
  * from ONE Query (gsi1: shared/db/keys.ts `spendRows`), each page turned into lines as it arrives; the keys'
  * labels from ONE Query of the account's keys, run alongside. At most 92 days and 25,000 rows: the Query asks
- * for one row more, and finding it answers 400 `/problems/export-too-large` with how to narrow the range.
+ * for one row more, and finding it answers 400 `/problems/export-too-large` with how to narrow the range — or to
+ * start the asynchronous export (POST /spend/exports, shared/spend/exports.ts), which has no row limit.
  */
 import { HttpError } from '#shared/http/errors.ts';
-import { breakdownRange } from '#shared/keys/service.ts';
+import { breakdownRange, MAX_RANGE_DAYS } from '#shared/keys/service.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { exportRows } from '#shared/db/spend.ts';
 import { parseDate } from '#shared/time/periods.ts';
@@ -14,6 +15,8 @@ import type { ExportQuery } from '#shared/spend/schemas.ts';
 
 export const MAX_EXPORT_DAYS = 92;
 export const MAX_EXPORT_ROWS = 25_000;
+/** The asynchronous export's range limit (POST /spend/exports), the same as GET /spend's. */
+export const MAX_ASYNC_EXPORT_DAYS = MAX_RANGE_DAYS;
 
 export class ExportTooLarge extends HttpError {
   constructor(detail: string) {
@@ -23,26 +26,42 @@ export class ExportTooLarge extends HttpError {
 
 const spanDays = (from: string, to: string) => (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
 
+/**
+ * The export's CSV as it is read: the header line first, then the lines of each Query page (every line ends with
+ * CRLF), with the count of data rows so far. The ONE producer of export CSV: `GET /spend/export` joins it, the
+ * asynchronous export's worker (shared/spend/exports.ts) streams it into a gzip file. Past `maxRows` rows it throws
+ * `tooMany()`.
+ */
+export async function* csvChunks(accountId: string, from: string, to: string, maxRows = Infinity, tooMany?: () => Error): AsyncGenerator<{ text: string; rows: number }> {
+  const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
+  labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  yield { text: `${CSV_HEADER}\r\n`, rows: 0 };
+  let rows = 0;
+  for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
+    rows += page.length;
+    if (rows > maxRows) throw tooMany?.() ?? new Error(`more than ${maxRows} rows`);
+    const byHash = await labels;
+    yield { text: page.map((item) => `${csvRow(item, byHash.get(item.keyHash as string) ?? null)}\r\n`).join(''), rows };
+  }
+  await labels;
+}
+
 /** `maxRows`: MAX_EXPORT_ROWS (a test may pass less to reach the limit with few rows). */
 export async function exportSpend(accountId: string, query: ExportQuery, now = new Date(), maxRows = MAX_EXPORT_ROWS): Promise<{ filename: string; csv: string }> {
   const { from, to } = breakdownRange(query, now);
   const days = spanDays(from, to);
   if (days > MAX_EXPORT_DAYS) {
-    throw new ExportTooLarge(`The range spans ${days} days; an export covers at most ${MAX_EXPORT_DAYS}. Ask for a shorter range with from and to (e.g. one month at a time).`);
+    throw new ExportTooLarge(
+      `The range spans ${days} days; this export covers at most ${MAX_EXPORT_DAYS}. Ask for a shorter range with from and to, ` +
+        `or start an asynchronous export of up to ${MAX_ASYNC_EXPORT_DAYS} days with POST /spend/exports {from, to}.`,
+    );
   }
-  const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
-  labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
-  const lines = [CSV_HEADER];
-  let rows = 0;
-  for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
-    rows += page.length;
-    if (rows > maxRows) {
-      throw new ExportTooLarge(
-        `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); an export holds at most ${maxRows}. Ask for fewer days with from and to.`,
-      );
-    }
-    const byHash = await labels;
-    for (const item of page) lines.push(csvRow(item, byHash.get(item.keyHash as string) ?? null));
-  }
-  return { filename: `burnrate-spend-${from}-to-${to}.csv`, csv: `${lines.join('\r\n')}\r\n` };
+  const tooMany = () =>
+    new ExportTooLarge(
+      `The range ${from} to ${to} has more than ${maxRows} rows (key × day × model); this export holds at most ${maxRows}. ` +
+        `Ask for fewer days with from and to, or start an asynchronous export of the whole range with POST /spend/exports {from, to}.`,
+    );
+  let csv = '';
+  for await (const chunk of csvChunks(accountId, from, to, maxRows, tooMany)) csv += chunk.text;
+  return { filename: `burnrate-spend-${from}-to-${to}.csv`, csv };
 }

@@ -7,10 +7,12 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/spend.ts';
 import { microsToUsd } from '#shared/pricing/pricing.ts';
-import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
+import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
+import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
+import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -64,9 +66,24 @@ const sumAll = (groups: { totals: Totals }[]) => {
   return total;
 };
 
+/**
+ * GET /spend: the range's sums (filtered when asked), and with `compare=previous` the sums of the previous range.
+ * `model` needs `provider` (a model name alone could be two providers' models).
+ */
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
-  const groupBy: GroupBy = query.groupBy ?? 'day';
+  if (query.model !== undefined && query.provider === undefined) {
+    throw new ValidationError('model filters need provider.', [{ path: 'query.model', message: 'Give provider with model (e.g. provider=openai&model=gpt-4o).' }]);
+  }
+  const filter = spendFilter(query);
+  const [current, previous] = await Promise.all([
+    filter ? filteredSpend(accountId, filter, from, to, query.groupBy ?? 'day', now) : accountSpend(accountId, from, to, query.groupBy ?? 'day', now),
+    query.compare === 'previous' ? previousTotals(accountId, filter, previousRange(from, to)) : undefined,
+  ]);
+  return previous ? { ...current, previous } : current;
+}
+
+async function accountSpend(accountId: string, from: string, to: string, groupBy: GroupBy, now: Date) {
   const today = isoDate(now);
   const withForecast = to.slice(0, 7) === today.slice(0, 7);
   const forecastOf = (figures: repo.ForecastFigures) => ({ monthEnd: microsToUsd(accountForecast(figures, today)), method: FORECAST_METHOD });
@@ -85,16 +102,7 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       to,
       groupBy,
       total: totalsView(sumAll(groups)),
-      groups: top.map((g) => {
-        const key = figures.keyItems.get(g.id);
-        return {
-          hash: g.id,
-          label: (key?.label as string | null | undefined) ?? null,
-          hint: (key?.hint as string | undefined) ?? null,
-          provider: (key?.provider as string | undefined) ?? null,
-          ...totalsView(g.totals),
-        };
-      }),
+      groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
       forecast: withForecast ? forecastOf(figures) : null,
     };
   }
@@ -132,5 +140,149 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
       byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
     forecast: figures ? forecastOf(figures) : null,
+  };
+}
+
+// ---- filters and the previous period (API.md part 4 "Reading at any scale") -----------------------------------
+
+export interface SpendFilter {
+  provider?: string;
+  model?: string;
+  keyHash?: string;
+}
+
+/** The query's filters (provider and model lower-cased, as ingestion stores them), or undefined when there are none. */
+function spendFilter(query: SpendQuery): SpendFilter | undefined {
+  if (query.provider === undefined && query.keyHash === undefined) return undefined;
+  return {
+    ...(query.provider !== undefined ? { provider: query.provider.trim().toLowerCase() } : {}),
+    ...(query.model !== undefined ? { model: query.model.trim().toLowerCase() } : {}),
+    ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}),
+  };
+}
+
+const matches = (filter: SpendFilter) => (item: Item) =>
+  (filter.provider === undefined || item.provider === filter.provider) && (filter.model === undefined || item.model === filter.model);
+
+/**
+ * The day × model items of a range that pass the filter, ONE Query: the key's own items with `keyHash`, else the
+ * account's day × model items; provider and model are checked in memory (they are part of each item's sort key).
+ */
+async function filteredDayModels(accountId: string, filter: SpendFilter, from: string, to: string): Promise<Item[]> {
+  const items = filter.keyHash ? await keyDayModels(accountId, filter.keyHash, from, to) : await repo.accountDayModels(accountId, from, to);
+  return items.filter(matches(filter));
+}
+
+/**
+ * The range before [from, to] that `compare=previous` sums: for a month from its 1st (to date, or whole) the same
+ * days of the previous month (a whole month: the whole previous month; days past its end are dropped), else the
+ * same number of days just before `from`. Pure.
+ */
+export function previousRange(from: string, to: string): { from: string; to: string } {
+  if (from.endsWith('-01') && from.slice(0, 7) === to.slice(0, 7)) {
+    const first = `${previousMonth(from.slice(0, 7))}-01`;
+    const length = daysInMonth(first);
+    const day = Number(to.slice(8, 10)) === daysInMonth(to) ? length : Math.min(Number(to.slice(8, 10)), length);
+    return { from: first, to: `${first.slice(0, 8)}${String(day).padStart(2, '0')}` };
+  }
+  const days = daysBetween(from, to).length;
+  return { from: addDays(from, -days), to: addDays(from, -1) };
+}
+
+/** `previous: {from, to, total}`: one Query (the account's days, or the filtered day × model items). */
+async function previousTotals(accountId: string, filter: SpendFilter | undefined, range: { from: string; to: string }) {
+  const items = filter ? await filteredDayModels(accountId, filter, range.from, range.to) : await repo.accountDays(accountId, range.from, range.to);
+  const total = zero();
+  for (const item of items) addItem(total, item);
+  return { ...range, total: totalsView(total) };
+}
+
+/**
+ * GET /spend with filters: the filtered day × model items for day, model and provider (and for key when a key is
+ * named); groupBy=key of a provider reads the month × key and day × key aggregates and keeps that provider's keys
+ * (the key index says each key's provider); of a model, the export rows of the range (key × day × model). The
+ * forecast is the filtered spend's (month to date and the 7 days before today), from one more Query.
+ */
+async function filteredSpend(accountId: string, filter: SpendFilter, from: string, to: string, groupBy: GroupBy, now: Date) {
+  const today = isoDate(now);
+  const monthFirst = `${today.slice(0, 7)}-01`;
+  const windowFrom = addDays(today, -7) < monthFirst ? addDays(today, -7) : monthFirst;
+  const withForecast = to.slice(0, 7) === today.slice(0, 7);
+  const [groupsOf, figures, window] = await Promise.all([
+    filteredGroups(accountId, filter, from, to, groupBy, now),
+    repo.loadForecastFigures(accountId, today, filter.keyHash ? [filter.keyHash] : []),
+    withForecast ? filteredDayModels(accountId, filter, windowFrom, today) : undefined,
+  ]);
+  let forecast = null;
+  if (window) {
+    const days = new Map<string, bigint>();
+    let monthToDate = 0n;
+    for (const item of window) {
+      const cost = micros(item.costMicros);
+      days.set(item.date as string, (days.get(item.date as string) ?? 0n) + cost);
+      if ((item.date as string) >= monthFirst) monthToDate += cost;
+    }
+    const keyItem = filter.keyHash ? figures.keyItems.get(filter.keyHash) : undefined;
+    const since = ((keyItem?.firstSeenAt ?? figures.account?.createdAt) as string | undefined)?.slice(0, 10);
+    const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => days.get(d) ?? 0n, ...(since ? { since } : {}) });
+    forecast = { monthEnd: microsToUsd(monthEnd), method: FORECAST_METHOD };
+  }
+  return { from, to, groupBy, total: totalsView(sumAll(groupsOf.totals)), groups: groupsOf.groups, forecast };
+}
+
+async function filteredGroups(accountId: string, filter: SpendFilter, from: string, to: string, groupBy: GroupBy, now: Date) {
+  if (groupBy !== 'key') {
+    const items = await filteredDayModels(accountId, filter, from, to);
+    if (groupBy === 'day') {
+      const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
+      for (const item of items) {
+        const day = days.get(item.date as string);
+        if (day) addItem(day, item);
+      }
+      const totals = [...days.values()].map((t) => ({ totals: t }));
+      return { totals, groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
+    }
+    const byModel = groupBy === 'model';
+    const groups = grouped(items, (i) => (byModel ? `${i.provider as string}|${i.model as string}` : (i.provider as string)), (i) => ({
+      provider: i.provider as string,
+      model: i.model as string,
+    }));
+    return {
+      totals: groups,
+      groups: groups.map((g) =>
+        byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      ),
+    };
+  }
+  let items: Item[];
+  if (filter.keyHash) items = (await filteredDayModels(accountId, filter, from, to)).map((item) => ({ ...item, keyHash: filter.keyHash }));
+  else if (filter.model !== undefined) items = await repo.modelRows(accountId, from, to, filter.provider!, filter.model);
+  else {
+    const plan = keyReadPlan(from, to, isoDate(new Date(now.getTime() + LATEST_DAY_MS)));
+    const [keyIndex, ...reads] = await Promise.all([
+      listProviderKeys(accountId),
+      plan.months ? repo.accountMonthKeys(accountId, ...plan.months) : [],
+      ...plan.dayRanges.map(([f, t]) => repo.accountDayKeys(accountId, f, t)),
+    ]);
+    const ofProvider = new Set(keyIndex.filter((key) => key.provider === filter.provider).map((key) => key.keyHash as string));
+    items = reads.flat().filter((item) => ofProvider.has(item.keyHash as string));
+  }
+  const groups = grouped(items, (item) => item.keyHash as string, () => ({ provider: '', model: '' }));
+  const top = groups.slice(0, TOP_KEYS);
+  const figures = await repo.loadForecastFigures(accountId, isoDate(now), top.map((g) => g.id));
+  return {
+    totals: groups,
+    groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
+  };
+}
+
+/** A groupBy=key entry: the key's names from its item. */
+function keyGroup(g: Group, key: Item | undefined) {
+  return {
+    hash: g.id,
+    label: (key?.label as string | null | undefined) ?? null,
+    hint: (key?.hint as string | undefined) ?? null,
+    provider: (key?.provider as string | undefined) ?? null,
+    ...totalsView(g.totals),
   };
 }

@@ -229,6 +229,12 @@ export function localValues(template: Template, stack: LocalStackValues): LocalV
         resources[id] = { ref: url, attributes: { Arn: arn('sqs', name), QueueName: name, QueueUrl: url } };
         break;
       }
+      case 'AWS::S3::Bucket': {
+        // Bucket names are lower case; ARNs of buckets name no region or account.
+        const name = `burnrate-${id.toLowerCase()}`;
+        resources[id] = { ref: name, attributes: { Arn: `arn:aws:s3:::${name}`, DomainName: `${name}.s3.amazonaws.com`, RegionalDomainName: `${name}.s3.${region}.amazonaws.com` } };
+        break;
+      }
       case 'AWS::SecretsManager::Secret': {
         const value = stack.templateSecrets[id];
         const secretArn = arn('secretsmanager', `secret:${id}-LoCaL1`);

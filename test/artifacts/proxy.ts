@@ -6,7 +6,7 @@
  * checked against the function's resolved IAM statements. A denied call is answered as AWS would
  * (AccessDeniedException) and recorded; an allowed one goes on to the local stack: DynamoDB Local and cognito-local
  * behind us, and small stand-ins here for what the local stack runs in-process or not at all (SQS, SES, Secrets
- * Manager).
+ * Manager, S3's object writes: PutObject and the multipart upload, kept in memory per run).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -26,7 +26,7 @@ export function findSecret(secrets: readonly LocalSecret[], secretId: string): L
   return secrets.find((s) => secretId === s.name || secretId === s.arn || s.arn === `${secretId}-${s.arn.slice(-6)}`);
 }
 
-export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager';
+export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager' | 's3';
 
 /** One AWS request a function made. */
 export interface AwsCall {
@@ -82,6 +82,47 @@ const SQS_ACTION: Record<string, string> = {
   DeleteMessageBatch: 'DeleteMessage',
   ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
 };
+
+/** S3 object operations and the IAM action each is authorized as. */
+const S3_ACTION: Record<string, string> = {
+  PutObject: 'PutObject',
+  CreateMultipartUpload: 'PutObject',
+  UploadPart: 'PutObject',
+  CompleteMultipartUpload: 'PutObject',
+  AbortMultipartUpload: 'AbortMultipartUpload',
+  GetObject: 'GetObject',
+};
+
+/** An S3 REST request (path-style: `/<bucket>/<key>`), named by its method and query. */
+function nameS3(method: string, path: string): { operation: string; input: Record<string, any> } {
+  const url = new URL(path, 'http://s3');
+  const [bucket = '', ...key] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const q = url.searchParams;
+  const operation =
+    method === 'PUT' && q.has('uploadId') ? 'UploadPart'
+    : method === 'PUT' ? 'PutObject'
+    : method === 'POST' && q.has('uploads') ? 'CreateMultipartUpload'
+    : method === 'POST' && q.has('uploadId') ? 'CompleteMultipartUpload'
+    : method === 'DELETE' && q.has('uploadId') ? 'AbortMultipartUpload'
+    : method === 'GET' ? 'GetObject'
+    : `${method} ${url.pathname}${url.search}`;
+  return { operation, input: { Bucket: bucket, Key: key.join('/'), UploadId: q.get('uploadId') ?? undefined, PartNumber: q.get('partNumber') ?? undefined } };
+}
+
+/** The payload of an `aws-chunked` body (`<hex size>[;chunk-signature=…]\r\n<bytes>\r\n … 0\r\n<trailers>`). */
+export function decodeAwsChunked(body: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = body.indexOf('\r\n', at);
+    if (lineEnd < 0) throw new Error('aws-chunked body without a chunk header');
+    const size = Number.parseInt(body.subarray(at, lineEnd).toString('latin1').split(';')[0]!, 16);
+    if (!Number.isFinite(size)) throw new Error('aws-chunked body with a bad chunk size');
+    if (size === 0) return Buffer.concat(parts);
+    parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+}
 
 const TRANSACT_WRITE_ACTION: Record<string, string> = {
   Put: 'PutItem',
@@ -144,6 +185,12 @@ export function authorizationsFor(
       const secret = findSecret(env.secrets, secretId);
       return [{ action: `secretsmanager:${operation}`, resource: secret?.arn ?? secretId }];
     }
+    case 's3': {
+      // The multipart upload's steps are all authorized as s3:PutObject on the object (the S3 docs' action table).
+      const action = S3_ACTION[operation];
+      if (!action) throw new Error(`S3 ${operation} is not modelled`);
+      return [{ action: `s3:${action}`, resource: `arn:aws:s3:::${input.Bucket}/${input.Key}` }];
+    }
     case 'ses': {
       if (operation !== 'SendEmail') throw new Error(`SES ${operation} is not modelled`);
       const from = bareAddress(String(input.FromEmailAddress ?? ''));
@@ -173,6 +220,8 @@ export function nameRequest(headers: IncomingMessage['headers'], method: string,
   };
   if (prefix && byPrefix[prefix]) return { service: byPrefix[prefix], operation };
   if (method === 'POST' && path.split('?')[0] === '/v2/email/outbound-emails') return { service: 'ses', operation: 'SendEmail' };
+  // S3 has no target header: its SigV4 credential scope names it (`…/us-east-1/s3/aws4_request`).
+  if (/\/s3\/aws4_request/.test(String(headers.authorization ?? ''))) return { service: 's3', operation: nameS3(method, path).operation };
   return { service: 'unknown', operation: `${method} ${path}${target ? ` (${target})` : ''}` };
 }
 
@@ -198,7 +247,14 @@ export interface RecordingProxy {
   messages: SentMessage[];
   /** What SES SendEmail sent. */
   emails: Record<string, any>[];
+  /** What S3 stored (PutObject, or a completed multipart upload), by `<bucket>/<key>`. */
+  objects: Map<string, S3Object>;
   close(): Promise<void>;
+}
+
+export interface S3Object {
+  body: Buffer;
+  headers: Record<string, string>;
 }
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
@@ -207,6 +263,8 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
   const calls: AwsCall[] = [];
   const messages: SentMessage[] = [];
   const emails: Record<string, any>[] = [];
+  const objects = new Map<string, S3Object>();
+  const uploads = new Map<string, { key: string; headers: Record<string, string>; parts: Map<number, Buffer> }>();
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -226,15 +284,25 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
     const { service, operation } = nameRequest(req.headers, method, path);
     const signed = /^AWS4-HMAC-SHA256 /.test(String(req.headers.authorization ?? ''));
     let input: Record<string, any> = {};
-    try {
-      input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, any>) : {};
-    } catch {
-      input = { raw: body.toString('utf8') };
+    if (service === 's3') input = nameS3(method, path).input;
+    else {
+      try {
+        input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, any>) : {};
+      } catch {
+        input = { raw: body.toString('utf8') };
+      }
     }
     const call: AwsCall = { service, operation, signed, authorizations: [], allowed: false, status: 0, input };
     calls.push(call);
     const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       call.status = status;
+      if (service === 's3') {
+        // REST-XML: a document (or nothing), errors as <Error><Code>…</Code></Error>.
+        const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(typeof payload === 'string' ? payload : '', 'utf8');
+        res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': randomUUID(), 'content-length': String(bytes.length), ...headers });
+        res.end(bytes);
+        return;
+      }
       const contentType = service === 'ses' ? 'application/json' : `application/x-amz-json-${service === 'secretsmanager' || service === 'cognito-idp' ? '1.1' : '1.0'}`;
       res.writeHead(status, { 'content-type': contentType, 'x-amzn-requestid': randomUUID(), ...headers });
       res.end(JSON.stringify(payload));
@@ -251,6 +319,7 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
     if (!call.allowed) {
       const denied = call.authorizations.find((a) => !a.allowed)!;
       const message = `User: arn:aws:sts::${options.accountId}:assumed-role/function is not authorized to perform: ${denied.action} on resource: ${denied.resource} because no identity-based policy allows the ${denied.action} action`;
+      if (service === 's3') return reply(403, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>${message}</Message></Error>`);
       return reply(service === 'ses' ? 403 : 400, { __type: 'AccessDeniedException', message }, { 'x-amzn-errortype': 'AccessDeniedException' });
     }
 
@@ -268,6 +337,8 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
         if (operation === 'SendMessage') return reply(200, { MessageId: sent[0]!.message.messageId, MD5OfMessageBody: sent[0]!.message.md5OfBody });
         return reply(200, { Successful: sent.map((s) => ({ Id: s.id, MessageId: s.message.messageId, MD5OfMessageBody: s.message.md5OfBody })), Failed: [] });
       }
+      case 's3':
+        return s3(operation, input, body, req.headers, reply);
       case 'secretsmanager': {
         const secret = findSecret(options.secrets, String(input.SecretId));
         if (operation !== 'GetSecretValue') return reply(400, { __type: 'UnsupportedOperation', message: `Secrets Manager ${operation} is not stood in for` });
@@ -284,6 +355,50 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
         emails.push(input);
         return reply(200, { MessageId: randomUUID() });
       }
+    }
+  }
+
+  /** The S3 stand-in: object writes kept in `objects`, the multipart upload by upload id. */
+  function s3(operation: string, input: Record<string, any>, raw: Buffer, headers: IncomingMessage['headers'], reply: (status: number, payload: unknown, headers?: Record<string, string>) => void): void {
+    const key = `${input.Bucket}/${input.Key}`;
+    const payload = String(headers['content-encoding'] ?? '').includes('aws-chunked') ? decodeAwsChunked(raw) : raw;
+    const etag = `"${createHash('md5').update(payload).digest('hex')}"`;
+    const kept = (names: string[]) => Object.fromEntries(names.filter((n) => headers[n] !== undefined).map((n) => [n, String(headers[n])]));
+    const objectHeaders = () => kept(['content-type', 'content-disposition', 'content-encoding']);
+    const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>${body}`;
+    switch (operation) {
+      case 'PutObject':
+        objects.set(key, { body: payload, headers: objectHeaders() });
+        return reply(200, '', { etag });
+      case 'CreateMultipartUpload': {
+        const uploadId = randomUUID();
+        uploads.set(uploadId, { key, headers: objectHeaders(), parts: new Map() });
+        return reply(200, xml(`<InitiateMultipartUploadResult><Bucket>${input.Bucket}</Bucket><Key>${input.Key}</Key><UploadId>${uploadId}</UploadId></InitiateMultipartUploadResult>`));
+      }
+      case 'UploadPart': {
+        const upload = uploads.get(String(input.UploadId));
+        if (!upload) return reply(404, xml('<Error><Code>NoSuchUpload</Code></Error>'));
+        upload.parts.set(Number(input.PartNumber), payload);
+        return reply(200, '', { etag });
+      }
+      case 'CompleteMultipartUpload': {
+        const upload = uploads.get(String(input.UploadId));
+        if (!upload) return reply(404, xml('<Error><Code>NoSuchUpload</Code></Error>'));
+        const parts = [...upload.parts].sort(([a], [b]) => a - b).map(([, part]) => part);
+        objects.set(upload.key, { body: Buffer.concat(parts), headers: upload.headers });
+        uploads.delete(String(input.UploadId));
+        return reply(200, xml(`<CompleteMultipartUploadResult><Bucket>${input.Bucket}</Bucket><Key>${input.Key}</Key><ETag>${etag}</ETag></CompleteMultipartUploadResult>`));
+      }
+      case 'AbortMultipartUpload':
+        uploads.delete(String(input.UploadId));
+        return reply(204, '');
+      case 'GetObject': {
+        const object = objects.get(key);
+        if (!object) return reply(404, xml('<Error><Code>NoSuchKey</Code></Error>'));
+        return reply(200, object.body, object.headers);
+      }
+      default:
+        return reply(400, xml(`<Error><Code>NotImplemented</Code><Message>S3 ${operation} is not stood in for</Message></Error>`));
     }
   }
 
@@ -312,6 +427,7 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
     calls,
     messages,
     emails,
+    objects,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

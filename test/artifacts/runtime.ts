@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { invokeArtifact, lambdaRuntimeEnvironment, pool, type Artifact, type Invocation } from './bundles.ts';
 import { localValues, resolveEnvironment, resolveStatements, type LocalStackValues, type Template } from './cfn.ts';
-import { startRecordingProxy, type AwsCall, type SentMessage } from './proxy.ts';
+import { startRecordingProxy, type AwsCall, type S3Object, type SentMessage } from './proxy.ts';
 import type { PolicyStatement } from './iam.ts';
 
 export interface Run {
@@ -18,6 +18,8 @@ export interface Run {
   calls: AwsCall[];
   messages: SentMessage[];
   emails: Record<string, any>[];
+  /** What it stored in S3, by `<bucket>/<key>`. */
+  objects: Map<string, S3Object>;
 }
 
 export interface RuntimeOptions {
@@ -74,7 +76,7 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
           ...Object.assign({}, ...extra),
         };
         const invocation = await invokeArtifact(artifact, env, event, randomUUID());
-        const run: Run = { artifact, event, env, invocation, calls: proxy.calls, messages: proxy.messages, emails: proxy.emails };
+        const run: Run = { artifact, event, env, invocation, calls: proxy.calls, messages: proxy.messages, emails: proxy.emails, objects: proxy.objects };
         runs.push(run);
         return run;
       } finally {

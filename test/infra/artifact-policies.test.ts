@@ -104,6 +104,31 @@ describe("the synthesized roles, checked as the artifact test's proxy checks the
     expect(allowed(decide('budgets/list', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(false);
   });
 
+  it('exports: the worker writes export files only (its prefix, its bucket), the status route reads them to sign links, the start route queues jobs', () => {
+    const bucket = `burnrate-${Object.keys(app.template.Resources).find((id) => id.startsWith('ExportsFiles'))!.toLowerCase()}`;
+    const dashboard = `burnrate-${Object.keys(app.template.Resources).find((id) => id.startsWith('DashboardApp'))!.toLowerCase()}`;
+    const object = (key: string, b = bucket) => ({ Bucket: b, Key: key });
+    const file = 'exports/br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC/exp_01JZ3N5Q8W4XKJ7T2M9R6V0ABC.csv.gz';
+    for (const operation of ['PutObject', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload', 'AbortMultipartUpload']) {
+      expect(allowed(decide('spend/export-worker', 's3', operation, object(file))), operation).toBe(true);
+      expect(allowed(decide('spend/export-worker', 's3', operation, object('elsewhere/x.csv.gz'))), operation).toBe(false);
+      expect(allowed(decide('spend/export-worker', 's3', operation, object(file, dashboard))), operation).toBe(false);
+      expect(allowed(decide('spend/exports-get', 's3', operation, object(file))), operation).toBe(false);
+    }
+    expect(allowed(decide('spend/export-worker', 's3', 'GetObject', object(file)))).toBe(false);
+    expect(allowed(decide('spend/exports-get', 's3', 'GetObject', object(file)))).toBe(true);
+    expect(allowed(decide('spend/exports-get', 's3', 'GetObject', object('index.html', dashboard)))).toBe(false);
+    expect(allowed(decide('spend/exports-get', 's3', 'GetObject', object(file), without('spend/exports-get', 's3:GetObject')))).toBe(false);
+    expect(allowed(decide('spend/export', 's3', 'GetObject', object(file)))).toBe(false);
+
+    const queue = (prefix: string) => ({ QueueUrl: `http://127.0.0.1:1/000000000000/burnrate-${Object.keys(app.template.Resources).find((id) => id.startsWith(prefix))!}`, MessageBody: '{}' });
+    expect(allowed(decide('spend/exports-create', 'sqs', 'SendMessage', queue('ExportsJobs')))).toBe(true);
+    expect(allowed(decide('spend/exports-create', 'sqs', 'SendMessage', queue('ExportsDeadLetterQueue')))).toBe(false);
+    expect(allowed(decide('spend/exports-create', 'sqs', 'SendMessage', queue('AlertsQueue')))).toBe(false);
+    expect(allowed(decide('ingest/post', 'sqs', 'SendMessage', queue('ExportsJobs')))).toBe(false);
+    expect(allowed(decide('spend/exports-create', 'sqs', 'SendMessage', queue('ExportsJobs'), without('spend/exports-create', 'sqs:SendMessage')))).toBe(false);
+  });
+
   it('Secrets Manager: the billing functions read exactly the Stripe secret (its full ARN matches `-??????`)', () => {
     expect(allowed(decide('billing/checkout', 'secretsmanager', 'GetSecretValue', { SecretId: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:burnrate/stripe' }))).toBe(true);
     expect(allowed(decide('billing/webhook', 'secretsmanager', 'GetSecretValue', { SecretId: 'burnrate/stripe' }))).toBe(true);

@@ -85,7 +85,8 @@ describe('the app bucket', () => {
       },
       DeletionPolicy: 'Retain',
     });
-    template.resourceCountIs('AWS::S3::Bucket', 2);
+    // The dashboard's two, and the export files' (test/infra/exports.test.ts).
+    template.resourceCountIs('AWS::S3::Bucket', 3);
     for (const id of [bucketId('DashboardApp'), logs]) {
       template.hasResourceProperties('AWS::S3::BucketPolicy', {
         Bucket: { Ref: id },

@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '#infra/app.ts';
 import type { BuildAppProps } from '#infra/app.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, SES_IDENTITY_WILDCARD_FINDING } from '#infra/burnrate-stack.ts';
-import { routes } from '#shared/routes.ts';
+import { exportObjectsFinding } from '#infra/exports.ts';
+import { routeId, routes } from '#shared/routes.ts';
 import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
@@ -106,7 +107,7 @@ describe('cdk-nag AwsSolutions', () => {
       // Whole rules, never a blanket id; or one reviewed finding of a rule: SES identity/*, and the policy CDK gives
       // its BucketDeployment upload function (infra/dashboard.ts), finding by finding, on that role only.
       if (ack.path === deploymentRole) expect(ack.id, ack.path).toMatch(/^AwsSolutions-IAM[45]\[(Action|Resource|Policy)::.+\]$/);
-      else if (ack.id !== SES_IDENTITY_WILDCARD_FINDING) expect(ack.id, ack.path).toMatch(/^AwsSolutions-[A-Z]+\d+$/);
+      else if (ack.id !== SES_IDENTITY_WILDCARD_FINDING && ack.id !== exportObjectsFinding(stack.exports)) expect(ack.id, ack.path).toMatch(/^AwsSolutions-[A-Z]+\d+$/);
       expect(ack.reason.length, `${ack.path} ${ack.id}`).toBeGreaterThanOrEqual(80);
     }
     // A new acknowledgment is a reviewed change of this list, not a way to silence a finding.
@@ -119,14 +120,19 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-COG2', // no MFA flow in the product yet
       'AwsSolutions-COG8', // Essentials tier
       'AwsSolutions-IAM4', // CDK's BucketDeployment function: AWSLambdaBasicExecutionRole
-      'AwsSolutions-IAM5', // SES identity/* (sandbox recipients), held to the one sender by ses:FromAddress; the BucketDeployment's s3 grants
+      'AwsSolutions-IAM5', // SES identity/* (sandbox recipients), held to the one sender by ses:FromAddress; the BucketDeployment's s3 grants; the export files' prefix
       'AwsSolutions-L1', // nodejs22.x pinned with the esbuild target; the BucketDeployment's Python runtime (CDK's)
       'AwsSolutions-S1', // the access-log bucket does not log into itself
       'AwsSolutions-SMG4', // the cursor key: rotating it only restarts open list cursors
     ]);
     // IAM4 and the BucketDeployment's IAM5 findings only on CDK's upload function role.
-    expect(new Set(acks.filter((a) => a.id.startsWith('AwsSolutions-IAM4') || (a.id.startsWith('AwsSolutions-IAM5') && a.id !== SES_IDENTITY_WILDCARD_FINDING)).map((a) => a.path))).toEqual(
+    const reviewedIam5 = new Set([SES_IDENTITY_WILDCARD_FINDING, exportObjectsFinding(stack.exports)]);
+    expect(new Set(acks.filter((a) => a.id.startsWith('AwsSolutions-IAM4') || (a.id.startsWith('AwsSolutions-IAM5') && !reviewedIam5.has(a.id))).map((a) => a.path))).toEqual(
       new Set([deploymentRole]),
+    );
+    // The export files' finding exactly on the worker's role and the roles of the routes that sign download links.
+    expect(new Set(acks.filter((a) => a.id === exportObjectsFinding(stack.exports)).map((a) => a.path))).toEqual(
+      new Set([stack.exports.worker.role.node.path, ...routes.filter((r) => r.signsExportLinks).map((r) => `${stack.functions.get(routeId(r))!.role.node.path}`)]),
     );
     // Nothing on the stack or the app as a whole: every acknowledgment names its resource.
     expect(acks.filter((a) => a.path === stack.node.path || a.path === '')).toEqual([]);
@@ -196,6 +202,11 @@ describe('least privilege', () => {
         expect(s.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'alerts@example.com' } });
         continue;
       }
+      // The other reviewed one: the export files, named at run time, under their bucket's exports/ prefix only.
+      if (asList(s.Action).every((a) => a.startsWith('s3:'))) {
+        expect(JSON.stringify(s.Resource)).toMatch(/^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ExportsFiles[0-9A-F]+","Arn"\]\},"\/exports\/\*"\]\]\}$/);
+        continue;
+      }
       const resourceList = asList(s.Resource);
       expect(resourceList.length, JSON.stringify(s)).toBeGreaterThan(0);
       expect(resourceList).not.toContain('*');
@@ -206,7 +217,7 @@ describe('least privilege', () => {
   it('gives every function its own role with no managed policy, writing to its own log group only', () => {
     const { functionId: deploymentFunctionId } = deploymentRoleIds(resources);
     const functions = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && id !== deploymentFunctionId);
-    expect(functions).toHaveLength(routes.length + 2); // + the notifier and the alert sweeper (CDK's upload function: above)
+    expect(functions).toHaveLength(routes.length + 3); // + the notifier, the alert sweeper and the export worker (CDK's upload function: above)
     const roles = new Set<string>();
     for (const [id, fn] of functions) {
       const roleId = refId(props(fn).Role)!;

@@ -16,10 +16,13 @@ let outdir: string;
 let template: Template;
 let resources: Record<string, Resource>;
 
-/** Resources of one CloudFormation type, by logical id; functions and policies without CDK's upload function's. */
+/**
+ * Resources of one CloudFormation type, by logical id; functions and policies without CDK's upload function's, and
+ * without the asynchronous exports' bucket, queues and worker (construct `Exports`: test/infra/exports.test.ts).
+ */
 function ofType(type: string): [string, Resource][] {
   const { functionId, roleId, policyId } = deploymentRoleIds(resources);
-  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id));
+  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id) && !id.startsWith('Exports'));
 }
 
 function only(type: string): [string, Resource] {
@@ -106,8 +109,9 @@ describe('routes and functions', () => {
   });
 
   it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources but the upload', () => {
-    // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads.
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 3);
+    // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads, and
+    // the export worker.
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 4);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::')).map((r) => r.Type)).toEqual(['Custom::CDKBucketDeployment', 'Custom::CDKBucketDeployment']);
   });
@@ -195,6 +199,8 @@ describe('IAM', () => {
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
         ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
+        ...(route.queuesExports ? ['sqs:SendMessage'] : []),
+        ...(route.signsExportLinks ? ['s3:GetObject'] : []),
       ];
       expect([...others].sort(), route.handler).toEqual(expected.sort());
     }
@@ -387,7 +393,7 @@ describe('alert delivery', () => {
     for (const route of routes) {
       const id = functionIdOf(route);
       const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
-      const send = statementsOf(id).filter((s) => asList(s.Action).includes('sqs:SendMessage'));
+      const send = statementsOf(id).filter((s) => asList(s.Action).includes('sqs:SendMessage') && refId(s.Resource) === queueId);
       if (route.publishesAlerts) {
         expect(refId(env.ALERTS_QUEUE_URL), route.handler).toBe(queueId);
         expect(send, route.handler).toHaveLength(1);
@@ -434,7 +440,7 @@ describe('alert delivery', () => {
         },
       });
       const json = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
-      const mapping = Object.values(json).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping')!;
+      const mapping = Object.entries(json).find(([id, r]) => r.Type === 'AWS::Lambda::EventSourceMapping' && !id.startsWith('Exports'))![1];
       const fn = json[refId(props(mapping).FunctionName)!]!;
       expect(props(fn).Environment.Variables).toMatchObject({
         ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev',

@@ -7,6 +7,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
@@ -17,7 +18,7 @@ import { linkInMail } from './outbox.ts';
 declare const document: {
   querySelector(selector: string): unknown;
   documentElement: { scrollWidth: number };
-  activeElement: { textContent: string | null; id: string; name?: string; value?: string } | null;
+  activeElement: { textContent: string | null; id: string; name?: string; value?: string; getAttribute(name: string): string | null } | null;
 };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 declare const sessionStorage: { length: number; setItem(key: string, value: string): void };
@@ -87,6 +88,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Password').fill('short');
     await page.getByRole('button', { name: 'Create account' }).click();
     await expect.poll(() => page.locator('.field-error, [role="alert"]').count()).toBeGreaterThan(0);
+    // The form's message counts the fields it shows (one), whatever number of errors the API gave for it.
+    expect(await page.getByRole('alert').textContent()).toBe('Check the field “Password”.');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
 
@@ -127,23 +130,30 @@ describe('the dashboard in Chromium', () => {
     // Overview: month to date, the chart, top keys.
     await page.getByRole('link', { name: 'Overview' }).click();
     await screen(page, 'Overview');
-    await expect.poll(() => page.getByTestId('month-to-date').textContent()).toBe('$19.50');
+    await expect.poll(() => page.getByTestId('range-total').textContent()).toBe('$19.50');
     // The account's forecast from GET /spend (month to date + the trailing 7-day average × the days left).
     await expect.poll(() => page.getByTestId('forecast').textContent()).toMatch(/^\$\d[\d,]*\.\d{2}$/);
     await expect.poll(() => page.locator('figure.chart canvas').count()).toBeGreaterThan(0);
-    await expect.poll(() => page.locator('figure.chart .u-legend').textContent()).toContain('openai');
+    // Before any hover the legend gives the range's total; the providers' sums are GET /spend's.
+    await expect.poll(() => page.locator('figure.chart .u-legend').textContent()).toContain('total $19.50');
+    expect(await page.locator('tr[data-provider="openai"] td.num').textContent()).toBe('$7.50');
+    expect(await page.locator('tr[data-provider="anthropic"] td.num').textContent()).toBe('$12.00');
     await expect.poll(() => page.getByRole('link', { name: '…a9Zz' }).count()).toBe(1);
 
-    // Keys: sort, then label a key inline with the keyboard (Enter saves).
+    // Keys: sort, then label a key inline with the keyboard (Enter saves); Escape gives focus back to its opener.
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await screen(page, 'Keys');
+    await page.getByRole('button', { name: 'Edit label of …a9Zz' }).click();
+    await page.getByLabel('Label of …a9Zz').press('Escape');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Edit label of …a9Zz');
     await page.getByRole('button', { name: 'Edit label of …o7Qa' }).click();
     await page.getByLabel('Label of …o7Qa').fill('Search bot');
     await page.getByLabel('Label of …o7Qa').press('Enter');
     // The saved label names the row (its details link is named by keyName, so it is unique once the label is in).
     await page.getByRole('link', { name: 'Details of Search bot' }).waitFor();
-    await page.getByRole('button', { name: /^Provider/ }).click();
-    await expect.poll(() => page.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['anthropic', 'openai']);
+    // Sorted by name across the account: a key without a label by its provider's name ("anthropic" < "Search bot").
+    await page.getByRole('button', { name: /^Key/ }).click();
+    await expect.poll(() => page.locator('table.keys tbody tr td.key-cell > div.muted').allTextContents()).toEqual([expect.stringMatching(/^anthropic/), expect.stringMatching(/^openai/)]);
 
     // The key's screen: its daily chart and its by-model table.
     await page.getByRole('link', { name: 'Details of Search bot' }).click();
@@ -158,10 +168,24 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Budgets' }).click();
     await screen(page, 'Budgets');
     await page.getByLabel('Name', { exact: true }).fill('Team cap');
+    // A field error names the field by its label, not by the API's name (monthlyLimit).
+    await page.getByLabel('Monthly limit (US dollars)').fill('twenty');
+    await page.getByRole('button', { name: 'Create budget' }).click();
+    await page.locator('.field-error', { hasText: /^Monthly limit \(US dollars\) / }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe('Check the field “Monthly limit (US dollars)”.');
     await page.getByLabel('Monthly limit (US dollars)').fill('20');
     await page.getByLabel('Alert at (% of the limit)').fill('50');
     await page.getByRole('button', { name: 'Create budget' }).click();
     await page.getByRole('heading', { name: 'Team cap' }).waitFor();
+    // Edited in place (PATCH): Cancel gives focus back to "Edit"; Save changes the budget.
+    await page.getByRole('button', { name: 'Edit budget Team cap' }).click();
+    await page.getByRole('form', { name: 'Edit budget Team cap' }).getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Edit budget Team cap');
+    await page.getByRole('button', { name: 'Edit budget Team cap' }).click();
+    const edit = page.getByRole('form', { name: 'Edit budget Team cap' });
+    await edit.getByLabel('Alert at (% of the limit)').fill('60');
+    await edit.getByRole('button', { name: 'Save budget' }).click();
+    await page.getByText('alert at 60%').waitFor();
     await screen(page, 'Budgets', ' (one budget)');
     await ingest(secret, [{ requestId: 'o-more', keyHash: openaiKey, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd: 1 }]);
 
@@ -182,10 +206,17 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('li[aria-current="true"]').textContent()).toContain('Budget "Team cap" exceeded');
     await page.getByRole('link', { name: 'Alerts' }).click();
     await screen(page, 'Alerts');
-    const ack = page.getByRole('button', { name: /^Acknowledge Budget "Team cap" exceeded/ });
+    // A short button text; the alert's title is its accessible description. After it, focus goes to the next
+    // alert's Acknowledge (or the heading when none is left) and a polite message says what happened.
+    const ack = page.getByRole('listitem').filter({ hasText: 'Budget "Team cap" exceeded' }).getByRole('button', { name: 'Acknowledge', exact: true });
     await ack.waitFor();
+    expect(await ack.getAttribute('aria-describedby')).toMatch(/^title-alt_/);
     await ack.click();
     await expect.poll(() => ack.count()).toBe(0);
+    await page.locator('[aria-live="polite"]', { hasText: 'Acknowledged: Budget "Team cap" exceeded' }).waitFor();
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement?.id === 'screen-title' ? 'heading' : document.activeElement?.textContent)))
+      .toMatch(/^(heading|Acknowledge)$/);
     await page.getByLabel('Show').selectOption('acknowledged');
     await page.getByText(/Budget "Team cap" exceeded/).first().waitFor();
     await screen(page, 'Alerts', ' (acknowledged)');
@@ -201,7 +232,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Input', { exact: true }).fill('-1');
     await page.getByLabel('Output', { exact: true }).fill('20');
     await page.getByRole('button', { name: 'Save price' }).click();
-    await page.locator('.field-error', { hasText: 'input must be ≥ 0.' }).waitFor();
+    await page.locator('.field-error', { hasText: 'Input must be ≥ 0.' }).waitFor();
     expect(await page.getByLabel('Input', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Input', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Save price' }).click();
@@ -233,16 +264,24 @@ describe('the dashboard in Chromium', () => {
     const csv = (await readFile(await download.path(), 'utf8')).split('\r\n');
     expect(csv[0]).toBe('date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
     expect(csv).toContain(`${today},${openaiKey},Search bot,openai,acme-tuned-1,1,100000,0,50000,2.000000`);
-    // An export the API refuses (over 25,000 rows: too many events to send here) shows the problem's detail.
-    await page.route('**/api/spend/export*', (route) =>
-      route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify({ type: '/problems/export-too-large', title: 'The export is too large.', status: 400, detail: 'The range has more than 25000 rows; ask for fewer days.' }) }),
+    // An export too large for the synchronous answer (over 25,000 rows: too many events to send here, so the 400
+    // is stood in) becomes an export job: its progress, then a one-time link to the same rows, gzip-compressed.
+    await page.route('**/api/spend/export?*', (route) =>
+      route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify({ type: '/problems/export-too-large', title: 'The export is too large.', status: 400, detail: 'The range has more than 25000 rows.' }) }),
     );
     await page.getByRole('button', { name: 'Download CSV' }).click();
-    await page.getByRole('alert').filter({ hasText: 'The range has more than 25000 rows; ask for fewer days.' }).waitFor();
-    await page.unroute('**/api/spend/export*');
-    // Past 92 days the API refuses an export: the button says so instead of failing.
+    const jobLink = page.getByRole('link', { name: /^Download the CSV \(\d+ rows, gzip/ });
+    await jobLink.waitFor({ timeout: 30_000 });
+    await page.unroute('**/api/spend/export?*');
+    const [gz] = await Promise.all([page.waitForEvent('download'), jobLink.click()]);
+    expect(gunzipSync(await readFile(await gz.path())).toString('utf8').split('\r\n')).toEqual(csv);
+    // Past 92 days the export is a job from the start; past 366 days none is possible, and the button says so.
     await page.getByLabel('Range').selectOption('180');
-    await page.getByText('The export is limited to 92 days').waitFor();
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    await page.getByRole('link', { name: /^Download the CSV \(\d+ rows, gzip/ }).waitFor({ timeout: 30_000 });
+    await page.getByLabel('Range').selectOption('custom');
+    await page.getByLabel('From', { exact: true }).fill('2024-01-01');
+    await page.getByText('An export covers at most 366 days').waitFor();
     expect(await page.getByRole('button', { name: 'Download CSV' }).isDisabled()).toBe(true);
 
     // Back to the built-in table: the own price deleted (after a confirmation).
@@ -310,23 +349,35 @@ describe('the dashboard in Chromium', () => {
       // A viewer reads prices (no form to set one) and may export spend (a GET).
       if (path === '/prices') expect(await viewer.getByLabel('Model', { exact: true }).count()).toBe(0);
       if (path === '/') await viewer.getByRole('button', { name: 'Download CSV' }).waitFor();
+      // Keys as cards at 360 px: the month to date in view, each card short.
+      if (path === '/keys') {
+        const card = viewer.locator('table.keys tbody tr').first();
+        const money = (await card.locator('td.num').first().boundingBox())!;
+        expect(money.x + money.width).toBeLessThanOrEqual(360);
+        expect((await card.boundingBox())!.height).toBeLessThan(160);
+      }
     }
     await other.close();
 
     // Billing: upgrade through the local Checkout page, back to the dashboard with the new plan.
     await page.getByRole('link', { name: 'Billing' }).click();
     await screen(page, 'Billing');
+    // Plans in words, each upgrade with its price and limits.
+    expect(await page.getByTestId('plan').textContent()).toBe('You are on the Free plan, active.');
+    expect(await page.getByRole('button', { name: /^Upgrade to Scale/ }).textContent()).toContain('$299 a month · 10,000,000 tracked requests, 1,000 keys, 250 users');
     await page.getByRole('button', { name: 'Upgrade to Growth' }).click();
     await page.waitForURL(/\/checkout\//);
     await page.getByRole('button', { name: 'Pay' }).click();
-    await page.waitForLoadState();
+    // The local Checkout's success page leads back to the dashboard's Billing screen.
+    await page.waitForURL(`${origin()}/billing?checkout=success`);
+    await screen(page, 'Billing', ' (back from Checkout)');
     await expect
       .poll(async () => {
         await page.goto(`${origin()}/billing`);
         await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor();
         return page.locator('main').textContent();
       }, { timeout: 15_000 })
-      .toContain('Plan GROWTH');
+      .toContain('You are on the Growth plan, active.');
     await page.getByRole('button', { name: 'Manage the subscription' }).waitFor();
 
     // Settings: the profile says the address is verified.
@@ -334,9 +385,15 @@ describe('the dashboard in Chromium', () => {
     await screen(page, 'Settings', ' (verified)');
     await page.getByText(`${email} (verified)`).waitFor();
 
+    // Tabs share the session: a new tab opens signed in; signing out in one tab signs out the other too.
+    const tab = await browser.context.newPage();
+    await tab.goto(`${origin()}/keys`);
+    await screen(tab, 'Keys', ' (a new tab)');
     // Sign out forgets the session: a screen sends to sign-in; signing in comes back to it.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await screen(page, 'Sign in');
+    await tab.waitForURL(/\/sign-in\?next=%2Fkeys/);
+    await tab.close();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.goto(`${origin()}/alerts?status=acknowledged`);
     await page.waitForURL(/\/sign-in\?next=/);

@@ -30,10 +30,11 @@ import type { getKey, listKeys, toKeyView } from '#shared/keys/service.ts';
 import type { alertView, budgetView, ruleView } from '#shared/alerting/model.ts';
 import type { listBudgets } from '#shared/budgets/service.ts';
 import type { listRules } from '#shared/rules/service.ts';
-import type { listAlertsView } from '#shared/alerts/service.ts';
+import type { acknowledgeMany, listAlertsView } from '#shared/alerts/service.ts';
 import type { webhookSecretView } from '#shared/notify/webhook-secret.ts';
 import type { billingStatus } from '#shared/billing/status.ts';
 import type { openPortal, startCheckout } from '#shared/billing/checkout.ts';
+import type { ExportView } from '#shared/spend/exports.ts';
 import type { WebhookReply } from '#shared/billing/webhook.ts';
 import { newId } from '#shared/ids.ts';
 import { handler as openapiHandler } from '#functions/openapi/get.ts';
@@ -137,9 +138,10 @@ describe('the document', () => {
 
   it('documents query parameters from the handlers’ query schemas', () => {
     const params = (path: string) => doc.paths[path].get.parameters.filter((p: any) => p.in === 'query');
-    expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'limit', 'cursor']);
+    expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'type', 'keyHash', 'limit', 'cursor']);
     expect(params('/alerts')[0]).toMatchObject({ required: false, schema: { enum: ['triggered', 'acknowledged'] } });
-    expect(params('/keys').map((p: any) => p.name)).toEqual(['limit', 'cursor']);
+    expect(params('/keys').map((p: any) => p.name)).toEqual(['q', 'provider', 'source', 'sort', 'order', 'limit', 'cursor']);
+    expect(params('/spend').map((p: any) => p.name)).toEqual(['from', 'to', 'groupBy', 'provider', 'model', 'keyHash', 'compare']);
     expect(params('/keys/{hash}').map((p: any) => p.name)).toEqual(['from', 'to']);
   });
 
@@ -347,6 +349,7 @@ describe('response schemas', () => {
     expectTypeOf<Awaited<ReturnType<typeof listBudgets>>>().toExtend<Out<typeof R.responseComponents.BudgetList>>();
     expectTypeOf<ReturnType<typeof alertView>>().toEqualTypeOf<Out<typeof R.Alert>>();
     expectTypeOf<Awaited<ReturnType<typeof listAlertsView>>>().toEqualTypeOf<Out<typeof R.responseComponents.AlertList>>();
+    expectTypeOf<Awaited<ReturnType<typeof acknowledgeMany>>>().toEqualTypeOf<Out<typeof R.responseComponents.AcknowledgeResult>>();
     // A rule's config is typed as a union apart from its type; the document ties each config to its type.
     type RuleView = ReturnType<typeof ruleView>;
     expectTypeOf<Out<typeof R.Rule>>().toExtend<RuleView>();
@@ -357,6 +360,7 @@ describe('response schemas', () => {
     expectTypeOf<Awaited<ReturnType<typeof startCheckout>>>().toEqualTypeOf<Out<typeof R.Checkout>>();
     expectTypeOf<Awaited<ReturnType<typeof openPortal>>>().toEqualTypeOf<Out<typeof R.Portal>>();
     expectTypeOf<WebhookReply>().toEqualTypeOf<Out<typeof R.WebhookReceipt>>();
+    expectTypeOf<ExportView>().toEqualTypeOf<Out<typeof R.SpendExport>>();
   });
 });
 

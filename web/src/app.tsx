@@ -2,7 +2,7 @@
 import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from './api/client.ts';
-import { endSession, hasSession, onSessionChange } from './api/session.ts';
+import { hasSession, onSessionChange, signOut } from './api/session.ts';
 import { Link, match, navigate, useRoute } from './router.tsx';
 import { useLoad } from './ui/load.ts';
 import { MeContext } from './ui/me.tsx';
@@ -132,7 +132,7 @@ function SignedIn({ path, query }: { path: string; query: URLSearchParams }) {
             type="button"
             class="secondary"
             onClick={() => {
-              endSession();
+              signOut();
               navigate('/sign-in');
             }}
           >

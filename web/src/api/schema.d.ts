@@ -276,8 +276,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Discovered keys, most month-to-date spend first.
-         * @description Discovered keys, most month-to-date spend first. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * The account’s keys: search, filters, and any sort across the whole account, with the number that match.
+         * @description `q` (1–100 characters) matches, in any case, a part of the label, the provider’s name of the key or the hint, or the start of the hash. `provider` and `source` filter. `sort`: `monthToDate` (default), `today`, `total`, `forecastMonthEnd`, `lastSeenAt`, `name` (the label, else the provider’s name, else the hint, else the hash; in any case); ties by hash. `order` defaults to `desc` (`asc` for `name`). `total` counts every key that matches; pages follow the chosen order across the whole account. A cursor belongs to its sort and order (another’s: 400). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["keysList"];
         put?: never;
@@ -416,8 +416,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Triggered alerts, newest first.
-         * @description Triggered alerts, newest first. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * Triggered alerts, newest first, with the account’s counts by status.
+         * @description `type` and `keyHash` (a key the alert names, `keyHash` or among `keyHashes`) filter the list. A filtered page may hold fewer than `limit` alerts while `nextCursor` is not null (the filter reads a bounded number of alerts per request): follow it. `counts` are exact counters over all the account’s alerts, whatever the filters. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["alertsList"];
         put?: never;
@@ -446,6 +446,26 @@ export interface paths {
          * @description Acknowledge an alert (a second time keeps the first acknowledgedAt). Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         patch: operations["alertsAcknowledge"];
+        trace?: never;
+    };
+    "/alerts/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge alerts in bulk: the ids named, or every triggered alert that matches.
+         * @description `{ids: [1–100 alert ids]}` or `{all: true, type?, keyHash?}`. Each triggered alert is acknowledged exactly once, under concurrency too: `acknowledged` counts those this request acknowledged (alerts already acknowledged, or unknown ids, are not counted and are no error). Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["alertsAcknowledgeMany"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/webhook-secret": {
@@ -685,7 +705,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.
-         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendGet"];
         put?: never;
@@ -705,9 +725,49 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `'` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR is prefixed with `'` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or to start an asynchronous export (`POST /spend/exports`). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/spend/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["spendExportsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/spend/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An asynchronous export: its status, and once ready a download link of its gzip CSV file.
+         * @description Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of `GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a one-time link (a second download answers 410). Another account’s export id: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["spendExportsGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -895,6 +955,8 @@ export interface components {
         };
         Key: {
             hash: string;
+            /** @enum {string} */
+            source: "ingest" | "connection";
             label: string | null;
             hint: string | null;
             provider: string;
@@ -916,6 +978,7 @@ export interface components {
         KeyList: {
             items: components["schemas"]["Key"][];
             nextCursor: string | null;
+            total: number;
         };
         Breakdown: {
             from: components["schemas"]["CalendarDate"];
@@ -940,6 +1003,8 @@ export interface components {
         };
         KeyDetail: {
             hash: string;
+            /** @enum {string} */
+            source: "ingest" | "connection";
             label: string | null;
             hint: string | null;
             provider: string;
@@ -1009,8 +1074,31 @@ export interface components {
                 /** @constant */
                 method: "trailing-7-day-average";
             } | null;
+            previous?: {
+                from: components["schemas"]["CalendarDate"];
+                to: components["schemas"]["CalendarDate"];
+                total: {
+                    costUsd: number;
+                    requests: number;
+                    inputTokens: number;
+                    cachedInputTokens: number;
+                    outputTokens: number;
+                };
+            };
         };
         SpendCsv: string;
+        SpendExport: {
+            id: string;
+            from: components["schemas"]["CalendarDate"];
+            to: components["schemas"]["CalendarDate"];
+            /** @enum {string} */
+            status: "running" | "ready" | "failed";
+            rows: number;
+            bytes: number;
+            url: string | null;
+            expiresAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
         Price: {
             provider: string;
             model: string;
@@ -1112,13 +1200,14 @@ export interface components {
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
             budgetId: string | null;
             keyHash: string | null;
             keyHashes: string[];
+            connectionId?: string;
             title: string;
             message: string;
             period: string;
@@ -1138,6 +1227,13 @@ export interface components {
         AlertList: {
             items: components["schemas"]["Alert"][];
             nextCursor: string | null;
+            counts: {
+                triggered: number;
+                acknowledged: number;
+            };
+        };
+        AcknowledgeResult: {
+            acknowledged: number;
         };
         WebhookSecret: {
             secret: string;
@@ -1245,6 +1341,11 @@ export interface components {
             cachedInput?: number;
             output: number;
         };
+        /** @description The range, as `GET /spend`: default the current month to today (UTC), at most 366 days. */
+        CreateExportRequest: {
+            from?: string;
+            to?: string;
+        };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
         };
@@ -1258,6 +1359,8 @@ export interface components {
             inputTokens: number;
             outputTokens: number;
             cachedInputTokens?: number;
+            cacheWriteInputTokens?: number;
+            cacheWrite1hInputTokens?: number;
             costUsd?: number;
             /** Format: date-time */
             timestamp?: string;
@@ -1361,6 +1464,17 @@ export interface components {
             password: string;
             firstName: string;
             lastName: string;
+        };
+        AcknowledgeRequest: components["schemas"]["AcknowledgeIdsRequest"] | components["schemas"]["AcknowledgeAllRequest"];
+        AcknowledgeIdsRequest: {
+            ids: string[];
+        };
+        AcknowledgeAllRequest: {
+            /** @constant */
+            all: true;
+            /** @enum {string} */
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
+            keyHash?: string;
         };
         /** @description A Stripe event, exactly as Stripe signed it. */
         StripeEvent: {
@@ -2245,6 +2359,16 @@ export interface operations {
     keysList: {
         parameters: {
             query?: {
+                /** @description Search: a part of the label, provider name or hint (any case), or the start of the hash. */
+                q?: string;
+                /** @description Only this provider (`openai`, `anthropic`, …; any case). */
+                provider?: string;
+                /** @description Only keys of this source. */
+                source?: "ingest" | "connection";
+                /** @description What the list is ordered by. */
+                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
+                /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
+                order?: "asc" | "desc";
                 /** @description Page size, 1–100 (default 50). */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page (opaque). */
@@ -2256,7 +2380,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Discovered keys, most month-to-date spend first. */
+            /** @description The account’s keys: search, filters, and any sort across the whole account, with the number that match. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2268,6 +2392,7 @@ export interface operations {
                      *       "items": [
                      *         {
                      *           "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "source": "ingest",
                      *           "label": "Backend (OpenAI)",
                      *           "hint": "sk-...a1B2",
                      *           "provider": "openai",
@@ -2287,7 +2412,8 @@ export interface operations {
                      *           "unpricedRequests": 0
                      *         }
                      *       ],
-                     *       "nextCursor": "eyJ2IjoxLCJrIjoiLi4uIn0"
+                     *       "nextCursor": "eyJ2IjoxLCJrIjoiLi4uIn0",
+                     *       "total": 1000
                      *     }
                      */
                     "application/json": components["schemas"]["KeyList"];
@@ -2327,6 +2453,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
                      *       "hint": "sk-...a1B2",
                      *       "provider": "openai",
@@ -2421,6 +2548,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
                      *       "hint": "sk-...a1B2",
                      *       "provider": "openai",
@@ -2877,6 +3005,10 @@ export interface operations {
             query?: {
                 /** @description Only alerts in this status. */
                 status?: "triggered" | "acknowledged";
+                /** @description Only alerts of this type. */
+                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
+                /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
+                keyHash?: string;
                 /** @description Page size, 1–100 (default 50). */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page (opaque). */
@@ -2888,7 +3020,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Triggered alerts, newest first. */
+            /** @description Triggered alerts, newest first, with the account’s counts by status. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2928,7 +3060,11 @@ export interface operations {
                      *           "acknowledgedBy": null
                      *         }
                      *       ],
-                     *       "nextCursor": null
+                     *       "nextCursor": null,
+                     *       "counts": {
+                     *         "triggered": 192,
+                     *         "acknowledged": 41
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["AlertList"];
@@ -2999,6 +3135,49 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    alertsAcknowledgeMany: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "all": true,
+                 *       "type": "budget_threshold"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AcknowledgeRequest"];
+            };
+        };
+        responses: {
+            /** @description Acknowledge alerts in bulk: the ids named, or every triggered alert that matches. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "acknowledged": 150
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AcknowledgeResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3587,7 +3766,16 @@ export interface operations {
                 from?: string;
                 /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
                 to?: string;
+                /** @description How `groups` is grouped. */
                 groupBy?: "day" | "model" | "provider" | "key";
+                /** @description Only this provider (`openai`, `anthropic`, …; any case). */
+                provider?: string;
+                /** @description Only this model of `provider`. */
+                model?: string;
+                /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
+                keyHash?: string;
+                /** @description `previous`: also the sums of the previous period. */
+                compare?: "previous";
             };
             header?: never;
             path?: never;
@@ -3637,6 +3825,17 @@ export interface operations {
                      *       "forecast": {
                      *         "monthEnd": 121.3,
                      *         "method": "trailing-7-day-average"
+                     *       },
+                     *       "previous": {
+                     *         "from": "2026-10-01",
+                     *         "to": "2026-10-21",
+                     *         "total": {
+                     *           "costUsd": 75.4,
+                     *           "requests": 7410,
+                     *           "inputTokens": 9320000,
+                     *           "cachedInputTokens": 1800000,
+                     *           "outputTokens": 1650000
+                     *         }
                      *       }
                      *     }
                      */
@@ -3682,6 +3881,102 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendExportsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "2025-12-01",
+                 *       "to": "2026-11-30"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateExportRequest"];
+            };
+        };
+        responses: {
+            /** @description Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file. */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description `/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`). */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "from": "2025-12-01",
+                     *       "to": "2026-11-30",
+                     *       "status": "ready",
+                     *       "rows": 412388,
+                     *       "bytes": 9731542,
+                     *       "url": "https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…",
+                     *       "expiresAt": "2026-11-21T23:34:24.000Z",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SpendExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    spendExportsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An asynchronous export: its status, and once ready a download link of its gzip CSV file. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "from": "2025-12-01",
+                     *       "to": "2026-11-30",
+                     *       "status": "ready",
+                     *       "rows": 412388,
+                     *       "bytes": 9731542,
+                     *       "url": "https://burnrate-exports.s3.us-east-1.amazonaws.com/exports/br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC/exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2.csv.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…",
+                     *       "expiresAt": "2026-11-21T23:34:24.000Z",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SpendExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3742,7 +4037,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider: string;
+                /** @description Only this model of `provider`. */
                 model: string;
             };
             cookie?: never;
@@ -3797,7 +4094,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider: string;
+                /** @description Only this model of `provider`. */
                 model: string;
             };
             cookie?: never;

@@ -1,6 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.ts';
+import { inUserWords, summarize } from './field-errors.ts';
 import { ErrorBox } from './states.tsx';
 
 let nextId = 0;
@@ -57,28 +58,39 @@ export function Select({ label, options, ...select }: SelectProps) {
   );
 }
 
-/** Form submit state: `run(fn)` shows busy, then the problem's detail on failure; `fieldError(path)` for fields. */
+/**
+ * Form submit state: `run(fn)` shows busy, then the problem's detail on failure. `fieldError(path, label)` gives a
+ * field its error in the user's words (the label, not `monthlyLimit`) and records that the form shows that field;
+ * `error` is then the form's own summary, counting each shown field once and naming it by its label.
+ */
 export function useSubmit() {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
+  const [failure, setFailure] = useState<Error | undefined>();
+  const labels = useRef(new Map<string, string>()).current;
+  const errors = failure instanceof ApiError ? (failure.problem.errors ?? []) : [];
+  const error = failure instanceof ApiError && errors.length > 0 ? new Error(summarize(errors, labels, failure.message)) : failure;
   return {
     busy,
     error,
-    fieldError: (path: string) => (error instanceof ApiError ? error.field(path) : undefined),
+    fieldError: (path: string, label?: string) => {
+      if (label) labels.set(path, label);
+      const message = failure instanceof ApiError ? failure.field(path) : undefined;
+      return message === undefined ? undefined : inUserWords(message, path, label);
+    },
     async run(fn: () => Promise<unknown>): Promise<boolean> {
       setBusy(true);
-      setError(undefined);
+      setFailure(undefined);
       try {
         await fn();
         return true;
       } catch (e) {
-        setError(e instanceof Error ? e : new Error(String(e)));
+        setFailure(e instanceof Error ? e : new Error(String(e)));
         return false;
       } finally {
         setBusy(false);
       }
     },
-    clear: () => setError(undefined),
+    clear: () => setFailure(undefined),
   };
 }
 
@@ -106,5 +118,21 @@ export function Form({
       {children}
       <ErrorBox error={error} />
     </form>
+  );
+}
+
+/** A form's submit button, and Cancel when the form edits something in place. */
+export function FormActions({ busy, submitText, onCancel }: { busy: boolean; submitText: string; onCancel?: (() => void) | undefined }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={busy}>
+        {submitText}
+      </button>
+      {onCancel && (
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+    </div>
   );
 }

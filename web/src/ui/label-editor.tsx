@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { useReturnFocus } from './focus.ts';
 import { api, ok, type Schemas } from '../api/client.ts';
 import { Field, useSubmit } from './form.tsx';
 import { ErrorBox } from './states.tsx';
@@ -9,12 +10,21 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState(item.label ?? '');
   const submit = useSubmit();
+  const opener = useReturnFocus<HTMLButtonElement>();
+  const close = () => {
+    setEditing(false);
+    submit.clear();
+    opener.returnFocus();
+  };
   if (!editing) {
     return (
       <span class="actions">
         <span>{item.label ?? <span class="muted">no label</span>}</span>
         {canEdit && (
-          <button type="button" class="link" aria-label={`Edit label of ${keyName(item)}`} onClick={() => setEditing(true)}>
+          <button type="button" class="link" ref={opener.ref} aria-label={`Edit label of ${keyName(item)}`} onClick={() => {
+              setValue(item.label ?? '');
+              setEditing(true);
+            }}>
             Edit label
           </button>
         )}
@@ -26,7 +36,7 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
       .run(() => ok(api.PATCH('/keys/{hash}', { params: { path: { hash: item.hash } }, body: { label: value.trim() || null } })))
       .then((done) => {
         if (done) {
-          setEditing(false);
+          close();
           onSaved();
         }
       });
@@ -37,13 +47,18 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
         e.preventDefault();
         save();
       }}
-      onKeyDown={(e) => e.key === 'Escape' && setEditing(false)}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          close();
+        }
+      }}
     >
-      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label')} onInput={(e) => setValue(e.currentTarget.value)} />
+      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label', 'Label')} onInput={(e) => setValue(e.currentTarget.value)} />
       <button type="submit" disabled={submit.busy}>
         Save label
       </button>
-      <button type="button" class="secondary" onClick={() => setEditing(false)}>
+      <button type="button" class="secondary" onClick={close}>
         Cancel
       </button>
       <ErrorBox error={submit.error && !submit.fieldError('label') ? submit.error : undefined} />

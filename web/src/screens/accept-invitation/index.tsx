@@ -28,13 +28,13 @@ export function AcceptInvitation({ query }: { query: URLSearchParams }) {
             })
           }
         >
-          <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName')} onInput={set('firstName')} />
-          <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName')} onInput={set('lastName')} />
+          <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName', 'First name')} onInput={set('firstName')} />
+          <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName', 'Last name')} onInput={set('lastName')} />
           <NewPasswordField
             label="Password"
             required
             value={form.password}
-            error={submit.fieldError('password')}
+            error={submit.fieldError('password', 'Password')}
             onInput={set('password')}
           />
           <button type="submit" disabled={submit.busy || !token}>

@@ -1,9 +1,10 @@
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { useSubmit } from '../../ui/form.tsx';
-import { number, when } from '../../ui/format.ts';
+import { number, UTC_NOTE, when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { ErrorBox, Screen, Show } from '../../ui/states.tsx';
+import { OFFERS, offerText, PLAN_NAMES, STATUS_NAMES } from './plans.ts';
 
 function Usage({ label, used, limit }: { label: string; used: number; limit: number }) {
   const pct = limit > 0 ? Math.min(100, (used / limit) * 100) : 0;
@@ -20,7 +21,8 @@ function Usage({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
-export function Billing() {
+export function Billing({ query }: { query: URLSearchParams }) {
+  const back = query.get('checkout');
   const isAdmin = useCan('admin');
   const status = useLoad(() => ok(api.GET('/billing/status')), []);
   const go = useSubmit();
@@ -34,12 +36,22 @@ export function Billing() {
       <Show state={status}>
         {(s) => (
           <>
-            <p>
-              Plan <strong>{s.plan}</strong> · status <strong>{s.billingStatus}</strong>
-              {s.graceEndsAt ? ` · grace until ${when(s.graceEndsAt)}` : ''}
+            {back === 'success' && (
+              <p class="notice" role="status">
+                Thank you! Your plan changes as soon as Stripe confirms the payment{s.plan === 'FREE' ? ' (reload in a moment)' : ''}.
+              </p>
+            )}
+            {back === 'canceled' && (
+              <p class="notice" role="status">
+                Checkout canceled: nothing was charged and nothing changed.
+              </p>
+            )}
+            <p data-testid="plan">
+              You are on the <strong>{PLAN_NAMES[s.plan]}</strong> plan, {STATUS_NAMES[s.billingStatus]}
+              {s.graceEndsAt ? `, with a grace period until ${when(s.graceEndsAt)}` : ''}.
             </p>
             <p class="muted">
-              This period: {when(s.currentPeriodStart)} to {when(s.currentPeriodEnd)}
+              This period: {when(s.currentPeriodStart)} to {when(s.currentPeriodEnd)}. {UTC_NOTE}
             </p>
             <div class="cards">
               <Usage label="Tracked requests" used={s.usage.trackedRequests} limit={s.usage.limit} />
@@ -49,14 +61,12 @@ export function Billing() {
             {isAdmin && (
               <div class="actions">
                 {s.plan === 'FREE' ? (
-                  <>
-                    <button type="button" disabled={go.busy} onClick={() => checkout('GROWTH')}>
-                      Upgrade to Growth
+                  OFFERS.map((offer) => (
+                    <button type="button" class="offer" key={offer.plan} disabled={go.busy} onClick={() => checkout(offer.plan)}>
+                      Upgrade to {PLAN_NAMES[offer.plan]}
+                      <small>{offerText(offer)}</small>
                     </button>
-                    <button type="button" disabled={go.busy} onClick={() => checkout('SCALE')}>
-                      Upgrade to Scale
-                    </button>
-                  </>
+                  ))
                 ) : (
                   <button
                     type="button"

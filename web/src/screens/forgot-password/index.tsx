@@ -27,7 +27,7 @@ export function ForgotPassword() {
               })
             }
           >
-            <Field label="E-mail" type="email" autocomplete="email" required value={email} error={submit.fieldError('email')} onInput={(e) => setEmail(e.currentTarget.value)} />
+            <Field label="E-mail" type="email" autocomplete="email" required value={email} error={submit.fieldError('email', 'E-mail')} onInput={(e) => setEmail(e.currentTarget.value)} />
             <button type="submit" disabled={submit.busy}>
               Send the reset link
             </button>

@@ -64,7 +64,7 @@ export function IngestKeys() {
             })
           }
         >
-          <Field label="Name" hint="Where it is used, e.g. “production proxy”." value={name} error={create.fieldError('name')} onInput={(e) => setName(e.currentTarget.value)} />
+          <Field label="Name" hint="Where it is used, e.g. “production proxy”." value={name} error={create.fieldError('name', 'Name')} onInput={(e) => setName(e.currentTarget.value)} />
           <button type="submit" disabled={create.busy}>
             Create ingest key
           </button>

@@ -2,7 +2,8 @@ import { useMemo } from 'preact/hooks';
 import { api, ok } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { money, number, when } from '../../ui/format.ts';
+import { number, UTC_NOTE, when } from '../../ui/format.ts';
+import { Money } from '../../ui/money.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
@@ -28,7 +29,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
   return (
     <Screen title={title}>
       <p>
-        <Link href="/keys">← All keys</Link>
+        <Link href="/keys">← All keys</Link> <span class="muted">{UTC_NOTE}</span>
       </p>
       {key.error && <ErrorBox error={key.error} />}
       {!key.data && !key.error && <Loading />}
@@ -36,12 +37,12 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
         <>
           <div class="cards">
             <div class="card stat">
-              <div class="muted">Month to date (UTC)</div>
-              <div class="value">{money(key.data.spend.monthToDate)}</div>
+              <div class="muted">Month to date</div>
+              <div class="value"><Money value={key.data.spend.monthToDate} /></div>
             </div>
             <div class="card stat">
-              <div class="muted">Today (UTC)</div>
-              <div class="value">{money(key.data.spend.today)}</div>
+              <div class="muted">Today</div>
+              <div class="value"><Money value={key.data.spend.today} /></div>
             </div>
             <div class="card">
               <div>
@@ -53,7 +54,9 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
             </div>
           </div>
           <h2>Daily spend</h2>
-          <RangePicker query={query} path={`/keys/${hash}`} />
+          <div class="toolbar">
+            <RangePicker query={query} path={`/keys/${hash}`} />
+          </div>
           <DailyChart days={days} series={series} label={`Daily spend of ${keyName(key.data)}`} />
           <h2>By model</h2>
           {key.data.breakdown.byModel.length === 0 ? (
@@ -79,7 +82,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                       <td class="num">{number(m.requests)}</td>
                       <td class="num">{number(m.inputTokens)}</td>
                       <td class="num">{number(m.outputTokens)}</td>
-                      <td class="num">{money(m.costUsd)}</td>
+                      <td class="num"><Money value={m.costUsd} /></td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,88 +1,199 @@
-import { useState } from 'preact/hooks';
+/**
+ * Keys: every key of the account, searched, filtered, sorted and paged by the server (GET /keys with q, provider,
+ * source, sort, order): any of 1,000 keys is a few keystrokes away, and "N keys" is the count of all that match.
+ * The search and the sort live in the URL, so a link or a reload keeps them. At 360 px the rows are cards with the
+ * money first.
+ */
+import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
-import { Link } from '../../router.tsx';
-import { money, when } from '../../ui/format.ts';
+import { Link, navigate } from '../../router.tsx';
+import { Field, Select } from '../../ui/form.tsx';
+import { number, UTC_NOTE, when } from '../../ui/format.ts';
 import { keyName } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
+import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
 
 type Key = Schemas['Key'];
-type Column = { id: string; title: string; value: (k: Key) => string | number; num?: boolean };
+type Sort = 'name' | 'today' | 'monthToDate' | 'forecastMonthEnd' | 'total' | 'lastSeenAt';
+type Order = 'asc' | 'desc';
 
-const COLUMNS: Column[] = [
-  { id: 'label', title: 'Label', value: (k) => keyName(k).toLowerCase() },
-  { id: 'hint', title: 'Hint', value: (k) => k.hint ?? '' },
-  { id: 'provider', title: 'Provider', value: (k) => k.provider },
-  { id: 'today', title: 'Today (UTC)', value: (k) => k.spend.today, num: true },
-  { id: 'mtd', title: 'Month to date', value: (k) => k.spend.monthToDate, num: true },
-  { id: 'forecast', title: 'Forecast', value: (k) => k.spend.forecastMonthEnd, num: true },
-  { id: 'lastSeen', title: 'Last seen', value: (k) => k.lastSeenAt },
+const PAGE = 50;
+const SORTS: { id: Sort; title: string; num?: boolean }[] = [
+  { id: 'name', title: 'Key' },
+  { id: 'monthToDate', title: 'Month to date', num: true },
+  { id: 'today', title: 'Today', num: true },
+  { id: 'forecastMonthEnd', title: 'Forecast', num: true },
+  { id: 'total', title: 'All time', num: true },
+  { id: 'lastSeenAt', title: 'Last seen' },
+];
+const SOURCES: [string, string][] = [
+  ['', 'Any source'],
+  ['ingest', 'Sent in events'],
+  ['connection', 'From a provider connection'],
 ];
 
-export function Keys() {
+interface Filters {
+  q: string;
+  provider: string;
+  source: string;
+  sort: Sort;
+  order: Order;
+}
+
+function filtersFrom(query: URLSearchParams): Filters {
+  const sort = (SORTS.find((s) => s.id === query.get('sort'))?.id ?? 'monthToDate') as Sort;
+  const order = query.get('order') === 'asc' || query.get('order') === 'desc' ? (query.get('order') as Order) : sort === 'name' ? 'asc' : 'desc';
+  return { q: query.get('q') ?? '', provider: query.get('provider') ?? '', source: query.get('source') ?? '', sort, order };
+}
+
+function toQuery(f: Filters): string {
+  const q = new URLSearchParams();
+  if (f.q) q.set('q', f.q);
+  if (f.provider) q.set('provider', f.provider);
+  if (f.source) q.set('source', f.source);
+  if (f.sort !== 'monthToDate') q.set('sort', f.sort);
+  if (f.order !== (f.sort === 'name' ? 'asc' : 'desc')) q.set('order', f.order);
+  const text = q.toString();
+  return text ? `/keys?${text}` : '/keys';
+}
+
+function KeyRow({ k, canLabel, onSaved }: { k: Key; canLabel: boolean; onSaved: () => void }) {
+  return (
+    <tr>
+      <td class="key-cell" data-label="Key">
+        <LabelEditor item={k} canEdit={canLabel} onSaved={onSaved} />
+        <div class="muted">
+          {k.provider}
+          {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
+        </div>
+      </td>
+      <td class="num" data-label="Month to date">
+        <Money value={k.spend.monthToDate} />
+      </td>
+      <td class="num" data-label="Today">
+        <Money value={k.spend.today} />
+      </td>
+      <td class="num" data-label="Forecast">
+        <Money value={k.spend.forecastMonthEnd} />
+      </td>
+      <td class="num" data-label="All time">
+        <Money value={k.spend.total} />
+      </td>
+      <td data-label="Last seen">{when(k.lastSeenAt)}</td>
+      <td data-label="">
+        <Link href={`/keys/${k.hash}`} aria-label={`Details of ${keyName(k)}`}>
+          Details
+        </Link>
+      </td>
+    </tr>
+  );
+}
+
+export function Keys({ query }: { query: URLSearchParams }) {
   const canLabel = useCan('member');
-  const [sort, setSort] = useState<{ by: string; desc: boolean }>({ by: 'mtd', desc: true });
-  const keys = useLoad(() => ok(api.GET('/keys', { params: { query: { limit: 100 } } })), []);
+  const f = filtersFrom(query);
+  const [typed, setTyped] = useState(f.q);
+  const [typedProvider, setTypedProvider] = useState(f.provider);
+  // The cursors of the pages before this one ("Previous" goes back one); a new search starts at the first page.
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const key = toQuery(f);
+  useEffect(() => setCursors([]), [key]);
+  // Typing searches after a short pause (each keystroke does not cost a request).
+  useEffect(() => {
+    if (typed === f.q && typedProvider === f.provider) return;
+    const timer = setTimeout(() => navigate(toQuery({ ...f, q: typed.trim(), provider: typedProvider.trim().toLowerCase() }), { replace: true }), 250);
+    return () => clearTimeout(timer);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [typed, typedProvider]);
+  const keys = useLoad(
+    () =>
+      ok(
+        api.GET('/keys', {
+          params: {
+            query: {
+              limit: PAGE,
+              sort: f.sort,
+              order: f.order,
+              ...(f.q ? { q: f.q.slice(0, 100) } : {}),
+              ...(f.provider ? { provider: f.provider } : {}),
+              ...(f.source ? { source: f.source as 'ingest' | 'connection' } : {}),
+              ...(cursor ? { cursor } : {}),
+            },
+          },
+        }),
+      ),
+    [key, cursor],
+  );
+  const sortBy = (s: (typeof SORTS)[number]) =>
+    navigate(toQuery({ ...f, sort: s.id, order: f.sort === s.id ? (f.order === 'asc' ? 'desc' : 'asc') : s.num || s.id === 'lastSeenAt' ? 'desc' : 'asc' }), { replace: true });
+  const filtered = Boolean(f.q || f.provider || f.source);
   document.title = 'Keys · Burnrate';
   return (
     <Screen title="Keys">
-      <p class="muted">Provider keys seen in your events, with their spend. Days are UTC.</p>
+      <p class="muted">Provider keys seen in your events and connections, with their spend. {UTC_NOTE}</p>
+      <form class="toolbar" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Search keys" type="search" hint="Part of the label, the provider or the hint, or the start of the hash." value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+        <Field label="Provider" value={typedProvider} autoComplete="off" placeholder="any" onInput={(e) => setTypedProvider(e.currentTarget.value)} />
+        <Select label="Source" value={f.source} options={SOURCES} onChange={(e) => navigate(toQuery({ ...f, source: e.currentTarget.value }), { replace: true })} />
+      </form>
       <Show state={keys}>
-        {({ items }) => {
-          if (items.length === 0) return <Empty>No keys yet: they appear when events name them.</Empty>;
-          const column = COLUMNS.find((c) => c.id === sort.by) ?? COLUMNS[4]!;
-          const sorted = [...items].sort((a, b) => {
-            const x = column.value(a);
-            const y = column.value(b);
-            const order = x < y ? -1 : x > y ? 1 : 0;
-            return sort.desc ? -order : order;
-          });
+        {({ items, total, nextCursor }) => {
+          const first = cursors.length * PAGE + 1;
           return (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys">
-              <table>
-                <caption class="muted">Sorted by {column.title.toLowerCase()}, {sort.desc ? 'descending' : 'ascending'}</caption>
-                <thead>
-                  <tr>
-                    {COLUMNS.map((c) => (
-                      <th
-                        scope="col"
-                        class={c.num ? 'num' : undefined}
-                        key={c.id}
-                        aria-sort={sort.by === c.id ? (sort.desc ? 'descending' : 'ascending') : undefined}
-                      >
-                        <button type="button" class="sort" onClick={() => setSort({ by: c.id, desc: sort.by === c.id ? !sort.desc : Boolean(c.num) })}>
-                          {c.title}
-                          {sort.by === c.id ? (sort.desc ? ' ↓' : ' ↑') : ''}
-                        </button>
-                      </th>
-                    ))}
-                    <th scope="col">Details</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {sorted.map((k) => (
-                    <tr key={k.hash}>
-                      <td>
-                        <LabelEditor item={k} canEdit={canLabel} onSaved={keys.reload} />
-                      </td>
-                      <td>{k.hint ?? '—'}</td>
-                      <td>{k.provider}</td>
-                      <td class="num">{money(k.spend.today)}</td>
-                      <td class="num">{money(k.spend.monthToDate)}</td>
-                      <td class="num">{money(k.spend.forecastMonthEnd)}</td>
-                      <td>{when(k.lastSeenAt)}</td>
-                      <td>
-                        <Link href={`/keys/${k.hash}`} aria-label={`Details of ${keyName(k)}`}>
-                          Details
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <>
+              <p aria-live="polite" data-testid="keys-total">
+                <strong>{number(total)}</strong> {total === 1 ? 'key' : 'keys'}
+                {filtered ? ' match' : ''}
+                {total > 0 && items.length < total ? ` · showing ${number(first)}–${number(first + items.length - 1)}` : ''}
+              </p>
+              {items.length === 0 ? (
+                <Empty>{filtered ? 'No key matches: change the search or the filters.' : 'No keys yet: they appear when events name them.'}</Empty>
+              ) : (
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys">
+                  <table class="keys">
+                    <caption class="muted">
+                      Sorted by {SORTS.find((s) => s.id === f.sort)!.title.toLowerCase()}, {f.order === 'desc' ? 'descending' : 'ascending'}, across all keys
+                    </caption>
+                    <thead>
+                      <tr>
+                        {SORTS.map((s) => (
+                          <th scope="col" class={s.num ? 'num' : undefined} key={s.id} aria-sort={f.sort === s.id ? (f.order === 'desc' ? 'descending' : 'ascending') : undefined}>
+                            <button type="button" class="sort" onClick={() => sortBy(s)}>
+                              {s.title}
+                              {f.sort === s.id ? (f.order === 'desc' ? ' ↓' : ' ↑') : ''}
+                            </button>
+                          </th>
+                        ))}
+                        <th scope="col">
+                          <span class="sr-only">Details</span>
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {items.map((k) => (
+                        <KeyRow key={k.hash} k={k} canLabel={canLabel} onSaved={keys.reload} />
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <nav class="actions" aria-label="Pages of keys">
+                {cursors.length > 0 && (
+                  <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
+                    Previous {PAGE}
+                  </button>
+                )}
+                {nextCursor && (
+                  <button type="button" class="secondary" onClick={() => setCursors([...cursors, nextCursor])}>
+                    Next {PAGE}
+                  </button>
+                )}
+              </nav>
+            </>
           );
         }}
       </Show>

@@ -1,93 +1,133 @@
-import { api, ok, type Schemas } from '../../api/client.ts';
-import { Link } from '../../router.tsx';
-import { dayRange, DailyChart, type DailySeries } from '../../ui/chart.tsx';
-import { money, when } from '../../ui/format.ts';
+
+import { api, ok } from '../../api/client.ts';
+import { Link, navigate } from '../../router.tsx';
+import { DailyChart } from '../../ui/chart.tsx';
+import { change, isoDay, moneyInText, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
+import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
+import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
-import { Empty, Screen, Show } from '../../ui/states.tsx';
+import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
+import { dayGroups, keyGroups, loadOverview, loadSeries, providerGroups, type ChartView, type OverviewData } from './data.ts';
 import { ExportButton } from './export.tsx';
 
-/** Keys whose breakdowns make the chart: the ones that spent most this month. */
-const CHART_KEYS = 10;
+const TOP_KEYS_SHOWN = 10;
 
-interface OverviewData {
-  keys: Schemas['Key'][];
-  days: string[];
-  series: DailySeries[];
-}
-
-async function loadOverview(from: string, to: string): Promise<OverviewData> {
-  const keys = (await ok(api.GET('/keys', { params: { query: { limit: 100 } } }))).items;
-  const details = await Promise.all(
-    keys.slice(0, CHART_KEYS).map((key) => ok(api.GET('/keys/{hash}', { params: { path: { hash: key.hash }, query: { from, to } } }))),
+function Stat({ label, value, testId, note }: { label: string; value: number | null; testId: string; note?: string | null }) {
+  return (
+    <div class="card stat">
+      <div class="muted">{label}</div>
+      <div class="value">{value === null ? '—' : <Money value={value} testId={testId} />}</div>
+      {note && <div class="muted">{note}</div>}
+    </div>
   );
-  const days = dayRange(from, to);
-  const byProvider = new Map<string, number[]>();
-  for (const detail of details) {
-    const values = byProvider.get(detail.provider) ?? days.map(() => 0);
-    detail.breakdown.daily.forEach((d) => {
-      const i = days.indexOf(d.date);
-      if (i >= 0) values[i] = (values[i] ?? 0) + d.costUsd;
-    });
-    byProvider.set(detail.provider, values);
-  }
-  const series = [...byProvider].map(([name, values]) => ({ name, values }));
-  return { keys, days, series };
 }
+
+/** "+12% vs the same days last month" (a month to date) or "vs the N days before" (any other range). */
+function comparison(data: OverviewData, preset: string): string | null {
+  const previous = data.days.previous;
+  if (!previous) return null;
+  const delta = change(data.days.total.costUsd, previous.total.costUsd);
+  if (delta === null) return `Nothing spent ${preset === 'month' ? 'in the same days last month' : 'in the days before'}.`;
+  const what = preset === 'month' ? 'the same days last month' : `${utcDay(previous.from)} – ${utcDay(previous.to)}`;
+  return `${delta} vs ${what}`;
+}
+
+function Figures({ data, preset }: { data: OverviewData; preset: string }) {
+  const days = dayGroups(data.days);
+  const today = days.find((d) => d.date === isoDay());
+  return (
+    <div class="cards">
+      <Stat label={preset === 'month' ? 'Month to date' : 'Spend in the range'} value={data.days.total.costUsd} testId="range-total" note={comparison(data, preset)} />
+      <Stat label="Forecast, month end" value={data.days.forecast?.monthEnd ?? null} testId="forecast" />
+      {today && <Stat label="Today" value={today.costUsd} testId="today" />}
+    </div>
+  );
+}
+
+const VIEWS: [ChartView, string][] = [
+  ['total', 'All spend'],
+  ['provider', 'Stacked by provider'],
+  ['model', 'Stacked by model'],
+];
 
 export function Overview({ query }: { query: URLSearchParams }) {
   const range = rangeFrom(query);
+  const view = (VIEWS.find((v) => v[0] === query.get('view'))?.[0] ?? 'total') as ChartView;
   const data = useLoad(() => loadOverview(range.from, range.to), [range.from, range.to]);
-  const spend = useLoad(() => ok(api.GET('/spend')), []);
   const alerts = useLoad(() => ok(api.GET('/alerts', { params: { query: { status: 'triggered', limit: 5 } } })), []);
+  const chart = useLoad(
+    async () => (data.data ? { days: dayGroups(data.data.days).map((d) => d.date), series: await loadSeries(view, data.data, range.from, range.to) } : undefined),
+    [data.data, view],
+  );
   document.title = 'Overview · Burnrate';
   // The open alerts appear with the rest (below it): nothing already shown moves when they arrive.
   return (
     <Screen title="Overview">
+      <p class="muted">{UTC_NOTE}</p>
+      <div class="toolbar">
+        <RangePicker query={query} path="/" />
+        <ExportButton from={range.from} to={range.to} />
+      </div>
       <Show state={data}>
-        {({ keys, days, series }) => {
-          const monthToDate = keys.reduce((sum, k) => sum + k.spend.monthToDate, 0);
-          const today = keys.reduce((sum, k) => sum + k.spend.today, 0);
+        {(d) => {
+          const providers = providerGroups(d.providers);
+          const keys = keyGroups(d.keys);
           return (
             <>
-              <div class="cards">
-                <div class="card stat">
-                  <div class="muted">Month to date (UTC)</div>
-                  <div class="value" data-testid="month-to-date">
-                    {money(monthToDate)}
-                  </div>
-                </div>
-                <div class="card stat">
-                  <div class="muted">Forecast, month end (UTC)</div>
-                  <div class="value" data-testid="forecast">
-                    {spend.data?.forecast ? money(spend.data.forecast.monthEnd) : '—'}
-                  </div>
-                </div>
-                <div class="card stat">
-                  <div class="muted">Today (UTC)</div>
-                  <div class="value">{money(today)}</div>
-                </div>
-                <div class="card stat">
-                  <div class="muted">Keys seen</div>
-                  <div class="value">{keys.length}</div>
-                </div>
-              </div>
-              <h2>Daily spend by provider</h2>
-              <div class="toolbar">
-                <RangePicker query={query} path="/" />
-                <ExportButton from={range.from} to={range.to} />
-              </div>
-              {series.length === 0 ? (
+              <Figures data={d} preset={range.preset} />
+              <h2>Daily spend</h2>
+              {d.days.total.costUsd === 0 && keys.length === 0 ? (
                 <Empty>
                   No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
                 </Empty>
               ) : (
-                <DailyChart days={days} series={series} label="Daily spend by provider" />
+                <>
+                  <Select
+                    label="Chart"
+                    value={view}
+                    options={VIEWS}
+                    onChange={(e) => {
+                      const next = new URLSearchParams(query);
+                      next.set('view', e.currentTarget.value);
+                      navigate(`/?${next}`, { replace: true });
+                    }}
+                  />
+                  {chart.data && <DailyChart days={chart.data.days} series={chart.data.series} label="Daily spend" />}
+                  {chart.error && <ErrorBox error={chart.error} />}
+                </>
               )}
-              <h2>Top keys this month</h2>
+              <h2>By provider</h2>
+              {providers.length === 0 ? (
+                <Empty>No spend in this range.</Empty>
+              ) : (
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by provider">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Provider</th>
+                        <th scope="col" class="num">
+                          Spend
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {providers.map((p) => (
+                        <tr key={p.provider} data-provider={p.provider}>
+                          <td>{p.provider}</td>
+                          <td class="num">
+                            <Money value={p.costUsd} />
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <h2>Top keys in the range</h2>
               {keys.length === 0 ? (
-                <Empty>No keys discovered yet.</Empty>
+                <Empty>No key spent in this range.</Empty>
               ) : (
                 <div class="table-wrap" tabIndex={0} role="region" aria-label="Top keys">
                   <table>
@@ -96,43 +136,45 @@ export function Overview({ query }: { query: URLSearchParams }) {
                         <th scope="col">Key</th>
                         <th scope="col">Provider</th>
                         <th scope="col" class="num">
-                          Month to date
+                          Spend
                         </th>
                       </tr>
                     </thead>
                     <tbody>
-                      {keys.slice(0, 5).map((k) => (
+                      {keys.slice(0, TOP_KEYS_SHOWN).map((k) => (
                         <tr key={k.hash}>
                           <td>
                             <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
                           </td>
-                          <td>{k.provider}</td>
-                          <td class="num">{money(k.spend.monthToDate)}</td>
+                          <td>{k.provider ?? '—'}</td>
+                          <td class="num">
+                            <Money value={k.costUsd} />
+                          </td>
                         </tr>
                       ))}
                     </tbody>
                   </table>
                 </div>
               )}
-              <h2>Open alerts</h2>
-              <Show state={alerts}>
-                {({ items }) =>
-                  items.length === 0 ? (
-                    <Empty>No open alerts.</Empty>
-                  ) : (
-                    <ul>
-                      {items.map((a) => (
-                        <li key={a.id}>
-                          <Link href={`/alerts/${a.id}`}>{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
-                        </li>
-                      ))}
-                    </ul>
-                  )
-                }
-              </Show>
             </>
           );
         }}
+      </Show>
+      <h2>Open alerts</h2>
+      <Show state={alerts}>
+        {({ items }) =>
+          items.length === 0 ? (
+            <Empty>No open alerts.</Empty>
+          ) : (
+            <ul>
+              {items.map((a) => (
+                <li key={a.id}>
+                  <Link href={`/alerts/${a.id}`}>{moneyInText(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                </li>
+              ))}
+            </ul>
+          )
+        }
       </Show>
     </Screen>
   );

@@ -148,7 +148,7 @@ function PriceForm({ initial, focus, onSaved }: { initial: Draft; focus: boolean
     const body = { input: amount(form.input), output: amount(form.output), ...(form.cachedInput.trim() ? { cachedInput: amount(form.cachedInput) } : {}) };
     void submit.run(async () => onSaved(await ok(api.PUT('/prices/{provider}/{model}', { params: { path: { provider: form.provider.trim(), model: form.model.trim() } }, body }))));
   };
-  const fieldError = (field: string) => submit.fieldError(field);
+  const fieldError = (field: string, label?: string) => submit.fieldError(field, label);
   // Errors the fields show themselves are not repeated under the form.
   const shownByFields = ['path.provider', 'path.model', 'input', 'cachedInput', 'output'].some((f) => fieldError(f));
 
@@ -157,14 +157,14 @@ function PriceForm({ initial, focus, onSaved }: { initial: Draft; focus: boolean
       <h2 style={{ marginTop: 0 }}>Set an own price</h2>
       <Form label="Set an own price" error={shownByFields ? undefined : submit.error} onSubmit={save}>
         <div class="field-row">
-          <Field label="Provider" name="provider" value={form.provider} autoComplete="off" error={missing.provider ?? fieldError('path.provider')} onInput={set('provider')} />
-          <Field label="Model" name="model" value={form.model} autoComplete="off" error={missing.model ?? fieldError('path.model')} onInput={set('model')} />
+          <Field label="Provider" name="provider" value={form.provider} autoComplete="off" error={missing.provider ?? fieldError('path.provider', 'Provider')} onInput={set('provider')} />
+          <Field label="Model" name="model" value={form.model} autoComplete="off" error={missing.model ?? fieldError('path.model', 'Model')} onInput={set('model')} />
         </div>
         <fieldset class="field-row">
           <legend>US dollars per million tokens</legend>
-          <Field label="Input" name="input" inputMode="decimal" value={form.input} error={fieldError('input')} onInput={set('input')} />
-          <Field label="Cached input" name="cachedInput" inputMode="decimal" hint="Empty: the input price." value={form.cachedInput} error={fieldError('cachedInput')} onInput={set('cachedInput')} />
-          <Field label="Output" name="output" inputMode="decimal" value={form.output} error={fieldError('output')} onInput={set('output')} />
+          <Field label="Input" name="input" inputMode="decimal" value={form.input} error={fieldError('input', 'Input')} onInput={set('input')} />
+          <Field label="Cached input" name="cachedInput" inputMode="decimal" hint="Empty: the input price." value={form.cachedInput} error={fieldError('cachedInput', 'Cached input')} onInput={set('cachedInput')} />
+          <Field label="Output" name="output" inputMode="decimal" value={form.output} error={fieldError('output', 'Output')} onInput={set('output')} />
         </fieldset>
         <p class="actions">
           <button type="submit" disabled={submit.busy}>

@@ -36,7 +36,7 @@ export function ResetPassword({ query }: { query: URLSearchParams }) {
               label="New password"
               required
               value={password}
-              error={submit.fieldError('password')}
+              error={submit.fieldError('password', 'New password')}
               onInput={(e) => setPassword(e.currentTarget.value)}
             />
             <button type="submit" disabled={submit.busy || !token}>

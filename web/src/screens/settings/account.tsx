@@ -26,8 +26,8 @@ export function Profile() {
           })
         }
       >
-        <Field label="First name" autocomplete="given-name" value={form.firstName} error={save.fieldError('firstName')} onInput={(e) => setForm({ ...form, firstName: e.currentTarget.value })} />
-        <Field label="Last name" autocomplete="family-name" value={form.lastName} error={save.fieldError('lastName')} onInput={(e) => setForm({ ...form, lastName: e.currentTarget.value })} />
+        <Field label="First name" autocomplete="given-name" value={form.firstName} error={save.fieldError('firstName', 'First name')} onInput={(e) => setForm({ ...form, firstName: e.currentTarget.value })} />
+        <Field label="Last name" autocomplete="family-name" value={form.lastName} error={save.fieldError('lastName', 'Last name')} onInput={(e) => setForm({ ...form, lastName: e.currentTarget.value })} />
         <p>
           E-mail: {me.user.email} {me.user.emailVerified ? '(verified)' : '(not verified yet)'}{' '}
           {!me.user.emailVerified && (
@@ -80,11 +80,11 @@ export function ChangePassword() {
           })
         }
       >
-        <Field label="Current password" type="password" autocomplete="current-password" value={form.currentPassword} error={change.fieldError('currentPassword')} onInput={(e) => setForm({ ...form, currentPassword: e.currentTarget.value })} />
+        <Field label="Current password" type="password" autocomplete="current-password" value={form.currentPassword} error={change.fieldError('currentPassword', 'Current password')} onInput={(e) => setForm({ ...form, currentPassword: e.currentTarget.value })} />
         <NewPasswordField
           label="New password"
           value={form.newPassword}
-          error={change.fieldError('newPassword')}
+          error={change.fieldError('newPassword', 'New password')}
           onInput={(e) => setForm({ ...form, newPassword: e.currentTarget.value })}
         />
         <button type="submit" disabled={change.busy}>

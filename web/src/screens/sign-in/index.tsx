@@ -26,8 +26,8 @@ export function SignIn({ query }: { query: URLSearchParams }) {
             })
           }
         >
-          <Field label="E-mail" type="email" autocomplete="email" required value={email} error={submit.fieldError('email')} onInput={(e) => setEmail(e.currentTarget.value)} />
-          <Field label="Password" type="password" autocomplete="current-password" required value={password} error={submit.fieldError('password')} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <Field label="E-mail" type="email" autocomplete="email" required value={email} error={submit.fieldError('email', 'E-mail')} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <Field label="Password" type="password" autocomplete="current-password" required value={password} error={submit.fieldError('password', 'Password')} onInput={(e) => setPassword(e.currentTarget.value)} />
           <button type="submit" disabled={submit.busy}>
             {submit.busy ? 'Signing in…' : 'Sign in'}
           </button>

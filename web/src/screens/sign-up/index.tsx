@@ -23,15 +23,15 @@ export function SignUp() {
             })
           }
         >
-          <Field label="Company" autocomplete="organization" required value={form.companyName} error={submit.fieldError('companyName')} onInput={set('companyName')} />
-          <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName')} onInput={set('firstName')} />
-          <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName')} onInput={set('lastName')} />
-          <Field label="E-mail" type="email" autocomplete="email" required value={form.email} error={submit.fieldError('email')} onInput={set('email')} />
+          <Field label="Company" autocomplete="organization" required value={form.companyName} error={submit.fieldError('companyName', 'Company')} onInput={set('companyName')} />
+          <Field label="First name" autocomplete="given-name" required value={form.firstName} error={submit.fieldError('firstName', 'First name')} onInput={set('firstName')} />
+          <Field label="Last name" autocomplete="family-name" required value={form.lastName} error={submit.fieldError('lastName', 'Last name')} onInput={set('lastName')} />
+          <Field label="E-mail" type="email" autocomplete="email" required value={form.email} error={submit.fieldError('email', 'E-mail')} onInput={set('email')} />
           <NewPasswordField
             label="Password"
             required
             value={form.password}
-            error={submit.fieldError('password')}
+            error={submit.fieldError('password', 'Password')}
             onInput={set('password')}
           />
           <button type="submit" disabled={submit.busy}>

@@ -109,7 +109,7 @@ function Invitations() {
           })
         }
       >
-        <Field label="E-mail" type="email" required value={form.email} error={invite.fieldError('email')} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
+        <Field label="E-mail" type="email" required value={form.email} error={invite.fieldError('email', 'E-mail')} onInput={(e) => setForm({ ...form, email: e.currentTarget.value })} />
         <Select label="Role" value={form.role} options={ROLES} onChange={(e) => setForm({ ...form, role: e.currentTarget.value as Role })} />
         <button type="submit" disabled={invite.busy}>
           Send invitation
