@@ -13,9 +13,11 @@ import type { AlertMessage } from '#shared/notify/queue.ts';
 
 export type AlertQueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void> | SQSBatchResponse | void;
 
-export interface AlertQueueOptions {
+export interface AlertQueueOptions<M = AlertMessage> {
+  /** The message body of a published message. @default `{accountId, alertId}` of an alert message */
+  serialize?: (message: M) => string;
   /** @default the `handler` of functions/notify/worker.ts */
-  handler?: AlertQueueHandler;
+  handler?: AlertQueueHandler | Promise<AlertQueueHandler>;
   /** Delay before the n-th retry is `baseDelayMs × 2^(n-1)`. @default 200 */
   baseDelayMs?: number;
   /** Receives before a message is dead-lettered (the CDK DLQ's maxReceiveCount). @default 6 */
@@ -34,8 +36,8 @@ export interface DeadLetter {
   deadLetteredAt: string;
 }
 
-export interface AlertQueue {
-  publish(messages: readonly AlertMessage[]): void;
+export interface AlertQueue<M = AlertMessage> {
+  publish(messages: readonly M[]): void;
   /** Resolves once nothing is queued, running or waiting for a retry (dead letters aside). */
   drain(): Promise<void>;
   /** Stops the loop: waits for the running batch; messages still queued or waiting are dropped (and counted). */
@@ -57,7 +59,12 @@ const FUNCTION_NAME = 'burnrate-local-Notifier';
 /** The notifier's timeout in AWS (infra): what getRemainingTimeInMillis counts down from. */
 const FUNCTION_TIMEOUT_MS = 30_000;
 
-export function startAlertQueue(options: AlertQueueOptions = {}): AlertQueue {
+/**
+ * Also the local stand-in of the connections' sync queue (local/stack.ts): the same loop with the sync worker as its
+ * handler and `{accountId, connectionId}` bodies.
+ */
+export function startAlertQueue<M = AlertMessage>(options: AlertQueueOptions<M> = {}): AlertQueue<M> {
+  const serialize = options.serialize ?? ((m: M) => JSON.stringify({ accountId: (m as AlertMessage).accountId, alertId: (m as AlertMessage).alertId }));
   const baseDelayMs = options.baseDelayMs ?? 200;
   const maxReceiveCount = options.maxReceiveCount ?? 6;
   const batchSize = options.batchSize ?? 10;
@@ -137,7 +144,7 @@ export function startAlertQueue(options: AlertQueueOptions = {}): AlertQueue {
     deadLetters,
     publish(messages) {
       if (stopped || messages.length === 0) return;
-      const bodies = messages.map((m) => JSON.stringify({ accountId: m.accountId, alertId: m.alertId }));
+      const bodies = messages.map(serialize);
       pendingTurns += 1;
       // Off the caller's path: the ingest request that created the alert answers first.
       setImmediate(() => {

@@ -12,6 +12,7 @@ export const ID_PREFIX = {
   alert: 'alt',
   ingestKey: 'ink',
   invitation: 'inv',
+  connection: 'con',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -33,6 +33,12 @@ export function toKeyView(item: Item, now: Date) {
     label: (item.label as string | null | undefined) ?? null,
     hint: (item.hint as string | undefined) ?? null,
     provider: item.provider as string,
+    // Keys written by ingestion carry no source: `ingest`. A connection's key carries its provider metadata.
+    source: (item.source === 'connection' ? 'connection' : 'ingest') as 'connection' | 'ingest',
+    name: typeof item.name === 'string' ? item.name : null,
+    providerKeyId: typeof item.providerKeyId === 'string' ? item.providerKeyId : null,
+    project: (item.project as { id: string; name: string } | null | undefined) ?? null,
+    providerStatus: typeof item.providerStatus === 'string' ? (item.providerStatus as 'active' | 'inactive' | 'archived' | 'expired' | 'deleted') : null,
     firstSeenAt: item.firstSeenAt as string,
     lastSeenAt: item.lastSeenAt as string,
     spend: {
