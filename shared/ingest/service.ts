@@ -66,6 +66,15 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const { account, known } = context;
   priced.events = applyOwnPrices(priced.events, context.ownPrices);
   if (!account) throw new NotFound('The account does not exist.');
+  // One source per provider: events of a provider whose spend comes from a connection are refused.
+  const connected = new Set(account.connectedProviders ?? []);
+  if (connected.size > 0) {
+    priced.events = priced.events.filter((e) => {
+      if (!connected.has(e.provider)) return true;
+      rejected.push({ index: e.index, code: 'provider_connected', message: `The account has a ${e.provider} connection: its spend comes from the connection, so events of ${e.provider} are not counted.` });
+      return false;
+    });
+  }
   const period = currentPeriod(account, now);
   const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
   const limits = limitsInForce(account, now);
