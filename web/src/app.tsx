@@ -17,6 +17,8 @@ import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
 import { IngestKeys } from './screens/ingest-keys/index.tsx';
 import { Prices } from './screens/prices/index.tsx';
+import { Connections } from './screens/connections/index.tsx';
+import { ConnectionReconciliation } from './screens/connections/reconciliation.tsx';
 import { Team } from './screens/team/index.tsx';
 import { Billing } from './screens/billing/index.tsx';
 import { Settings } from './screens/settings/index.tsx';
@@ -44,6 +46,8 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/', Overview, 'Overview'],
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
+  ['/connections', Connections, 'Connections'],
+  ['/connections/:id', ConnectionReconciliation],
   ['/budgets', Budgets, 'Budgets'],
   ['/alert-rules', AlertRules, 'Alert rules'],
   ['/alerts', Alerts, 'Alerts'],

@@ -79,9 +79,21 @@ export function Overview({ query }: { query: URLSearchParams }) {
               <Figures data={d} preset={range.preset} />
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 ? (
-                <Empty>
-                  No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
-                </Empty>
+                <div class="empty">
+                  <p style={{ marginTop: 0 }}>No spend yet. Two ways to bring it in:</p>
+                  <ol class="ways">
+                    <li>
+                      <Link href="/connections">
+                        <strong>Connect OpenAI / Anthropic</strong>
+                      </Link>
+                      : paste an organization admin key and every API key of the organization appears with its spend, within a minute. No code.
+                    </li>
+                    <li>
+                      <Link href="/ingest-keys">Send events from your code</Link>: create an ingest key and report each call (any provider), from your proxy or
+                      with the reporter library.
+                    </li>
+                  </ol>
+                </div>
               ) : (
                 <>
                   <Select
