@@ -20,7 +20,7 @@ const stack = await startStackProcess(undefined, { RATE_LIMITS: 'off' });
 try {
   const api = stack.info.apiUrl;
   const origin = api.replace(/\/api$/, '');
-  const demo = await seedDemo(api);
+  const demo = await seedDemo(api, undefined, undefined, stack.info);
   await mkdir(OUT, { recursive: true });
   const screens: [string, string][] = [
     ['overview', '/'],
