@@ -13,6 +13,8 @@ import { startCognitoLocal, type CognitoLocal } from '#local/cognito.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb.ts';
 import { createGateway } from '#local/gateway.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#local/stripe-mock.ts';
+import { startOpenAiAdmin } from '#local/openai-admin.ts';
+import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
 import { localExportFiles } from '#local/export-files.ts';
 import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
@@ -20,11 +22,15 @@ import { setLocalExportFiles } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
 import { setLocalAlertSink } from '#shared/notify/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
+import { setLocalSyncSink, type SyncMessage } from '#shared/connections/queue.ts';
+import { dispatchDue } from '#shared/connections/dispatch.ts';
 
 export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
 const CURSOR_SECRET_FILE = 'cursor-secret';
 const STRIPE_WEBHOOK_SECRET_FILE = 'stripe-webhook-secret';
+/** The random 32-byte key that seals connections' admin keys locally (AES-256-GCM; AWS: a KMS key). */
+const CONNECTIONS_KEY_FILE = 'connections-key';
 /** Held while a stack runs on the data directory: `{"pid": …}`. */
 export const LOCK_FILE = 'local-stack.lock';
 
@@ -43,6 +49,15 @@ export interface LocalStackInfo {
   stripeWebhookSecret: string;
   /** Where alert e-mail lands, one `.eml` file per message. */
   outboxDir: string;
+  /**
+   * The stand-ins of the providers' admin APIs (local/openai-admin.ts, local/anthropic-admin.ts): `url` is the
+   * base URL without `/v1` (what `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` hold for the connections unless the
+   * environment of `npm start` set them elsewhere), `adminKey` the admin key they accept (at start: the control
+   * API can rotate or revoke it, `GET <url>/_burnrate/state` has the current one). The control API is at
+   * `<url>/_burnrate/…` (local/provider-org.ts).
+   */
+  openaiAdmin: { url: string; adminKey: string };
+  anthropicAdmin: { url: string; adminKey: string };
   /** The processes of the stack (for tools and tests): this one, DynamoDB Local's jar, cognito-local. */
   pids: { stack: number; dynamodb?: number; cognito?: number };
 }
@@ -60,6 +75,9 @@ export interface LocalStackOptions {
   echoChildren?: boolean;
   /** Port of the Stripe stand-in. @default env STRIPE_PORT, else any free port */
   stripePort?: number;
+  /** Ports of the admin API stand-ins. @default env OPENAI_ADMIN_PORT / ANTHROPIC_ADMIN_PORT, else any free port */
+  openaiAdminPort?: number;
+  anthropicAdminPort?: number;
   /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
   webDir?: string;
 }
@@ -125,6 +143,19 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await stopChildren();
     throw error;
   });
+  // The providers' admin APIs, each with a made-up organization kept under the data folder (its admin key too).
+  const [openaiAdmin, anthropicAdmin] = await Promise.allSettled([
+    startOpenAiAdmin({ port: options.openaiAdminPort ?? Number(process.env.OPENAI_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'openai-admin') }),
+    startAnthropicAdmin({ port: options.anthropicAdminPort ?? Number(process.env.ANTHROPIC_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'anthropic-admin') }),
+  ]);
+  if (openaiAdmin.status === 'rejected' || anthropicAdmin.status === 'rejected') {
+    await Promise.all([openaiAdmin, anthropicAdmin].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    await stripeMock.stop();
+    await stopChildren();
+    throw [openaiAdmin, anthropicAdmin].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+  }
+  const standIns = [openaiAdmin.value, anthropicAdmin.value];
+  const stopStandIns = () => Promise.all(standIns.map((s) => s.stop())).then(() => undefined);
   const info: LocalStackInfo = {
     apiUrl: `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}/api`,
     dynamodbEndpoint: dynamo.value.endpoint,
@@ -136,6 +167,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     stripeUrl: stripeMock.url,
     stripeWebhookSecret: stripeMock.webhookSecret,
     outboxDir: join(dataDir, 'outbox'),
+    openaiAdmin: { url: openaiAdmin.value.url, adminKey: openaiAdmin.value.adminKey() },
+    anthropicAdmin: { url: anthropicAdmin.value.url, adminKey: anthropicAdmin.value.adminKey() },
     pids: { stack: process.pid, dynamodb: dynamo.value.child.pid, cognito: cognito.value.child.pid },
   };
 
@@ -168,6 +201,12 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     BILLING_SUCCESS_URL: stripeMock.pages.success,
     BILLING_CANCEL_URL: stripeMock.pages.cancel,
     BILLING_PORTAL_RETURN_URL: stripeMock.pages.portalReturn,
+    // Connections: the providers' admin APIs, base URLs without /v1. Set in the environment of `npm start` they
+    // point elsewhere; else at the stand-ins (shared/config.ts reads them; in AWS they are never set).
+    OPENAI_ADMIN_URL: process.env.OPENAI_ADMIN_URL || openaiAdmin.value.url,
+    ANTHROPIC_ADMIN_URL: process.env.ANTHROPIC_ADMIN_URL || anthropicAdmin.value.url,
+    // Admin keys of connections are sealed under a key made once and kept in the data folder (never in the source).
+    CONNECTIONS_LOCAL_KEY: await localSecret(join(dataDir, CONNECTIONS_KEY_FILE)),
   });
   resetConfig();
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
@@ -204,6 +243,29 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await exportQueue.stop();
     setLocalExportFiles(undefined);
   };
+  // Connections: the sync queue and its worker in-process (AWS: SQS + the worker Lambda), and the dispatcher on a timer
+  // (AWS: EventBridge every 15 minutes; here CONNECTOR_SYNC_INTERVAL_MS, default 60 s, which is also the interval the
+  // sync schedules its next run at; 0 = the timer off).
+  const syncEvery = Number(process.env.CONNECTOR_SYNC_INTERVAL_MS ?? 60_000);
+  process.env.CONNECTOR_SYNC_INTERVAL_MS = String(syncEvery > 0 ? syncEvery : 60_000);
+  const syncQueue = startLocalQueue<SyncMessage>(
+    {
+      label: 'sync-queue',
+      queueName: 'burnrate-local-connection-syncs',
+      functionName: 'burnrate-local-ConnectionSyncWorker',
+      timeoutMs: 5 * 60_000,
+      workerFile: 'functions/connections/worker.ts',
+      loadHandler: () => import('#functions/connections/worker.ts').then((m) => m.handler as QueueHandler),
+      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
+      droppedNote: 'their connections sync at the next dispatch',
+    },
+    { region: info.region },
+  );
+  setLocalSyncSink((messages) => syncQueue.publish(messages));
+  const dispatcher = syncEvery > 0
+    ? setInterval(() => dispatchDue().catch((error: unknown) => console.error('[local] connection dispatch failed:', error)), syncEvery)
+    : undefined;
+  dispatcher?.unref();
 
   const gateway = createGateway({ logRequests: options.quiet ? false : undefined, webDir: options.webDir, downloads: exportFiles.serve });
   try {
@@ -212,10 +274,14 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await once(gateway.server, 'listening');
   } catch (error) {
     clearInterval(sweeper);
+    clearInterval(dispatcher);
     setLocalAlertSink(undefined);
+    setLocalSyncSink(undefined);
+    await syncQueue.stop();
     await alertQueue.stop();
     await stopExports();
     await stripeMock.stop();
+    await stopStandIns();
     await stopChildren();
     const code = (error as NodeJS.ErrnoException).code;
     throw code === 'EADDRINUSE'
@@ -243,11 +309,15 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       const closed = new Promise<void>((done) => gateway.server.close(() => done()));
       gateway.server.closeAllConnections();
       clearInterval(sweeper);
+      clearInterval(dispatcher);
       setLocalAlertSink(undefined);
+      setLocalSyncSink(undefined);
       await closed;
+      await syncQueue.stop();
       await alertQueue.stop();
       await stopExports();
       await stripeMock.stop();
+      await stopStandIns();
       await stopChildren();
       await releaseLock();
     },

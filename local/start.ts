@@ -2,7 +2,9 @@
  * `npm start`: every handler on this machine behind http://localhost:3000/api, with DynamoDB Local and
  * cognito-local keeping their data under .data/.
  *
- * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111), HOST (127.0.0.1;
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111),
+ * OPENAI_ADMIN_PORT / ANTHROPIC_ADMIN_PORT (the admin API stand-ins; any free port), OPENAI_ADMIN_URL /
+ * ANTHROPIC_ADMIN_URL (where connections call the providers, a base URL without /v1; default: the stand-ins), HOST (127.0.0.1;
  * another address only with ALLOW_REMOTE=1), LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
  * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
  * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup),
@@ -46,6 +48,8 @@ async function main(): Promise<void> {
     cognitoPort: port('COGNITO_PORT', 9229),
     // A fixed port, so a checkout URL still opens after a restart.
     stripePort: port('STRIPE_PORT', 12111),
+    openaiAdminPort: port('OPENAI_ADMIN_PORT', 0),
+    anthropicAdminPort: port('ANTHROPIC_ADMIN_PORT', 0),
     host: process.env.HOST || undefined,
     quiet: process.env.LOG_REQUESTS === '0',
     echoChildren: process.env.DEBUG_LOCAL === '1',
@@ -93,6 +97,12 @@ async function main(): Promise<void> {
     `cognito-local  at ${stack.cognitoEndpoint} (user pool ${stack.userPoolId}, app client ${stack.userPoolClientId}, data in ${shown}/cognito)`,
   );
   console.log(`Stripe stand-in at ${stack.stripeUrl} (checkout and portal pages, signed webhooks to the API)`);
+  console.log(`OpenAI admin API stand-in at ${stack.openaiAdmin.url} (admin key ${stack.openaiAdmin.adminKey})`);
+  console.log(`Anthropic admin API stand-in at ${stack.anthropicAdmin.url} (admin key ${stack.anthropicAdmin.adminKey})`);
+  // The stack set these (to the stand-ins unless given): say so when connections call elsewhere.
+  for (const [name, standIn] of [['OPENAI_ADMIN_URL', stack.openaiAdmin.url], ['ANTHROPIC_ADMIN_URL', stack.anthropicAdmin.url]] as const) {
+    if (process.env[name] !== standIn) console.log(`Connections call ${process.env[name]} (${name}), not the stand-in`);
+  }
   console.log(`Outbox (e-mail) in ${shown}/outbox/`);
   console.log(`Dashboard at ${stack.apiUrl.replace(/\/api$/, '/')}`);
   console.log(`API at ${stack.apiUrl} (ready in ${seconds} s; Ctrl-C stops)`);

@@ -42,6 +42,12 @@ export interface Config {
   edgeSecret: string;
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
+  /**
+   * Where connections call the providers' admin APIs: base URLs without `/v1`. AWS: never set, so
+   * `https://api.openai.com` and `https://api.anthropic.com`; locally `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL`
+   * (local/stack.ts points them at the stand-ins unless the environment of `npm start` set them).
+   */
+  providerUrls: { openai: string; anthropic: string };
 }
 
 /**
@@ -95,6 +101,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     billingOff: env.BILLING === 'off',
     rateLimits: env.RATE_LIMITS !== 'off',
     edgeSecret: env.EDGE_SECRET ?? '',
+    providerUrls: {
+      openai: (env.OPENAI_ADMIN_URL || 'https://api.openai.com').replace(/\/+$/, ''),
+      anthropic: (env.ANTHROPIC_ADMIN_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
+    },
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;

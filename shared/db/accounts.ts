@@ -36,6 +36,11 @@ export interface Account {
   graceEndsAt?: string;
   /** The current subscription's `<created ISO>#<id>`: of two live subscriptions the newer is kept. */
   subscriptionOrder?: string;
+  /**
+   * Providers with a connection (active or paused; attributes `connected:<provider>` = the connection's id, set and
+   * removed with it: shared/db/connections.ts). Ingestion refuses their events (one source per provider).
+   */
+  connectedProviders?: string[];
 }
 
 /** What a user may do in its account (API.md part 3 "Users and roles"; shared/auth/roles.ts says which routes). */
@@ -138,6 +143,9 @@ export function toAccount(item: Record<string, unknown>): Account {
     ...(typeof item.billingUpdatedAt === 'string' ? { billingUpdatedAt: item.billingUpdatedAt } : {}),
     ...(typeof item.graceEndsAt === 'string' ? { graceEndsAt: item.graceEndsAt } : {}),
     ...(typeof item.subscriptionOrder === 'string' ? { subscriptionOrder: item.subscriptionOrder } : {}),
+    connectedProviders: Object.keys(item)
+      .filter((name) => name.startsWith('connected:') && typeof item[name] === 'string')
+      .map((name) => name.slice('connected:'.length)),
   };
 }
 

@@ -73,19 +73,22 @@ describe('onboarding in Chromium', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
 
-    // Sign-up lands on Get started: connections first (a link to /connections), then sending from code.
+    // Sign-up lands on Get started: connections first (the Connections screen), then sending from code.
     await page.waitForURL(`${origin()}/get-started`);
     await screen(page, 'Get started', ' (waiting)');
     expect(await page.getByRole('heading', { level: 2 }).allTextContents()).toEqual(['Connect OpenAI / Anthropic', 'Send from your code']);
-    expect(await page.getByRole('link', { name: 'Connect OpenAI / Anthropic' }).getAttribute('href')).toBe('/connections');
+    await page.getByRole('link', { name: 'Connect OpenAI / Anthropic' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Connections' }).waitFor();
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Get started' }).waitFor();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Waiting' }).textContent()).toBe('Waiting for your first event…');
 
     // The Overview's empty state offers both ways, the connection first, and leads back to Get started.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await screen(page, 'Overview', ' (empty)');
     const empty = page.locator('.empty', { hasText: 'No spend yet.' });
-    expect(await empty.getByRole('link').allTextContents()).toEqual(['Connect OpenAI / Anthropic', 'Get started']);
-    await empty.getByRole('link', { name: 'Get started' }).click();
+    expect(await empty.getByRole('link').allTextContents()).toEqual(['Connect OpenAI / Anthropic', 'Send events from your code']);
+    await empty.getByRole('link', { name: 'Send events from your code' }).click();
     await screen(page, 'Get started');
 
     // One click: a sending key, shown once, with the quick start (Node with the reporter first; curl and Python as tabs).

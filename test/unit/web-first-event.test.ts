@@ -10,6 +10,7 @@ function key(hash: string, o: { first?: string; last: string; total: number; req
   return {
     hash,
     label: o.label ?? null,
+    name: null,
     hint: o.hint ?? null,
     firstSeenAt: o.first ?? o.last,
     lastSeenAt: o.last,

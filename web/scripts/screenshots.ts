@@ -22,12 +22,15 @@ const stack = await startStackProcess(undefined, { RATE_LIMITS: 'off' });
 try {
   const api = stack.info.apiUrl;
   const origin = api.replace(/\/api$/, '');
-  const demo = await seedDemo(api);
+  const demo = await seedDemo(api, undefined, undefined, stack.info);
   await mkdir(OUT, { recursive: true });
   const screens: [string, string][] = [
     ['overview', '/'],
     ['keys', '/keys'],
     ['key', `/keys/${demo.keyHashes[0]}`],
+    ['keys-connections', '/keys?source=connection'],
+    ['connections', '/connections'],
+    ...demo.connections.map((c) => [`reconciliation-${c.provider}`, `/connections/${c.id}`] as [string, string]),
     ['budgets', '/budgets'],
     ['alert-rules', '/alert-rules'],
     ['alerts', '/alerts'],
@@ -59,9 +62,11 @@ try {
       await page.locator('h1').waitFor();
       await shoot(name);
     }
-    // The phone: the overview, the keys and the prices at 360 px.
+    // The phone: the overview, the keys, the prices, the connections and a reconciliation at 360 px.
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const [name, path] of [['overview', '/'], ['keys', '/keys'], ['prices', '/prices']] as const) {
+    const phone: [string, string][] = [['overview', '/'], ['keys', '/keys'], ['prices', '/prices'], ['connections', '/connections']];
+    if (demo.connections[0]) phone.push(['reconciliation-openai', `/connections/${demo.connections[0].id}`]);
+    for (const [name, path] of phone) {
       await page.goto(`${origin}${path}`);
       await page.locator('h1').waitFor();
       await shoot(`${name}-360`);

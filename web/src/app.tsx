@@ -18,6 +18,8 @@ import { Alerts } from './screens/alerts/index.tsx';
 import { SendingKeys } from './screens/ingest-keys/index.tsx';
 import { GetStarted } from './screens/get-started/index.tsx';
 import { Prices } from './screens/prices/index.tsx';
+import { Connections } from './screens/connections/index.tsx';
+import { ConnectionReconciliation } from './screens/connections/reconciliation.tsx';
 import { Team } from './screens/team/index.tsx';
 import { Billing } from './screens/billing/index.tsx';
 import { Settings } from './screens/settings/index.tsx';
@@ -46,6 +48,8 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/get-started', GetStarted, 'Get started'],
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
+  ['/connections', Connections, 'Connections'],
+  ['/connections/:id', ConnectionReconciliation],
   ['/budgets', Budgets, 'Budgets'],
   ['/alert-rules', AlertRules, 'Alert rules'],
   ['/alerts', Alerts, 'Alerts'],

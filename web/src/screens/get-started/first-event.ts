@@ -14,7 +14,7 @@
 // The generated types directly (not through api/client.ts), so a unit test can import this without a browser.
 import type { components } from '../../api/schema.d.ts';
 
-type Key = Pick<components['schemas']['Key'], 'hash' | 'label' | 'hint' | 'firstSeenAt' | 'lastSeenAt' | 'spend' | 'requests'>;
+type Key = Pick<components['schemas']['Key'], 'hash' | 'label' | 'name' | 'hint' | 'firstSeenAt' | 'lastSeenAt' | 'spend' | 'requests'>;
 
 export interface Baseline {
   /** The latest `lastSeenAt` of the account's keys when watching began (null: the account had no key). */

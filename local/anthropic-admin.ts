@@ -1,0 +1,486 @@
+/**
+ * A local stand-in of Anthropic's Admin API (the part a usage importer reads), written from the official reference
+ * (platform.claude.com/docs/en/api/admin/…; research notes: ../shared/research/provider-usage-apis.md §2):
+ *
+ *   GET  /v1/organizations/usage_report/messages   starting_at (RFC 3339, required), ending_at, bucket_width
+ *        1m|1h|1d, group_by[] api_key_id|workspace_id|model|service_tier|context_window|inference_geo|account_id|
+ *        service_account_id, filters api_key_ids[] workspace_ids[] models[] service_tiers[] context_window[]
+ *        inference_geos[] account_ids[] service_account_ids[], limit, page
+ *   GET  /v1/organizations/cost_report              1d only, group_by[] workspace_id|description, limit, page;
+ *                                                   `amount` a decimal string in cents, currency "USD"
+ *   GET  /v1/organizations/api_keys[/{id}]          after_id | before_id, limit 1..1000 (20), status, workspace_id
+ *   POST /v1/organizations/api_keys/{id}            {name?, status?: active|inactive|archived}
+ *
+ * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
+ * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is
+ * returned once it started and if it ends no later than `ending_at`; the current one is partial and grows.
+ * `api_key_id` is null for Console (playground) usage even when grouped by it, `workspace_id` null for the default
+ * workspace. Costs of a day appear once the day is over (the report lags), and Priority Tier is not in them.
+ */
+import type { IncomingMessage } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  arrayParam,
+  BUCKET_LIMITS,
+  bucketWidthParam,
+  BUCKET_WIDTHS,
+  canonicalQuery,
+  DAY_S,
+  dayStart,
+  enumArray,
+  firstOfPreviousMonth,
+  groupWindow,
+  idChars,
+  intParam,
+  MAX_ROWS_PER_PAGE,
+  type Metrics,
+  type OrgKey,
+  type OrgState,
+  type OrgStore,
+  PageTokens,
+  parseDate,
+  readJsonBody,
+  rfc3339,
+  scalarParam,
+  type StandIn,
+  type StandInOptions,
+  type StandInSpec,
+  startStandIn,
+  type Series,
+  StandInError,
+} from '#local/provider-org.ts';
+
+/**
+ * The stand-in's list prices in thousandths of a micro-dollar per token (USD per 1M tokens × 1000): base input,
+ * output, cache read (0.1×), 5-minute cache write (1.25×), 1-hour cache write (2×). Batch at half price.
+ */
+export const ANTHROPIC_STANDIN_PRICES: Record<string, { name: string; input: number; output: number; cacheRead: number; cache5m: number; cache1h: number }> = {
+  'claude-sonnet-4-5-20250929': { name: 'Claude Sonnet 4.5', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000 },
+  'claude-haiku-4-5-20251001': { name: 'Claude Haiku 4.5', input: 1000, output: 5000, cacheRead: 100, cache5m: 1250, cache1h: 2000 },
+  'claude-opus-4-5-20251101': { name: 'Claude Opus 4.5', input: 5000, output: 25_000, cacheRead: 500, cache5m: 6250, cache1h: 10_000 },
+  'claude-sonnet-4-20250514': { name: 'Claude Sonnet 4', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000 },
+};
+/** Web search: $10 per 1,000 searches = 10,000,000 nano-dollars each. */
+const WEB_SEARCH_NANOS = 10_000_000;
+/** Code execution billed to the Production workspace per day, attributable to no key (nano-dollars). */
+const CODE_EXECUTION_NANOS_PER_DAY = 250_000_000;
+
+const USAGE_GROUPS = ['api_key_id', 'workspace_id', 'model', 'service_tier', 'context_window', 'inference_geo', 'account_id', 'service_account_id'] as const;
+const COST_GROUPS = ['workspace_id', 'description'] as const;
+const SERVICE_TIERS = ['standard', 'batch', 'priority', 'priority_on_demand', 'flex', 'flex_discount'];
+const ARRAY_PARAMS = ['group_by', 'api_key_ids', 'workspace_ids', 'models', 'service_tiers', 'context_window', 'inference_geos', 'account_ids', 'service_account_ids'];
+const TOKEN_TYPES: Array<[string, keyof (typeof ANTHROPIC_STANDIN_PRICES)[string], string, string]> = [
+  ['uncached', 'input', 'uncached_input_tokens', 'Input Tokens'],
+  ['output', 'output', 'output_tokens', 'Output Tokens'],
+  ['cacheRead', 'cacheRead', 'cache_read_input_tokens', 'Input Tokens, Cache Hit'],
+  ['cache5m', 'cache5m', 'cache_creation.ephemeral_5m_input_tokens', 'Input Tokens, 5m Cache Write'],
+  ['cache1h', 'cache1h', 'cache_creation.ephemeral_1h_input_tokens', 'Input Tokens, 1h Cache Write'],
+];
+
+export const newAnthropicAdminKey = () => `sk-ant-admin01-${randomBytes(48).toString('base64url')}-${randomBytes(4).toString('hex')}AA`;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The made-up organization
+
+const users = {
+  lin: { type: 'user' as const, id: 'user_01WCz1FkmYMm4gnmykNKUu3Q', name: 'Lin Ohara' },
+  sam: { type: 'user' as const, id: 'user_01Hq8sD2ZfPyb3Kq7Tn5Wm1X', name: 'Sam Reyes' },
+};
+
+function anthropicKey(seed: string, name: string, workspaceId: string | null, owner: OrgKey['owner'], createdAt: number, status: OrgKey['status'] = 'active'): OrgKey {
+  return {
+    id: `apikey_01${idChars(`${seed}|key|${name}`, 22)}`,
+    name,
+    projectId: workspaceId,
+    redacted: `sk-ant-api03-${idChars(`${seed}|hint1|${name}`, 3)}...${idChars(`${seed}|hint2|${name}`, 2)}AA`,
+    createdAt,
+    status,
+    owner,
+  };
+}
+
+function series(key: OrgKey | null, model: string, tier: string, base: Metrics, since: number, until: number | null = null, contextWindow = '0-200k'): Series {
+  return {
+    id: `${key?.id ?? '-'}|${model}|${tier}|messages${contextWindow === '0-200k' ? '' : `|${contextWindow}`}`,
+    kind: 'messages',
+    keyId: key?.id ?? null,
+    projectId: key ? key.projectId : null,
+    userId: null,
+    model,
+    tier,
+    contextWindow,
+    base,
+    since,
+    until,
+  };
+}
+
+const msg = (uncached: number, cacheRead: number, cache5m: number, cache1h: number, output: number, webSearch = 0): Metrics => ({ uncached, cacheRead, cache5m, cache1h, output, webSearch });
+
+/**
+ * "Harbor Analytics": the default workspace and three more (one archived), eleven keys in every status (active,
+ * inactive, archived, expired, one deleted in the Console with its history), four current models in standard,
+ * batch and priority tiers, 5-minute and 1-hour cache writes, web search, long context, and Console usage.
+ */
+export function seedAnthropicOrg(now: number, adminKey: string, seed = 'harbor'): OrgState {
+  const origin = firstOfPreviousMonth(now);
+  const before = origin - 40 * DAY_S;
+  const day = (n: number) => origin + n * DAY_S;
+  const today = dayStart(now);
+  const workspace = (name: string, createdAt: number, archivedAt: number | null = null) => ({ id: `wrkspc_01${idChars(`${seed}|ws|${name}`, 22)}`, name, createdAt, archivedAt });
+  const wProd = workspace('Production', before);
+  const wResearch = workspace('Research', before + DAY_S);
+  const wOld = workspace('Old experiments', before - 60 * DAY_S, day(8) + 7200);
+  const k = {
+    prod: anthropicKey(seed, 'prod-api', wProd.id, users.lin, before + 100),
+    prodBatch: anthropicKey(seed, 'prod-batch', wProd.id, users.lin, before + 200),
+    agent: anthropicKey(seed, 'support-agent', wProd.id, users.sam, before + 300),
+    research: anthropicKey(seed, 'research-opus', wResearch.id, users.sam, before + 400),
+    code: anthropicKey(seed, 'claude-code-team', null, users.lin, before + 500),
+    defaultWs: anthropicKey(seed, 'default-workspace-key', null, users.sam, before + 600),
+    paused: anthropicKey(seed, 'paused-integration', wProd.id, users.lin, before + 700, 'inactive'),
+    archived: anthropicKey(seed, 'old-experiments', wOld.id, users.sam, before - 50 * DAY_S, 'archived'),
+    expired: anthropicKey(seed, 'hackathon', wResearch.id, users.sam, before + 800, 'expired'),
+    deleted: anthropicKey(seed, 'leaked-key', wProd.id, users.lin, before + 900, 'deleted'),
+    fresh: anthropicKey(seed, 'new-summarizer', wResearch.id, users.lin, Math.max(today - 2 * DAY_S, origin) + 3600),
+  };
+  const s: Series[] = [
+    series(k.prod, 'claude-sonnet-4-5-20250929', 'standard', msg(2_100_000, 6_400_000, 380_000, 90_000, 410_000, 35), origin),
+    series(k.prod, 'claude-haiku-4-5-20251001', 'standard', msg(3_900_000, 1_200_000, 150_000, 0, 620_000), origin),
+    series(k.prod, 'claude-sonnet-4-5-20250929', 'standard', msg(600_000, 900_000, 40_000, 0, 60_000), origin, null, '200k-1M'),
+    series(k.prodBatch, 'claude-sonnet-4-5-20250929', 'batch', msg(7_500_000, 0, 0, 0, 1_100_000), origin),
+    series(k.prodBatch, 'claude-haiku-4-5-20251001', 'batch', msg(9_000_000, 0, 0, 0, 800_000), origin),
+    series(k.agent, 'claude-haiku-4-5-20251001', 'standard', msg(800_000, 2_600_000, 0, 240_000, 190_000, 12), origin),
+    series(k.research, 'claude-opus-4-5-20251101', 'priority', msg(450_000, 700_000, 60_000, 30_000, 160_000), origin),
+    series(k.research, 'claude-opus-4-5-20251101', 'standard', msg(300_000, 200_000, 20_000, 0, 90_000, 20), origin),
+    series(k.code, 'claude-sonnet-4-5-20250929', 'standard', msg(900_000, 14_000_000, 1_100_000, 0, 520_000), origin),
+    series(k.defaultWs, 'claude-sonnet-4-20250514', 'standard', msg(350_000, 0, 0, 0, 80_000), origin),
+    series(k.paused, 'claude-haiku-4-5-20251001', 'standard', msg(200_000, 0, 0, 0, 40_000), origin, day(18) + 20_000),
+    series(k.archived, 'claude-sonnet-4-20250514', 'standard', msg(150_000, 0, 0, 0, 30_000), origin, wOld.archivedAt),
+    series(k.expired, 'claude-haiku-4-5-20251001', 'standard', msg(120_000, 0, 0, 0, 25_000), origin, day(5) + 40_000),
+    series(k.deleted, 'claude-sonnet-4-5-20250929', 'standard', msg(500_000, 0, 0, 0, 100_000), origin, day(11) + 10_000),
+    series(k.fresh, 'claude-haiku-4-5-20251001', 'standard', msg(400_000, 300_000, 50_000, 0, 70_000), k.fresh.createdAt),
+    // The Console's Workbench/playground: no API key, the default workspace.
+    series(null, 'claude-sonnet-4-5-20250929', 'standard', msg(60_000, 0, 0, 0, 30_000), origin),
+  ];
+  return {
+    provider: 'anthropic',
+    seed,
+    originDay: origin,
+    adminKey,
+    adminRevoked: false,
+    inferenceKeys: [`sk-ant-api03-${idChars(`${seed}|inference`, 86)}-${idChars(`${seed}|inf2`, 6)}AA`],
+    projects: [wProd, wResearch, wOld],
+    keys: Object.values(k),
+    series: s,
+    revisions: {},
+    additions: [],
+    clock: null,
+    big: null,
+  };
+}
+
+const BIG_MODELS = Object.keys(ANTHROPIC_STANDIN_PRICES);
+
+/** N keys in workspaces of 100 × M models, usage every day of the last D days (today included). */
+export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: number; models: number; days: number }): OrgState {
+  const seed = `big-${size.keys}-${size.models}-${size.days}`;
+  const since = dayStart(now) - (size.days - 1) * DAY_S;
+  const workspaces = Array.from({ length: Math.ceil(size.keys / 100) }, (_, i) => ({ id: `wrkspc_01${idChars(`${seed}|ws|${i}`, 22)}`, name: `Team ${i + 1}`, createdAt: since - 30 * DAY_S, archivedAt: null }));
+  const models = Array.from({ length: size.models }, (_, i) => (i < BIG_MODELS.length ? BIG_MODELS[i]! : `claude-haiku-4-5-2025100${i}`));
+  const keys: OrgKey[] = [];
+  const s: Series[] = [];
+  for (let i = 0; i < size.keys; i++) {
+    const key = anthropicKey(seed, `key-${String(i + 1).padStart(4, '0')}`, workspaces[Math.floor(i / 100)]!.id, users.lin, since - DAY_S - i);
+    keys.push(key);
+    for (const model of models) s.push(series(key, model, 'standard', msg(150_000 + (i % 5) * 10_000, 300_000, 20_000, 5000, 40_000), since));
+  }
+  return { provider: 'anthropic', seed, originDay: since, adminKey, adminRevoked: false, inferenceKeys: [], projects: workspaces, keys, series: s, revisions: {}, additions: [], clock: null, big: size };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The API
+
+const ERROR_TYPES: Record<StandInError['kind'], string> = {
+  invalid_request: 'invalid_request_error',
+  authentication: 'authentication_error',
+  permission: 'permission_error',
+  not_found: 'not_found_error',
+  rate_limit: 'rate_limit_error',
+  server: 'api_error',
+};
+
+function errorBody(e: StandInError) {
+  const type = e.status === 529 ? 'overloaded_error' : ERROR_TYPES[e.kind];
+  return { type: 'error', error: { type, message: e.message }, request_id: `req_011C${randomBytes(12).toString('base64url')}` };
+}
+
+function authenticate(store: OrgStore, req: IncomingMessage): void {
+  const key = String(req.headers['x-api-key'] ?? '').trim();
+  if (!key) throw new StandInError(401, 'authentication', 'x-api-key header is required');
+  if (store.org.inferenceKeys.includes(key) || key.startsWith('sk-ant-api')) {
+    throw new StandInError(403, 'permission', 'This endpoint requires an Admin API key (sk-ant-admin…); a workspace API key does not have access to the Admin API.');
+  }
+  if (key !== store.org.adminKey || store.org.adminRevoked) throw new StandInError(401, 'authentication', 'invalid x-api-key');
+  if (!req.headers['anthropic-version']) throw new StandInError(400, 'invalid_request', 'anthropic-version: header is required');
+}
+
+interface ReportQuery {
+  width: number;
+  limit: number;
+  pos: number;
+  /** Buckets must end no later than this (ending_at), else Infinity. */
+  endLimit: number;
+  canonical: string;
+}
+
+function reportQuery(tokens: PageTokens, params: URLSearchParams, widths: Array<'1m' | '1h' | '1d'>, limits: { default: number; max: number } | null): ReportQuery {
+  const rawStart = scalarParam(params, 'starting_at');
+  if (!rawStart) throw new StandInError(400, 'invalid_request', 'starting_at: Field required');
+  const start = rfc3339Param(rawStart, 'starting_at');
+  const rawEnd = scalarParam(params, 'ending_at');
+  const end = rawEnd ? rfc3339Param(rawEnd, 'ending_at') : Infinity;
+  if (end <= start) throw new StandInError(400, 'invalid_request', 'Invalid date range: ending date must be after starting date');
+  const widthName = bucketWidthParam(params, widths);
+  const width = BUCKET_WIDTHS[widthName];
+  const lim = limits ?? BUCKET_LIMITS[widthName];
+  const limit = intParam(params, 'limit', lim.default, 1, lim.max, `limit: Input should be less than or equal to ${lim.max}${limits ? '' : ` for bucket_width ${widthName}`}`);
+  const canonical = canonicalQuery(params, ARRAY_PARAMS);
+  const page = scalarParam(params, 'page');
+  return { width, limit, pos: page ? tokens.read(canonical, page) : Math.floor(start / width) * width, endLimit: end, canonical };
+}
+
+function rfc3339Param(value: string, name: string): number {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value)) {
+    throw new StandInError(400, 'invalid_request', `${name}: Input should be a valid datetime (RFC 3339), got '${value}'`);
+  }
+  return parseDate(value);
+}
+
+function reportPage(store: OrgStore, tokens: PageTokens, q: ReportQuery, render: (a: number, b: number) => unknown[]) {
+  const now = store.now();
+  const fits = (s: number) => s <= now && s + q.width <= q.endLimit;
+  const data: unknown[] = [];
+  let s = q.pos;
+  let rows = 0;
+  while (fits(s) && data.length < q.limit && rows < MAX_ROWS_PER_PAGE) {
+    const results = render(s, s + q.width);
+    data.push({ starting_at: rfc3339(s), ending_at: rfc3339(s + q.width), results });
+    rows += results.length;
+    s += q.width;
+  }
+  const more = fits(s);
+  return { data, has_more: more, next_page: more ? tokens.mint(q.canonical, s) : null };
+}
+
+function usageReport(store: OrgStore, tokens: PageTokens, req: IncomingMessage, params: URLSearchParams) {
+  const q = reportQuery(tokens, params, ['1m', '1h', '1d'], null);
+  const groups = new Set<string>(enumArray(params, 'group_by', [...USAGE_GROUPS, 'speed']));
+  if ((groups.has('speed') || params.has('speeds[]') || params.has('speeds')) && !String(req.headers['anthropic-beta'] ?? '').includes('fast-mode-2026-02-01')) {
+    throw new StandInError(400, 'invalid_request', "Grouping or filtering by speed requires the 'anthropic-beta: fast-mode-2026-02-01' header");
+  }
+  const keyIds = arrayParam(params, 'api_key_ids');
+  const workspaceIds = arrayParam(params, 'workspace_ids');
+  const models = arrayParam(params, 'models');
+  const tiers = enumArray(params, 'service_tiers', SERVICE_TIERS);
+  const windows = enumArray(params, 'context_window', ['0-200k', '200k-1M']);
+  const geos = enumArray(params, 'inference_geos', ['global', 'us', 'not_available']);
+  const accounts = arrayParam(params, 'account_ids');
+  const serviceAccounts = arrayParam(params, 'service_account_ids');
+  const selected = store.org.series.filter(
+    (s) =>
+      s.kind === 'messages' &&
+      (!keyIds.length || keyIds.includes(s.keyId ?? '')) &&
+      (!workspaceIds.length || workspaceIds.includes(s.projectId ?? '')) &&
+      (!models.length || models.includes(s.model)) &&
+      (!tiers.length || tiers.includes(s.tier)) &&
+      (!windows.length || windows.includes(s.contextWindow ?? '0-200k')) &&
+      (!geos.length || geos.includes('global')) &&
+      !accounts.length &&
+      !serviceAccounts.length,
+  );
+  const dims = (s: Series) => ({
+    api_key_id: groups.has('api_key_id') ? s.keyId : null,
+    workspace_id: groups.has('workspace_id') ? s.projectId : null,
+    model: groups.has('model') ? s.model : null,
+    service_tier: groups.has('service_tier') ? s.tier : null,
+    context_window: groups.has('context_window') ? (s.contextWindow ?? '0-200k') : null,
+    inference_geo: groups.has('inference_geo') ? 'global' : null,
+    // Only OAuth / OIDC-federated requests carry these: none in this organization.
+    account_id: null,
+    service_account_id: null,
+    ...(groups.has('speed') ? { speed: 'standard' } : {}),
+  });
+  const additions = store.additions();
+  const now = store.now();
+  return reportPage(store, tokens, q, (a, b) =>
+    groupWindow(store.org, selected, a, b, now, additions, dims).map(({ dims: d, metrics: m }) => ({
+      ...d,
+      uncached_input_tokens: m.uncached ?? 0,
+      cache_read_input_tokens: m.cacheRead ?? 0,
+      cache_creation: { ephemeral_1h_input_tokens: m.cache1h ?? 0, ephemeral_5m_input_tokens: m.cache5m ?? 0 },
+      output_tokens: m.output ?? 0,
+      server_tool_use: { web_search_requests: m.webSearch ?? 0 },
+    })),
+  );
+}
+
+/** Nano-dollars → cents as a decimal string (1 cent = 10,000,000 nano-dollars), exact. */
+export function nanosToCentsString(nanos: number): string {
+  const n = BigInt(Math.round(nanos));
+  const whole = n / 10_000_000n;
+  const frac = (n % 10_000_000n).toString().padStart(7, '0').replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : `${whole}`;
+}
+
+/** Billed items of one series' usage: token types, batch at half price, web searches; Priority Tier not billed here. */
+export function anthropicCostItems(s: Series, m: Metrics) {
+  const price = ANTHROPIC_STANDIN_PRICES[s.model];
+  if (!price || s.tier === 'priority') return [];
+  const divisor = s.tier === 'batch' ? 2 : 1;
+  const items = TOKEN_TYPES.map(([metric, priceName, tokenType, label]) => ({
+    costType: 'tokens',
+    tokenType,
+    model: s.model,
+    description: `${price.name} Usage - ${label}${s.tier === 'batch' ? ', Batch' : ''}`,
+    nanos: ((m[metric] ?? 0) * (price[priceName] as number)) / divisor,
+  }));
+  items.push({ costType: 'web_search', tokenType: '', model: s.model, description: 'Web Search Usage', nanos: (m.webSearch ?? 0) * WEB_SEARCH_NANOS });
+  return items.filter((i) => i.nanos > 0);
+}
+
+function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
+  const q = reportQuery(tokens, params, ['1d'], { default: 7, max: 31 });
+  const groups = new Set<string>(enumArray(params, 'group_by', COST_GROUPS));
+  const workspaceIds = arrayParam(params, 'workspace_ids');
+  const selected = store.org.series.filter((s) => !workspaceIds.length || workspaceIds.includes(s.projectId ?? ''));
+  const additions = store.additions();
+  const now = store.now();
+  const production = store.org.projects.find((p) => p.name === 'Production');
+  return reportPage(store, tokens, q, (a, b) => {
+    // The report lags: a day's costs appear once the day is over.
+    if (b > now) return [];
+    const rows = new Map<string, { nanos: number; dims: Record<string, unknown> }>();
+    const add = (dims: Record<string, unknown>, nanos: number) => {
+      const k = JSON.stringify(dims);
+      const row = rows.get(k);
+      if (row) row.nanos += nanos;
+      else rows.set(k, { nanos, dims });
+    };
+    const dims = (workspace: string | null, item: { costType: string; tokenType: string; model: string | null; description: string }, s: Series | null) =>
+      groups.has('description')
+        ? {
+            workspace_id: groups.has('workspace_id') ? workspace : null,
+            description: item.description,
+            cost_type: item.costType,
+            token_type: item.costType === 'tokens' ? item.tokenType : null,
+            model: item.costType === 'tokens' ? item.model : null,
+            service_tier: item.costType === 'tokens' && s ? (s.tier === 'batch' ? 'batch' : 'standard') : null,
+            context_window: item.costType === 'tokens' && s ? (s.contextWindow ?? '0-200k') : null,
+            inference_geo: item.costType === 'tokens' ? 'global' : null,
+          }
+        : { workspace_id: groups.has('workspace_id') ? workspace : null, description: null, cost_type: null, token_type: null, model: null, service_tier: null, context_window: null, inference_geo: null };
+    for (const s of selected) {
+      const m = groupWindow(store.org, [s], a, b, now, additions, () => ({}))[0]?.metrics;
+      if (m) for (const item of anthropicCostItems(s, m)) add(dims(s.projectId, item, s), item.nanos);
+    }
+    if (production && (!workspaceIds.length || workspaceIds.includes(production.id))) {
+      add(dims(production.id, { costType: 'code_execution', tokenType: '', model: null, description: 'Code Execution Usage' }, null), CODE_EXECUTION_NANOS_PER_DAY);
+    }
+    return [...rows.values()].map((r) => ({ amount: nanosToCentsString(r.nanos), currency: 'USD', ...r.dims }));
+  });
+}
+
+function keyView(k: OrgKey) {
+  return {
+    id: k.id,
+    type: 'api_key',
+    name: k.name,
+    partial_key_hint: k.redacted,
+    status: k.status,
+    created_at: new Date(k.createdAt * 1000).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    created_by: { id: k.owner.id, type: k.owner.type === 'user' ? 'user' : 'service_account' },
+    expires_at: k.status === 'expired' ? rfc3339(k.createdAt + 30 * DAY_S) : null,
+    workspace_id: k.projectId,
+  };
+}
+
+function listKeys(store: OrgStore, params: URLSearchParams) {
+  const limit = intParam(params, 'limit', 20, 1, 1000);
+  const status = scalarParam(params, 'status');
+  if (status && !['active', 'inactive', 'archived', 'expired'].includes(status)) throw new StandInError(400, 'invalid_request', `status: Input should be 'active', 'inactive', 'archived' or 'expired'`);
+  const workspace = scalarParam(params, 'workspace_id');
+  const createdBy = scalarParam(params, 'created_by_user_id');
+  // Newest first; keys deleted in the Console are not listed (their usage stays in the reports).
+  const all = store.org.keys
+    .filter((k) => k.status !== 'deleted' && (!status || k.status === status) && (workspace === undefined || k.projectId === workspace) && (!createdBy || k.owner.id === createdBy))
+    .sort((a, b) => b.createdAt - a.createdAt || b.id.localeCompare(a.id));
+  const afterId = scalarParam(params, 'after_id');
+  const beforeId = scalarParam(params, 'before_id');
+  if (afterId && beforeId) throw new StandInError(400, 'invalid_request', 'Only one of after_id and before_id may be given.');
+  const at = (id: string, name: string) => {
+    const i = all.findIndex((k) => k.id === id);
+    if (i < 0) throw new StandInError(400, 'invalid_request', `${name}: no API key with id '${id}'`);
+    return i;
+  };
+  let page: OrgKey[];
+  let hasMore: boolean;
+  if (beforeId) {
+    const end = at(beforeId, 'before_id');
+    page = all.slice(Math.max(0, end - limit), end);
+    hasMore = end - limit > 0;
+  } else {
+    const start = afterId ? at(afterId, 'after_id') + 1 : 0;
+    page = all.slice(start, start + limit);
+    hasMore = start + limit < all.length;
+  }
+  return { data: page.map(keyView), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
+}
+
+async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown> {
+  const method = req.method ?? 'GET';
+  const one = /^\/v1\/organizations\/api_keys\/([^/]+)$/.exec(path);
+  if (one && method === 'POST') {
+    const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
+    if (!key) throw new StandInError(404, 'not_found', 'API key not found');
+    const body = await readJsonBody(req);
+    if (body.status !== undefined && !['active', 'inactive', 'archived'].includes(String(body.status))) throw new StandInError(400, 'invalid_request', "status: Input should be 'active', 'inactive' or 'archived'");
+    if (body.name !== undefined && (typeof body.name !== 'string' || !body.name || body.name.length > 500)) throw new StandInError(400, 'invalid_request', 'name: 1 to 500 characters');
+    if (typeof body.name === 'string') key.name = body.name;
+    if (body.status !== undefined) {
+      key.status = body.status as OrgKey['status'];
+      for (const s of store.org.series) if (s.keyId === key.id) s.until = key.status === 'active' ? null : (s.until ?? store.now());
+    }
+    await store.save();
+    return keyView(key);
+  }
+  if (method !== 'GET') throw new StandInError(405, 'invalid_request', `Method ${method} not allowed on ${path}`);
+  if (path === '/v1/organizations/usage_report/messages') return usageReport(store, tokens, req, params);
+  if (path === '/v1/organizations/cost_report') return costReport(store, tokens, params);
+  if (path === '/v1/organizations/api_keys') return listKeys(store, params);
+  if (one) {
+    const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
+    if (!key) throw new StandInError(404, 'not_found', 'API key not found');
+    return keyView(key);
+  }
+  throw new StandInError(404, 'not_found', 'Not found');
+}
+
+export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
+  provider: 'anthropic',
+  name: 'the Anthropic admin stand-in',
+  portEnv: 'ANTHROPIC_ADMIN_PORT',
+  seedOrg: (now, key) => seedAnthropicOrg(now, key),
+  bigOrg: bigAnthropicOrg,
+  newAdminKey: newAnthropicAdminKey,
+  authenticate,
+  route,
+  errorBody,
+  faultMessages: {
+    rateLimit: 'Number of request tokens has exceeded your per-minute rate limit. Please try again later.',
+    server: (status) => (status === 529 ? 'Overloaded' : 'Internal server error'),
+  },
+  newKey: (store, input) => anthropicKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.lin, store.now()),
+};
+
+export const startAnthropicAdmin = (options: StandInOptions): Promise<StandIn> => startStandIn(ANTHROPIC_ADMIN_SPEC, options);

@@ -1,0 +1,865 @@
+/**
+ * The made-up organizations behind the local stand-ins of the OpenAI and Anthropic admin APIs
+ * (local/openai-admin.ts, local/anthropic-admin.ts), and what both stand-ins share: array query parameters in all
+ * three spellings, opaque page tokens bound to their query, bucket planning, the forced faults, the HTTP server and
+ * the control API under `/_burnrate/` (a path neither provider uses).
+ *
+ * Usage is computed, not stored: a *series* is one stream of usage (provider key or none, project/workspace, model,
+ * tier) with typical daily amounts; its amount on a UTC day is a deterministic function of (organization seed,
+ * series id, day), spread evenly over the day. So any bucket [a, b) of any width is `curve(b) − curve(a)`: 1m, 1h
+ * and 1d buckets add up exactly, the current bucket is partial and grows with the clock, and an organization of
+ * 1,000 keys × 5 models × 62 days costs 5,000 series objects, not 310,000 stored cells. On top of the curve sit the
+ * control API's changes: point additions (usage added at an instant) and revisions (a day's total set anew).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+
+export const DAY_S = 86_400;
+export type ProviderName = 'openai' | 'anthropic';
+/** Usage counters of one series over some time, integers. Which names exist depends on the series' kind. */
+export type Metrics = Record<string, number>;
+export type SeriesKind = 'completions' | 'embeddings' | 'messages';
+
+/** The counters each kind of usage has (the stand-ins render them in each provider's field names). */
+export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
+  // OpenAI completions: input_tokens = uncached + cached + cacheWrite.
+  completions: ['uncached', 'cached', 'cacheWrite', 'output', 'requests'],
+  embeddings: ['input', 'requests'],
+  // Anthropic messages: no request count in the report.
+  messages: ['uncached', 'cacheRead', 'cache5m', 'cache1h', 'output', 'webSearch'],
+};
+
+export interface OrgProject {
+  /** OpenAI `proj_…`; Anthropic `wrkspc_…` (the default workspace is not listed: its usage has workspace null). */
+  id: string;
+  name: string;
+  createdAt: number;
+  archivedAt: number | null;
+}
+
+export type KeyStatus = 'active' | 'inactive' | 'archived' | 'expired' | 'deleted';
+
+export interface OrgKey {
+  /** OpenAI `key_…`; Anthropic `apikey_01…`. */
+  id: string;
+  name: string;
+  /** The project (OpenAI) or workspace (Anthropic; null = the default workspace). */
+  projectId: string | null;
+  /** OpenAI `sk-proj-abc...wxyz`; Anthropic `sk-ant-api03-R2D...igAA`. */
+  redacted: string;
+  createdAt: number;
+  status: KeyStatus;
+  /** Who owns it (OpenAI `owner`, Anthropic `created_by`). */
+  owner: { type: 'user' | 'service_account'; id: string; name: string };
+}
+
+export interface Series {
+  /** Stable id: `<keyId|->|<model>|<tier>|<kind>`. */
+  id: string;
+  kind: SeriesKind;
+  /** null: usage without an API key (Console, playground). */
+  keyId: string | null;
+  projectId: string | null;
+  userId: string | null;
+  model: string;
+  /** OpenAI: `default` | `batch`; Anthropic: `standard` | `batch` | `priority`. */
+  tier: string;
+  /** Anthropic only. */
+  contextWindow?: string;
+  /** Typical amounts of a full day. */
+  base: Metrics;
+  /** Usage starts at (unix s). */
+  since: number;
+  /** Usage stops at (unix s), or never. */
+  until: number | null;
+}
+
+export interface OrgState {
+  provider: ProviderName;
+  /** What the deterministic amounts derive from. */
+  seed: string;
+  /** First day of usage (unix s at 00:00 UTC): the first day of the previous UTC month when made. */
+  originDay: number;
+  adminKey: string;
+  adminRevoked: boolean;
+  /** Keys that exist but are not admin keys (a test can try one): answered 401/403. */
+  inferenceKeys: string[];
+  projects: OrgProject[];
+  keys: OrgKey[];
+  series: Series[];
+  /** `<seriesId>#<dayStart>` → the day's new full total (control API `revise`). */
+  revisions: Record<string, Metrics>;
+  /** Usage added at an instant (control API `usage`). */
+  additions: Array<{ seriesId: string; at: number; metrics: Metrics }>;
+  /** A frozen clock (unix s), or null for the real one. */
+  clock: number | null;
+  /** Made by `POST /_burnrate/big`: its parameters, for the state page. */
+  big: { keys: number; models: number; days: number } | null;
+}
+
+export class StandInError extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: 'invalid_request' | 'authentication' | 'permission' | 'not_found' | 'rate_limit' | 'server',
+    message: string,
+    readonly param: string | null = null,
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Time
+
+export const dayStart = (t: number) => Math.floor(t / DAY_S) * DAY_S;
+export const isoDate = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
+export const rfc3339 = (t: number) => new Date(t * 1000).toISOString().replace(/\.000Z$/, 'Z');
+export function parseDate(value: string): number {
+  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  if (!Number.isFinite(t)) throw new StandInError(400, 'invalid_request', `Invalid date: ${value}`);
+  return Math.floor(t / 1000);
+}
+/** 00:00 UTC of the first day of the previous UTC month. */
+export function firstOfPreviousMonth(now: number): number {
+  const d = new Date(now * 1000);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1) / 1000;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deterministic amounts
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function mix(a: number, b: number): number {
+  let h = (a ^ Math.imul(b + 0x9e3779b9, 0x85ebca6b)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A number in [0, 1) from (seed, series, day, salt). */
+const unit = (h: number, day: number, salt: number) => mix(mix(h, day), salt) / 2 ** 32;
+
+/** Deterministic id-like text: `length` characters of [A-Za-z0-9] from a seed text. */
+export function idChars(seedText: string, length: number): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789';
+  let h = fnv1a(seedText);
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    h = mix(h, i);
+    out += alphabet[h % alphabet.length];
+  }
+  return out;
+}
+
+const seriesHashes = new WeakMap<Series, number>();
+function seriesHash(org: OrgState, s: Series): number {
+  let h = seriesHashes.get(s);
+  if (h === undefined) {
+    h = fnv1a(`${org.seed}|${s.id}`);
+    seriesHashes.set(s, h);
+  }
+  return h;
+}
+
+/** The series' seeded full-day amounts on the day starting at `day` (before clipping and control changes). */
+function seededDay(org: OrgState, s: Series, day: number): Metrics {
+  const h = seriesHash(org, s);
+  const dayIndex = day / DAY_S;
+  const weekday = new Date(day * 1000).getUTCDay();
+  const weekend = weekday === 0 || weekday === 6 ? 0.55 : 1;
+  const level = (0.6 + 0.8 * unit(h, dayIndex, 0)) * weekend;
+  const out: Metrics = {};
+  let salt = 1;
+  for (const [name, value] of Object.entries(s.base)) {
+    out[name] = Math.round(value * level * (0.9 + 0.2 * unit(h, dayIndex, salt++)));
+  }
+  return out;
+}
+
+/**
+ * The series' usage in [a, b) as seen at `now`: the day's total spread evenly over the day (clipped to the series'
+ * lifetime), plus additions in the window. [a, b) must lie within one UTC day.
+ */
+export function seriesWindow(org: OrgState, s: Series, a: number, b: number, now: number, additions: AdditionIndex): Metrics {
+  const day = dayStart(a);
+  // A revised day counts in full (its new total is what the provider now reports), whatever the key's lifetime.
+  const revised = org.revisions[`${s.id}#${day}`];
+  const lo = revised ? a : Math.max(a, s.since);
+  const hi = Math.min(b, now, revised ? Infinity : (s.until ?? Infinity));
+  const out: Metrics = {};
+  for (const name of KIND_METRICS[s.kind]) out[name] = 0;
+  if (hi > lo) {
+    const total = revised ?? seededDay(org, s, day);
+    for (const name of KIND_METRICS[s.kind]) {
+      const d = total[name] ?? 0;
+      out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+    }
+  }
+  const hiAdd = Math.min(b, now);
+  for (const add of additions.get(`${s.id}#${day}`) ?? []) {
+    if (add.at >= a && add.at < hiAdd) for (const [name, v] of Object.entries(add.metrics)) out[name] = (out[name] ?? 0) + v;
+  }
+  return out;
+}
+
+export type AdditionIndex = Map<string, OrgState['additions']>;
+export function indexAdditions(org: OrgState): AdditionIndex {
+  const index: AdditionIndex = new Map();
+  for (const add of org.additions) {
+    const k = `${add.seriesId}#${dayStart(add.at)}`;
+    const list = index.get(k);
+    if (list) list.push(add);
+    else index.set(k, [add]);
+  }
+  return index;
+}
+
+export const isZero = (m: Metrics) => Object.values(m).every((v) => v === 0);
+
+export function addInto(target: Metrics, m: Metrics): void {
+  for (const [name, v] of Object.entries(m)) target[name] = (target[name] ?? 0) + v;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Query parameters: arrays in all three spellings
+
+/**
+ * An array parameter as both providers' clients send it: repeated (`x=a&x=b`, the cookbook's `requests`), with
+ * brackets (`x[]=a`, the official SDKs and Anthropic's curl examples) or comma-joined (`x=a,b`, Elastic). All
+ * three, mixed too, give the same list (duplicates dropped, order of first appearance kept).
+ */
+export function arrayParam(params: URLSearchParams, name: string): string[] {
+  const values = [...params.getAll(name), ...params.getAll(`${name}[]`)];
+  const out: string[] = [];
+  for (const value of values) {
+    for (const part of value.split(',')) {
+      const item = part.trim();
+      if (item && !out.includes(item)) out.push(item);
+    }
+  }
+  return out;
+}
+
+/** One scalar parameter; a repeated one is refused (it would be ambiguous). */
+export function scalarParam(params: URLSearchParams, name: string): string | undefined {
+  const values = params.getAll(name);
+  if (values.length > 1) throw new StandInError(400, 'invalid_request', `${name} must be given once.`, name);
+  return values[0];
+}
+
+export function intParam(params: URLSearchParams, name: string, fallback: number, min: number, max: number, maxMessage?: string): number {
+  const raw = scalarParam(params, name);
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new StandInError(400, 'invalid_request', `${name} must be an integer.`, name);
+  const value = Number(raw);
+  if (value < min) throw new StandInError(400, 'invalid_request', `${capitalize(name)} must be greater than or equal to ${min}.`, name);
+  if (value > max) throw new StandInError(400, 'invalid_request', maxMessage ?? `${capitalize(name)} must be less than or equal to ${max}.`, name);
+  return value;
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+export function enumArray(params: URLSearchParams, name: string, allowed: readonly string[]): string[] {
+  const values = arrayParam(params, name);
+  for (const v of values) {
+    if (!allowed.includes(v)) {
+      throw new StandInError(400, 'invalid_request', `Invalid value for ${name}: '${v}'. Expected one of: ${allowed.join(', ')}.`, name);
+    }
+  }
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Opaque page tokens, bound to the query that minted them
+
+/**
+ * A stable text of a query without its `page`: names without `[]`, array values split and sorted. So the three
+ * array spellings of one query share their page tokens, and any other change of the query voids them.
+ */
+export function canonicalQuery(params: URLSearchParams, arrayNames: readonly string[]): string {
+  const names = [...new Set([...params.keys()].map((n) => n.replace(/\[\]$/, '')))].filter((n) => n !== 'page').sort();
+  return names
+    .map((n) => `${n}=${arrayNames.includes(n) ? arrayParam(params, n).sort().join(',') : params.getAll(n).join(',')}`)
+    .join('&');
+}
+
+export class PageTokens {
+  private readonly secret = randomBytes(32);
+
+  /** `page_` + base64 of 20 bytes (the next position, 8 bytes, and 12 bytes of an HMAC over it and the query). */
+  mint(query: string, position: number): string {
+    const pos = Buffer.alloc(8);
+    pos.writeBigUInt64BE(BigInt(position));
+    return `page_${Buffer.concat([pos, this.mac(query, pos)]).toString('base64')}`;
+  }
+
+  /** The position a token stands for; 400 for a token this query did not mint. */
+  read(query: string, token: string): number {
+    const raw = token.startsWith('page_') ? Buffer.from(token.slice(5), 'base64') : Buffer.alloc(0);
+    const pos = raw.subarray(0, 8);
+    if (raw.length !== 20 || !raw.subarray(8).equals(this.mac(query, pos))) {
+      throw new StandInError(400, 'invalid_request', 'Invalid page token: it does not belong to this query (page tokens are bound to the query parameters that produced them).', 'page');
+    }
+    return Number(pos.readBigUInt64BE());
+  }
+
+  private mac(query: string, pos: Buffer): Buffer {
+    return createHmac('sha256', this.secret).update(query).update(pos).digest().subarray(0, 12);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Buckets
+
+export const BUCKET_WIDTHS = { '1m': 60, '1h': 3600, '1d': DAY_S } as const;
+export type BucketWidth = keyof typeof BUCKET_WIDTHS;
+/** Both references: buckets per page by width (default, max). */
+export const BUCKET_LIMITS: Record<BucketWidth, { default: number; max: number }> = {
+  '1d': { default: 7, max: 31 },
+  '1h': { default: 24, max: 168 },
+  '1m': { default: 60, max: 1440 },
+};
+/**
+ * A page ends early (never inside a bucket) once it holds this many result rows, so a heavily grouped organization
+ * of 1,000 keys does not answer 31 days in one 50 MB body. The references cap buckets, not rows; a client that
+ * follows `next_page` sees no difference.
+ */
+export const MAX_ROWS_PER_PAGE = 10_000;
+
+export function bucketWidthParam(params: URLSearchParams, allowed: readonly BucketWidth[] = ['1m', '1h', '1d']): BucketWidth {
+  const raw = scalarParam(params, 'bucket_width') ?? '1d';
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new StandInError(400, 'invalid_request', `Invalid bucket_width '${raw}'. Expected one of: ${allowed.join(', ')}.`, 'bucket_width');
+  }
+  return raw as BucketWidth;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Grouping usage of a window
+
+export interface Row {
+  series: Series;
+  metrics: Metrics;
+}
+
+/**
+ * Usage of each matching series in [a, b) (one UTC day at most) as of `now`, summed per group: `dims` picks what
+ * a group is keyed by (the dimensions grouped by), every other dimension is null in the result.
+ */
+export function groupWindow(
+  org: OrgState,
+  series: Series[],
+  a: number,
+  b: number,
+  now: number,
+  additions: AdditionIndex,
+  dims: (s: Series) => Record<string, unknown>,
+): Array<{ dims: Record<string, unknown>; metrics: Metrics }> {
+  const groups = new Map<string, { dims: Record<string, unknown>; metrics: Metrics }>();
+  for (const s of series) {
+    const m = seriesWindow(org, s, a, b, now, additions);
+    if (isZero(m)) continue;
+    const d = dims(s);
+    const k = JSON.stringify(d);
+    const g = groups.get(k);
+    if (g) addInto(g.metrics, m);
+    else groups.set(k, { dims: d, metrics: { ...m } });
+  }
+  return [...groups.values()];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Faults and request counts (in memory)
+
+export interface Fault {
+  status: number;
+  remaining: number;
+  retryAfter: number | null;
+  /** Only requests whose path starts with this (default: every provider path). */
+  pathPrefix: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The organization: loading, saving, the control API
+
+export interface OrgStore {
+  readonly provider: ProviderName;
+  org: OrgState;
+  faults: Fault[];
+  requests: { total: number; byPath: Record<string, number> };
+  now(): number;
+  save(): Promise<void>;
+  additions(): AdditionIndex;
+  /** Call after changing `org` so cached indexes are rebuilt. */
+  changed(): void;
+}
+
+export interface OrgStoreOptions {
+  provider: ProviderName;
+  /** `<dataDir>/state.json` keeps the organization (admin key, changes) across restarts; none: memory only. */
+  dataDir?: string;
+  seedOrg: (now: number, adminKey: string) => OrgState;
+  bigOrg: (now: number, adminKey: string, size: { keys: number; models: number; days: number }) => OrgState;
+  newAdminKey: () => string;
+  /** An admin key to use instead of the kept or a new one (env, tests). */
+  adminKey?: string;
+}
+
+export async function openOrgStore(options: OrgStoreOptions): Promise<OrgStore & { options: OrgStoreOptions }> {
+  const file = options.dataDir ? join(options.dataDir, 'state.json') : undefined;
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  let org: OrgState | undefined;
+  if (file) {
+    try {
+      org = JSON.parse(await readFile(file, 'utf8')) as OrgState;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`[${options.provider}-admin] ${file} is unreadable; seeding anew:`, error);
+    }
+  }
+  const realNow = () => Math.floor(Date.now() / 1000);
+  org ??= options.seedOrg(realNow(), options.adminKey ?? options.newAdminKey());
+  if (options.adminKey && org.adminKey !== options.adminKey) org.adminKey = options.adminKey;
+  let index: AdditionIndex | undefined;
+  let saving: Promise<void> = Promise.resolve();
+  const store = {
+    provider: options.provider,
+    options,
+    org,
+    faults: [] as Fault[],
+    requests: { total: 0, byPath: {} as Record<string, number> },
+    now: () => store.org.clock ?? realNow(),
+    additions: () => (index ??= indexAdditions(store.org)),
+    changed: () => {
+      index = undefined;
+    },
+    save: () => {
+      store.changed();
+      if (!file) return Promise.resolve();
+      const text = `${JSON.stringify(store.org)}\n`;
+      saving = saving
+        .then(async () => {
+          await writeFile(`${file}.tmp`, text);
+          await rename(`${file}.tmp`, file);
+        })
+        .catch((error: unknown) => console.error(`[${options.provider}-admin] could not save state:`, error));
+      return saving;
+    },
+  };
+  await store.save();
+  return store;
+}
+
+/** Every series' usage per (UTC day, key, model, tier) in [from, to) as of now: the figures a sync must reproduce. */
+export function truth(store: OrgStore, from: number, to: number): Array<{ date: string; series: Series; metrics: Metrics }> {
+  const now = store.now();
+  const additions = store.additions();
+  const out: Array<{ date: string; series: Series; metrics: Metrics }> = [];
+  for (let day = dayStart(from); day < to && day <= now; day += DAY_S) {
+    for (const s of store.org.series) {
+      const m = seriesWindow(store.org, s, day, day + DAY_S, now, additions);
+      if (!isZero(m)) out.push({ date: isoDate(day), series: s, metrics: m });
+    }
+  }
+  return out;
+}
+
+function findSeries(store: OrgStore, body: Record<string, unknown>, create: boolean): Series {
+  const keyId = body.apiKeyId === null || body.apiKeyId === undefined ? null : String(body.apiKeyId);
+  const kind = (body.kind as SeriesKind | undefined) ?? (store.provider === 'anthropic' ? 'messages' : 'completions');
+  if (!KIND_METRICS[kind]) throw new StandInError(400, 'invalid_request', `Unknown kind ${String(body.kind)}.`);
+  const model = String(body.model ?? '');
+  if (!model) throw new StandInError(400, 'invalid_request', 'model is required.');
+  const tier = String(body.tier ?? (store.provider === 'anthropic' ? 'standard' : 'default'));
+  const id = `${keyId ?? '-'}|${model}|${tier}|${kind}`;
+  const found = store.org.series.find((s) => s.id === id);
+  if (found) return found;
+  if (!create) throw new StandInError(404, 'not_found', `No usage series ${id}.`);
+  const key = keyId ? store.org.keys.find((k) => k.id === keyId) : undefined;
+  if (keyId && !key) throw new StandInError(404, 'not_found', `No key ${keyId}.`);
+  const s: Series = {
+    id,
+    kind,
+    keyId,
+    projectId: key ? key.projectId : ((body.projectId as string | null | undefined) ?? (store.provider === 'openai' ? (store.org.projects[0]?.id ?? null) : null)),
+    userId: key?.owner.type === 'user' ? key.owner.id : null,
+    model,
+    tier,
+    ...(store.provider === 'anthropic' ? { contextWindow: String(body.contextWindow ?? '0-200k') } : {}),
+    base: Object.fromEntries(KIND_METRICS[kind].map((n) => [n, 0])),
+    since: 0,
+    until: null,
+  };
+  store.org.series.push(s);
+  return s;
+}
+
+function metricsBody(kind: SeriesKind, value: unknown, allowNegative: boolean): Metrics {
+  if (!value || typeof value !== 'object') throw new StandInError(400, 'invalid_request', `Metrics expected: ${KIND_METRICS[kind].join(', ')}.`);
+  const out: Metrics = {};
+  for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!KIND_METRICS[kind].includes(name)) throw new StandInError(400, 'invalid_request', `Unknown metric ${name} for ${kind}: ${KIND_METRICS[kind].join(', ')}.`);
+    if (!Number.isSafeInteger(v) || (!allowNegative && (v as number) < 0)) throw new StandInError(400, 'invalid_request', `${name} must be an integer${allowNegative ? '' : ' ≥ 0'}.`);
+    out[name] = v as number;
+  }
+  return out;
+}
+
+/** The day total a revision or an addition works on (curve total + that day's additions). */
+function fullDay(store: OrgStore, s: Series, day: number): Metrics {
+  const total = seriesWindow(store.org, s, day, day + DAY_S, Infinity, store.additions());
+  return total;
+}
+
+export interface ControlDeps {
+  /** Makes a key of this provider (ids and hints in its shapes). */
+  newKey: (store: OrgStore, input: { name: string; projectId: string | null; index: number }) => OrgKey;
+}
+
+/**
+ * The control API (`/_burnrate/…`, JSON in and out), for tests, benches and the demo seed:
+ *
+ *   GET  /_burnrate/state                      admin key, clock, counts, projects, keys (all, deleted too), series
+ *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
+ *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, date?|at?, add: {…}}   add usage at an instant
+ *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
+ *   POST /_burnrate/keys       {name, projectId?, model?, tier?, daily?: {…}}              a new key (usage from now)
+ *   POST /_burnrate/keys/:id   {status: active|inactive|archived|expired|deleted}           usage stops unless active
+ *   POST /_burnrate/admin-key  {revoked?: bool, rotate?: bool}     revoke (→ 401) or issue a new admin key
+ *   POST /_burnrate/faults     {status: 429|5xx, count, retryAfter?, pathPrefix?}          the next `count` requests fail
+ *   POST /_burnrate/reset      {}                                   the seeded organization again (clock real)
+ *   POST /_burnrate/big        {keys, models, days}                 N keys × M models × D days, usage every day
+ *   GET  /_burnrate/truth?from&to[&detail=totals]                  usage per (day, key, model, tier) as of now
+ *   GET  /_burnrate/requests   DELETE /_burnrate/requests          provider requests counted since the last reset
+ */
+export async function control(store: OrgStore & { options: OrgStoreOptions }, deps: ControlDeps, method: string, path: string, params: URLSearchParams, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+  const org = store.org;
+  const ok = (b: unknown, status = 200) => ({ status, body: b });
+  const route = `${method} ${path.replace(/^\/_burnrate/, '')}`;
+  const keyMatch = /^POST \/keys\/([^/]+)$/.exec(route);
+  if (route === 'GET /state') return ok(stateView(store));
+  if (route === 'POST /clock') {
+    const v = body.now;
+    org.clock = v === null || v === undefined ? null : typeof v === 'number' ? v : parseDate(String(v));
+    await store.save();
+    return ok({ now: rfc3339(store.now()), frozen: org.clock !== null });
+  }
+  if (route === 'POST /usage') {
+    const s = findSeries(store, body, true);
+    const now = store.now();
+    const at = body.at !== undefined ? parseDate(String(body.at)) : body.date !== undefined ? Math.min(parseDate(String(body.date)) + DAY_S / 2, now) : now;
+    const metrics = metricsBody(s.kind, body.add, false);
+    org.additions.push({ seriesId: s.id, at, metrics });
+    await store.save();
+    return ok({ series: s.id, at: rfc3339(at), day: fullDay(store, s, dayStart(at)) });
+  }
+  if (route === 'POST /revise') {
+    const s = findSeries(store, body, false);
+    const day = dayStart(parseDate(String(body.date ?? '')));
+    const current = fullDay(store, s, day);
+    let target: Metrics;
+    if (body.set !== undefined) target = { ...current, ...metricsBody(s.kind, body.set, false) };
+    else {
+      const delta = metricsBody(s.kind, body.delta, true);
+      target = { ...current };
+      for (const [n, v] of Object.entries(delta)) target[n] = (target[n] ?? 0) + v;
+    }
+    if (Object.values(target).some((v) => v < 0)) throw new StandInError(400, 'invalid_request', 'A revision cannot make a count negative.');
+    // The day's curve becomes the new total; the additions of that day are folded into it.
+    org.revisions[`${s.id}#${day}`] = target;
+    org.additions = org.additions.filter((a) => !(a.seriesId === s.id && dayStart(a.at) === day));
+    await store.save();
+    return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
+  }
+  if (route === 'POST /keys') {
+    const name = String(body.name ?? 'new key');
+    const projectId = (body.projectId as string | null | undefined) ?? (store.provider === 'openai' ? (org.projects[0]?.id ?? null) : null);
+    const key = deps.newKey(store, { name, projectId, index: org.keys.length });
+    key.createdAt = store.now();
+    org.keys.push(key);
+    if (body.model) {
+      const s = findSeries(store, { ...body, apiKeyId: key.id }, true);
+      s.since = key.createdAt;
+      if (body.daily) s.base = { ...s.base, ...metricsBody(s.kind, body.daily, false) };
+    }
+    await store.save();
+    return ok(key, 201);
+  }
+  if (keyMatch) {
+    const key = org.keys.find((k) => k.id === decodeURIComponent(keyMatch[1]!));
+    if (!key) throw new StandInError(404, 'not_found', 'No such key.');
+    const status = String(body.status ?? '') as KeyStatus;
+    if (!['active', 'inactive', 'archived', 'expired', 'deleted'].includes(status)) throw new StandInError(400, 'invalid_request', 'status: active|inactive|archived|expired|deleted');
+    key.status = status;
+    for (const s of org.series) if (s.keyId === key.id) s.until = status === 'active' ? null : (s.until ?? store.now());
+    await store.save();
+    return ok(key);
+  }
+  if (route === 'POST /admin-key') {
+    if (body.rotate === true) {
+      org.adminKey = store.options.newAdminKey();
+      org.adminRevoked = false;
+    }
+    if (typeof body.revoked === 'boolean') org.adminRevoked = body.revoked;
+    await store.save();
+    return ok({ adminKey: org.adminKey, revoked: org.adminRevoked });
+  }
+  if (route === 'POST /faults') {
+    const status = Number(body.status);
+    if (status !== 429 && !(status >= 500 && status <= 599)) throw new StandInError(400, 'invalid_request', 'status: 429 or 5xx');
+    const retryAfter = body.retryAfter === undefined || body.retryAfter === null ? null : Number(body.retryAfter);
+    store.faults.push({ status, remaining: Math.max(1, Number(body.count ?? 1)), retryAfter, pathPrefix: String(body.pathPrefix ?? '/v1/') });
+    return ok({ faults: store.faults });
+  }
+  if (route === 'DELETE /faults') {
+    store.faults.length = 0;
+    return ok({ faults: [] });
+  }
+  if (route === 'POST /reset') {
+    store.org = store.options.seedOrg(Math.floor(Date.now() / 1000), org.adminKey);
+    store.faults.length = 0;
+    await store.save();
+    return ok(stateView(store));
+  }
+  if (route === 'POST /big') {
+    const size = { keys: Number(body.keys ?? 1000), models: Number(body.models ?? 5), days: Number(body.days ?? 62) };
+    if (![size.keys, size.models, size.days].every((n) => Number.isInteger(n) && n >= 1) || size.keys > 100_000 || size.days > 400) {
+      throw new StandInError(400, 'invalid_request', 'keys (1..100000), models (1..), days (1..400) expected.');
+    }
+    store.org = store.options.bigOrg(store.now(), org.adminKey, size);
+    store.org.clock = org.clock;
+    await store.save();
+    return ok(stateView(store));
+  }
+  if (route === 'GET /truth') return ok(truthView(store, params));
+  if (route === 'GET /requests') return ok(store.requests);
+  if (route === 'DELETE /requests') {
+    store.requests = { total: 0, byPath: {} };
+    return ok(store.requests);
+  }
+  throw new StandInError(404, 'not_found', `No control route ${route}.`);
+}
+
+function stateView(store: OrgStore) {
+  const org = store.org;
+  return {
+    provider: org.provider,
+    adminKey: org.adminKey,
+    adminRevoked: org.adminRevoked,
+    inferenceKeys: org.inferenceKeys,
+    now: rfc3339(store.now()),
+    clockFrozen: org.clock !== null,
+    importFrom: isoDate(org.originDay),
+    big: org.big,
+    projects: org.projects,
+    keys: org.keys,
+    series: org.big ? org.series.length : org.series,
+  };
+}
+
+function truthView(store: OrgStore, params: URLSearchParams) {
+  const from = params.get('from') ? parseDate(params.get('from')!) : store.org.originDay;
+  const to = params.get('to') ? parseDate(params.get('to')!) + DAY_S : store.now() + 1;
+  const cells = truth(store, from, to);
+  const byDay: Record<string, Metrics> = {};
+  const byKey: Record<string, Metrics> = {};
+  const byModel: Record<string, Metrics> = {};
+  const total: Metrics = {};
+  for (const c of cells) {
+    addInto((byDay[c.date] ??= {}), c.metrics);
+    addInto((byKey[c.series.keyId ?? 'null'] ??= {}), c.metrics);
+    addInto((byModel[c.series.model] ??= {}), c.metrics);
+    addInto(total, c.metrics);
+  }
+  return {
+    asOf: rfc3339(store.now()),
+    from: isoDate(from),
+    to: isoDate(to - 1),
+    total,
+    byDay,
+    byKey,
+    byModel,
+    ...(params.get('detail') === 'totals'
+      ? {}
+      : {
+          cells: cells.map((c) => ({
+            date: c.date,
+            apiKeyId: c.series.keyId,
+            projectId: c.series.projectId,
+            model: c.series.model,
+            tier: c.series.tier,
+            kind: c.series.kind,
+            ...c.metrics,
+          })),
+        }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// HTTP
+
+export interface StandInServer {
+  url: string;
+  port: number;
+  server: Server;
+  stop(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new StandInError(413, 'invalid_request', 'Body too large.');
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (!text) return {};
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // below
+  }
+  throw new StandInError(400, 'invalid_request', 'A JSON object body expected.');
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Takes the next forced fault that applies to `path`, if any. */
+export function takeFault(store: OrgStore, path: string): Fault | undefined {
+  const fault = store.faults.find((f) => path.startsWith(f.pathPrefix));
+  if (!fault) return undefined;
+  fault.remaining -= 1;
+  if (fault.remaining <= 0) store.faults.splice(store.faults.indexOf(fault), 1);
+  return fault;
+}
+
+export function countRequest(store: OrgStore, path: string): void {
+  store.requests.total += 1;
+  const key = path.replace(/\/(proj|key|apikey)_[^/]+/g, '/$1_…');
+  store.requests.byPath[key] = (store.requests.byPath[key] ?? 0) + 1;
+}
+
+/** Listens on `host` (127.0.0.1: this machine only) at `port` (0: any free port). */
+export async function listen(
+  name: string,
+  envName: string,
+  port: number,
+  host: string,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<StandInServer> {
+  const server = createServer(handler);
+  server.keepAliveTimeout = 5000;
+  server.listen({ port, host });
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    throw new Error(`Port ${port} (${name}) is already in use. Stop whatever holds it, or set ${envName} to another port.`);
+  }
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  return {
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${bound}`,
+    port: bound,
+    server,
+    async stop() {
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/** What one provider's stand-in plugs into the shared server. */
+export interface StandInSpec {
+  provider: ProviderName;
+  /** For messages: `the OpenAI admin stand-in`. */
+  name: string;
+  /** The environment variable that sets its port (named in the "port in use" message). */
+  portEnv: string;
+  seedOrg: OrgStoreOptions['seedOrg'];
+  bigOrg: OrgStoreOptions['bigOrg'];
+  newAdminKey: () => string;
+  /** Throws the provider's refusal (missing/unknown/revoked/inference key, missing headers). */
+  authenticate(store: OrgStore, req: IncomingMessage): void;
+  /** The provider's answer to an authenticated request. */
+  route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown>;
+  /** An error in the provider's own shape. */
+  errorBody(error: StandInError): unknown;
+  /** The messages of forced faults: a 429, a 5xx of this status. */
+  faultMessages: { rateLimit: string; server: (status: number) => string };
+  /** Makes a key of this provider for the control API. */
+  newKey: ControlDeps['newKey'];
+}
+
+export interface StandInOptions {
+  /** 0: any free port. */
+  port: number;
+  /** @default 127.0.0.1 */
+  host?: string;
+  /** Keeps the organization (and its admin key) in `<dataDir>/state.json`; none: memory only. */
+  dataDir?: string;
+  /** Use this admin key (else the kept one, else a new random one). */
+  adminKey?: string;
+}
+
+export interface StandIn extends StandInServer {
+  adminKey(): string;
+  store: OrgStore;
+}
+
+/**
+ * Starts one stand-in: its organization (kept under `dataDir`) and its HTTP server. `/_burnrate/…` is the control
+ * API; everything else is counted, authenticated, may meet a forced fault (after authentication, as a real rate
+ * limiter would), and is routed to the provider's code.
+ */
+export async function startStandIn(spec: StandInSpec, options: StandInOptions): Promise<StandIn> {
+  const store = await openOrgStore({ ...spec, dataDir: options.dataDir, adminKey: options.adminKey });
+  const tokens = new PageTokens();
+  const faultError = (f: Fault) =>
+    f.status === 429
+      ? new StandInError(429, 'rate_limit', spec.faultMessages.rateLimit, null, f.retryAfter ?? undefined)
+      : new StandInError(f.status, 'server', spec.faultMessages.server(f.status));
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const work = async () => {
+      if (url.pathname.startsWith('/_burnrate/')) {
+        const body = req.method === 'POST' ? await readJsonBody(req) : {};
+        const out = await control(store, { newKey: spec.newKey }, req.method ?? 'GET', url.pathname, url.searchParams, body);
+        return sendJson(res, out.status, out.body);
+      }
+      countRequest(store, url.pathname);
+      spec.authenticate(store, req);
+      const fault = takeFault(store, url.pathname);
+      if (fault) throw faultError(fault);
+      sendJson(res, 200, await spec.route(store, tokens, req, url.pathname, url.searchParams));
+    };
+    work().catch((error: unknown) => {
+      if (res.headersSent) return res.destroy();
+      if (!(error instanceof StandInError)) console.error(`[${spec.provider}-admin]`, error);
+      const e = error instanceof StandInError ? error : new StandInError(500, 'server', `${spec.name} failed.`);
+      sendJson(res, e.status, spec.errorBody(e), e.retryAfter ? { 'retry-after': String(e.retryAfter) } : {});
+    });
+  };
+  const server = await listen(spec.name, spec.portEnv, options.port, options.host ?? '127.0.0.1', handler);
+  return { ...server, store, adminKey: () => store.org.adminKey };
+}
