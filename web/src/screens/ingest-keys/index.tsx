@@ -20,7 +20,7 @@ export function SendingKeys() {
   return (
     <Screen title="Sending keys">
       <p class="muted">
-        For your proxy or SDK: the secret it sends (header <code>x-api-key</code>) with the events it reports. New here? <Link href="/get-started">Get started</Link> walks you
+        For your proxy or SDK: the secret it sends (header <code>x-api-key</code>) with the events it reports (the API’s ingest keys). New here? <Link href="/get-started">Get started</Link> walks you
         through it.
       </p>
       {created && (
@@ -52,7 +52,7 @@ export function SendingKeys() {
           </button>
         </Form>
       )}
-      <h2>Keys</h2>
+      <h2>Your sending keys</h2>
       <ErrorBox error={revoke.error} />
       <Show state={list}>
         {({ items }) =>
