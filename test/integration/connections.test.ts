@@ -74,6 +74,7 @@ interface Cell {
 async function truth(provider: Provider, from: string, to: string): Promise<Map<string, Cell>> {
   const t = await control(provider, 'GET', `/truth?from=${from}&to=${to}`);
   const out = new Map<string, Cell>();
+  const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number }>();
   for (const c of t.cells as Record<string, any>[]) {
     const model = String(c.model).toLowerCase();
     const counts =
@@ -96,14 +97,24 @@ async function truth(provider: Provider, from: string, to: string): Promise<Map<
               cacheWrite1hInputTokens: 0,
               outputTokens: c.output,
             };
-    if (Object.values(counts).every((v) => v === 0)) continue;
-    const cost = BigInt(priceUsage({ provider, model, ...counts, tier: c.tier === 'batch' ? 'batch' : 'standard' }).costMicros);
-    const id = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}`;
+    // One provider row per (day, key, model, tier as grouped): OpenAI batch or not (its other tiers are not grouped),
+    // embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
+    const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : c.tier === 'batch' ? 'batch' : 'standard';
+    const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}`;
+    const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 };
+    for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + v;
+    rows.set(rowId, row);
+  }
+  for (const [rowId, row] of rows) {
+    if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
+    const [hash, date, , tier] = rowId.split('|');
+    const cost = BigInt(priceUsage({ provider, ...row, tier: tier === 'batch' ? 'batch' : 'standard' }).costMicros);
+    const id = `${hash}|${date}|${row.model}`;
     const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
-    cell.requests += counts.requests;
-    cell.inputTokens += counts.inputTokens;
-    cell.cachedInputTokens += counts.cachedInputTokens;
-    cell.outputTokens += counts.outputTokens;
+    cell.requests += row.requests;
+    cell.inputTokens += row.inputTokens;
+    cell.cachedInputTokens += row.cachedInputTokens;
+    cell.outputTokens += row.outputTokens;
     cell.costMicros += cost;
     out.set(id, cell);
   }
@@ -131,6 +142,9 @@ async function exported(token: string, provider: Provider, from: string, to: str
 
 async function expectExact(token: string, provider: Provider, from = firstOfPreviousMonth(), to = today()) {
   const [want, got] = await Promise.all([truth(provider, from, to), exported(token, provider, from, to)]);
+  const missing = [...want.keys()].filter((k) => !got.has(k));
+  const extra = [...got.keys()].filter((k) => !want.has(k));
+  expect({ missing: missing.slice(0, 5), extra: extra.slice(0, 5) }).toEqual({ missing: [], extra: [] });
   expect(got.size).toBe(want.size);
   for (const [id, cell] of want) expect(got.get(id), id).toEqual(cell);
   return want;
@@ -217,7 +231,8 @@ describe('the sync', () => {
 
   beforeAll(async () => {
     user = await registerUser();
-    await setPlan(user.accountId, 'GROWTH');
+    // SCALE: the seeded organizations track more than GROWTH's 1,000,000 requests in two months.
+    await setPlan(user.accountId, 'SCALE');
     // A rule and a budget that the imported spend will trip.
     expect((await call('/alert-rules', { method: 'POST', token: user.token, body: { type: 'new_key', name: 'new keys', config: {}, channels: ['email'], isActive: true } })).status).toBe(201);
     expect((await call('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 1, alertThreshold: 50, scope: 'ACCOUNT' } })).status).toBe(201);
@@ -225,7 +240,7 @@ describe('the sync', () => {
     anthropic = await connect(user, 'anthropic');
   });
 
-  it('backfills every (key, day, model) exactly: the stand-ins’ counts priced by the table, in the export and GET /spend', async () => {
+  it('backfills every (key, day, model) exactly: the stand-ins’ counts priced by the table, in the export and GET /spend', { timeout: 180_000 }, async () => {
     expect((await sync(user.accountId, openai)).status).toBe('done');
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
     const o = await expectExact(user.token, 'openai');
@@ -264,6 +279,7 @@ describe('the sync', () => {
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
     const delta = (name: string) => (sent.get(name) ?? 0) - (before.get(name) ?? 0);
     expect(delta('TransactWriteItemsCommand')).toBe(0);
+    expect(Object.fromEntries(WRITES.map((w) => [w, delta(w)]))).toEqual({});
     // Only the lease (put, delete) and the connection's sync time (update), per sync.
     expect(delta('PutItemCommand') + delta('DeleteItemCommand') + delta('UpdateItemCommand')).toBe(6);
   });
@@ -319,15 +335,17 @@ describe('the sync', () => {
       headers: { 'x-api-key': state.adminKey, 'anthropic-version': '2023-06-01' },
     });
     const body = (await report.json()) as any;
+    // Cents as exact decimals: cents × 10^12 (every digit the stand-in wrote), then to micro-dollars once.
     const cents = (text: string) => {
       const [w, f = ''] = text.split('.');
-      return BigInt(w!) * 1_000_000n + BigInt(f.padEnd(6, '0').slice(0, 6));
+      expect(f.length).toBeLessThanOrEqual(12);
+      return BigInt(w!) * 10n ** 12n + BigInt(f.padEnd(12, '0'));
     };
     const firstDay = body.data[0];
     const billedDay = res.body.days.find((d: any) => d.date === firstDay.starting_at.slice(0, 10));
     const dayCents = (firstDay.results as any[]).reduce((s, r) => s + cents(r.amount), 0n);
-    // cents × 10^6 / 100 = micro-dollars × 100 ... i.e. micro-dollars = cents-millionths / 100, rounded half up
-    expect(BigInt(Math.round(billedDay.billedUsd * 1e6))).toBe((dayCents + 50n) / 100n);
+    // $ = cents / 100, so micro-dollars = cents × 10^12 / 10^8, rounded half up once for the day.
+    expect(BigInt(Math.round(billedDay.billedUsd * 1e6))).toBe((dayCents + 50_000_000n) / 100_000_000n);
   });
 
   it('imported spend fires the budget and the new_key rule', async () => {
@@ -404,7 +422,7 @@ describe('the sync', () => {
 });
 
 describe('plan limits', () => {
-  it('FREE: keys past the limit wait (statusDetail, one plan_limit alert); after an upgrade the rest is imported', async () => {
+  it('FREE: keys past the limit wait (statusDetail, one plan_limit alert); after an upgrade the rest is imported', { timeout: 120_000 }, async () => {
     const user = await registerUser();
     const id = await connect(user, 'openai');
     expect((await sync(user.accountId, id)).limitsReached).toContain('keys');
@@ -416,7 +434,7 @@ describe('plan limits', () => {
     await sync(user.accountId, id);
     const alerts = await call('/alerts?limit=100', { token: user.token });
     expect((alerts.body.items as any[]).filter((a) => a.type === 'plan_limit')).toHaveLength(1);
-    await setPlan(user.accountId, 'GROWTH');
+    await setPlan(user.accountId, 'SCALE');
     const result = await sync(user.accountId, id);
     expect(result.limitsReached).toEqual([]);
     await expectExact(user.token, 'openai');
