@@ -6,6 +6,11 @@
  *
  * Lighthouse's default (mobile) settings: a Moto G Power-sized screen, simulated slow 4G and a 4× slower CPU.
  * Signed-in screens are audited in the tab that signed in (storage kept), as a user opens them.
+ *
+ * Then the same on a SCALE account of KEYS keys × 10 models × DAYS days (default 1,000 × 90, loaded with ingestion's
+ * own item builders: bench/scale-account.ts; `KEYS=0` skips it): Lighthouse on Overview and Keys, the time until
+ * each screen's content is visible with the CPU really slowed 4× (CDP, not simulated; a warm load, as a user
+ * switching screens), and the API calls each screen makes.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +18,8 @@ import { join } from 'node:path';
 import { navigation } from 'lighthouse';
 import puppeteer from 'puppeteer-core';
 import { seedDemo } from '#local/demo-seed.ts';
+import { intOption } from './lib.ts';
+import { scaleAccount } from './scale-account.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/browser/chromium.ts';
 import { startStackProcess } from '../test/integration/global-setup.ts';
 
@@ -67,8 +74,54 @@ try {
   await page.locator('[data-testid=range-total]').wait();
   await audit('Overview', '/');
   await audit('Keys', '/keys');
+
+  const shape = { keys: intOption('keys', 1000, 0), days: intOption('days', 90) };
+  const visible: Record<string, string | number>[] = [];
+  if (shape.keys > 0) {
+    const big = await scaleAccount(stack.info, shape);
+    console.log(`loaded ${shape.keys} keys × 10 models × ${shape.days} days in ${Math.round(big.loadMs / 1000)} s`);
+    await page.evaluate(() => (globalThis as any).sessionStorage.clear());
+    await page.goto(`${origin}/sign-in`);
+    await page.locator('input[type=email]').fill(big.email);
+    await page.locator('input[type=password]').fill(big.password);
+    await page.locator('button[type=submit]').click();
+    await page.locator('[data-testid=range-total]').wait();
+    await audit(`Overview, ${shape.keys} keys`, '/');
+    await audit(`Keys, ${shape.keys} keys`, '/keys');
+    // Content visible with the CPU slowed 4×, and the API calls of each screen (the token refresh not counted).
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.startsWith('/api/') && !path.startsWith('/api/auth/')) calls.push(path);
+    });
+    await page.emulateCPUThrottling(4);
+    for (const [name, path, content] of [
+      ['Overview', '/', '[data-testid=range-total]'],
+      ['Keys', '/keys', 'table.keys tbody tr'],
+      ['Keys, search "737"', '/keys?q=737', 'table.keys tbody tr'],
+      ['Alerts', '/alerts', '[data-testid=alert-counts]'],
+      ['Budgets', '/budgets', 'h2'],
+    ] as const) {
+      await page.goto(`${origin}/settings`);
+      await page.locator('h1').wait();
+      calls.length = 0;
+      const started = performance.now();
+      // A click on the navigation (client-side route), as a user moves between screens.
+      await page.evaluate((to) => {
+        const w = globalThis as any;
+        w.history.pushState(null, '', to);
+        w.dispatchEvent(new Event('burnrate:navigate'));
+      }, path);
+      await page.locator(content).wait();
+      const ms = Math.round(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 500));
+      visible.push({ screen: name, 'content visible, 4× CPU (ms)': ms, 'API calls': calls.length, calls: [...new Set(calls)].join(' ') });
+    }
+    await page.emulateCPUThrottling(null);
+  }
   await browser.close();
   console.table(rows);
+  if (visible.length) console.table(visible);
   console.log(`Targets: ${Object.entries(TARGETS).map(([c, t]) => `${c} ≥ ${t}`).join(', ')} — ${failed ? 'NOT met' : 'met'}.`);
 } finally {
   await stack.stop();

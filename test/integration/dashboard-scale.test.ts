@@ -36,10 +36,8 @@ beforeAll(async () => {
   restore = pointAtStack();
   [browser, user] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Scale Co' })]);
   await setPlan(user.accountId, 'SCALE');
-  const t0 = performance.now();
   const loaded = await loadAggregates(user.accountId, { keys: LOADED_KEYS, models: 10, days: 2 }, { rowDays: 0, concurrency: 8 });
   key737 = loaded.keyHashes[737]!;
-  console.log(`loaded in ${Math.round(performance.now() - t0)} ms`);
   await ok(`/keys/${key737}`, { method: 'PATCH', body: { label: 'Payments worker 737' } });
   // 150 alerts through the product's own path: 15 new_key rules, then 10 ingests that each discover one more key
   // (each rule raises one alert per ingest that discovers keys).
@@ -55,7 +53,6 @@ beforeAll(async () => {
     });
     expect(res.status).toBe(200);
   }
-  console.log(`set up in ${Math.round(performance.now() - t0)} ms`);
 }, 300_000);
 
 afterAll(async () => {

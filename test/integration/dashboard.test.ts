@@ -70,7 +70,7 @@ async function ingest(secret: string, events: object[]): Promise<void> {
 }
 
 describe('the dashboard in Chromium', () => {
-  it('sign up → ingest key → events → overview and key breakdown → label → budget → alert → team → viewer → billing → sign out', { timeout: 240_000 }, async () => {
+  it('sign up → ingest key → events → overview and key breakdown → label → budget → alert → team → viewer → billing → sign out', { timeout: 300_000 }, async () => {
     const page = await openPage(browser.context);
     const email = uniqueEmail('dash');
 

@@ -17,6 +17,9 @@ describe('keyName', () => {
   });
   it('else the hint (shown as the key’s tail)', () => {
     expect(keyName({ hash, label: null, hint: 'o7Qa' })).toBe('…o7Qa');
+    // A hint that marks its own gap is not given a second one (was "…sk-…b9d5").
+    expect(keyName({ hash, label: null, hint: 'sk-…b9d5' })).toBe('sk-…b9d5');
+    expect(keyName({ hash, label: null, hint: 'sk-...a1B2' })).toBe('sk-...a1B2');
   });
   it('else the first 12 characters of the hash', () => {
     expect(keyName({ hash, label: null, hint: null })).toBe('9f86d081884c');

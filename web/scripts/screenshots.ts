@@ -11,6 +11,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { seedDemo } from '#local/demo-seed.ts';
+import { scaleAccount } from '../../bench/scale-account.ts';
 import { launchChromium } from '../../test/browser/chromium.ts';
 import { startStackProcess } from '../../test/integration/global-setup.ts';
 
@@ -81,35 +82,7 @@ try {
 
 /** An account with `n` keys, shot in light at 1200 and 360 px. */
 async function shootScale(info: typeof stack.info, origin: string, n: number): Promise<void> {
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    DYNAMODB_ENDPOINT: info.dynamodbEndpoint,
-  });
-  const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { db, tableName } = await import('#shared/db/client.ts');
-  const { keys } = await import('#shared/db/keys.ts');
-  const { loadAggregates } = await import('../../bench/spend-lib.ts');
-  const email = `scale-${Date.now()}@example.com`;
-  const password = 'Scale1password';
-  const res = await fetch(`${info.apiUrl}/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password, firstName: 'Sam', lastName: 'Scale', companyName: 'Scale Co' }),
-  });
-  const user = (await res.json()) as { accountId: string; token: string };
-  await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.account(user.accountId), UpdateExpression: 'SET #p = :p', ExpressionAttributeNames: { '#p': 'plan' }, ExpressionAttributeValues: { ':p': 'SCALE' } }));
-  const loaded = await loadAggregates(user.accountId, { keys: n, models: 10, days: 7 }, { rowDays: 0, concurrency: 4 });
-  for (const k of [0, 1, 2, 737]) {
-    if (!loaded.keyHashes[k]) continue;
-    await fetch(`${info.apiUrl}/keys/${loaded.keyHashes[k]}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
-      body: JSON.stringify({ label: k === 737 ? 'Payments worker 737' : `Service ${k}` }),
-    });
-  }
+  const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
   const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   const shoot = async (name: string) => {

@@ -8,28 +8,13 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { axisDay, money, utcDay } from './format.ts';
+import { legendValues, sum, type DailySeries } from './legend.ts';
 
-export interface DailySeries {
-  name: string;
-  /** One value per day of `days`. */
-  values: number[];
-}
+export type { DailySeries };
+
 
 const COLOURS = ['#c2410c', '#2563eb', '#059669', '#9333ea', '#ca8a04', '#db2777', '#0891b2', '#4b5563'];
 const HALF_DAY = 43_200;
-
-const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-
-/** What the legend says: the range's totals before hovering, the hovered day's values and total after. */
-export function legendValues(days: string[], series: DailySeries[], idx: number | null): { day: string; values: string[] } {
-  if (idx == null || days[idx] === undefined) {
-    const total = sum(series.map((s) => sum(s.values)));
-    const span = days.length ? `${utcDay(days[0]!)} – ${utcDay(days.at(-1)!)}` : '';
-    return { day: `${span} · total ${money(total)}`, values: series.map((s) => money(sum(s.values))) };
-  }
-  const dayTotal = sum(series.map((s) => s.values[idx] ?? 0));
-  return { day: `${utcDay(days[idx])} · total ${money(dayTotal)}`, values: series.map((s) => money(s.values[idx] ?? 0)) };
-}
 
 export function DailyChart({ days, series, label }: { days: string[]; series: DailySeries[]; label: string }) {
   const box = useRef<HTMLDivElement>(null);

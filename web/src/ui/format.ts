@@ -44,6 +44,17 @@ export function moneyInText(text: string): string {
   );
 }
 
+/**
+ * A text written by the API in this dashboard's formats: its amounts (`moneyInText`), its ISO moments
+ * (`2026-11-24T06:16:37.902Z` → `Nov 24, 2026, 6:16 AM`), days (`2026-11-24` → `Nov 24, 2026`) and months
+ * (`2026-11` → `November 2026`).
+ */
+export function readable(text: string): string {
+  return moneyInText(text)
+    .replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g, (iso) => when(iso))
+    .replace(/\b(\d{4}-\d{2}(?:-\d{2})?)\b(?![-T\d])/g, (date: string) => period(date));
+}
+
 export function number(value: number): string {
   return count.format(value);
 }

@@ -8,7 +8,8 @@ type Key = components['schemas']['Key'];
  * connection's key), else its hint, else the first 12 characters of its hash.
  */
 export function keyName(key: Pick<Key, 'label' | 'hint' | 'hash'> & { name?: string | null | undefined }): string {
-  return key.label ?? key.name ?? (key.hint ? `…${key.hint}` : key.hash.slice(0, 12));
+  // A hint that marks its own gap (`sk-…b9d5`, a connection's `sk-abc...def`) is shown as it is; a bare tail (`o7Qa`) as `…o7Qa`.
+  return key.label ?? key.name ?? (key.hint ? (/…|\.\.\./.test(key.hint) ? key.hint : `…${key.hint}`) : key.hash.slice(0, 12));
 }
 
 /** Where a key's spend comes from, in words: `OpenAI connection` or `sent in events`. */

@@ -26,6 +26,7 @@ export function KeyPicker({
   onChange,
   error,
   allowNone,
+  chosenName,
 }: {
   label: string;
   value: string;
@@ -33,6 +34,8 @@ export function KeyPicker({
   error?: string | undefined;
   /** The text of the "no key" choice (e.g. "All keys"), when choosing none is allowed. */
   allowNone?: string;
+  /** The name of the key `value` names, when the caller knows it (editing a budget of a key not among the matches). */
+  chosenName?: string | undefined;
 }) {
   const [id] = useState(() => `kp${++nextId}`);
   const [q, setQ] = useState('');
@@ -62,7 +65,7 @@ export function KeyPicker({
     <fieldset class="key-picker">
       <legend>{label}</legend>
       <p class="muted" id={`${id}-chosen`} aria-live="polite">
-        {value ? `Chosen: ${current ? `${keyName(current)} (${current.provider})` : value.slice(0, 12)}` : allowNone ? `Chosen: ${allowNone}` : 'No key chosen yet.'}
+        {value ? `Chosen: ${current ? `${keyName(current)} (${current.provider})` : (chosenName ?? value.slice(0, 12))}` : allowNone ? `Chosen: ${allowNone}` : 'No key chosen yet.'}
       </p>
       <Field
         label={`Search ${label.toLowerCase()}s`}

@@ -3,16 +3,19 @@ import { api, ok, type Schemas } from '../../api/client.ts';
 import { useSubmit } from '../../ui/form.tsx';
 import { money, UTC_NOTE, when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
+import { keyNames } from '../../ui/key-names.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
 import { RuleForm } from './rule-form.tsx';
 
 type Rule = Schemas['Rule'];
 
-function describe(rule: Rule): string {
+function describe(rule: Rule, names: Map<string, string>): string {
   switch (rule.type) {
-    case 'cost_threshold':
-      return `When ${rule.config.period} spend passes ${money(rule.config.threshold)}${rule.config.keyHash ? ' (one key)' : ''}`;
+    case 'cost_threshold': {
+      const key = rule.config.keyHash;
+      return `When ${rule.config.period} spend ${key ? `of ${names.get(key) ?? key.slice(0, 12)} ` : ''}passes ${money(rule.config.threshold)}`;
+    }
     case 'spend_spike':
       return `When a day's spend is ${rule.config.multiplier}× the usual (at least ${money(rule.config.minSpend)})`;
     case 'new_key':
@@ -20,14 +23,14 @@ function describe(rule: Rule): string {
   }
 }
 
-function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChanged: () => void }) {
+function RuleRow({ r, names, canEdit, onChanged }: { r: Rule; names: Map<string, string>; canEdit: boolean; onChanged: () => void }) {
   const editor = useEditor();
   const change = useSubmit();
   return (
     <>
       <tr>
         <td>{r.name}</td>
-        <td>{describe(r)}</td>
+        <td>{describe(r, names)}</td>
         <td>{r.channels.join(', ')}</td>
         <td>{when(r.lastTriggeredAt)}</td>
         <td>{r.isActive ? 'Active' : 'Paused'}</td>
@@ -65,6 +68,7 @@ function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChang
           <td colSpan={6}>
             <RuleForm
               rule={r}
+              keyLabel={r.type === 'cost_threshold' && r.config.keyHash ? names.get(r.config.keyHash) : undefined}
               onCancel={editor.close}
               onDone={() => {
                 editor.close();
@@ -80,13 +84,16 @@ function RuleRow({ r, canEdit, onChanged }: { r: Rule; canEdit: boolean; onChang
 
 export function AlertRules() {
   const canEdit = useCan('member');
-  const rules = useLoad(() => ok(api.GET('/alert-rules')), []);
+  const rules = useLoad(async () => {
+    const { items } = await ok(api.GET('/alert-rules'));
+    return { items, names: await keyNames(items.map((r) => (r.type === 'cost_threshold' ? r.config.keyHash : undefined))) };
+  }, []);
   document.title = 'Alert rules · Burnrate';
   return (
     <Screen title="Alert rules">
       <p class="muted">{UTC_NOTE}</p>
       <Show state={rules}>
-        {({ items }) =>
+        {({ items, names }) =>
           items.length === 0 ? (
             <Empty>No alert rules yet.</Empty>
           ) : (
@@ -104,7 +111,7 @@ export function AlertRules() {
                 </thead>
                 <tbody>
                   {items.map((r) => (
-                    <RuleRow key={r.id} r={r} canEdit={canEdit} onChanged={rules.reload} />
+                    <RuleRow key={r.id} r={r} names={names} canEdit={canEdit} onChanged={rules.reload} />
                   ))}
                 </tbody>
               </table>

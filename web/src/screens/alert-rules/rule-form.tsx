@@ -28,7 +28,7 @@ function initial(rule: Rule | undefined) {
   };
 }
 
-export function RuleForm({ rule, onDone, onCancel }: { rule?: Rule; onDone: () => void; onCancel?: () => void }) {
+export function RuleForm({ rule, keyLabel, onDone, onCancel }: { rule?: Rule; keyLabel?: string | undefined; onDone: () => void; onCancel?: () => void }) {
   const [type, setType] = useState<RuleType>(rule?.type ?? 'cost_threshold');
   const [form, setForm] = useState(() => initial(rule));
   const [channels, setChannels] = useState<Channel[]>(rule?.channels ?? ['email']);
@@ -83,7 +83,7 @@ export function RuleForm({ rule, onDone, onCancel }: { rule?: Rule; onDone: () =
             ]}
             onChange={set('period')}
           />
-          <KeyPicker label="Key" allowNone="All keys" value={form.keyHash} error={submit.fieldError('config.keyHash', 'Key')} onChange={(keyHash) => setForm({ ...form, keyHash })} />
+          <KeyPicker label="Key" allowNone="All keys" value={form.keyHash} chosenName={keyLabel} error={submit.fieldError('config.keyHash', 'Key')} onChange={(keyHash) => setForm({ ...form, keyHash })} />
         </>
       )}
       {type === 'spend_spike' && (

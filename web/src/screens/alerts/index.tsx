@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Select, useSubmit } from '../../ui/form.tsx';
-import { moneyInText, number, period, UTC_NOTE, when } from '../../ui/format.ts';
+import { number, period, readable, UTC_NOTE, when } from '../../ui/format.ts';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
@@ -41,9 +41,9 @@ function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Al
       )}
       <div>
         <h3 id={titleId} style={{ margin: 0 }}>
-          {moneyInText(a.title)} <span class={`badge ${a.status}`}>{open ? 'Open' : 'Acknowledged'}</span>
+          {readable(a.title)} <span class={`badge ${a.status}`}>{open ? 'Open' : 'Acknowledged'}</span>
         </h3>
-        <p style={{ margin: '4px 0' }}>{moneyInText(a.message)}</p>
+        <p style={{ margin: '4px 0' }}>{readable(a.message)}</p>
         <p class="muted" style={{ margin: '4px 0' }}>
           {TYPE_NAMES[a.type]} · {period(a.period)} · triggered {when(a.triggeredAt)}
           {a.acknowledgedAt ? ` · acknowledged ${when(a.acknowledgedAt)}` : ''}
@@ -81,6 +81,7 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
   const cursor = cursors.at(-1);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [said, setSaid] = useState('');
+  const [pickKey, setPickKey] = useState(Boolean(keyHash));
   const [focusNext, setFocusNext] = useState<string | undefined>();
   const filterKey = `${status}|${type}|${keyHash}`;
   useEffect(() => {
@@ -140,9 +141,10 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
         />
         <Select label="Type" value={type} options={[['', 'Any type'], ...Object.entries(TYPE_NAMES)]} onChange={(e) => setFilter('type', e.currentTarget.value)} />
       </div>
-      <details class="key-filter" open={Boolean(keyHash)}>
+      {/* The picker (and its GET /keys) only once the user opens it. */}
+      <details class="key-filter" open={pickKey} onToggle={(e) => setPickKey(e.currentTarget.open)}>
         <summary>{keyHash ? 'Alerts of one key' : 'Filter by key'}</summary>
-        <KeyPicker label="Key" allowNone="All keys" value={keyHash} onChange={(hash) => setFilter('keyHash', hash)} />
+        {pickKey && <KeyPicker label="Key" allowNone="All keys" value={keyHash} onChange={(hash) => setFilter('keyHash', hash)} />}
       </details>
       <div aria-live="polite" class="said">
         {said}
@@ -216,7 +218,7 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
                       onAck={() => {
                         const after = items.slice(i + 1).find((x) => x.status === 'triggered') ?? items.slice(0, i).reverse().find((x) => x.status === 'triggered');
                         acknowledge({ ids: [a.id] }, () => {
-                          setSaid(`Acknowledged: ${moneyInText(a.title)}`);
+                          setSaid(`Acknowledged: ${readable(a.title)}`);
                           setFocusNext(after?.id ?? 'none');
                         });
                       }}

@@ -6,7 +6,7 @@ import { KeyPicker } from '../../ui/key-picker.tsx';
 
 type Budget = Schemas['Budget'];
 
-export function BudgetForm({ budget, onDone, onCancel }: { budget?: Budget; onDone: () => void; onCancel?: () => void }) {
+export function BudgetForm({ budget, keyLabel, onDone, onCancel }: { budget?: Budget; keyLabel?: string | undefined; onDone: () => void; onCancel?: () => void }) {
   const [form, setForm] = useState({
     name: budget?.name ?? '',
     monthlyLimit: budget ? String(budget.monthlyLimit) : '',
@@ -68,7 +68,7 @@ export function BudgetForm({ budget, onDone, onCancel }: { budget?: Budget; onDo
         onChange={(e) => setForm({ ...form, scope: e.currentTarget.value as 'ACCOUNT' | 'KEY' })}
       />
       {form.scope === 'KEY' && (
-        <KeyPicker label="Key" value={form.keyHash} error={submit.fieldError('keyHash', 'Key')} onChange={(keyHash) => setForm({ ...form, keyHash })} />
+        <KeyPicker label="Key" value={form.keyHash} chosenName={form.keyHash === budget?.keyHash ? keyLabel : undefined} error={submit.fieldError('keyHash', 'Key')} onChange={(keyHash) => setForm({ ...form, keyHash })} />
       )}
       <FormActions busy={submit.busy} submitText={budget ? 'Save budget' : 'Create budget'} onCancel={onCancel} />
     </Form>

@@ -3,7 +3,7 @@ import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { useSubmit } from '../../ui/form.tsx';
 import { percent, UTC_NOTE } from '../../ui/format.ts';
-import { keyName } from '../../ui/key-name.ts';
+import { keyNames } from '../../ui/key-names.ts';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
@@ -13,15 +13,9 @@ import { BudgetForm } from './budget-form.tsx';
 const STATUS_TEXT = { ok: 'On track', warning: 'Warning', exceeded: 'Exceeded' } as const;
 type Budget = Schemas['Budget'];
 
-/** The keys the budgets name, by hash: one small read per distinct key (budgets are few), so each shows its label. */
 async function loadBudgets() {
   const { items } = await ok(api.GET('/budgets'));
-  const hashes = [...new Set(items.flatMap((b) => (b.keyHash ? [b.keyHash] : [])))];
-  const today = new Date().toISOString().slice(0, 10);
-  const keys = await Promise.all(
-    hashes.map((hash) => ok(api.GET('/keys/{hash}', { params: { path: { hash }, query: { from: today, to: today } } })).catch(() => undefined)),
-  );
-  return { items, names: new Map(keys.flatMap((k) => (k ? [[k.hash, keyName(k)] as const] : []))) };
+  return { items, names: await keyNames(items.map((b) => b.keyHash)) };
 }
 
 function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string | undefined; canEdit: boolean; onChanged: () => void }) {
@@ -53,6 +47,7 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
       {canEdit && editor.editing && (
         <BudgetForm
           budget={b}
+          keyLabel={name}
           onCancel={editor.close}
           onDone={() => {
             editor.close();

@@ -2,7 +2,7 @@
 import { api, ok } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { change, isoDay, moneyInText, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
+import { change, isoDay, readable, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
 import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
@@ -96,16 +96,18 @@ export function Overview({ query }: { query: URLSearchParams }) {
                 </div>
               ) : (
                 <>
-                  <Select
-                    label="Chart"
-                    value={view}
-                    options={VIEWS}
-                    onChange={(e) => {
-                      const next = new URLSearchParams(query);
-                      next.set('view', e.currentTarget.value);
-                      navigate(`/?${next}`, { replace: true });
-                    }}
-                  />
+                  <div class="toolbar">
+                    <Select
+                      label="Chart"
+                      value={view}
+                      options={VIEWS}
+                      onChange={(e) => {
+                        const next = new URLSearchParams(query);
+                        next.set('view', e.currentTarget.value);
+                        navigate(`/?${next}`, { replace: true });
+                      }}
+                    />
+                  </div>
                   {chart.data && <DailyChart days={chart.data.days} series={chart.data.series} label="Daily spend" />}
                   {chart.error && <ErrorBox error={chart.error} />}
                 </>
@@ -181,7 +183,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
             <ul>
               {items.map((a) => (
                 <li key={a.id}>
-                  <Link href={`/alerts/${a.id}`}>{moneyInText(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                  <Link href={`/alerts/${a.id}`}>{readable(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
                 </li>
               ))}
             </ul>
