@@ -1,6 +1,6 @@
 /**
  * `npm run demo:seed`: fills a running local stack (`npm start`) with a realistic month through the public API
- * only — a demo account upgraded to Growth through the local Checkout, a dozen proxy keys with labels (Google,
+ * only — a demo account upgraded to Scale through the local Checkout, a dozen proxy keys with labels (Google,
  * Mistral, xAI, DeepSeek: 30 days of events over several models), budgets, alert rules and the alerts they raise,
  * and, last, connections to the stack's stand-ins of the OpenAI and Anthropic admin APIs, whose first syncs bring
  * every key of both made-up organizations. Prints how to sign in.
@@ -101,18 +101,18 @@ async function signIn(email: string, password: string): Promise<string> {
   return login.body.token;
 }
 
-/** Growth through the local Checkout page, as a person would; waits for Stripe's webhook to land. */
+/** Scale through the local Checkout page, as a person would; waits for Stripe's webhook to land. */
 async function upgrade(auth: Record<string, string>): Promise<void> {
-  const checkout = must(await call('POST', '/billing/checkout', { plan: 'GROWTH' }, auth), 'checkout');
+  const checkout = must(await call('POST', '/billing/checkout', { plan: 'SCALE' }, auth), 'checkout');
   const page = await (await fetch(checkout.url)).text();
   const action = /<form method="post" action="([^"]+)">/.exec(page)?.[1];
   if (!action) throw new Error('the local checkout page has no form');
   await fetch(new URL(action.replaceAll('&amp;', '&'), checkout.url), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
   for (let i = 0; i < 50; i++) {
-    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'GROWTH') return;
+    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'SCALE') return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the upgrade to Growth did not land within 5 s');
+  throw new Error('the upgrade to Scale did not land within 5 s');
 }
 
 /**
@@ -132,7 +132,9 @@ export async function seedDemo(
   const auth = { authorization: `Bearer ${await signIn(EMAIL, PASSWORD)}` };
   const me = must(await call('GET', '/auth/me', undefined, auth), 'me');
   if (me.user?.role !== 'admin') throw new Error(`${EMAIL} is a ${me.user?.role} of its account: seeding needs an admin`);
-  // A dozen keys is past FREE's five; an account that already pays for Growth or Scale keeps its plan.
+  // A dozen keys is past FREE's five, and the stand-ins' organizations since the first of last month (OpenAI's alone
+  // well over a million requests) are past Growth's tracked requests: Scale, so the connections import everything.
+  // An account that already pays for a plan keeps it.
   if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'FREE') await upgrade(auth);
 
   const ingestKey = must(await call('POST', '/ingest-keys', { name: 'Demo proxy' }, auth), 'ingest key');

@@ -6,7 +6,7 @@
  */
 import type { ProviderClient } from '#shared/connections/client.ts';
 import { count, mergeCells } from '#shared/connections/client.ts';
-import { centsToMicros } from '#shared/connections/decimal.ts';
+import { centsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';
 
@@ -117,10 +117,10 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
       for (const bucket of buckets) {
         const date = dayOf(bucket.starting_at);
         let micros = byDay.get(date) ?? 0n;
-        for (const r of bucket.results ?? []) if (typeof r.amount === 'string') micros += centsToMicros(r.amount);
+        for (const r of bucket.results ?? []) if (typeof r.amount === 'string') micros += centsToPicos(r.amount);
         byDay.set(date, micros);
       }
-      return [...byDay].map(([date, billedMicros]): BilledDay => ({ date, billedMicros }));
+      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
     },
   };
 }

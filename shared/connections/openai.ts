@@ -6,7 +6,7 @@
  */
 import type { ProviderClient } from '#shared/connections/client.ts';
 import { count, mergeCells } from '#shared/connections/client.ts';
-import { dollarsToMicros } from '#shared/connections/decimal.ts';
+import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 
@@ -137,11 +137,11 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
         let micros = byDay.get(date) ?? 0n;
         for (const r of bucket.results ?? []) {
           const value = (r.amount as { value?: unknown } | undefined)?.value;
-          if (typeof value === 'number') micros += dollarsToMicros(value);
+          if (typeof value === 'number') micros += dollarsToPicos(value);
         }
         byDay.set(date, micros);
       }
-      return [...byDay].map(([date, billedMicros]): BilledDay => ({ date, billedMicros }));
+      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
     },
   };
 }

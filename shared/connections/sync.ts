@@ -94,8 +94,14 @@ export function keyAttributes(connection: Pick<Connection, 'id'>, keyId: string 
   };
 }
 
+/** JSON with object keys sorted (a stored map comes back in any order). */
+const canonical = (v: unknown): string =>
+  v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`
+    : JSON.stringify(v ?? null);
+
 const sameAttributes = (attrs: KeyAttributes, item: Item | undefined) =>
-  item !== undefined && Object.entries(attrs).every(([k, v]) => JSON.stringify(item[k] ?? null) === JSON.stringify(v ?? null));
+  item !== undefined && Object.entries(attrs).every(([k, v]) => canonical(item[k]) === canonical(v));
 
 /** The account's context of one sync: plan period and limits in force, room left, known keys, own prices. */
 interface ImportContext {
@@ -194,6 +200,8 @@ class Importer {
   result: SyncResult = { status: 'done', cellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
   discovered: Discovered[] = [];
   private limitsReached = new Set<PlanLimitReached>();
+  /** The first day whose usage a plan limit held back: the next sync reads again from there. */
+  earliestRefused: string | undefined;
   private inventory = new Map<string, ProviderKey>();
 
   constructor(
@@ -256,12 +264,12 @@ class Importer {
       const hash = connectionKeyHash(this.provider, c.cell.keyId);
       const isNewKey = !this.ctx.chunkContext.knownKeys.has(hash) && !admittedNewKeys.has(hash);
       if (isNewKey && this.ctx.room.keys <= 0) {
-        this.limitsReached.add('keys');
+        this.refuse('keys', c.cell.date);
         continue;
       }
       const requests = Math.max(0, c.delta.requests);
       if (requests > this.ctx.room.requests) {
-        this.limitsReached.add('trackedRequests');
+        this.refuse('trackedRequests', c.cell.date);
         continue;
       }
       if (isNewKey) {
@@ -295,6 +303,11 @@ class Importer {
       addContribution(aggregates, contribution, this.ctx.chunkContext);
     }
     await flush();
+  }
+
+  private refuse(limit: PlanLimitReached, date: string): void {
+    this.limitsReached.add(limit);
+    if (this.earliestRefused === undefined || date < this.earliestRefused) this.earliestRefused = date;
   }
 
   private contributionOf(c: CellChange) {
@@ -500,7 +513,8 @@ export async function syncConnection(accountId: string, connectionId: string, op
       await setConnectionFields(conn, {
         status: 'active',
         statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
-        cursor: null,
+        // Usage a limit held back is read again from its first day by the next sync (imported once there is room).
+        cursor: importer.earliestRefused ?? null,
         lastSyncAt: at,
         lastSuccessAt: at,
         nextSyncAt,

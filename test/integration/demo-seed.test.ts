@@ -56,7 +56,7 @@ describe('demo:seed', () => {
     });
     expect(refused.body.rejected.map((r: { code: string }) => r.code)).toEqual(['provider_connected']);
 
-    expect((await api('/billing/status', { token: user.token })).body.plan).toBe('GROWTH');
+    expect((await api('/billing/status', { token: user.token })).body.plan).toBe('SCALE');
     expect((await api('/budgets', { token: user.token })).body.items).toHaveLength(3);
     expect((await api('/alert-rules', { token: user.token })).body.items).toHaveLength(2);
   }, 150_000);

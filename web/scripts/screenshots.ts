@@ -24,12 +24,16 @@ try {
   const origin = api.replace(/\/api$/, '');
   const demo = await seedDemo(api, undefined, undefined, stack.info);
   await mkdir(OUT, { recursive: true });
+  // A key of the Anthropic connection (its page says requests are n/a), read with the demo user's session.
+  const login = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: demo.email, password: demo.password }) })).json()) as { token: string };
+  const anthropicKeys = (await (await fetch(`${api}/keys?source=connection&provider=anthropic&limit=1`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { items: { hash: string }[] };
   const screens: [string, string][] = [
     ['overview', '/'],
     ['keys', '/keys'],
     ['key', `/keys/${demo.keyHashes[0]}`],
     ['keys-connections', '/keys?source=connection'],
     ['connections', '/connections'],
+    ...(anthropicKeys.items[0] ? [['key-anthropic-connection', `/keys/${anthropicKeys.items[0].hash}`] as [string, string]] : []),
     ...demo.connections.map((c) => [`reconciliation-${c.provider}`, `/connections/${c.id}`] as [string, string]),
     ['budgets', '/budgets'],
     ['alert-rules', '/alert-rules'],

@@ -5,10 +5,10 @@ type Key = components['schemas']['Key'];
 
 /**
  * A key's name as people read it (API.md's rule for alert texts): its label, else the provider's name of the key (a
- * connection's key), else its hint, else the first 12 characters of its hash. A hint that marks its own gap
- * (`sk-…b9d5`, a connection's `sk-abc...def`) is shown as it is; a bare tail (`o7Qa`) as `…o7Qa`.
+ * connection's key), else its hint, else the first 12 characters of its hash.
  */
 export function keyName(key: Pick<Key, 'label' | 'hint' | 'hash'> & { name?: string | null | undefined }): string {
+  // A hint that marks its own gap (`sk-…b9d5`, a connection's `sk-abc...def`) is shown as it is; a bare tail (`o7Qa`) as `…o7Qa`.
   return key.label ?? key.name ?? (key.hint ? (/…|\.\.\./.test(key.hint) ? key.hint : `…${key.hint}`) : key.hash.slice(0, 12));
 }
 

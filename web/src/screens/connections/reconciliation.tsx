@@ -35,7 +35,7 @@ function ReconciliationTable({ data, provider }: { data: Reconciliation; provide
   const totalDifference = billedDays.length ? difference(computedOfBilled, data.total.billedUsd) : null;
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label="Computed and billed per day">
-      <table>
+      <table class="recon">
         <caption class="muted">
           Difference: what {provider} bills minus what the keys explain. {DIFFERENCE_MEANING}
         </caption>
@@ -125,11 +125,11 @@ export function ConnectionReconciliation({ params, query }: { params: Record<str
             the organization. {DIFFERENCE_MEANING}
           </p>
           <div class="toolbar">
-            <RangePicker query={query} path={`/connections/${id}`} />
+            <RangePicker query={query.has('range') ? query : new URLSearchParams({ range: 'custom', ...range })} path={`/connections/${id}`} />
           </div>
           {!query.has('range') && (
             <p class="muted">
-              Showing {utcDay(range.from)} – {utcDay(range.to)}: every imported day{range.from > connection.data.importedFrom ? ` (the last ${MAX_DAYS})` : ''}.
+              Every imported day{range.from > connection.data.importedFrom ? ` (the last ${MAX_DAYS})` : ''}, from {utcDay(range.from)} to today.
             </p>
           )}
           <Show state={recon}>

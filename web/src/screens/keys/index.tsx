@@ -65,9 +65,9 @@ export function KeyFacts({ k }: { k: Key }) {
   const status = providerStatusWords(k);
   return (
     <div class="muted">
-      {k.name && <span class="key-provider-name">{k.name} · </span>}
+      {k.name && k.label && <span>{k.name} · </span>}
       {k.provider}
-      {k.project ? ` · project ${k.project.name}` : ''}
+      {k.project ? ` · ${k.provider === 'anthropic' ? 'workspace' : 'project'} ${k.project.name}` : ''}
       {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
       <br />
       <span class={`badge source ${k.source}`}>{sourceWords(k)}</span>
