@@ -170,7 +170,7 @@ export function Keys({ query }: { query: URLSearchParams }) {
                   ) : (
                     <>
                       No keys yet: <Link href="/connections">connect OpenAI or Anthropic</Link> and every key of the organization appears here, or{' '}
-                      <Link href="/ingest-keys">send events from your code</Link>.
+                      <Link href="/get-started">send events from your code</Link>.
                     </>
                   )}
                 </Empty>
