@@ -8,7 +8,7 @@ import { useMemo } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { isoDay, UTC_NOTE, utcDay } from '../../ui/format.ts';
+import { axisDay, isoDay, UTC_NOTE, utcDay } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
@@ -56,7 +56,11 @@ function ReconciliationTable({ data, provider }: { data: Reconciliation; provide
         <tbody>
           {data.days.map((d) => (
             <tr key={d.date}>
-              <th scope="row">{utcDay(d.date)}</th>
+              <th scope="row">
+                {/* The year is in the range above; at 360 px the day alone keeps all four columns in view. */}
+                {axisDay(d.date)}
+                <span class="wide-only">, {d.date.slice(0, 4)}</span>
+              </th>
               <td class="num">
                 <Money value={d.computedUsd} />
               </td>

@@ -69,9 +69,14 @@ export function KeyFacts({ k }: { k: Key }) {
       {k.provider}
       {k.project ? ` · ${k.provider === 'anthropic' ? 'workspace' : 'project'} ${k.project.name}` : ''}
       {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
-      <br />
-      <span class={`badge source ${k.source}`}>{sourceWords(k)}</span>
-      {status && <span class="badge warning"> {status}</span>}
+      {/* Keys sent in events are the default and say nothing more (the Source filter finds either kind). */}
+      {k.source === 'connection' && (
+        <>
+          {' '}
+          <span class="badge source connection">{sourceWords(k)}</span>
+        </>
+      )}
+      {status && <span class="badge warning">{status}</span>}
     </div>
   );
 }
