@@ -78,6 +78,7 @@ try {
     await shootGetStarted(api, origin, await browser.another(), shoot);
     await browser.close();
   }
+  await shootNewcomer(api, origin);
   const scaleKeys = Number(process.env.SCREENSHOT_KEYS ?? 0);
   if (scaleKeys > 0) await shootScale(stack.info, origin, scaleKeys);
   console.log(`Screenshots in ${OUT}`);
@@ -115,6 +116,35 @@ async function shootGetStarted(api: string, origin: string, context: Awaited<Ret
   await shoot('get-started-received', page);
   await page.setViewportSize({ width: 360, height: 780 });
   await shoot('get-started-received-360', page);
+}
+
+/** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */
+async function shootNewcomer(api: string, origin: string): Promise<void> {
+  const res = await fetch(`${api}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `new-${Date.now()}@example.com`, password: 'Newcomer1pass', firstName: 'Nia', lastName: 'New', companyName: 'Fresh Co' }),
+  });
+  const { refreshToken } = (await res.json()) as { refreshToken: string };
+  const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
+  const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const shoot = async (name: string) => {
+    await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: `${OUT}${name}-light.png`, fullPage: true });
+  };
+  await page.goto(`${origin}/sign-in`);
+  await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
+  for (const [name, path] of [['overview-empty', '/'], ['connections-new', '/connections']] as const) {
+    await page.goto(`${origin}${path}`);
+    await page.locator('h1').waitFor();
+    await shoot(name);
+  }
+  await page.setViewportSize({ width: 360, height: 780 });
+  await page.goto(`${origin}/connections`);
+  await page.locator('h1').waitFor();
+  await shoot('connections-new-360');
+  await browser.close();
 }
 
 /** An account with `n` keys, shot in light at 1200 and 360 px. */
