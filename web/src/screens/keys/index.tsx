@@ -20,7 +20,7 @@ type Key = Schemas['Key'];
 type Sort = 'name' | 'today' | 'monthToDate' | 'forecastMonthEnd' | 'total' | 'lastSeenAt';
 type Order = 'asc' | 'desc';
 
-const PAGE = 50;
+const PAGE = 25;
 const SORTS: { id: Sort; title: string; num?: boolean }[] = [
   { id: 'name', title: 'Key' },
   { id: 'monthToDate', title: 'Month to date', num: true },

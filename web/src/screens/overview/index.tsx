@@ -57,12 +57,15 @@ export function Overview({ query }: { query: URLSearchParams }) {
   const view = (VIEWS.find((v) => v[0] === query.get('view'))?.[0] ?? 'total') as ChartView;
   const data = useLoad(() => loadOverview(range.from, range.to), [range.from, range.to]);
   const alerts = useLoad(() => ok(api.GET('/alerts', { params: { query: { status: 'triggered', limit: 5 } } })), []);
-  const chart = useLoad(
-    async () => (data.data ? { days: dayGroups(data.data.days).map((d) => d.date), series: await loadSeries(view, data.data, range.from, range.to) } : undefined),
-    [data.data, view],
-  );
+  // The total is drawn from the answer at hand (no second render, no shift); a stacked view asks for its stacks.
+  const stacked = useLoad(async () => (data.data && view !== 'total' ? loadSeries(view, data.data, range.from, range.to) : undefined), [data.data, view]);
+  const days = data.data ? dayGroups(data.data.days) : [];
+  const chart = {
+    days: days.map((d) => d.date),
+    series: view === 'total' ? [{ name: 'All spend', values: days.map((d) => d.costUsd) }] : stacked.data,
+    error: stacked.error,
+  };
   document.title = 'Overview · Burnrate';
-  // The open alerts appear with the rest (below it): nothing already shown moves when they arrive.
   return (
     <Screen title="Overview">
       <p class="muted">{UTC_NOTE}</p>
@@ -108,7 +111,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
                       }}
                     />
                   </div>
-                  {chart.data && <DailyChart days={chart.data.days} series={chart.data.series} label="Daily spend" />}
+                  {chart.series ? <DailyChart days={chart.days} series={chart.series} label="Daily spend" /> : <div class="chart-placeholder" />}
                   {chart.error && <ErrorBox error={chart.error} />}
                 </>
               )}
@@ -170,25 +173,26 @@ export function Overview({ query }: { query: URLSearchParams }) {
                   </table>
                 </div>
               )}
+              {/* The open alerts render with the rest (below it): nothing already shown moves when they arrive. */}
+              <h2>Open alerts</h2>
+              <Show state={alerts}>
+                {({ items }) =>
+                  items.length === 0 ? (
+                    <Empty>No open alerts.</Empty>
+                  ) : (
+                    <ul>
+                      {items.map((a) => (
+                        <li key={a.id}>
+                          <Link href={`/alerts/${a.id}`}>{readable(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  )
+                }
+              </Show>
             </>
           );
         }}
-      </Show>
-      <h2>Open alerts</h2>
-      <Show state={alerts}>
-        {({ items }) =>
-          items.length === 0 ? (
-            <Empty>No open alerts.</Empty>
-          ) : (
-            <ul>
-              {items.map((a) => (
-                <li key={a.id}>
-                  <Link href={`/alerts/${a.id}`}>{readable(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
-                </li>
-              ))}
-            </ul>
-          )
-        }
       </Show>
     </Screen>
   );
