@@ -128,22 +128,9 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
   const { refreshToken } = (await res.json()) as { refreshToken: string };
   const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  const shoot = async (name: string) => {
-    await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: `${OUT}${name}-light.png`, fullPage: true });
-  };
   await page.goto(`${origin}/sign-in`);
   await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
-  for (const [name, path] of [['overview-empty', '/'], ['connections-new', '/connections']] as const) {
-    await page.goto(`${origin}${path}`);
-    await page.locator('h1').waitFor();
-    await shoot(name);
-  }
-  await page.setViewportSize({ width: 360, height: 780 });
-  await page.goto(`${origin}/connections`);
-  await page.locator('h1').waitFor();
-  await shoot('connections-new-360');
+  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
   await browser.close();
 }
 
@@ -152,24 +139,26 @@ async function shootScale(info: typeof stack.info, origin: string, n: number): P
   const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
   const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  const shoot = async (name: string) => {
-    await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: `${OUT}${name}-${n}-keys-light.png`, fullPage: true });
-  };
   await page.goto(`${origin}/sign-in`);
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-  for (const [name, path] of [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737']] as const) {
-    await page.goto(`${origin}${path}`);
-    await page.locator('h1').waitFor();
-    await shoot(name);
-  }
-  await page.setViewportSize({ width: 360, height: 780 });
-  await page.goto(`${origin}/keys`);
-  await page.locator('h1').waitFor();
-  await shoot('keys-360');
+  const wide: [string, string][] = [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737']];
+  await shootAll(page, origin, wide, [['keys-360', '/keys']], (name) => `${name}-${n}-keys-light`);
   await browser.close();
+}
+
+/** Each screen at the page's width, then each of `phone` at 360 px: full-page PNGs named by `file(name)`. */
+async function shootAll(page: Page, origin: string, wide: [string, string][], phone: [string, string][], file: (name: string) => string): Promise<void> {
+  for (const [list, width] of [[wide, 0], [phone, 360]] as const) {
+    if (width) await page.setViewportSize({ width, height: 780 });
+    for (const [name, path] of list) {
+      await page.goto(`${origin}${path}`);
+      await page.locator('h1').waitFor();
+      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: `${OUT}${file(name)}.png`, fullPage: true });
+    }
+  }
 }
