@@ -218,7 +218,7 @@ async function run(): Promise<number> {
   );
 
   // What the API adds to the read: the same Query of the key index (every page), from this process, timed alone.
-  const { listProviderKeys } = await import('#shared/db/provider-keys.ts');
+  const { listProviderKeys } = await import('#shared/db/discovered-keys.ts');
   const raw: number[] = [];
   await listProviderKeys(tenant.accountId);
   for (let i = 0; i < KEY_RUNS; i++) {

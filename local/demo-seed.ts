@@ -1,13 +1,22 @@
 /**
  * `npm run demo:seed`: fills a running local stack (`npm start`) with a realistic month through the public API
- * only — a demo account upgraded to Growth through the local Checkout, a dozen provider keys with labels, 30 days
- * of events over several models, budgets, alert rules and the alerts they raise. Prints how to sign in.
+ * only — a demo account upgraded to Scale through the local Checkout, a dozen proxy keys with labels (Google,
+ * Mistral, xAI, DeepSeek: 30 days of events over several models), budgets, alert rules and the alerts they raise,
+ * and, last, connections to the stack's stand-ins of the OpenAI and Anthropic admin APIs, whose first syncs bring
+ * every key of both made-up organizations. Prints how to sign in.
+ *
+ * The proxy keys are of providers without a connection on purpose: while an account has a connection for a provider,
+ * the API refuses that provider's events (`provider_connected`), so OpenAI and Anthropic spend comes from the
+ * connections only, as it would for a customer.
  *
  * Environment: API_URL (default http://localhost:3000/api), DEMO_EMAIL (default a new demo-…@example.com; an address
  * that already has a user seeds that user's account, e.g. the one just signed up in the dashboard), DEMO_PASSWORD
- * (default Demo-pass-2026; for an existing user, its password). With RATE_LIMITS=off on the stack it may run as often as wanted.
+ * (default Demo-pass-2026; for an existing user, its password), DATA_DIR (default .data: the stack's data folder, whose
+ * local-stack.json says where the admin API stand-ins are). With RATE_LIMITS=off on the stack it may run as often as wanted.
  */
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const DAYS = 30;
@@ -42,21 +51,32 @@ function random(seed: number): () => number {
   };
 }
 
+/**
+ * The keys a proxy reports (events sent to POST /ingest), of providers WITHOUT a connection: OpenAI's and Anthropic's
+ * spend comes from the two connections (an account with a connection for a provider refuses that provider's events
+ * with `provider_connected`, so nothing is counted twice), the rest from the proxy.
+ */
 const KEYS: { label: string; provider: string; models: [string, number, number][]; daily: number }[] = [
   // [model, $ per 1M input, $ per 1M output], average requests a day
-  { label: 'Support bot', provider: 'openai', models: [['gpt-4o', 2.5, 10], ['gpt-4o-mini', 0.15, 0.6]], daily: 60 },
-  { label: 'Search ranking', provider: 'openai', models: [['gpt-4o-mini', 0.15, 0.6]], daily: 80 },
-  { label: 'Code review', provider: 'anthropic', models: [['claude-sonnet-4', 3, 15]], daily: 35 },
-  { label: 'Docs assistant', provider: 'anthropic', models: [['claude-haiku-3.5', 0.8, 4]], daily: 40 },
-  { label: 'Sales e-mails', provider: 'openai', models: [['gpt-4o', 2.5, 10]], daily: 20 },
+  { label: 'Support bot', provider: 'google', models: [['gemini-2.5-pro', 1.25, 10], ['gemini-2.5-flash', 0.3, 2.5]], daily: 60 },
+  { label: 'Search ranking', provider: 'google', models: [['gemini-2.5-flash', 0.3, 2.5]], daily: 80 },
+  { label: 'Code review', provider: 'mistral', models: [['codestral', 0.3, 0.9]], daily: 35 },
+  { label: 'Docs assistant', provider: 'mistral', models: [['mistral-small', 0.1, 0.3]], daily: 40 },
+  { label: 'Sales e-mails', provider: 'xai', models: [['grok-3', 3, 15]], daily: 20 },
   { label: 'Data pipeline', provider: 'google', models: [['gemini-2.0-flash', 0.1, 0.4]], daily: 70 },
-  { label: 'Eval harness', provider: 'anthropic', models: [['claude-opus-4', 15, 75]], daily: 6 },
-  { label: 'Mobile app', provider: 'openai', models: [['gpt-4o-mini', 0.15, 0.6]], daily: 50 },
+  { label: 'Eval harness', provider: 'xai', models: [['grok-4', 3, 15]], daily: 6 },
+  { label: 'Mobile app', provider: 'deepseek', models: [['deepseek-chat', 0.27, 1.1]], daily: 50 },
   { label: 'Translation', provider: 'mistral', models: [['mistral-large', 2, 6]], daily: 25 },
-  { label: 'Staging', provider: 'openai', models: [['gpt-4o', 2.5, 10]], daily: 8 },
-  { label: 'Prototype', provider: 'anthropic', models: [['claude-sonnet-4', 3, 15]], daily: 10 },
+  { label: 'Staging', provider: 'deepseek', models: [['deepseek-reasoner', 0.55, 2.19]], daily: 8 },
+  { label: 'Prototype', provider: 'mistral', models: [['mistral-medium', 0.4, 2]], daily: 10 },
   { label: 'Summariser', provider: 'google', models: [['gemini-1.5-pro', 1.25, 5]], daily: 18 },
 ];
+
+/** Where the providers' admin APIs are and the admin key each takes (npm start's stand-ins: LocalStackInfo). */
+export interface AdminApis {
+  openaiAdmin: { url: string };
+  anthropicAdmin: { url: string };
+}
 
 export interface Demo {
   email: string;
@@ -65,6 +85,8 @@ export interface Demo {
   alerts: number;
   /** Hashes of the seeded keys, in the order of KEYS. */
   keyHashes: string[];
+  /** The connections made (none when no admin APIs were given), with the keys their first sync found. */
+  connections: { id: string; provider: 'openai' | 'anthropic'; keys: number }[];
 }
 
 /**
@@ -79,25 +101,30 @@ async function signIn(email: string, password: string): Promise<string> {
   return login.body.token;
 }
 
-/** Growth through the local Checkout page, as a person would; waits for Stripe's webhook to land. */
+/** Scale through the local Checkout page, as a person would; waits for Stripe's webhook to land. */
 async function upgrade(auth: Record<string, string>): Promise<void> {
-  const checkout = must(await call('POST', '/billing/checkout', { plan: 'GROWTH' }, auth), 'checkout');
+  const checkout = must(await call('POST', '/billing/checkout', { plan: 'SCALE' }, auth), 'checkout');
   const page = await (await fetch(checkout.url)).text();
   const action = /<form method="post" action="([^"]+)">/.exec(page)?.[1];
   if (!action) throw new Error('the local checkout page has no form');
   await fetch(new URL(action.replaceAll('&amp;', '&'), checkout.url), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
   for (let i = 0; i < 50; i++) {
-    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'GROWTH') return;
+    if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'SCALE') return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the upgrade to Growth did not land within 5 s');
+  throw new Error('the upgrade to Scale did not land within 5 s');
 }
 
 /**
  * Seeds the stack at `apiUrl` (`http://localhost:3000/api`): a new demo account, or the account of `EMAIL` when that
  * address already has a user (signed in with `PASSWORD`; it must be an admin).
  */
-export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toString(36)}@example.com`, PASSWORD = 'Demo-pass-2026'): Promise<Demo> {
+export async function seedDemo(
+  apiUrl: string,
+  EMAIL = `demo-${Date.now().toString(36)}@example.com`,
+  PASSWORD = 'Demo-pass-2026',
+  adminApis?: AdminApis,
+): Promise<Demo> {
   API = apiUrl.replace(/\/+$/, '');
   const health = await fetch(`${API}/health`).catch(() => undefined);
   if (health?.status !== 200) throw new Error(`no stack answers at ${API}: start it with \`npm start\` first`);
@@ -105,7 +132,9 @@ export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toStri
   const auth = { authorization: `Bearer ${await signIn(EMAIL, PASSWORD)}` };
   const me = must(await call('GET', '/auth/me', undefined, auth), 'me');
   if (me.user?.role !== 'admin') throw new Error(`${EMAIL} is a ${me.user?.role} of its account: seeding needs an admin`);
-  // A dozen keys is past FREE's five; an account that already pays for Growth or Scale keeps its plan.
+  // A dozen keys is past FREE's five, and the stand-ins' organizations since the first of last month (OpenAI's alone
+  // well over a million requests) are past Growth's tracked requests: Scale, so the connections import everything.
+  // An account that already pays for a plan keeps it.
   if (must(await call('GET', '/billing/status', undefined, auth), 'billing status').plan === 'FREE') await upgrade(auth);
 
   const ingestKey = must(await call('POST', '/ingest-keys', { name: 'Demo proxy' }, auth), 'ingest key');
@@ -162,24 +191,71 @@ export async function seedDemo(apiUrl: string, EMAIL = `demo-${Date.now().toStri
   must(await call('POST', '/budgets', { name: 'Eval harness', monthlyLimit: 40, alertThreshold: 90, scope: 'KEY', keyHash: hashes[6] }, auth), 'budget');
   // One more small batch: the new budgets see the month's spend and raise their alerts.
   must(
-    await call('POST', '/ingest', { events: [{ requestId: `demo-final-${now}`, keyHash: hashes[6], provider: 'anthropic', model: 'claude-opus-4', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }, { requestId: `demo-final2-${now}`, keyHash: hashes[0], provider: 'openai', model: 'gpt-4o', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }] }, { 'x-api-key': ingestKey.key }),
+    await call('POST', '/ingest', { events: [{ requestId: `demo-final-${now}`, keyHash: hashes[6], provider: 'xai', model: 'grok-4', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }, { requestId: `demo-final2-${now}`, keyHash: hashes[0], provider: 'google', model: 'gemini-2.5-pro', inputTokens: 100, outputTokens: 10, costUsd: 0.01 }] }, { 'x-api-key': ingestKey.key }),
     'ingest',
   );
+  // Last, the two organizations: every key of each, found and measured by the connection's first sync.
+  const connections = adminApis ? await connectProviders(auth, adminApis) : [];
   const alerts = must(await call('GET', '/alerts?limit=100', undefined, auth), 'alerts');
 
-  return { email: EMAIL, password: PASSWORD, events: accepted, alerts: alerts.items.length, keyHashes: hashes };
+  return { email: EMAIL, password: PASSWORD, events: accepted, alerts: alerts.items.length, keyHashes: hashes, connections };
+}
+
+const PROVIDERS = ['openai', 'anthropic'] as const;
+
+/**
+ * Connects the stand-ins of both providers' admin APIs with the admin key each accepts now (its control API's
+ * state: a key rotated since `npm start` printed it still works), or finds the account's connection when it has
+ * one already (seeding the same account again); then waits for each first sync (the stack runs it at once).
+ */
+async function connectProviders(auth: Record<string, string>, adminApis: AdminApis): Promise<Demo['connections']> {
+  const made: Demo['connections'] = [];
+  for (const provider of PROVIDERS) {
+    const standIn = provider === 'openai' ? adminApis.openaiAdmin : adminApis.anthropicAdmin;
+    const state = (await (await fetch(`${standIn.url.replace(/\/+$/, '')}/_burnrate/state`)).json()) as { adminKey: string };
+    const created = await call('POST', '/connections', { provider, adminKey: state.adminKey }, auth);
+    const id: string =
+      created.status === 409
+        ? must(await call('GET', '/connections', undefined, auth), 'connections').items.find((c: { provider: string }) => c.provider === provider).id
+        : must(created, `connect ${provider}`).id;
+    made.push({ id, provider, keys: 0 });
+  }
+  for (const connection of made) {
+    for (let i = 0; ; i++) {
+      const c = must(await call('GET', `/connections/${connection.id}`, undefined, auth), 'connection');
+      if (c.lastSuccessAt) break;
+      if (c.status === 'error') throw new Error(`the ${connection.provider} connection failed: ${c.statusDetail}`);
+      if (i >= 300) throw new Error(`the first sync of the ${connection.provider} connection did not finish within 60 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    connection.keys = must(await call('GET', `/keys?source=connection&provider=${connection.provider}&limit=1`, undefined, auth), 'keys').total;
+  }
+  return made;
+}
+
+/** The admin API stand-ins of the stack running on `DATA_DIR` (default .data), from its local-stack.json; none: undefined. */
+async function runningStandIns(): Promise<AdminApis | undefined> {
+  const file = join(resolve(process.env.DATA_DIR || '.data'), 'local-stack.json');
+  const info = JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as Partial<AdminApis> | null;
+  return info?.openaiAdmin && info.anthropicAdmin ? { openaiAdmin: info.openaiAdmin, anthropicAdmin: info.anthropicAdmin } : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const api = process.env.API_URL ?? 'http://localhost:3000/api';
-  seedDemo(api, process.env.DEMO_EMAIL, process.env.DEMO_PASSWORD).then(
-    (demo) => {
-      console.log(`Seeded ${demo.events} events over ${KEYS.length} keys and ${DAYS} days, ${demo.alerts} alerts.`);
-      console.log(`Open ${api.replace(/\/api\/?$/, '')}/ and sign in as ${demo.email} with the password ${demo.password}`);
-    },
-    (error: unknown) => {
-      console.error(`demo:seed failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
+  runningStandIns()
+    .then((standIns) => {
+      if (!standIns) console.warn(`No local-stack.json under ${process.env.DATA_DIR || '.data'}: the demo connects no provider (set DATA_DIR to the stack's data folder).`);
+      return seedDemo(api, process.env.DEMO_EMAIL, process.env.DEMO_PASSWORD, standIns);
+    })
+    .then(
+      (demo) => {
+        console.log(`Seeded ${demo.events} events over ${KEYS.length} keys and ${DAYS} days, ${demo.alerts} alerts.`);
+        for (const c of demo.connections) console.log(`Connected the local ${c.provider === 'openai' ? 'OpenAI' : 'Anthropic'} stand-in: ${c.keys} keys found.`);
+        console.log(`Open ${api.replace(/\/api\/?$/, '')}/ and sign in as ${demo.email} with the password ${demo.password}`);
+      },
+      (error: unknown) => {
+        console.error(`demo:seed failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
 }

@@ -22,11 +22,15 @@ import { setLocalExportFiles } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
 import { setLocalAlertSink } from '#shared/notify/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
+import { setLocalSyncSink, type SyncMessage } from '#shared/connections/queue.ts';
+import { dispatchDue } from '#shared/connections/dispatch.ts';
 
 export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
 const CURSOR_SECRET_FILE = 'cursor-secret';
 const STRIPE_WEBHOOK_SECRET_FILE = 'stripe-webhook-secret';
+/** The random 32-byte key that seals connections' admin keys locally (AES-256-GCM; AWS: a KMS key). */
+const CONNECTIONS_KEY_FILE = 'connections-key';
 /** Held while a stack runs on the data directory: `{"pid": …}`. */
 export const LOCK_FILE = 'local-stack.lock';
 
@@ -202,6 +206,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     // point elsewhere; else at the stand-ins (shared/config.ts reads them; in AWS they are never set).
     OPENAI_ADMIN_URL: process.env.OPENAI_ADMIN_URL || openaiAdmin.value.url,
     ANTHROPIC_ADMIN_URL: process.env.ANTHROPIC_ADMIN_URL || anthropicAdmin.value.url,
+    // Admin keys of connections are sealed under a key made once and kept in the data folder (never in the source).
+    CONNECTIONS_LOCAL_KEY: await localSecret(join(dataDir, CONNECTIONS_KEY_FILE)),
   });
   resetConfig();
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
@@ -238,6 +244,29 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await exportQueue.stop();
     setLocalExportFiles(undefined);
   };
+  // Connections: the sync queue and its worker in-process (AWS: SQS + the worker Lambda), and the dispatcher on a timer
+  // (AWS: EventBridge every 15 minutes; here CONNECTOR_SYNC_INTERVAL_MS, default 60 s, which is also the interval the
+  // sync schedules its next run at; 0 = the timer off).
+  const syncEvery = Number(process.env.CONNECTOR_SYNC_INTERVAL_MS ?? 60_000);
+  process.env.CONNECTOR_SYNC_INTERVAL_MS = String(syncEvery > 0 ? syncEvery : 60_000);
+  const syncQueue = startLocalQueue<SyncMessage>(
+    {
+      label: 'sync-queue',
+      queueName: 'burnrate-local-connection-syncs',
+      functionName: 'burnrate-local-ConnectionSyncWorker',
+      timeoutMs: 5 * 60_000,
+      workerFile: 'functions/connections/worker.ts',
+      loadHandler: () => import('#functions/connections/worker.ts').then((m) => m.handler as QueueHandler),
+      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
+      droppedNote: 'their connections sync at the next dispatch',
+    },
+    { region: info.region },
+  );
+  setLocalSyncSink((messages) => syncQueue.publish(messages));
+  const dispatcher = syncEvery > 0
+    ? setInterval(() => dispatchDue().catch((error: unknown) => console.error('[local] connection dispatch failed:', error)), syncEvery)
+    : undefined;
+  dispatcher?.unref();
 
   const gateway = createGateway({ logRequests: options.quiet ? false : undefined, webDir: options.webDir, downloads: exportFiles.serve });
   try {
@@ -246,7 +275,10 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     await once(gateway.server, 'listening');
   } catch (error) {
     clearInterval(sweeper);
+    clearInterval(dispatcher);
     setLocalAlertSink(undefined);
+    setLocalSyncSink(undefined);
+    await syncQueue.stop();
     await alertQueue.stop();
     await stopExports();
     await stripeMock.stop();
@@ -278,8 +310,11 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       const closed = new Promise<void>((done) => gateway.server.close(() => done()));
       gateway.server.closeAllConnections();
       clearInterval(sweeper);
+      clearInterval(dispatcher);
       setLocalAlertSink(undefined);
+      setLocalSyncSink(undefined);
       await closed;
+      await syncQueue.stop();
       await alertQueue.stop();
       await stopExports();
       await stripeMock.stop();

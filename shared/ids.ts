@@ -13,6 +13,7 @@ export const ID_PREFIX = {
   ingestKey: 'ink',
   invitation: 'inv',
   export: 'exp',
+  connection: 'con',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

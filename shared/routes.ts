@@ -60,6 +60,10 @@ export interface Route {
    * prefix (a pre-signed URL carries the signer's rights, so the signer needs them).
    */
   signsExportLinks?: true;
+  /** The function seals admin keys: `kms:Encrypt` on the connections key (with the encryption context condition). */
+  sealsAdminKeys?: true;
+  /** The function queues connection syncs (`CONNECTOR_QUEUE_URL`: SQS SendMessage on the sync queue). */
+  queuesSyncs?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -234,6 +238,19 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/prices', handler: 'prices/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PUT', path: '/prices/{provider}/{model}', handler: 'prices/put', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem', 'UpdateItem'] },
   { method: 'DELETE', path: '/prices/{provider}/{model}', handler: 'prices/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'] },
+  // Provider connections. Create: the ONE provider check, then the connection (PutItem) and the account's
+  // `connected:<provider>` (UpdateItem) in one transaction; the admin key sealed (KMS Encrypt); the first sync queued.
+  { method: 'POST', path: '/connections', handler: 'connections/create', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem', 'UpdateItem'], sealsAdminKeys: true, queuesSyncs: true },
+  { method: 'GET', path: '/connections', handler: 'connections/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'GET', path: '/connections/{id}', handler: 'connections/get', auth: 'jwt', role: 'viewer', table: ['GetItem'] },
+  // Patch: the connection read and replaced conditionally (GetItem, PutItem); a new admin key checked and sealed.
+  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem'], sealsAdminKeys: true, queuesSyncs: true },
+  // Delete: the connection and its lease (DeleteItem) with the account's `connected:<provider>` (UpdateItem).
+  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  // Sync now: the once-a-minute slot (UpdateItem), then one queue message.
+  { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
+  // Reconciliation: the connection (GetItem) and its days of the range (Query).
+  { method: 'GET', path: '/connections/{id}/reconciliation', handler: 'connections/reconciliation', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

@@ -17,6 +17,8 @@ import { keyDisplayName } from '#shared/keys/name.ts';
 export interface Discovered {
   keyHash: string;
   provider: string;
+  /** The provider's name of a key a connection found. */
+  name?: string;
   hint?: string;
 }
 
@@ -180,7 +182,7 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
   const [first] = discovered;
   if (!first) return [];
   // A key discovered by this ingest has no label yet: its hint, else its hash prefix.
-  const nameOf = (k: Discovered) => keyDisplayName({ hash: k.keyHash, hint: k.hint ?? null });
+  const nameOf = (k: Discovered) => keyDisplayName({ hash: k.keyHash, name: k.name ?? null, hint: k.hint ?? null });
   const listed = discovered.slice(0, NEW_KEYS_LISTED).map((k) => `${k.provider} ${quotedKey(nameOf(k))}`);
   const more = discovered.length - listed.length;
   return [

@@ -44,7 +44,7 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit';
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error';
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
   new_key: true,
@@ -53,6 +53,7 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   budget_exceeded: true,
   budget_forecast: true,
   plan_limit: true,
+  connection_error: true,
 };
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
 export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];
@@ -104,6 +105,10 @@ export interface Alert {
   thresholdMicros: number | null;
   observedMicros: number | null;
   deliveries: Delivery[];
+  /** The provider connection a `connection_error` alert is about. */
+  connectionId?: string;
+  /** E-mail only to the account's admins (`connection_error`: only they can fix a connection). */
+  adminsOnly?: true;
   /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
   webhookUrl?: string;
   /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
@@ -133,6 +138,7 @@ export function alertView(a: Alert) {
     budgetId: a.budgetId,
     keyHash: a.keyHash,
     keyHashes: a.keyHashes,
+    ...(a.connectionId ? { connectionId: a.connectionId } : {}),
     title: a.title,
     message: a.message,
     period: a.period,

@@ -6,7 +6,7 @@
  */
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { keyDayModels } from '#shared/db/provider-keys.ts';
+import { keyDayModels } from '#shared/db/discovered-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
@@ -101,7 +101,7 @@ export async function loadSpend(
     },
     keyName: (h) => {
       const item = keyItems.get(h);
-      return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, hint: item?.hint as string | null | undefined });
+      return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, name: item?.name as string | null | undefined, hint: item?.hint as string | null | undefined });
     },
   };
 }

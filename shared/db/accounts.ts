@@ -42,6 +42,11 @@ export interface Account {
    * without a Query (`seatsInUse`).
    */
   pendingInvitationExpiries?: string[];
+  /**
+   * Providers with a connection (active or paused; attributes `connected:<provider>` = the connection's id, set and
+   * removed with it: shared/db/connections.ts). Ingestion refuses their events (one source per provider).
+   */
+  connectedProviders?: string[];
 }
 
 const PENDING_INVITATION_PREFIX = 'invitationExpires#';
@@ -164,6 +169,9 @@ export function toAccount(item: Record<string, unknown>): Account {
     ...(typeof item.graceEndsAt === 'string' ? { graceEndsAt: item.graceEndsAt } : {}),
     ...(typeof item.subscriptionOrder === 'string' ? { subscriptionOrder: item.subscriptionOrder } : {}),
     ...pendingExpiries(item),
+    connectedProviders: Object.keys(item)
+      .filter((name) => name.startsWith('connected:') && typeof item[name] === 'string')
+      .map((name) => name.slice('connected:'.length)),
   };
 }
 

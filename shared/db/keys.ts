@@ -40,6 +40,16 @@
  *   (KEY#<a>#<keyHash> DAY#… items also carry gsi1: SPEND#<a>#ROWS / DAY#<date>#<keyHash>#<provider>#<model>: the
  *    export's rows of a range in one Query, days ascending)
  *   ACCOUNT#<a>             PRICE#<provider>#<model>     an account's own price of a model (lower-case names)
+ *   ACCOUNT#<a>             CONNECTION#<con_id>          a provider connection (its sealed admin key, status, sync cursor)
+ *                                                        gsi2 (sparse, while active or in error): CONNECTIONS#<shard 0..15> /
+ *                                                        <nextSyncAt>#<a>#<con_id> — what the dispatcher queues when due
+ *   CONNLEASE#<a>#<con_id>  LEASE                        "a sync of this connection runs": conditional Put with expiry
+ *   IMPORT#<a>#<provider>   CELL#<date>#<keyId>#<model>#<tier>  the counts a sync imported last for one cell (the
+ *                                                        snapshot a sync's difference is conditioned on); keyId `unattributed`
+ *                                                        for usage without a key
+ *   IMPORT#<a>#<provider>   RECON#<date>                 a day's computed cost of the imported keys and the provider's bill
+ *   (the snapshot partition is per account and PROVIDER, not per connection: a provider disconnected and connected
+ *    again re-reads the same cells and counts nothing twice)
  *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
  *   ACCOUNT#<a>             EXPORTSLOT#<0|1>             one of the account's 2 running-export slots: which export holds
  *                                                        it and until when (a lease: a crashed worker frees it later)
@@ -122,6 +132,18 @@ export const keys = {
     gsi1pk: `SPEND#${accountId}#ROWS`,
     gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}`,
   }),
+  connection: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `CONNECTION#${connectionId}` }),
+  /** Sparse gsi2 attributes of a connection the dispatcher should sync at `nextSyncAt` (removed while paused). */
+  connectionDueIndex: (shard: number, nextSyncAt: string, accountId: string, connectionId: string) => ({
+    gsi2pk: `CONNECTIONS#${shard}`,
+    gsi2sk: `${nextSyncAt}#${accountId}#${connectionId}`,
+  }),
+  connectionLease: (accountId: string, connectionId: string): Key => ({ pk: `CONNLEASE#${accountId}#${connectionId}`, sk: 'LEASE' }),
+  importCell: (accountId: string, provider: string, date: string, keyId: string, model: string, tier: string): Key => ({
+    pk: `IMPORT#${accountId}#${provider}`,
+    sk: `CELL#${date}#${keyId}#${model}#${tier}`,
+  }),
+  importDay: (accountId: string, provider: string, date: string): Key => ({ pk: `IMPORT#${accountId}#${provider}`, sk: `RECON#${date}` }),
   /** An account's own price; provider and model lower-cased by the caller. */
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
   spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
@@ -131,7 +153,7 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
@@ -156,6 +178,12 @@ export const queries = {
   spendMonthKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `MONTH#${from}`, skTo: `MONTH#${to}#~` }),
   /** The account's day × key items from `from` to `to` (inclusive). */
   spendDayKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
+  /** Connections due by `before` (ISO) in one shard, soonest first, on gsi2. */
+  dueConnections: (shard: number, before: string) => ({ gsi2pk: `CONNECTIONS#${shard}`, skBelow: `${before}#~` }),
+  /** A provider's imported cells of the days `from`…`to` (inclusive). */
+  importCells: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `CELL#${from}`, skTo: `CELL#${to}#~` }),
+  /** A provider's reconciliation days `from`…`to` (inclusive). */
+  importDays: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `RECON#${from}`, skTo: `RECON#${to}` }),
   /** The export rows (key × day × model) from `from` to `to`, on gsi1. */
   spendRows: (accountId: string, from: string, to: string) => ({ gsi1pk: `SPEND#${accountId}#ROWS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
 } as const;

@@ -1,12 +1,16 @@
 /**
- * Writes one planned chunk of ingested events in ONE TransactWriteItems: every event's exactly-once item
- * (conditional Put) together with the aggregate ADDs it causes. Either all of it counts or none of it does.
+ * The chunk writer: one TransactWriteItems holds a chunk's guards together with the aggregate ADDs they cause, so
+ * either all of it counts or none of it does. Ingestion guards each event with its exactly-once item (a conditional
+ * Put); a provider sync (shared/connections/) guards each imported cell with its snapshot item. The actions come
+ * from small builders, one per item family (events, key × day × model, export rows, key totals, account day/month,
+ * spend by model, spend by key, plan counters), composed by each producer.
  */
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
-import type { Chunk, Sums } from '#shared/ingest/chunks.ts';
+import type { Aggregate, Aggregates, Chunk, KeyDayModel, KeyUpdate, Sums } from '#shared/ingest/chunks.ts';
+import type { PricedEvent } from '#shared/ingest/events.ts';
 import { MONEY_CEILING_MICROS } from '#shared/ingest/ceiling.ts';
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -14,12 +18,9 @@ type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 /** Exactly-once items outlive the oldest timestamp ingestion accepts (35 days). */
 export const EVENT_TTL_SECONDS = 36 * 24 * 60 * 60;
 
-export interface ChunkWrite {
+export interface ChunkWrite extends WriteClock {
   accountId: string;
   chunk: Chunk;
-  now: Date;
-  today: string;
-  month: string;
   /** Start of the plan period the chunk's requests count against. */
   periodStart: string;
   /** The plan's limits: checked atomically by the same transaction that adds to the counters. */
@@ -29,7 +30,7 @@ export interface ChunkWrite {
 /** What the transaction's cancellation tells: events already counted, keys someone else created, or a retryable clash. */
 export type ChunkOutcome =
   | { status: 'written' }
-  | { status: 'conditions'; duplicateRequestIds: string[]; existingKeys: string[] }
+  | { status: 'conditions'; duplicateRequestIds: string[]; existingKeys: string[]; changedCells: string[] }
   /** The period's tracked requests or the key count would pass the plan's limit: nothing was written. */
   | { status: 'limit' }
   /** A key's total or the account's month would pass MONEY_CEILING_MICROS (a racing batch took the room): nothing was written. */
@@ -46,21 +47,45 @@ function addSums(sums: Sums): { expr: string; values: Record<string, bigint> } {
   };
 }
 
-type Meaning = { requestId: string } | { newKey: string } | { limit: 'requests' | 'keys' } | { ceiling: 'key' | 'month' } | null;
+/** True when every sum is 0 (a rolling counter is written only for a period with something in it). */
+const isZero = (sums: Sums): boolean => SUM_FIELDS.every((f) => sums[f] === 0n);
+
+/**
+ * What a cancelled action's failed condition means: an event counted before, a key someone else created, a plan
+ * limit, the money ceiling, or (for a sync) a snapshot cell another sync changed first.
+ */
+export type Meaning =
+  | { requestId: string }
+  | { newKey: string }
+  | { limit: 'requests' | 'keys' }
+  | { ceiling: 'key' | 'month' }
+  | { cell: string }
+  | null;
+
+/** The actions of one item family, each with its meaning (same index). Builders below return one; writers concatenate them. */
+export interface Built {
+  actions: Action[];
+  meaning: Meaning[];
+}
+
+const built = (): Built => ({ actions: [], meaning: [] });
+
+/** Concatenates the families, in order, into one transaction's actions. */
+export function compose(...families: Built[]): Built {
+  return { actions: families.flatMap((f) => f.actions), meaning: families.flatMap((f) => f.meaning) };
+}
 
 /** `:max` of a ceiling condition: the aggregate may hold at most this before the ADD (never negative: the fit ensured it). */
 const roomBefore = (adding: bigint): bigint => MONEY_CEILING_MICROS - adding;
 
-export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: Meaning[] } {
+/** Family: each ingested event's exactly-once item (a conditional Put: an event counted before cancels the chunk). */
+export function eventItems(accountId: string, events: readonly PricedEvent[], now: Date): Built {
   const TableName = tableName();
-  const { accountId, chunk, now } = w;
   const at = now.toISOString();
   const expiresAt = Math.floor(now.getTime() / 1000) + EVENT_TTL_SECONDS;
-  const actions: Action[] = [];
-  const meaning: Meaning[] = [];
-
-  for (const e of chunk.events) {
-    actions.push({
+  const out = built();
+  for (const e of events) {
+    out.actions.push({
       Put: {
         TableName,
         Item: {
@@ -77,36 +102,68 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     });
-    meaning.push({ requestId: e.requestId });
+    out.meaning.push({ requestId: e.requestId });
   }
+  return out;
+}
 
-  for (const kdm of chunk.keyDayModels.values()) {
+/**
+ * Family: the export rows. A key × day × model item carries gsi1 attributes that list the account's rows of a range
+ * in one Query, days ascending (GET /spend/export): its `SET` clause and values.
+ */
+export function exportRowAttributes(accountId: string, kdm: KeyDayModel): { set: string; values: Record<string, string> } {
+  const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model);
+  return { set: 'gsi1pk = :gsi1pk, gsi1sk = :gsi1sk', values: { ':gsi1pk': row.gsi1pk, ':gsi1sk': row.gsi1sk } };
+}
+
+/** Family: key × day × model (GET /keys/:hash breakdown; the export rows ride on the same items). */
+export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>): Built {
+  const TableName = tableName();
+  const out = built();
+  for (const kdm of kdms) {
     const add = addSums(kdm.sums);
-    const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model);
-    actions.push({
+    const row = exportRowAttributes(accountId, kdm);
+    out.actions.push({
       Update: {
         TableName,
         Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        // gsi1: the account's export rows (GET /spend/export), days ascending, in one Query.
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk ADD ${add.expr}`,
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set} ADD ${add.expr}`,
         ExpressionAttributeNames: { '#date': 'date' },
         ExpressionAttributeValues: {
           ':date': kdm.date,
           ':provider': kdm.provider,
           ':model': kdm.model,
           ':keyHash': kdm.keyHash,
-          ':gsi1pk': row.gsi1pk,
-          ':gsi1sk': row.gsi1sk,
+          ...row.values,
           ...add.values,
         },
       },
     });
-    meaning.push(null);
+    out.meaning.push(null);
   }
+  return out;
+}
 
-  const rolling = rollingNames(w.today, w.month);
-  const stale = staleRollingNames(w.today, w.month);
-  for (const key of chunk.keys.values()) {
+/** The clock of a write: the instant, today's UTC date and month (which rolling counters are current). */
+export interface WriteClock {
+  now: Date;
+  today: string;
+  month: string;
+}
+
+/**
+ * Family: the key items: totals, the rolling day/month counters (named after their period: shared/db/rolling.ts),
+ * first and last seen. A new key is created by exactly one writer (a condition decides between racing writers); a
+ * known key's total (which bounds its days and months) stays at or below the money ceiling. `KeyUpdate.attributes`
+ * (a connection's key: source, name, project, ...) are SET as given.
+ */
+export function keyTotalItems(accountId: string, updates: Iterable<KeyUpdate>, clock: WriteClock): Built {
+  const TableName = tableName();
+  const at = clock.now.toISOString();
+  const rolling = rollingNames(clock.today, clock.month);
+  const stale = staleRollingNames(clock.today, clock.month);
+  const out = built();
+  for (const key of updates) {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {
       ':now': at,
@@ -134,11 +191,16 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
       values[':gsi1pk'] = index.gsi1pk;
       values[':gsi1sk'] = index.gsi1sk;
     }
+    Object.entries(key.attributes ?? {}).forEach(([name, value], i) => {
+      names[`#a${i}`] = name;
+      values[`:a${i}`] = value;
+      sets.push(`#a${i} = :a${i}`);
+    });
     const adds = ['totalCostMicros :cost', 'totalRequests :requests', 'unpricedRequests :unpriced'];
     const rollingAdds: [string, bigint][] = [];
-    if (key.today.requests > 0n) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
-    if (key.month.requests > 0n) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
-    for (const [date, sums] of key.recent) rollingAdds.push([rollingNames(date, w.month).dayCost, sums.costMicros]);
+    if (!isZero(key.today)) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
+    if (!isZero(key.month)) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
+    for (const [date, sums] of key.recent) rollingAdds.push([rollingNames(date, clock.month).dayCost, sums.costMicros]);
     rollingAdds.forEach(([name, value], i) => {
       names[`#r${i}`] = name;
       values[`:r${i}`] = value;
@@ -146,21 +208,24 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
     });
     stale.forEach((name, i) => (names[`#s${i}`] = name));
     if (!key.isNew) values[':maxTotal'] = roomBefore(key.total.costMicros);
-    actions.push({
+    out.actions.push({
       Update: {
         TableName,
         Key: keys.providerKey(accountId, key.keyHash),
         UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')} REMOVE ${stale.map((_, i) => `#s${i}`).join(', ')}`,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
-        // A new key is created by exactly one writer; a racing batch learns it exists and retries as "known".
-        // A known key's total (which bounds its days and months) stays at or below the money ceiling.
         ConditionExpression: key.isNew ? 'attribute_not_exists(pk)' : 'attribute_not_exists(totalCostMicros) OR totalCostMicros <= :maxTotal',
       },
     });
-    meaning.push(key.isNew ? { newKey: key.keyHash } : { ceiling: 'key' });
+    out.meaning.push(key.isNew ? { newKey: key.keyHash } : { ceiling: 'key' });
   }
+  return out;
+}
 
+/** Family: the account's spend per UTC day and per calendar month; the month (which bounds its days) under the money ceiling. */
+export function accountUsageItems(accountId: string, days: Map<string, Sums>, months: Map<string, Sums>): Built {
+  const TableName = tableName();
   const usage = (Key: { pk: string; sk: string }, label: string, value: string, sums: Sums, ceiling = false): Action => {
     const add = addSums(sums);
     return {
@@ -170,76 +235,126 @@ export function buildChunkActions(w: ChunkWrite): { actions: Action[]; meaning: 
         UpdateExpression: `SET #label = :label ADD ${add.expr}`,
         ExpressionAttributeNames: { '#label': label },
         ExpressionAttributeValues: { ':label': value, ...add.values, ...(ceiling ? { ':maxCost': roomBefore(sums.costMicros) } : {}) },
-        // The account's month (which bounds its days) stays at or below the money ceiling.
         ...(ceiling ? { ConditionExpression: 'attribute_not_exists(costMicros) OR costMicros <= :maxCost' } : {}),
       },
     };
   };
-  for (const [date, sums] of chunk.days) {
-    actions.push(usage(keys.usageDay(accountId, date), 'date', date, sums));
-    meaning.push(null);
+  const out = built();
+  for (const [date, sums] of days) {
+    out.actions.push(usage(keys.usageDay(accountId, date), 'date', date, sums));
+    out.meaning.push(null);
   }
-  for (const [month, sums] of chunk.months) {
-    actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums, true));
-    meaning.push({ ceiling: 'month' });
+  for (const [month, sums] of months) {
+    out.actions.push(usage(keys.usageMonth(accountId, month), 'month', month, sums, true));
+    out.meaning.push({ ceiling: 'month' });
   }
-  // GET /spend's aggregates (bounded by the key totals and account months above, so no ceiling condition here).
-  const aggregate = (Key: { pk: string; sk: string }, fields: Record<string, string>, sums: Sums): Action => {
-    const add = addSums(sums);
-    const names = Object.keys(fields);
-    return {
-      Update: {
-        TableName,
-        Key,
-        UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')} ADD ${add.expr}`,
-        ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
-        ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ...add.values },
-      },
-    };
-  };
-  for (const a of chunk.dayModels.values()) {
-    actions.push(aggregate(keys.spendDayModel(accountId, a.date, a.provider!, a.model!), { date: a.date, provider: a.provider!, model: a.model! }, a.sums));
-    meaning.push(null);
-  }
-  for (const a of chunk.monthKeys.values()) {
-    actions.push(aggregate(keys.spendMonthKey(accountId, a.date, a.keyHash!), { month: a.date, keyHash: a.keyHash! }, a.sums));
-    meaning.push(null);
-  }
-  for (const a of chunk.dayKeys.values()) {
-    actions.push(aggregate(keys.spendDayKey(accountId, a.date, a.keyHash!), { date: a.date, keyHash: a.keyHash! }, a.sums));
-    meaning.push(null);
-  }
+  return out;
+}
 
-  actions.push({
+/** One of GET /spend's aggregates: SET its identifying fields, ADD the sums (no ceiling: the key totals and months bound them). */
+function aggregateItem(Key: { pk: string; sk: string }, fields: Record<string, string>, sums: Sums): Action {
+  const add = addSums(sums);
+  const names = Object.keys(fields);
+  return {
+    Update: {
+      TableName: tableName(),
+      Key,
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :f${i}`).join(', ')} ADD ${add.expr}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+      ExpressionAttributeValues: { ...Object.fromEntries(names.map((n, i) => [`:f${i}`, fields[n]])), ...add.values },
+    },
+  };
+}
+
+/** Family: the account's spend per day × model (GET /spend groupBy=model). */
+export function spendByModelItems(accountId: string, dayModels: Iterable<Aggregate>): Built {
+  const out = built();
+  for (const a of dayModels) {
+    out.actions.push(aggregateItem(keys.spendDayModel(accountId, a.date, a.provider!, a.model!), { date: a.date, provider: a.provider!, model: a.model! }, a.sums));
+    out.meaning.push(null);
+  }
+  return out;
+}
+
+/** Family: the account's spend per month × key and day × key (GET /spend groupBy=key: months whole, edges by day). */
+export function spendByKeyItems(accountId: string, monthKeys: Iterable<Aggregate>, dayKeys: Iterable<Aggregate>): Built {
+  const out = built();
+  for (const a of monthKeys) {
+    out.actions.push(aggregateItem(keys.spendMonthKey(accountId, a.date, a.keyHash!), { month: a.date, keyHash: a.keyHash! }, a.sums));
+    out.meaning.push(null);
+  }
+  for (const a of dayKeys) {
+    out.actions.push(aggregateItem(keys.spendDayKey(accountId, a.date, a.keyHash!), { date: a.date, keyHash: a.keyHash! }, a.sums));
+    out.meaning.push(null);
+  }
+  return out;
+}
+
+/**
+ * Family: the plan's counters, checked atomically by the same transaction that adds to the aggregates — the
+ * period's tracked requests (`trackedRequests` more), and the account's key count when `newKeys` are created.
+ */
+export function planCounterItems(accountId: string, periodStart: string, trackedRequests: number, newKeys: number, limits: ChunkWrite['limits']): Built {
+  const TableName = tableName();
+  const out = built();
+  out.actions.push({
     Update: {
       TableName,
-      Key: keys.usagePeriod(accountId, w.periodStart),
+      Key: keys.usagePeriod(accountId, periodStart),
       UpdateExpression: 'SET periodStart = :start ADD trackedRequests :n',
       ConditionExpression: 'attribute_not_exists(trackedRequests) OR trackedRequests <= :max',
-      ExpressionAttributeValues: { ':start': w.periodStart, ':n': chunk.events.length, ':max': w.limits.trackedRequests - chunk.events.length },
+      ExpressionAttributeValues: { ':start': periodStart, ':n': trackedRequests, ':max': limits.trackedRequests - trackedRequests },
     },
   });
-  meaning.push({ limit: 'requests' });
-
-  if (chunk.newKeys > 0) {
-    actions.push({
+  out.meaning.push({ limit: 'requests' });
+  if (newKeys > 0) {
+    out.actions.push({
       Update: {
         TableName,
         Key: keys.account(accountId),
         UpdateExpression: 'ADD keyCount :n',
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(keyCount) OR keyCount <= :max)',
-        ExpressionAttributeValues: { ':n': chunk.newKeys, ':max': w.limits.keys - chunk.newKeys },
+        ExpressionAttributeValues: { ':n': newKeys, ':max': limits.keys - newKeys },
       },
     });
-    meaning.push({ limit: 'keys' });
+    out.meaning.push({ limit: 'keys' });
   }
-  return { actions, meaning };
+  return out;
+}
+
+/** Every aggregate family of a planned set of changes, in the order a transaction holds them (after its guards). */
+export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClock): Built {
+  return compose(
+    keyDayModelItems(accountId, a.keyDayModels.values()),
+    keyTotalItems(accountId, a.keys.values(), clock),
+    accountUsageItems(accountId, a.days, a.months),
+    spendByModelItems(accountId, a.dayModels.values()),
+    spendByKeyItems(accountId, a.monthKeys.values(), a.dayKeys.values()),
+  );
+}
+
+/** Ingestion's chunk: the events' exactly-once items, the aggregates, the plan's counters. */
+export function buildChunkActions(w: ChunkWrite): Built {
+  const { accountId, chunk } = w;
+  return compose(
+    eventItems(accountId, chunk.events, w.now),
+    aggregateItems(accountId, chunk, w),
+    planCounterItems(accountId, w.periodStart, chunk.events.length, chunk.newKeys, w.limits),
+  );
 }
 
 const RETRYABLE = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
 
-export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
-  const { actions, meaning } = buildChunkActions(w);
+/** Ingestion's chunk, written in one transaction. */
+export function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
+  return writeActions(buildChunkActions(w));
+}
+
+/**
+ * Writes composed families in ONE TransactWriteItems and reads a cancellation by the meaning of each failed
+ * condition (ingestion's chunks and a sync's snapshot changes alike).
+ */
+export async function writeActions({ actions, meaning }: Built): Promise<ChunkOutcome> {
   try {
     await db().send(new TransactWriteCommand({ TransactItems: actions }));
     return { status: 'written' };
@@ -252,6 +367,7 @@ export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
     const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
     const duplicateRequestIds: string[] = [];
     const existingKeys: string[] = [];
+    const changedCells: string[] = [];
     let retry = false;
     let limit = false;
     let ceiling = false;
@@ -259,13 +375,16 @@ export async function writeChunk(w: ChunkWrite): Promise<ChunkOutcome> {
       const m = meaning[i];
       if (reason.Code === 'ConditionalCheckFailed' && m && 'requestId' in m) duplicateRequestIds.push(m.requestId);
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'newKey' in m) existingKeys.push(m.newKey);
+      else if (reason.Code === 'ConditionalCheckFailed' && m && 'cell' in m) changedCells.push(m.cell);
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'limit' in m) limit = true;
       else if (reason.Code === 'ConditionalCheckFailed' && m && 'ceiling' in m) ceiling = true;
       else if (reason.Code && RETRYABLE.has(reason.Code)) retry = true;
       else if (reason.Code && reason.Code !== 'None') throw error; // an unexpected failure: let it surface as a 500
     });
     // Duplicates and raced keys first: without them the chunk may well fit the limit.
-    if (duplicateRequestIds.length > 0 || existingKeys.length > 0) return { status: 'conditions', duplicateRequestIds, existingKeys };
+    if (duplicateRequestIds.length > 0 || existingKeys.length > 0 || changedCells.length > 0) {
+      return { status: 'conditions', duplicateRequestIds, existingKeys, changedCells };
+    }
     if (limit) return { status: 'limit' };
     if (ceiling) return { status: 'ceiling' };
     if (retry) return { status: 'retry' };

@@ -52,6 +52,8 @@ export interface KeyUpdate {
   month: Sums;
   /** The parts of `total` on each of the 7 UTC days before today (rolling counters too: the key's forecast). */
   recent: Map<string, Sums>;
+  /** Attributes SET on the key item as given (a connection's key: source, name, project, ...). */
+  attributes?: Record<string, unknown>;
 }
 
 /** An account-wide aggregate of a chunk keyed by `id` (day × model, month × key, day × key). */
@@ -63,8 +65,8 @@ export interface Aggregate {
   sums: Sums;
 }
 
-export interface Chunk {
-  events: PricedEvent[];
+/** The aggregate items a set of changes touches, pre-summed: what both producers (ingestion, a sync) write. */
+export interface Aggregates {
   keyDayModels: Map<string, KeyDayModel>;
   keys: Map<string, KeyUpdate>;
   /** Account-wide spend per UTC day and per calendar month. */
@@ -77,6 +79,10 @@ export interface Chunk {
   newKeys: number;
 }
 
+export interface Chunk extends Aggregates {
+  events: PricedEvent[];
+}
+
 export interface ChunkContext {
   /** Keys that exist already (read before planning). */
   knownKeys: ReadonlySet<string>;
@@ -86,30 +92,33 @@ export interface ChunkContext {
   recentDays?: ReadonlySet<string>;
 }
 
-const kdmId = (e: PricedEvent) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
-const dmId = (e: PricedEvent) => `${e.date}|${e.provider}|${e.model}`;
-const mkId = (e: PricedEvent) => `${e.date.slice(0, 7)}|${e.keyHash}`;
-const dkId = (e: PricedEvent) => `${e.date}|${e.keyHash}`;
+/** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
+export interface Contribution {
+  keyHash: string;
+  date: string;
+  provider: string;
+  model: string;
+  keyHint?: string;
+  sums: Sums;
+}
+
+const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
+const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
+const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
+
+/** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
+export function aggregateActionCount(a: Aggregates): number {
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size;
+}
 
 /** Actions a chunk's transaction holds: events + aggregates + the plan-usage counter + the account (if keys are new). */
 export function actionCount(chunk: Chunk): number {
-  return (
-    chunk.events.length +
-    chunk.keyDayModels.size +
-    chunk.keys.size +
-    chunk.days.size +
-    chunk.months.size +
-    chunk.dayModels.size +
-    chunk.monthKeys.size +
-    chunk.dayKeys.size +
-    1 +
-    (chunk.newKeys > 0 ? 1 : 0)
-  );
+  return chunk.events.length + aggregateActionCount(chunk) + 1 + (chunk.newKeys > 0 ? 1 : 0);
 }
 
-function emptyChunk(): Chunk {
+export function emptyAggregates(): Aggregates {
   return {
-    events: [],
     keyDayModels: new Map(),
     keys: new Map(),
     days: new Map(),
@@ -121,65 +130,98 @@ function emptyChunk(): Chunk {
   };
 }
 
-/** Actions that adding `e` would add to `chunk`. */
-function cost(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): number {
-  const isNewKey = !ctx.knownKeys.has(e.keyHash) && !chunk.keys.has(e.keyHash);
+function emptyChunk(): Chunk {
+  return { events: [], ...emptyAggregates() };
+}
+
+/** Aggregate actions that adding `c` would add to `a` (the account counter included when it makes the first new key). */
+export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, ctx: ChunkContext): number {
+  const isNewKey = !ctx.knownKeys.has(c.keyHash) && !a.keys.has(c.keyHash);
   return (
-    1 +
-    (chunk.keyDayModels.has(kdmId(e)) ? 0 : 1) +
-    (chunk.keys.has(e.keyHash) ? 0 : 1) +
-    (chunk.days.has(e.date) ? 0 : 1) +
-    (chunk.months.has(e.date.slice(0, 7)) ? 0 : 1) +
-    (chunk.dayModels.has(dmId(e)) ? 0 : 1) +
-    (chunk.monthKeys.has(mkId(e)) ? 0 : 1) +
-    (chunk.dayKeys.has(dkId(e)) ? 0 : 1) +
-    (isNewKey && chunk.newKeys === 0 ? 1 : 0)
+    (a.keyDayModels.has(kdmId(c)) ? 0 : 1) +
+    (a.keys.has(c.keyHash) ? 0 : 1) +
+    (a.days.has(c.date) ? 0 : 1) +
+    (a.months.has(c.date.slice(0, 7)) ? 0 : 1) +
+    (a.dayModels.has(dmId(c)) ? 0 : 1) +
+    (a.monthKeys.has(mkId(c)) ? 0 : 1) +
+    (a.dayKeys.has(dkId(c)) ? 0 : 1) +
+    (isNewKey && a.newKeys === 0 ? 1 : 0)
   );
+}
+
+/** Actions that adding `e` would add to `chunk`. */
+const cost = (chunk: Chunk, e: PricedEvent, ctx: ChunkContext): number => 1 + contributionCost(chunk, e, ctx);
+
+function addSums(target: Sums, sums: Sums): void {
+  target.costMicros += sums.costMicros;
+  target.requests += sums.requests;
+  target.inputTokens += sums.inputTokens;
+  target.cachedInputTokens += sums.cachedInputTokens;
+  target.outputTokens += sums.outputTokens;
+  target.unpricedRequests += sums.unpricedRequests;
+}
+
+/** The key's entry of `a` (created, and counted as new when the context does not know it). */
+export function keyUpdateOf(a: Aggregates, keyHash: string, provider: string, ctx: ChunkContext): KeyUpdate {
+  let key = a.keys.get(keyHash);
+  if (!key) {
+    const isNew = !ctx.knownKeys.has(keyHash);
+    key = { keyHash, isNew, provider, total: zeroSums(), today: zeroSums(), month: zeroSums(), recent: new Map() };
+    a.keys.set(keyHash, key);
+    if (isNew) a.newKeys += 1;
+  }
+  return key;
+}
+
+/** Adds one change to every aggregate it touches: key × day × model, the key, the account's day and month, spend by model and key. */
+export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContext): void {
+  const id = kdmId(c);
+  let kdm = a.keyDayModels.get(id);
+  if (!kdm) {
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    a.keyDayModels.set(id, kdm);
+  }
+  addSums(kdm.sums, c.sums);
+
+  const key = keyUpdateOf(a, c.keyHash, c.provider, ctx);
+  if (key.hint === undefined && c.keyHint !== undefined) key.hint = c.keyHint;
+  addSums(key.total, c.sums);
+  if (c.date === ctx.today) addSums(key.today, c.sums);
+  if (c.date.slice(0, 7) === ctx.month) addSums(key.month, c.sums);
+  if (ctx.recentDays?.has(c.date)) {
+    if (!key.recent.has(c.date)) key.recent.set(c.date, zeroSums());
+    addSums(key.recent.get(c.date)!, c.sums);
+  }
+  addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
+  addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
+  addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
+
+  const month = c.date.slice(0, 7);
+  if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());
+  if (!a.months.has(month)) a.months.set(month, zeroSums());
+  addSums(a.days.get(c.date)!, c.sums);
+  addSums(a.months.get(month)!, c.sums);
+}
+
+/** One event's counts: one request, its tokens and cost (unpriced when its model has no price). */
+function eventSums(e: PricedEvent): Sums {
+  const sums = zeroSums();
+  add(sums, e);
+  return sums;
 }
 
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  const id = kdmId(e);
-  let kdm = chunk.keyDayModels.get(id);
-  if (!kdm) {
-    kdm = { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, sums: zeroSums() };
-    chunk.keyDayModels.set(id, kdm);
-  }
-  add(kdm.sums, e);
-
-  let key = chunk.keys.get(e.keyHash);
-  if (!key) {
-    const isNew = !ctx.knownKeys.has(e.keyHash);
-    key = { keyHash: e.keyHash, isNew, provider: e.provider, total: zeroSums(), today: zeroSums(), month: zeroSums(), recent: new Map() };
-    chunk.keys.set(e.keyHash, key);
-    if (isNew) chunk.newKeys += 1;
-  }
-  if (key.hint === undefined && e.keyHint !== undefined) key.hint = e.keyHint;
-  add(key.total, e);
-  if (e.date === ctx.today) add(key.today, e);
-  if (e.date.slice(0, 7) === ctx.month) add(key.month, e);
-  if (ctx.recentDays?.has(e.date)) {
-    if (!key.recent.has(e.date)) key.recent.set(e.date, zeroSums());
-    add(key.recent.get(e.date)!, e);
-  }
-  addTo(chunk.dayModels, dmId(e), () => ({ date: e.date, provider: e.provider, model: e.model }), e);
-  addTo(chunk.monthKeys, mkId(e), () => ({ date: e.date.slice(0, 7), keyHash: e.keyHash }), e);
-  addTo(chunk.dayKeys, dkId(e), () => ({ date: e.date, keyHash: e.keyHash }), e);
-
-  const month = e.date.slice(0, 7);
-  if (!chunk.days.has(e.date)) chunk.days.set(e.date, zeroSums());
-  if (!chunk.months.has(month)) chunk.months.set(month, zeroSums());
-  add(chunk.days.get(e.date)!, e);
-  add(chunk.months.get(month)!, e);
+  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, sums: eventSums(e) }, ctx);
 }
 
-function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, e: PricedEvent): void {
+function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, sums: Sums): void {
   let aggregate = map.get(id);
   if (!aggregate) {
     aggregate = { ...fields(), sums: zeroSums() };
     map.set(id, aggregate);
   }
-  add(aggregate.sums, e);
+  addSums(aggregate.sums, sums);
 }
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);

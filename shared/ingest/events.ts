@@ -18,6 +18,7 @@ export type RejectCode =
   | 'plan_limit_reached'
   | 'key_limit_reached'
   | 'amount_out_of_range'
+  | 'provider_connected'
   | 'unavailable';
 
 /** The cache parts (reads, 5-minute and 1-hour writes) together are more than the input they are parts of. */

@@ -9,7 +9,7 @@ import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
 import { recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
-import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/provider-keys.ts';
+import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
@@ -66,6 +66,15 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const { account, known } = context;
   priced.events = applyOwnPrices(priced.events, context.ownPrices);
   if (!account) throw new NotFound('The account does not exist.');
+  // One source per provider: events of a provider whose spend comes from a connection are refused.
+  const connected = new Set(account.connectedProviders ?? []);
+  if (connected.size > 0) {
+    priced.events = priced.events.filter((e) => {
+      if (!connected.has(e.provider)) return true;
+      rejected.push({ index: e.index, code: 'provider_connected', message: `The account has a ${e.provider} connection: its spend comes from the connection, so events of ${e.provider} are not counted.` });
+      return false;
+    });
+  }
   const period = currentPeriod(account, now);
   const usedRequests = period.start === monthPeriod.start ? context.trackedRequests : await trackedRequests(accountId, period.start);
   const limits = limitsInForce(account, now);

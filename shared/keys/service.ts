@@ -8,7 +8,7 @@ import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.
 import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
-import * as repo from '#shared/db/provider-keys.ts';
+import * as repo from '#shared/db/discovered-keys.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
@@ -37,6 +37,11 @@ export function toKeyView(item: Item, now: Date) {
     label: (item.label as string | null | undefined) ?? null,
     hint: (item.hint as string | undefined) ?? null,
     provider: item.provider as string,
+    // A connection's key carries its provider metadata (null for keys sent in events).
+    name: typeof item.name === 'string' ? item.name : null,
+    providerKeyId: typeof item.providerKeyId === 'string' ? item.providerKeyId : null,
+    project: (item.project as { id: string; name: string } | null | undefined) ?? null,
+    providerStatus: typeof item.providerStatus === 'string' ? (item.providerStatus as 'active' | 'inactive' | 'archived' | 'expired' | 'deleted') : null,
     firstSeenAt: item.firstSeenAt as string,
     lastSeenAt: item.lastSeenAt as string,
     spend: {

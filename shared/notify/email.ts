@@ -30,6 +30,7 @@ const TYPE_LABELS: Record<AlertType, string> = {
   budget_exceeded: 'Budget exceeded',
   budget_forecast: 'Budget forecast to be exceeded',
   plan_limit: 'Plan limit reached',
+  connection_error: 'Provider connection failing',
 };
 
 export interface EmailSettings {
@@ -218,8 +219,8 @@ export type EmailOutcome =
   | { ok: false; error: string; permanent?: boolean; sentTo: string[]; suppressedTo: string[] };
 
 /** Who may get alert e-mail: users with a verified address who want alert e-mail (`alertEmails` defaults to on). */
-export function alertRecipients(users: readonly Record<string, unknown>[]): string[] {
-  const eligible = users.filter((u) => u.emailVerified === true && u.alertEmails !== false);
+export function alertRecipients(users: readonly Record<string, unknown>[], adminsOnly = false): string[] {
+  const eligible = users.filter((u) => u.emailVerified === true && u.alertEmails !== false && (!adminsOnly || u.role === 'admin'));
   return [...new Set(eligible.map((u) => u.email).filter((e): e is string => typeof e === 'string' && e.includes('@')))];
 }
 
@@ -227,14 +228,15 @@ export function alertRecipients(users: readonly Record<string, unknown>[]): stri
  * THE place that says who gets an alert's e-mail — every alert type, budgets and plan limits included: the users
  * of the account whose `emailVerified` and `alertEmails` are both true. ONE Query of its USER# items.
  */
-export async function accountRecipients(accountId: string): Promise<string[]> {
+export async function accountRecipients(accountId: string, adminsOnly = false): Promise<string[]> {
   const q = queries.accountItems(accountId, 'USER');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
-    ProjectionExpression: 'email, emailVerified, alertEmails',
+    ProjectionExpression: 'email, emailVerified, alertEmails, #role',
+    ExpressionAttributeNames: { '#role': 'role' },
   });
-  return alertRecipients(items);
+  return alertRecipients(items, adminsOnly);
 }
 
 let ses: SESv2Client | undefined;
@@ -255,7 +257,7 @@ export async function sendAlertEmail(
   if (settings.off) {
     return { ok: false, error: EMAIL_OFF_ERROR, permanent: true, sentTo: [...(options.alreadySent ?? [])], suppressedTo: [...(options.alreadySuppressed ?? [])] };
   }
-  const recipients = await accountRecipients(alert.accountId);
+  const recipients = await accountRecipients(alert.accountId, alert.adminsOnly === true);
   const sentTo = [...(options.alreadySent ?? [])];
   const suppressedTo = [...(options.alreadySuppressed ?? [])];
   const todo = recipients.filter((to) => !sentTo.includes(to) && !suppressedTo.includes(to));

@@ -19,6 +19,7 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   budget_exceeded: 'Budget exceeded',
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
+  connection_error: 'Connection error',
 };
 
 /**

@@ -46,6 +46,7 @@ import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, InvitationQuery, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
+import { ConnectionParams, CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 import {
   AlertId,
   BudgetId,
@@ -65,7 +66,7 @@ export const API_TITLE = 'Burnrate API';
 export const API_VERSION: string = pkg.version;
 
 export type JsonSchema = Record<string, unknown>;
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 502 | 503;
 
 /**
  * Stripe's event envelope, for the document only: the webhook handler declares no body schema (it verifies the
@@ -139,6 +140,11 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   AcknowledgeIdsRequest: { schema: AcknowledgeIdsBody },
   AcknowledgeAllRequest: { schema: AcknowledgeAllBody },
   StripeEvent: { schema: StripeEventDoc, extra: { description: 'A Stripe event, exactly as Stripe signed it.' } },
+  CreateConnectionRequest: {
+    schema: CreateConnectionBody,
+    extra: { description: 'An organization admin key: OpenAI `sk-admin-…`, Anthropic `sk-ant-admin…` (read-only scopes are enough).' },
+  },
+  PatchConnectionRequest: { schema: PatchConnectionBody, extra: { minProperties: 1, description: 'At least one field. A new `adminKey` is checked as on create.' } },
 };
 
 export interface OperationSpec {
@@ -355,6 +361,52 @@ export const operations: Record<string, OperationSpec> = {
       'Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
       'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
   },
+  'connections/create': {
+    summary: 'Connect a provider organization with an admin key (read-only is enough).',
+    body: CreateConnectionBody,
+    status: 201,
+    response: 'Connection',
+    errors: [409, 502],
+    description:
+      'One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with ' +
+      '`errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be ' +
+      'reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is ' +
+      'never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month.',
+  },
+  'connections/list': { summary: 'The account’s provider connections.', status: 200, response: 'ConnectionList' },
+  'connections/get': { summary: 'One connection.', params: ConnectionParams, status: 200, response: 'Connection', errors: [404] },
+  'connections/update': {
+    summary: 'Rename, rotate the admin key, pause or resume.',
+    params: ConnectionParams,
+    body: PatchConnectionBody,
+    status: 200,
+    response: 'Connection',
+    errors: [404, 409, 502],
+    description: 'A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync.',
+  },
+  'connections/delete': {
+    summary: 'Disconnect: the stored admin key is destroyed; imported spend and keys stay.',
+    params: ConnectionParams,
+    status: 204,
+    errors: [404],
+  },
+  'connections/sync': {
+    summary: 'Sync now (queued).',
+    params: ConnectionParams,
+    status: 202,
+    response: 'SyncQueued',
+    errors: [404, 409, 429],
+    description: 'At most once a minute per connection: 429 with `Retry-After`. A paused connection: 409.',
+  },
+  'connections/reconciliation': {
+    summary: 'Per UTC day: what Burnrate computed for the connection’s keys next to what the provider bills.',
+    params: ConnectionParams,
+    query: ReconciliationQuery,
+    status: 200,
+    response: 'Reconciliation',
+    errors: [404],
+    description: 'Range rules as `GET /spend`, at most 92 days. `billedUsd` is null where the provider has no figure yet.',
+  },
   'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
   'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
@@ -540,6 +592,10 @@ const errorResponses: Record<ErrorStatus, { name: string; response: JsonSchema }
       gateway: 'API Gateway’s stage throttling (in AWS) answers `{"message": "Too Many Requests"}` itself.',
       headers: { 'retry-after': { description: 'Seconds to wait.', schema: { type: 'string' } } },
     }),
+  },
+  502: {
+    name: 'BadGateway',
+    response: problem('A provider Burnrate had to ask could not be reached or failed (`/problems/provider-unavailable`); nothing changed.'),
   },
   503: {
     name: 'ServiceUnavailable',

@@ -47,6 +47,10 @@ const key = {
   label: 'Backend (OpenAI)',
   hint: 'sk-...a1B2',
   provider: 'openai',
+  name: null,
+  providerKeyId: null,
+  project: null,
+  providerStatus: null,
   firstSeenAt: CREATED,
   lastSeenAt: NOW,
   spend: { today: 1.25, monthToDate: 84.5, total: 312.075, forecastMonthEnd: 121.3 },
@@ -120,6 +124,8 @@ const webhookSecret = {
 const page = <T>(items: T[]) => ({ items, nextCursor: null });
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  CreateConnectionRequest: { provider: 'openai', adminKey: 'sk-admin-EXAMPLExxxxxxxxxxxxxxxxxxxxx9Qa', name: 'Acme on OpenAI' },
+  PatchConnectionRequest: { status: 'paused' },
   RegisterRequest: { email: 'ada@example.com', password: 'Analytical1843', firstName: 'Ada', lastName: 'Lovelace', companyName: 'Engines Ltd' },
   LoginRequest: { email: 'ada@example.com', password: 'Analytical1843' },
   PatchMeRequest: { firstName: 'Ada', alertEmails: false },
@@ -292,6 +298,32 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   Checkout: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4', sessionId: 'cs_test_a1B2c3D4' },
   Portal: { url: 'https://billing.stripe.com/p/session/test_YWNjdF8x' },
   WebhookReceipt: { received: true },
+  Connection: {
+    id: 'con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E',
+    provider: 'openai',
+    name: 'OpenAI organization',
+    keyHint: 'x9Qa',
+    status: 'active',
+    statusDetail: null,
+    lastSyncAt: NOW,
+    lastSuccessAt: NOW,
+    importedFrom: '2026-10-01',
+    createdAt: NOW,
+    updatedAt: NOW,
+  },
+  SyncQueued: { queuedAt: NOW },
+  get ConnectionList() {
+    return { items: [RESPONSE_EXAMPLES.Connection], nextCursor: null };
+  },
+  Reconciliation: {
+    from: '2026-11-20',
+    to: '2026-11-21',
+    days: [
+      { date: '2026-11-20', computedUsd: 41.27, billedUsd: 43.1 },
+      { date: '2026-11-21', computedUsd: 12.5, billedUsd: null },
+    ],
+    total: { computedUsd: 53.77, billedUsd: 43.1 },
+  },
 };
 
 const problem = (status: number, slug: string, title: string, detail: string, extra: Record<string, unknown> = {}) => ({
@@ -315,5 +347,6 @@ export const ERROR_EXAMPLES: Record<number, unknown> = {
   415: problem(415, 'unsupported-media-type', 'The body must be JSON.', 'Content-Type text/plain is not JSON: send application/json.'),
   429: problem(429, 'too-many-requests', 'Too many requests.', 'Slow down and retry after the Retry-After seconds.'),
   500: problem(500, 'internal-error', 'Internal server error.', 'Something went wrong on our side. Quote the request id if you contact support.'),
+  502: problem(502, 'provider-unavailable', 'The provider could not be reached.', 'OpenAI could not be reached or answered with an error; nothing was stored. Try again in a minute.'),
   503: problem(503, 'billing-off', 'Billing is off.', 'Billing is off in this deployment: plans cannot be bought or changed here.'),
 };

@@ -168,13 +168,14 @@ export const CreatedIngestKey = z.object({
 });
 
 export const RejectCode = z.enum(
-  members<'invalid_event' | 'timestamp_in_future' | 'timestamp_too_old' | 'plan_limit_reached' | 'key_limit_reached' | 'amount_out_of_range' | 'unavailable'>({
+  members<'invalid_event' | 'timestamp_in_future' | 'timestamp_too_old' | 'plan_limit_reached' | 'key_limit_reached' | 'amount_out_of_range' | 'provider_connected' | 'unavailable'>({
     invalid_event: true,
     timestamp_in_future: true,
     timestamp_too_old: true,
     plan_limit_reached: true,
     key_limit_reached: true,
     amount_out_of_range: true,
+    provider_connected: true,
     unavailable: true,
   }),
 );
@@ -195,6 +196,12 @@ export const Key = z.object({
   label: z.nullable(z.string()),
   hint: z.nullable(z.string()),
   provider: z.string(),
+  /** The provider's name of the key (connection keys), else null. */
+  name: z.nullable(z.string()),
+  providerKeyId: z.nullable(z.string()),
+  /** OpenAI project, Anthropic workspace (null: the default workspace, or an ingest key). */
+  project: z.nullable(z.object({ id: z.string(), name: z.string() })),
+  providerStatus: z.nullable(z.enum(members<'active' | 'inactive' | 'archived' | 'expired' | 'deleted'>({ active: true, inactive: true, archived: true, expired: true, deleted: true }))),
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
@@ -351,6 +358,8 @@ export const Alert = z.object({
   keyHash: z.nullable(KeyHash),
   /** The keys the alert is about: all keys one ingest discovered (`new_key`; `keyHash` is the first), else `[keyHash]` or `[]`. */
   keyHashes: z.array(KeyHash),
+  /** `connection_error`: the provider connection that fails. */
+  connectionId: z.optional(z.string()),
   title: z.string(),
   message: z.string(),
   /** The period the alert belongs to: a day `2026-11-21`, a week's Monday, or a month `2026-11`. */
@@ -431,6 +440,32 @@ export const OpenApiDocument = z.looseObject({
 });
 
 /** Every response component of the document, by its name there. */
+/** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
+export const Connection = z.object({
+  id: z.string(),
+  provider: z.enum(members<'openai' | 'anthropic'>({ openai: true, anthropic: true })),
+  name: z.string(),
+  /** The admin key's last 4 characters. */
+  keyHint: z.string(),
+  status: z.enum(members<'active' | 'paused' | 'error'>({ active: true, paused: true, error: true })),
+  /** What a person can act on: the provider's refusal, a plan limit that held usage back, a failed sync. */
+  statusDetail: z.nullable(z.string()),
+  lastSyncAt: z.nullable(Timestamp),
+  lastSuccessAt: z.nullable(Timestamp),
+  /** The first day imported (the first day of the previous UTC month when connected). */
+  importedFrom: CalendarDate,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const Reconciliation = z.object({
+  from: CalendarDate,
+  to: CalendarDate,
+  /** Every day of the range: what Burnrate computed for the connection's keys, what the provider bills (null: no figure yet). */
+  days: z.array(z.object({ date: CalendarDate, computedUsd: Usd, billedUsd: z.nullable(Usd) })),
+  total: z.object({ computedUsd: Usd, billedUsd: Usd }),
+});
+
 export const responseComponents = {
   Problem,
   FieldError,
@@ -484,6 +519,10 @@ export const responseComponents = {
   WebhookReceipt,
   Health,
   OpenApiDocument,
+  Connection,
+  ConnectionList: z.object({ items: z.array(Connection), nextCursor: z.null() }),
+  SyncQueued: z.object({ queuedAt: Timestamp }),
+  Reconciliation,
 } as const;
 
 export type ResponseComponent = keyof typeof responseComponents;

@@ -3,7 +3,7 @@
  * evaluation after ingestion reads the same items (shared/db/alerts.ts).
  */
 import { nextUpdatedAt, ruleView, type Rule } from '#shared/alerting/model.ts';
-import { getProviderKey } from '#shared/db/provider-keys.ts';
+import { getProviderKey } from '#shared/db/discovered-keys.ts';
 import * as repo from '#shared/db/rules.ts';
 import { Conflict, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';

@@ -7,7 +7,7 @@
  */
 import { HttpError } from '#shared/http/errors.ts';
 import { breakdownRange, MAX_RANGE_DAYS } from '#shared/keys/service.ts';
-import { listProviderKeys } from '#shared/db/provider-keys.ts';
+import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { exportRows } from '#shared/db/spend.ts';
 import { parseDate } from '#shared/time/periods.ts';
 import { CSV_HEADER, csvRow } from '#shared/spend/csv.ts';

@@ -12,7 +12,7 @@ import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
-import { keyDayModels, listProviderKeys } from '#shared/db/provider-keys.ts';
+import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */

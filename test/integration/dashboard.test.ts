@@ -70,7 +70,7 @@ async function ingest(secret: string, events: object[]): Promise<void> {
 }
 
 describe('the dashboard in Chromium', () => {
-  it('sign up → ingest key → events → overview and key breakdown → label → budget → alert → team → viewer → billing → sign out', { timeout: 300_000 }, async () => {
+  it('sign up → sending key → events → overview and key breakdown → label → budget → alert → team → viewer → billing → sign out', { timeout: 300_000 }, async () => {
     const page = await openPage(browser.context);
     const email = uniqueEmail('dash');
 
@@ -93,7 +93,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
 
-    await screen(page, 'Ingest keys', ' (new account)');
+    await screen(page, 'Get started', ' (new account)');
 
     // The verification link of the e-mail, opened in this tab (a full load: the session comes back by refresh).
     const verify = await linkInMail(email, '/verify-email');
@@ -104,18 +104,18 @@ describe('the dashboard in Chromium', () => {
     await screen(page, 'Overview', ' (empty)');
     await page.getByText('No spend yet.').waitFor();
 
-    // Ingest keys: create one; the secret is shown once, with a copy button and snippets.
-    await page.getByRole('link', { name: 'Ingest keys' }).click();
-    await screen(page, 'Ingest keys');
+    // Sending keys: create one; the secret is shown once, with a copy button and snippets.
+    await page.getByRole('link', { name: 'Sending keys' }).click();
+    await screen(page, 'Sending keys');
     await page.getByLabel('Name', { exact: true }).fill('production proxy');
-    await page.getByRole('button', { name: 'Create ingest key' }).click();
+    await page.getByRole('button', { name: 'Create sending key' }).click();
     const secret = (await page.getByTestId('ingest-secret').textContent())!.trim();
     expect(secret).toMatch(/^brk_/);
     await page.getByRole('button', { name: 'Copy the key' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
-    await page.getByRole('button', { name: 'Python (requests)' }).click();
+    await page.getByRole('tab', { name: 'Python (requests)' }).click();
     await expect.poll(() => page.locator('pre code').textContent()).toContain(`"x-api-key": "${secret}"`);
-    await screen(page, 'Ingest keys', ' (secret shown)');
+    await screen(page, 'Sending keys', ' (secret shown)');
 
     // Events through the API with that key: two provider keys over the last days.
     const openaiKey = sha256(`sk-openai-${randomBytes(4).toString('hex')}`);
@@ -230,7 +230,7 @@ describe('the dashboard in Chromium', () => {
     expect(await builtinRow.textContent()).toContain('Built-in');
     // Each built-in row names the page it comes from and the day it was checked; Anthropic rows show both cache-write prices.
     expect(await builtinRow.getByRole('link', { name: /^Where the built-in price of openai\/gpt-4o-mini comes from: https:/ }).getAttribute('href')).toMatch(/^https:\/\//);
-    expect(await builtinRow.textContent()).toMatch(/checked [A-Z][a-z]{2} \d{1,2}, \d{4} \(UTC\)/);
+    expect(await builtinRow.textContent()).toMatch(/checked [A-Z][a-z]{2} \d{1,2}, \d{4}Set own price$/);
     await filter.fill('claude-sonnet-4-5');
     expect(await page.getByRole('row', { name: /anthropic claude-sonnet-4-5/ }).textContent()).toMatch(/^anthropicclaude-sonnet-4-5\$3\.00\$0\.30\$3\.75\$6\.00\$15\.00Built-in/);
     await filter.fill('gpt-4o-mini');
@@ -335,7 +335,8 @@ describe('the dashboard in Chromium', () => {
       ['/budgets', 'Budgets'],
       ['/alert-rules', 'Alert rules'],
       ['/alerts?status=all', 'Alerts'],
-      ['/ingest-keys', 'Ingest keys'],
+      ['/get-started', 'Get started'],
+      ['/ingest-keys', 'Sending keys'],
       ['/prices', 'Prices'],
       ['/team', 'Team'],
       ['/billing', 'Billing'],

@@ -7,6 +7,7 @@
  * account with that many keys × 10 models × 7 days, loaded with ingestion's own item builders (bench/spend-lib.ts),
  * as `*-1000-keys-light.png`.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -21,16 +22,23 @@ const stack = await startStackProcess(undefined, { RATE_LIMITS: 'off' });
 try {
   const api = stack.info.apiUrl;
   const origin = api.replace(/\/api$/, '');
-  const demo = await seedDemo(api);
+  const demo = await seedDemo(api, undefined, undefined, stack.info);
   await mkdir(OUT, { recursive: true });
+  // A key of the Anthropic connection (its page says requests are n/a), read with the demo user's session.
+  const login = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: demo.email, password: demo.password }) })).json()) as { token: string };
+  const anthropicKeys = (await (await fetch(`${api}/keys?source=connection&provider=anthropic&limit=1`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { items: { hash: string }[] };
   const screens: [string, string][] = [
     ['overview', '/'],
     ['keys', '/keys'],
     ['key', `/keys/${demo.keyHashes[0]}`],
+    ['keys-connections', '/keys?source=connection'],
+    ['connections', '/connections'],
+    ...(anthropicKeys.items[0] ? [['key-anthropic-connection', `/keys/${anthropicKeys.items[0].hash}`] as [string, string]] : []),
+    ...demo.connections.map((c) => [`reconciliation-${c.provider}`, `/connections/${c.id}`] as [string, string]),
     ['budgets', '/budgets'],
     ['alert-rules', '/alert-rules'],
     ['alerts', '/alerts'],
-    ['ingest-keys', '/ingest-keys'],
+    ['sending-keys', '/ingest-keys'],
     ['prices', '/prices'],
     ['team', '/team'],
     ['billing', '/billing'],
@@ -39,10 +47,10 @@ try {
   for (const scheme of ['light', 'dark'] as const) {
     const browser = await launchChromium({ colorScheme: scheme, width: 1200 });
     const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    const shoot = async (name: string) => {
-      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
-      await page.waitForTimeout(300);
-      await page.screenshot({ path: `${OUT}${name}-${scheme}.png`, fullPage: true });
+    const shoot = async (name: string, on: Page = page) => {
+      await on.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+      await on.waitForTimeout(300);
+      await on.screenshot({ path: `${OUT}${name}-${scheme}.png`, fullPage: true });
     };
     await page.goto(`${origin}/sign-in`);
     await shoot('sign-in');
@@ -58,15 +66,19 @@ try {
       await page.locator('h1').waitFor();
       await shoot(name);
     }
-    // The phone: the overview, the keys and the prices at 360 px.
+    // The phone: the overview, the keys, the prices, the connections and a reconciliation at 360 px.
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const [name, path] of [['overview', '/'], ['keys', '/keys'], ['prices', '/prices']] as const) {
+    const phone: [string, string][] = [['overview', '/'], ['keys', '/keys'], ['prices', '/prices'], ['connections', '/connections']];
+    if (demo.connections[0]) phone.push(['reconciliation-openai', `/connections/${demo.connections[0].id}`]);
+    for (const [name, path] of phone) {
       await page.goto(`${origin}${path}`);
       await page.locator('h1').waitFor();
       await shoot(`${name}-360`);
     }
+    await shootGetStarted(api, origin, await browser.another(), shoot);
     await browser.close();
   }
+  await shootNewcomer(api, origin);
   const scaleKeys = Number(process.env.SCREENSHOT_KEYS ?? 0);
   if (scaleKeys > 0) await shootScale(stack.info, origin, scaleKeys);
   console.log(`Screenshots in ${OUT}`);
@@ -75,29 +87,78 @@ try {
   await rm(stack.dataDir, { recursive: true, force: true });
 }
 
+/**
+ * Get started as a newcomer sees it, in another browser: signed up in the dashboard (which lands there), waiting
+ * (before and after one click made a sending key, also at 360 px), and green once an event of a made-up key arrived.
+ */
+async function shootGetStarted(api: string, origin: string, context: Awaited<ReturnType<typeof launchChromium>>['context'], shoot: (name: string, on: Page) => Promise<void>): Promise<void> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${origin}/sign-up`);
+  await page.getByLabel('Company').fill('Newco');
+  await page.getByLabel('First name').fill('Nia');
+  await page.getByLabel('Last name').fill('Newcomer');
+  await page.getByLabel('E-mail').fill(`newcomer-${Date.now().toString(36)}@example.com`);
+  await page.getByLabel('Password').fill('Newcomer-pass-2026');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Get started' }).waitFor();
+  await shoot('get-started', page);
+  await page.getByRole('button', { name: 'Create a sending key' }).click();
+  const secret = (await page.getByTestId('ingest-secret').textContent())!.trim();
+  await shoot('get-started-key', page);
+  await page.setViewportSize({ width: 360, height: 780 });
+  await shoot('get-started-key-360', page);
+  await page.setViewportSize({ width: 1200, height: 900 });
+  const keyHash = createHash('sha256').update('sk-proj-screenshot-made-up-key-x7Qa').digest('hex');
+  const event = { requestId: `shot-${Date.now()}`, keyHash, keyHint: 'x7Qa', provider: 'openai', model: 'gpt-4o-mini', inputTokens: 1200, outputTokens: 300 };
+  const res = await fetch(`${api}/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret }, body: JSON.stringify({ events: [event] }) });
+  if (res.status !== 200) throw new Error(`ingest answered ${res.status}`);
+  await page.getByText('First event received').waitFor();
+  await shoot('get-started-received', page);
+  await page.setViewportSize({ width: 360, height: 780 });
+  await shoot('get-started-received-360', page);
+}
+
+/** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */
+async function shootNewcomer(api: string, origin: string): Promise<void> {
+  const res = await fetch(`${api}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `new-${Date.now()}@example.com`, password: 'Newcomer1pass', firstName: 'Nia', lastName: 'New', companyName: 'Fresh Co' }),
+  });
+  const { refreshToken } = (await res.json()) as { refreshToken: string };
+  const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
+  const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  await page.goto(`${origin}/sign-in`);
+  await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
+  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
+  await browser.close();
+}
+
 /** An account with `n` keys, shot in light at 1200 and 360 px. */
 async function shootScale(info: typeof stack.info, origin: string, n: number): Promise<void> {
   const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
   const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  const shoot = async (name: string) => {
-    await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: `${OUT}${name}-${n}-keys-light.png`, fullPage: true });
-  };
   await page.goto(`${origin}/sign-in`);
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-  for (const [name, path] of [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737']] as const) {
-    await page.goto(`${origin}${path}`);
-    await page.locator('h1').waitFor();
-    await shoot(name);
-  }
-  await page.setViewportSize({ width: 360, height: 780 });
-  await page.goto(`${origin}/keys`);
-  await page.locator('h1').waitFor();
-  await shoot('keys-360');
+  const wide: [string, string][] = [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737']];
+  await shootAll(page, origin, wide, [['keys-360', '/keys']], (name) => `${name}-${n}-keys-light`);
   await browser.close();
+}
+
+/** Each screen at the page's width, then each of `phone` at 360 px: full-page PNGs named by `file(name)`. */
+async function shootAll(page: Page, origin: string, wide: [string, string][], phone: [string, string][], file: (name: string) => string): Promise<void> {
+  for (const [list, width] of [[wide, 0], [phone, 360]] as const) {
+    if (width) await page.setViewportSize({ width, height: 780 });
+    for (const [name, path] of list) {
+      await page.goto(`${origin}${path}`);
+      await page.locator('h1').waitFor();
+      await page.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: `${OUT}${file(name)}.png`, fullPage: true });
+    }
+  }
 }

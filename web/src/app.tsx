@@ -15,8 +15,11 @@ import { KeyDetail } from './screens/key/index.tsx';
 import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
-import { IngestKeys } from './screens/ingest-keys/index.tsx';
+import { SendingKeys } from './screens/ingest-keys/index.tsx';
+import { GetStarted } from './screens/get-started/index.tsx';
 import { Prices } from './screens/prices/index.tsx';
+import { Connections } from './screens/connections/index.tsx';
+import { ConnectionReconciliation } from './screens/connections/reconciliation.tsx';
 import { Team } from './screens/team/index.tsx';
 import { Billing } from './screens/billing/index.tsx';
 import { Settings } from './screens/settings/index.tsx';
@@ -42,14 +45,18 @@ const publicRoutes: [string, Screen][] = [
 /** Screens of a signed-in user, with their place in the navigation. */
 const privateRoutes: [string, Screen, string?][] = [
   ['/', Overview, 'Overview'],
+  ['/get-started', GetStarted, 'Get started'],
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
+  ['/connections', Connections, 'Connections'],
+  ['/connections/:id', ConnectionReconciliation],
   ['/budgets', Budgets, 'Budgets'],
   ['/alert-rules', AlertRules, 'Alert rules'],
   ['/alerts', Alerts, 'Alerts'],
   // The link in alert e-mail and webhooks: the inbox, that alert marked.
   ['/alerts/:id', Alerts],
-  ['/ingest-keys', IngestKeys, 'Ingest keys'],
+  // The API's ingest keys, named for a newcomer; the URL stays.
+  ['/ingest-keys', SendingKeys, 'Sending keys'],
   ['/prices', Prices, 'Prices'],
   ['/team', Team, 'Team'],
   ['/billing', Billing, 'Billing'],

@@ -19,7 +19,16 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
   if (!editing) {
     return (
       <span class="actions">
-        <span>{item.label ?? <span class="muted">no label</span>}</span>
+        <span>
+          {item.label ?? (item.name ? (
+            // A connection's key without a label: the provider's name of the key.
+            <>
+              {item.name} <span class="muted">(no label)</span>
+            </>
+          ) : (
+            <span class="muted">no label</span>
+          ))}
+        </span>
         {canEdit && (
           <button type="button" class="link" ref={opener.ref} aria-label={`Edit label of ${keyName(item)}`} onClick={() => {
               setValue(item.label ?? '');

@@ -26,6 +26,7 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   budget_exceeded: 'Budget exceeded',
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
+  connection_error: 'Connection needs attention',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {
@@ -51,6 +52,11 @@ function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Al
           {a.keyHash && (
             <Link href={`/keys/${a.keyHash}`} aria-describedby={titleId}>
               The key
+            </Link>
+          )}
+          {a.connectionId && (
+            <Link href={`/connections/${a.connectionId}`} aria-describedby={titleId}>
+              The connection
             </Link>
           )}
           {canAck && open && (

@@ -1,61 +1,42 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
-import { CopyButton } from '../../ui/copy.tsx';
 import { Field, Form, useSubmit } from '../../ui/form.tsx';
 import { when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
-import { snippets } from './snippets.ts';
+import { Link } from '../../router.tsx';
+import { QuickStart, SecretCard } from './quick-start.tsx';
 
-export function IngestKeys() {
+/** Sending keys (the API's ingest keys, URL /ingest-keys): the secrets a proxy or SDK sends events with. */
+export function SendingKeys() {
   const isAdmin = useCan('admin');
   const list = useLoad(() => ok(api.GET('/ingest-keys')), []);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ key: string } | undefined>();
-  const [tab, setTab] = useState(0);
   const create = useSubmit();
   const revoke = useSubmit();
-  document.title = 'Ingest keys · Burnrate';
-  const code = created ? snippets(location.origin, created.key) : [];
+  document.title = 'Sending keys · Burnrate';
   return (
-    <Screen title="Ingest keys">
-      <p class="muted">Secrets your proxy or SDK sends (header <code>x-api-key</code>) with each batch of events.</p>
+    <Screen title="Sending keys">
+      <p class="muted">
+        For your proxy or SDK: the secret it sends (header <code>x-api-key</code>) with the events it reports (the API’s ingest keys). New here? <Link href="/get-started">Get started</Link> walks you
+        through it.
+      </p>
       {created && (
-        <div class="card" aria-labelledby="new-key-title">
-          <h2 id="new-key-title" style={{ marginTop: 0 }}>
-            Your new ingest key
-          </h2>
-          <p>Copy it now: it is shown only once.</p>
-          <p class="secret" data-testid="ingest-secret">
-            {created.key}
-          </p>
-          <p class="actions">
-            <CopyButton text={created.key} label="Copy the key" />
-          </p>
+        <SecretCard secret={created.key}>
           <h3>Send an event with it</h3>
-          <div class="actions" role="group" aria-label="Language">
-            {code.map(({ label }, i) => (
-              <button type="button" key={label} class={i === tab ? undefined : 'secondary'} aria-pressed={i === tab} onClick={() => setTab(i)}>
-                {label}
-              </button>
-            ))}
-          </div>
-          <p class="muted">{code[tab]?.how}</p>
-          <pre tabIndex={0} aria-label={`${code[tab]?.label} snippet`}>
-            <code>{code[tab]?.code}</code>
-          </pre>
+          <QuickStart ingestKey={created.key} />
           <p class="actions">
-            <CopyButton text={code[tab]?.code ?? ''} label="Copy the snippet" />
             <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
               Done
             </button>
           </p>
-        </div>
+        </SecretCard>
       )}
       {isAdmin && (
         <Form
-          label="Create an ingest key"
+          label="Create a sending key"
           error={create.error}
           onSubmit={() =>
             void create.run(async () => {
@@ -67,18 +48,18 @@ export function IngestKeys() {
         >
           <Field label="Name" hint="Where it is used, e.g. “production proxy”." value={name} error={create.fieldError('name', 'Name')} onInput={(e) => setName(e.currentTarget.value)} />
           <button type="submit" disabled={create.busy}>
-            Create ingest key
+            Create sending key
           </button>
         </Form>
       )}
-      <h2>Keys</h2>
+      <h2>Your sending keys</h2>
       <ErrorBox error={revoke.error} />
       <Show state={list}>
         {({ items }) =>
           items.length === 0 ? (
-            <Empty>No ingest keys yet.</Empty>
+            <Empty>No sending keys yet.</Empty>
           ) : (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Ingest keys">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Sending keys">
               <table>
                 <thead>
                   <tr>

@@ -1,15 +1,51 @@
 import { useMemo } from 'preact/hooks';
-import { api, ok } from '../../api/client.ts';
+import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
 import { number, UTC_NOTE, when } from '../../ui/format.ts';
 import { Money } from '../../ui/money.tsx';
-import { keyName } from '../../ui/key-name.ts';
+import { keyName, providerStatusWords, REQUESTS_UNKNOWN_NOTE, requestsUnknown, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Loading, Screen } from '../../ui/states.tsx';
+
+/** Where the key comes from: a connection (the provider's name, id, project and status of the key) or events. */
+function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
+  const status = providerStatusWords(k);
+  if (k.source !== 'connection') return <div class="muted">Source: sent in events</div>;
+  return (
+    <dl class="facts" aria-label="At the provider">
+      <div>
+        <dt>Source</dt>
+        <dd>
+          <Link href="/connections">{sourceWords(k)}</Link>
+        </dd>
+      </div>
+      <div>
+        <dt>Name at {k.provider === 'anthropic' ? 'Anthropic' : k.provider === 'openai' ? 'OpenAI' : k.provider}</dt>
+        <dd>{k.name ?? '—'}</dd>
+      </div>
+      <div>
+        <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
+        <dd>{k.project ? k.project.name : k.provider === 'anthropic' ? 'Default workspace' : '—'}</dd>
+      </div>
+      {k.providerKeyId && (
+        <div>
+          <dt>Key id</dt>
+          <dd class="mono">{k.providerKeyId}</dd>
+        </div>
+      )}
+      {status && (
+        <div>
+          <dt>Status</dt>
+          <dd>{status}</dd>
+        </div>
+      )}
+    </dl>
+  );
+}
 
 export function KeyDetail({ params, query }: { params: Record<string, string>; query: URLSearchParams }) {
   const hash = params.hash!;
@@ -25,6 +61,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
   );
   const days = useMemo(() => key.data?.breakdown.daily.map((d) => d.date) ?? [], [key.data]);
   const title = key.data ? `Key ${keyName(key.data)}` : 'Key';
+  const noRequests = key.data ? requestsUnknown(key.data) : false;
   document.title = `${title} · Burnrate`;
   return (
     <Screen title={title}>
@@ -51,6 +88,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
               <div class="muted">
                 {key.data.provider} · hint {key.data.hint ?? '—'} · last seen {when(key.data.lastSeenAt)}
               </div>
+              <KeyOrigin k={key.data} />
             </div>
           </div>
           <h2>Daily spend</h2>
@@ -67,7 +105,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                 <thead>
                   <tr>
                     <th scope="col">Model</th>
-                    <th scope="col" class="num">Requests</th>
+                    <th scope="col" class="num">Requests{noRequests ? ' *' : ''}</th>
                     <th scope="col" class="num">Input tokens</th>
                     <th scope="col" class="num">Output tokens</th>
                     <th scope="col" class="num">Cost</th>
@@ -79,7 +117,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                       <td>
                         {m.provider}/{m.model}
                       </td>
-                      <td class="num">{number(m.requests)}</td>
+                      <td class="num">{noRequests ? <abbr title="not available">n/a</abbr> : number(m.requests)}</td>
                       <td class="num">{number(m.inputTokens)}</td>
                       <td class="num">{number(m.outputTokens)}</td>
                       <td class="num"><Money value={m.costUsd} /></td>
@@ -87,6 +125,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                   ))}
                 </tbody>
               </table>
+              {noRequests && <p class="muted">* {REQUESTS_UNKNOWN_NOTE}</p>}
             </div>
           )}
         </>

@@ -9,7 +9,7 @@ import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Select } from '../../ui/form.tsx';
 import { number, UTC_NOTE, when } from '../../ui/format.ts';
-import { keyName } from '../../ui/key-name.ts';
+import { keyName, providerStatusWords, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
@@ -60,15 +60,33 @@ function toQuery(f: Filters): string {
   return text ? `/keys?${text}` : '/keys';
 }
 
+/** Under the label: the provider's name of the key and its project, the provider, the hint, where it comes from. */
+export function KeyFacts({ k }: { k: Key }) {
+  const status = providerStatusWords(k);
+  return (
+    <div class="muted">
+      {k.name && k.label && <span>{k.name} · </span>}
+      {k.provider}
+      {k.project ? ` · ${k.provider === 'anthropic' ? 'workspace' : 'project'} ${k.project.name}` : ''}
+      {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
+      {/* Keys sent in events are the default and say nothing more (the Source filter finds either kind). */}
+      {k.source === 'connection' && (
+        <>
+          {' '}
+          <span class="badge source connection">{sourceWords(k)}</span>
+        </>
+      )}
+      {status && <span class="badge warning">{status}</span>}
+    </div>
+  );
+}
+
 function KeyRow({ k, canLabel, onSaved }: { k: Key; canLabel: boolean; onSaved: () => void }) {
   return (
     <tr>
       <td class="key-cell" data-label="Key">
         <LabelEditor item={k} canEdit={canLabel} onSaved={onSaved} />
-        <div class="muted">
-          {k.provider}
-          {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
-        </div>
+        <KeyFacts k={k} />
       </td>
       <td class="num" data-label="Month to date">
         <Money value={k.spend.monthToDate} />
@@ -151,7 +169,16 @@ export function Keys({ query }: { query: URLSearchParams }) {
                 {total > 0 && items.length < total ? ` · showing ${number(first)}–${number(first + items.length - 1)}` : ''}
               </p>
               {items.length === 0 ? (
-                <Empty>{filtered ? 'No key matches: change the search or the filters.' : 'No keys yet: they appear when events name them.'}</Empty>
+                <Empty>
+                  {filtered ? (
+                    'No key matches: change the search or the filters.'
+                  ) : (
+                    <>
+                      No keys yet: <Link href="/connections">connect OpenAI or Anthropic</Link> and every key of the organization appears here, or{' '}
+                      <Link href="/get-started">send events from your code</Link>.
+                    </>
+                  )}
+                </Empty>
               ) : (
                 <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys">
                   <table class="keys">

@@ -82,9 +82,21 @@ export function Overview({ query }: { query: URLSearchParams }) {
               <Figures data={d} preset={range.preset} />
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 ? (
-                <Empty>
-                  No spend yet. <Link href="/ingest-keys">Create an ingest key</Link> and send events to see it here.
-                </Empty>
+                <div class="empty">
+                  <p style={{ marginTop: 0 }}>No spend yet. Two ways to bring it in:</p>
+                  <ol class="ways">
+                    <li>
+                      <Link href="/connections">
+                        <strong>Connect OpenAI / Anthropic</strong>
+                      </Link>
+                      : paste an organization admin key and every API key of the organization appears with its spend, within a minute. No code.
+                    </li>
+                    <li>
+                      <Link href="/get-started">Send events from your code</Link>: a sending key and a quick start (the reporter library, curl or Python) on Get
+                      started; any provider, from your proxy or SDK.
+                    </li>
+                  </ol>
+                </div>
               ) : (
                 <>
                   <div class="toolbar">

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Field, Form, useSubmit } from '../../ui/form.tsx';
-import { unitPrice, utcDay, when } from '../../ui/format.ts';
+import { unitPrice, UTC_NOTE, utcDay, when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
@@ -52,7 +52,7 @@ export function Prices() {
         US dollars per million tokens. Events without their own <code>costUsd</code> are priced with these when they are ingested: built-in prices from the
         providers' public pages, or an own price (a negotiated rate, a fine-tune) set by an admin, from then on. Nothing already counted is repriced.
         Cached input is what reading the provider's prompt cache costs; cache writes (kept 5 minutes or 1 hour) are what writing it costs, where the
-        provider charges for that (else the input price). Batch usage a connection imports costs half.
+        provider charges for that (else the input price). Batch usage a connection imports costs half. {UTC_NOTE}
       </p>
       {isAdmin && (
         <PriceForm

@@ -4,6 +4,7 @@ import { startSession } from '../../api/session.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Form, useSubmit } from '../../ui/form.tsx';
 import { safeNext } from '../../ui/next.ts';
+import { Product } from '../../ui/product.tsx';
 import { Screen } from '../../ui/states.tsx';
 
 export function SignIn({ query }: { query: URLSearchParams }) {
@@ -13,6 +14,7 @@ export function SignIn({ query }: { query: URLSearchParams }) {
   document.title = 'Sign in · Burnrate';
   return (
     <main id="main" class="auth">
+      <Product />
       <Screen title="Sign in">
         {query.get('next') && <p class="muted">Sign in to continue.</p>}
         <Form

@@ -3,6 +3,7 @@ import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
+import { Product } from '../../ui/product.tsx';
 import { Screen } from '../../ui/states.tsx';
 
 export function SignUp() {
@@ -12,6 +13,7 @@ export function SignUp() {
   document.title = 'Create your account · Burnrate';
   return (
     <main id="main" class="auth">
+      <Product />
       <Screen title="Create your account">
         <Form
           label="Create your account"
@@ -19,7 +21,7 @@ export function SignUp() {
           onSubmit={() =>
             void submit.run(async () => {
               startSession(await ok(api.POST('/auth/register', { body: form })));
-              navigate('/ingest-keys', { replace: true });
+              navigate('/get-started', { replace: true });
             })
           }
         >

@@ -1,7 +1,9 @@
-/** Repository of discovered provider keys and their per-day aggregates. */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
-import { keys, queries } from '#shared/db/keys.ts';
+/**
+ * What ingestion loads before it writes (shared/ingest/service.ts): the account, the batch's known keys, the period's
+ * tracked requests, the room under the money ceiling, the account's own prices; and which events were counted before.
+ */
+import { batchGet, type Item } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
 import { toAccount, type Account } from '#shared/db/accounts.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { CeilingRoom } from '#shared/ingest/ceiling.ts';
@@ -80,48 +82,4 @@ export async function countedBefore(accountId: string, requestIds: string[]): Pr
   const items = await batchGet(requestIds.map((id) => keys.event(accountId, id)), 'pk');
   const byPk = new Map(requestIds.map((id) => [keys.event(accountId, id).pk, id]));
   return new Set(items.map((item) => byPk.get(item.pk as string)!));
-}
-
-/** All keys of an account (one Query on gsi1, every page). */
-export function listProviderKeys(accountId: string): Promise<Item[]> {
-  const q = queries.providerKeys(accountId);
-  return queryAll({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': q.gsi1pk },
-  });
-}
-
-export async function getProviderKey(accountId: string, keyHash: string): Promise<Item | undefined> {
-  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.providerKey(accountId, keyHash) }));
-  return res.Item;
-}
-
-/** One key's day × model items in [from, to]. */
-export function keyDayModels(accountId: string, keyHash: string, from: string, to: string): Promise<Item[]> {
-  const q = queries.keyDays(accountId, keyHash, from, to);
-  return queryAll({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': q.pk, ':from': q.skFrom, ':to': q.skTo },
-  });
-}
-
-/** Sets or clears the label; undefined when the key does not exist in this account. */
-export async function setLabel(accountId: string, keyHash: string, label: string | null, now: Date): Promise<Item | undefined> {
-  try {
-    const res = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.providerKey(accountId, keyHash),
-        UpdateExpression: 'SET label = :label, labelUpdatedAt = :now',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':label': label, ':now': now.toISOString() },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return res.Attributes;
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
-  }
 }

@@ -1,0 +1,126 @@
+/**
+ * Anthropic's Admin API (research notes §2): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
+ * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model and service tier; the organization's
+ * API keys; the cost report, whose `amount` is a decimal string in CENTS. Reports page by `next_page`; the key list by
+ * `after_id` = `last_id`. The report has no request count: imported Anthropic rows count 0 requests.
+ */
+import type { ProviderClient } from '#shared/connections/client.ts';
+import { count, mergeCells } from '#shared/connections/client.ts';
+import { centsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
+import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import type { BilledDay, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+const STATUSES = new Set<ProviderKeyStatus>(['active', 'inactive', 'archived', 'expired']);
+
+interface Page {
+  data?: { starting_at?: string; results?: Record<string, unknown>[] }[];
+  has_more?: boolean;
+  next_page?: string | null;
+}
+
+const dayOf = (startingAt: unknown) => {
+  const at = typeof startingAt === 'string' ? Date.parse(startingAt) : Number.NaN;
+  if (Number.isNaN(at)) throw new ProviderBadResponse('A usage bucket has no starting_at.');
+  return new Date(at).toISOString().slice(0, 10);
+};
+
+export function anthropicClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
+  const http = providerHttp({ 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
+  const url = (path: string, params: [string, string][]) => {
+    const u = new URL(`${base}${path}`);
+    for (const [k, v] of params) u.searchParams.append(k, v);
+    return u;
+  };
+
+  async function report(path: string, params: [string, string][], from: string, toExclusive: string): Promise<NonNullable<Page['data']>> {
+    const buckets: NonNullable<Page['data']> = [];
+    const fixed: [string, string][] = [
+      ['starting_at', `${from}T00:00:00Z`],
+      ['ending_at', `${toExclusive}T00:00:00Z`],
+      ['bucket_width', '1d'],
+      ...params,
+      ['limit', '31'],
+    ];
+    let page: string | undefined;
+    do {
+      const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
+      buckets.push(...(body.data ?? []));
+      page = nextPageOf(body, path);
+    } while (page);
+    return buckets;
+  }
+
+  return {
+    provider: 'anthropic',
+    async check() {
+      await http.getJson(url('/v1/organizations/api_keys', [['limit', '1']]));
+    },
+    async listKeys() {
+      const keys: ProviderKey[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const body = (await http.getJson(url('/v1/organizations/api_keys', [['limit', '1000'], ...(after ? ([['after_id', after]] as [string, string][]) : [])]))) as {
+          data?: Record<string, unknown>[];
+          has_more?: boolean;
+          last_id?: string | null;
+        };
+        const page = body.data ?? [];
+        for (const k of page) {
+          if (typeof k.id !== 'string') continue;
+          const scope = k.scope as { workspace_id?: unknown } | undefined;
+          const workspace = typeof k.workspace_id === 'string' ? k.workspace_id : typeof scope?.workspace_id === 'string' ? scope.workspace_id : null;
+          keys.push({
+            id: k.id,
+            name: typeof k.name === 'string' && k.name ? k.name : null,
+            redactedValue: typeof k.partial_key_hint === 'string' ? k.partial_key_hint : null,
+            project: workspace ? { id: workspace, name: workspace } : null,
+            status: STATUSES.has(k.status as ProviderKeyStatus) ? (k.status as ProviderKeyStatus) : 'active',
+          });
+        }
+        if (body.has_more !== true || page.length === 0) return keys;
+        after = body.last_id ?? (page[page.length - 1]!.id as string);
+      }
+    },
+    async readUsage(from, toExclusive) {
+      const groupBy = ['api_key_id', 'workspace_id', 'model', 'service_tier'].map((g) => ['group_by[]', g] as [string, string]);
+      const buckets = await report('/v1/organizations/usage_report/messages', groupBy, from, toExclusive);
+      const cells: UsageCell[] = [];
+      for (const bucket of buckets) {
+        const date = dayOf(bucket.starting_at);
+        for (const r of bucket.results ?? []) {
+          const creation = (r.cache_creation ?? {}) as Record<string, unknown>;
+          const uncached = count(r.uncached_input_tokens, 'uncached_input_tokens');
+          const reads = count(r.cache_read_input_tokens, 'cache_read_input_tokens');
+          const writes5m = count(creation.ephemeral_5m_input_tokens, 'cache_creation.ephemeral_5m_input_tokens');
+          const writes1h = count(creation.ephemeral_1h_input_tokens, 'cache_creation.ephemeral_1h_input_tokens');
+          cells.push({
+            date,
+            keyId: typeof r.api_key_id === 'string' ? r.api_key_id : null,
+            model: typeof r.model === 'string' && r.model ? r.model.toLowerCase() : 'unknown',
+            tier: typeof r.service_tier === 'string' && r.service_tier ? r.service_tier : 'standard',
+            projectId: typeof r.workspace_id === 'string' ? r.workspace_id : null,
+            requests: 0,
+            inputTokens: uncached + reads + writes5m + writes1h,
+            cachedInputTokens: reads,
+            cacheWriteInputTokens: writes5m,
+            cacheWrite1hInputTokens: writes1h,
+            outputTokens: count(r.output_tokens, 'output_tokens'),
+          });
+        }
+      }
+      return mergeCells(cells);
+    },
+    async readBilled(from, toExclusive) {
+      const buckets = await report('/v1/organizations/cost_report', [], from, toExclusive);
+      const byDay = new Map<string, bigint>();
+      for (const bucket of buckets) {
+        const date = dayOf(bucket.starting_at);
+        let micros = byDay.get(date) ?? 0n;
+        for (const r of bucket.results ?? []) if (typeof r.amount === 'string') micros += centsToPicos(r.amount);
+        byDay.set(date, micros);
+      }
+      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
+    },
+  };
+}

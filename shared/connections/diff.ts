@@ -1,0 +1,76 @@
+/**
+ * The snapshot diff (pure): what a sync read for a window of days against what it imported last, cell by cell.
+ * A cell whose counts are unchanged yields nothing (it costs no write); a grown cell its growth; a cell revised down
+ * (or gone from a complete read of its day) a negative difference. Costs are at the prices in force now: the
+ * difference of the new and the old counts, each priced now — so a cell priced at one price all along ends exactly
+ * at its price — except a cell that drops to zero, which gives back exactly the cost it holds.
+ */
+import { COUNT_FIELDS, zeroCounts, type Counts, type UsageCell } from '#shared/connections/model.ts';
+
+export const UNATTRIBUTED = 'unattributed';
+
+/** The snapshot of a cell: the counts last imported, the cost they were counted at, a version for the condition. */
+export interface StoredCell extends Counts {
+  date: string;
+  keyId: string | null;
+  model: string;
+  tier: string;
+  projectId: string | null;
+  costMicros: bigint;
+  version: number;
+}
+
+export interface CellChange {
+  id: string;
+  /** The counts the provider reports now (zeros: the cell is gone). */
+  cell: UsageCell;
+  previous?: StoredCell;
+  delta: Counts;
+  costDelta: bigint;
+  /** The cell's cost after the change (previous + costDelta). */
+  costMicros: bigint;
+  /** false: the model has no price (the requests count as unpriced). */
+  priced: boolean;
+}
+
+export const cellId = (c: Pick<UsageCell, 'date' | 'keyId' | 'model' | 'tier'>) => `${c.date}#${c.keyId ?? UNATTRIBUTED}#${c.model}#${c.tier}`;
+
+const sameCounts = (a: Counts, b: Counts) => COUNT_FIELDS.every((f) => a[f] === b[f]);
+const isZero = (c: Counts) => COUNT_FIELDS.every((f) => c[f] === 0);
+
+/** Prices one cell's counts now: µ$ and whether the model is priced. */
+export type CellPricer = (cell: UsageCell) => { costMicros: bigint; priced: boolean };
+
+/**
+ * The changes that bring the snapshot `stored` (every stored cell of the days read) to what was `read` (a complete
+ * read of those days).
+ */
+export function diffCells(read: readonly UsageCell[], stored: ReadonlyMap<string, StoredCell>, price: CellPricer): CellChange[] {
+  const changes: CellChange[] = [];
+  const seen = new Set<string>();
+  const change = (cell: UsageCell, previous: StoredCell | undefined) => {
+    const before = previous ?? zeroCounts();
+    const delta = Object.fromEntries(COUNT_FIELDS.map((f) => [f, cell[f] - before[f]])) as unknown as Counts;
+    const now = price(cell);
+    let costDelta: bigint;
+    if (isZero(cell)) costDelta = -(previous?.costMicros ?? 0n);
+    else if (!previous) costDelta = now.costMicros;
+    else costDelta = now.costMicros - price({ ...cell, ...pickCounts(previous) }).costMicros;
+    changes.push({ id: cellId(cell), cell, previous, delta, costDelta, costMicros: (previous?.costMicros ?? 0n) + costDelta, priced: now.priced });
+  };
+  for (const cell of read) {
+    const id = cellId(cell);
+    seen.add(id);
+    const previous = stored.get(id);
+    if (previous && sameCounts(previous, cell)) continue;
+    if (!previous && isZero(cell)) continue;
+    change(cell, previous);
+  }
+  for (const [id, previous] of stored) {
+    if (seen.has(id) || isZero(previous)) continue;
+    change({ date: previous.date, keyId: previous.keyId, model: previous.model, tier: previous.tier, projectId: previous.projectId, ...zeroCounts() }, previous);
+  }
+  return changes;
+}
+
+const pickCounts = (c: Counts): Counts => Object.fromEntries(COUNT_FIELDS.map((f) => [f, c[f]])) as unknown as Counts;

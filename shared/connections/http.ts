@@ -1,0 +1,128 @@
+/**
+ * Calls to a provider's admin API: JSON over fetch, with the retry rules of API.md part 4 "Faults" — a 429 waits the
+ * `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
+ * admin key refused (never retried). The admin key never appears in an error: provider messages are redacted.
+ */
+export class ProviderRefused extends Error {
+  override name = 'ProviderRefused';
+  constructor(
+    readonly status: number,
+    /** What the provider said, redacted. */
+    readonly providerMessage: string,
+  ) {
+    super(`The provider refused the admin key (${status}): ${providerMessage}`);
+  }
+}
+
+/** The provider could not be reached, kept answering 5xx / 429, or timed out. */
+export class ProviderUnavailable extends Error {
+  override name = 'ProviderUnavailable';
+}
+
+/** Another 4xx, or a body that is not what the reference describes. */
+export class ProviderBadResponse extends Error {
+  override name = 'ProviderBadResponse';
+}
+
+export interface ProviderHttpOptions {
+  /** Attempts per request (the first included). @default 5 */
+  attempts?: number;
+  /** The longest `Retry-After` honoured, in ms (a longer one is cut to this). @default 30000 */
+  maxRetryAfterMs?: number;
+  /** First backoff step in ms (doubles, with full jitter). @default 500 */
+  backoffMs?: number;
+  /** Per-request timeout. @default 20000 */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  /** Called once per HTTP request sent (benches count provider requests). */
+  onRequest?: () => void;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Anything shaped like a secret key (`sk-…`) in a provider's words becomes `[redacted]`; the given secrets too. */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const s of secrets) if (s) out = out.split(s).join('[redacted]');
+  return out.replace(/sk-[A-Za-z0-9_*.\-]{6,}/g, '[redacted]').slice(0, 300);
+}
+
+/** The message of OpenAI's and Anthropic's error bodies (`{error: {message}}` both). */
+function errorMessage(body: unknown, status: number): string {
+  const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
+  return typeof message === 'string' && message ? message : `HTTP ${status}`;
+}
+
+/** `Retry-After` in seconds (or an HTTP date), as ms; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export interface ProviderHttp {
+  getJson(url: URL): Promise<unknown>;
+}
+
+/** A JSON GET client for one admin key: `headers` carry the key; `secret` is redacted from anything it throws. */
+export function providerHttp(headers: Record<string, string>, secret: string, options: ProviderHttpOptions = {}): ProviderHttp {
+  const attempts = options.attempts ?? 5;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+  const backoffMs = options.backoffMs ?? 500;
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const doFetch = options.fetch ?? fetch;
+  const sleep = options.sleep ?? defaultSleep;
+  const backoff = (attempt: number) => Math.random() * backoffMs * 2 ** attempt;
+
+  return {
+    async getJson(url) {
+      let last = '';
+      for (let attempt = 0; attempt < attempts; attempt++) {
+        let res: Response;
+        try {
+          options.onRequest?.();
+          res = await doFetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+        } catch (error) {
+          last = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
+          if (attempt + 1 < attempts) await sleep(backoff(attempt));
+          continue;
+        }
+        const text = await res.text();
+        let body: unknown;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          body = undefined;
+        }
+        if (res.ok) {
+          if (body === undefined) throw new ProviderBadResponse(`The provider answered ${url.pathname} with a body that is not JSON.`);
+          return body;
+        }
+        const message = redact(errorMessage(body, res.status), [secret]);
+        if (res.status === 401 || res.status === 403) throw new ProviderRefused(res.status, message);
+        if (res.status === 429 || res.status >= 500) {
+          last = `answered ${res.status}: ${message}`;
+          if (attempt + 1 < attempts) {
+            const wait = res.status === 429 ? retryAfterMs(res.headers.get('retry-after')) : undefined;
+            await sleep(wait === undefined ? backoff(attempt) : Math.min(wait, maxRetryAfterMs));
+          }
+          continue;
+        }
+        throw new ProviderBadResponse(`The provider answered ${url.pathname} with ${res.status}: ${message}`);
+      }
+      throw new ProviderUnavailable(`The provider ${last} (${url.pathname}, ${attempts} attempts).`);
+    },
+  };
+}
+
+/** A page of a report: `has_more` + `next_page` (both providers). `has_more` without a token is an error. */
+export function nextPageOf(body: { has_more?: unknown; next_page?: unknown }, path: string): string | undefined {
+  if (body.has_more !== true) return undefined;
+  if (typeof body.next_page !== 'string' || body.next_page === '') {
+    throw new ProviderBadResponse(`The provider said ${path} has more pages but gave no next_page.`);
+  }
+  return body.next_page;
+}

@@ -1,0 +1,147 @@
+/**
+ * OpenAI's organization admin API (research notes §1): `Authorization: Bearer <admin key>`; usage of completions
+ * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch`); the key
+ * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
+ * Reports page by `next_page`; lists by `after` = `last_id`.
+ */
+import type { ProviderClient } from '#shared/connections/client.ts';
+import { count, mergeCells } from '#shared/connections/client.ts';
+import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
+import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+
+const DAY_S = 86_400;
+const unix = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
+const dayOf = (startTime: unknown) => {
+  if (typeof startTime !== 'number') throw new ProviderBadResponse('A usage bucket has no start_time.');
+  return new Date(Math.floor(startTime / DAY_S) * DAY_S * 1000).toISOString().slice(0, 10);
+};
+
+interface Page {
+  data?: { start_time?: number; results?: Record<string, unknown>[] }[];
+  has_more?: boolean;
+  next_page?: string | null;
+}
+
+interface List<T> {
+  data?: T[];
+  has_more?: boolean;
+  last_id?: string | null;
+}
+
+export function openAiClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
+  const http = providerHttp({ authorization: `Bearer ${adminKey}` }, adminKey, options);
+  const url = (path: string, params: [string, string][]) => {
+    const u = new URL(`${base}${path}`);
+    for (const [k, v] of params) u.searchParams.append(k, v);
+    return u;
+  };
+
+  /** Every item of a list endpoint (`limit`, `after`). */
+  async function listAll<T extends { id: string }>(path: string, params: [string, string][]): Promise<T[]> {
+    const items: T[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const body = (await http.getJson(url(path, [...params, ['limit', '100'], ...(after ? ([['after', after]] as [string, string][]) : [])]))) as List<T>;
+      const page = body.data ?? [];
+      items.push(...page);
+      if (body.has_more !== true || page.length === 0) return items;
+      after = body.last_id ?? page[page.length - 1]!.id;
+    }
+  }
+
+  /** Every bucket of a report over [from, toExclusive), page by page. */
+  async function report(path: string, params: [string, string][], from: string, toExclusive: string, limit: number): Promise<NonNullable<Page['data']>> {
+    const buckets: NonNullable<Page['data']> = [];
+    const fixed: [string, string][] = [
+      ['start_time', String(unix(from))],
+      ['end_time', String(unix(toExclusive))],
+      ['bucket_width', '1d'],
+      ...params,
+      ['limit', String(limit)],
+    ];
+    let page: string | undefined;
+    do {
+      const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
+      buckets.push(...(body.data ?? []));
+      page = nextPageOf(body, path);
+    } while (page);
+    return buckets;
+  }
+
+  async function usage(path: string, groupBy: string[], from: string, toExclusive: string, tierOf: (r: Record<string, unknown>) => string): Promise<UsageCell[]> {
+    const buckets = await report(path, groupBy.map((g) => ['group_by', g] as [string, string]), from, toExclusive, 31);
+    const cells: UsageCell[] = [];
+    for (const bucket of buckets) {
+      const date = dayOf(bucket.start_time);
+      for (const r of bucket.results ?? []) {
+        const cached = count(r.input_cached_tokens, 'input_cached_tokens');
+        const writes = count(r.input_cache_write_tokens, 'input_cache_write_tokens');
+        cells.push({
+          date,
+          keyId: typeof r.api_key_id === 'string' ? r.api_key_id : null,
+          model: typeof r.model === 'string' && r.model ? r.model.toLowerCase() : 'unknown',
+          tier: tierOf(r),
+          projectId: typeof r.project_id === 'string' ? r.project_id : null,
+          requests: count(r.num_model_requests, 'num_model_requests'),
+          // input_tokens includes cached and cache-write tokens (a row that says less is read as at least their sum).
+          inputTokens: Math.max(count(r.input_tokens, 'input_tokens'), cached + writes),
+          cachedInputTokens: cached,
+          cacheWriteInputTokens: writes,
+          cacheWrite1hInputTokens: 0,
+          outputTokens: count(r.output_tokens, 'output_tokens'),
+        });
+      }
+    }
+    return cells;
+  }
+
+  return {
+    provider: 'openai',
+    async check() {
+      await http.getJson(url('/v1/organization/projects', [['limit', '1']]));
+    },
+    async listKeys() {
+      const projects = await listAll<{ id: string; name?: string; status?: string }>('/v1/organization/projects', [['include_archived', 'true']]);
+      const perProject = await Promise.all(
+        projects.map(async (p) => {
+          const keys = await listAll<{ id: string; name?: string; redacted_value?: string }>(
+            `/v1/organization/projects/${encodeURIComponent(p.id)}/api_keys`,
+            [['owner_project_access', 'any']],
+          );
+          return keys.map(
+            (k): ProviderKey => ({
+              id: k.id,
+              name: typeof k.name === 'string' && k.name ? k.name : null,
+              redactedValue: typeof k.redacted_value === 'string' ? k.redacted_value : null,
+              project: { id: p.id, name: typeof p.name === 'string' && p.name ? p.name : p.id },
+              status: p.status === 'archived' ? 'archived' : 'active',
+            }),
+          );
+        }),
+      );
+      return perProject.flat();
+    },
+    async readUsage(from, toExclusive) {
+      const [completions, embeddings] = await Promise.all([
+        usage('/v1/organization/usage/completions', ['api_key_id', 'model', 'project_id', 'batch'], from, toExclusive, (r) => (r.batch === true ? 'batch' : 'standard')),
+        usage('/v1/organization/usage/embeddings', ['api_key_id', 'model', 'project_id'], from, toExclusive, () => 'embeddings'),
+      ]);
+      return mergeCells([...completions, ...embeddings]);
+    },
+    async readBilled(from, toExclusive) {
+      const buckets = await report('/v1/organization/costs', [], from, toExclusive, 180);
+      const byDay = new Map<string, bigint>();
+      for (const bucket of buckets) {
+        const date = dayOf(bucket.start_time);
+        let micros = byDay.get(date) ?? 0n;
+        for (const r of bucket.results ?? []) {
+          const value = (r.amount as { value?: unknown } | undefined)?.value;
+          if (typeof value === 'number') micros += dollarsToPicos(value);
+        }
+        byDay.set(date, micros);
+      }
+      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
+    },
+  };
+}

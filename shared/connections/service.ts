@@ -1,0 +1,213 @@
+/**
+ * The Connections API (API.md part 4 "Provider connections"): create with ONE provider check, list, get, patch
+ * (rename, rotate the admin key, pause/resume), delete (the sealed admin key goes, imported spend and keys stay),
+ * sync now (at most once a minute), reconciliation. The admin key is never returned, logged or put in an error.
+ */
+import { newId } from '#shared/ids.ts';
+import { HttpError, NotFound, Conflict, TooManyRequests, ValidationError } from '#shared/http/errors.ts';
+import { logger } from '#shared/http/logger.ts';
+import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { daysBetween, isoDate, parseDate } from '#shared/time/periods.ts';
+import { breakdownRange } from '#shared/keys/service.ts';
+import {
+  claimManualSync,
+  deleteConnection as removeConnection,
+  getConnection,
+  listConnections as loadConnections,
+  loadReconDays,
+  putNewConnection,
+  replaceConnection,
+  type Connection,
+} from '#shared/db/connections.ts';
+import { providerClient } from '#shared/connections/client.ts';
+import { ProviderRefused } from '#shared/connections/http.ts';
+import type { Provider } from '#shared/connections/model.ts';
+import { sealSecret } from '#shared/connections/secrets.ts';
+import { providerName } from '#shared/connections/alerts.ts';
+import { queueSync } from '#shared/connections/queue.ts';
+import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
+
+export const MAX_RECONCILIATION_DAYS = 92;
+
+/** 400 `/problems/connection-refused`: the provider refused the key (its words, redacted, in `detail`). */
+export class ConnectionRefused extends HttpError {
+  constructor(detail: string) {
+    super(400, 'connection-refused', 'The provider refused the admin key.', detail, [{ path: 'adminKey', message: detail }]);
+  }
+}
+
+/** 502 `/problems/provider-unavailable`: the provider could not be reached or answered 5xx; nothing was stored. */
+export class ProviderUnavailableError extends HttpError {
+  constructor(provider: Provider) {
+    super(502, 'provider-unavailable', 'The provider could not be reached.', `${providerName(provider)} could not be reached or answered with an error; nothing was stored. Try again in a minute.`);
+  }
+}
+
+/** Whether `key` looks like an admin key of `provider`; else what it looks like instead (the 400's words). */
+export function adminKeyProblem(provider: Provider, key: string): string | undefined {
+  if (/\s/.test(key)) return 'adminKey must not contain spaces or line breaks.';
+  if (provider === 'openai') {
+    if (key.startsWith('sk-admin-')) return undefined;
+    if (key.startsWith('sk-ant-')) return 'This is an Anthropic key; an OpenAI admin key starts with sk-admin-.';
+    if (key.startsWith('sk-proj-') || key.startsWith('sk-svcacct-') || key.startsWith('sk-')) {
+      return 'This is an OpenAI API key for inference (sk-proj-…, sk-svcacct-…), not an admin key: an organization owner creates an admin key (sk-admin-…) under Organization settings → Admin keys; read-only is enough.';
+    }
+    return 'An OpenAI admin key starts with sk-admin-.';
+  }
+  if (key.startsWith('sk-ant-admin')) return undefined;
+  if (key.startsWith('sk-ant-api')) {
+    return 'This is an Anthropic API key for inference (sk-ant-api…), not an admin key: an organization admin creates an Admin API key (sk-ant-admin…) in the Console under Settings → Admin keys.';
+  }
+  if (key.startsWith('sk-admin-') || key.startsWith('sk-')) return 'This looks like an OpenAI key; an Anthropic admin key starts with sk-ant-admin.';
+  return 'An Anthropic admin key starts with sk-ant-admin.';
+}
+
+/** The ONE read call that checks a key with its provider, mapped to the API's problems. */
+async function checkWithProvider(provider: Provider, adminKey: string): Promise<void> {
+  const problem = adminKeyProblem(provider, adminKey);
+  if (problem) throw new ValidationError('adminKey is not an admin key.', [{ path: 'adminKey', message: problem }]);
+  try {
+    // One call: no retries here (the person waits; a 5xx answers 502 at once).
+    await providerClient(provider, adminKey, { attempts: 1, timeoutMs: 10_000 }).check();
+  } catch (error) {
+    if (error instanceof ProviderRefused) {
+      throw new ConnectionRefused(`${providerName(provider)} answered ${error.status}: ${error.providerMessage}`);
+    }
+    logger.warn('provider check failed', { provider, reason: error instanceof Error ? error.name : 'error' });
+    throw new ProviderUnavailableError(provider);
+  }
+}
+
+export function connectionView(c: Connection) {
+  return {
+    id: c.id,
+    provider: c.provider,
+    name: c.name,
+    keyHint: c.keyHint,
+    status: c.status,
+    statusDetail: c.statusDetail,
+    lastSyncAt: c.lastSyncAt,
+    lastSuccessAt: c.lastSuccessAt,
+    importedFrom: c.importedFrom,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+  };
+}
+
+/** The first day of the previous UTC month: where a new connection's import starts. */
+export function importStart(now: Date): string {
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+  return isoDate(first);
+}
+
+const hintOf = (adminKey: string) => adminKey.slice(-4);
+
+export async function createConnection(accountId: string, body: CreateConnectionBody, now = new Date()) {
+  await checkWithProvider(body.provider, body.adminKey);
+  const id = newId('connection');
+  const at = now.toISOString();
+  const importedFrom = importStart(now);
+  const connection: Connection = {
+    id,
+    accountId,
+    provider: body.provider,
+    name: body.name ?? `${providerName(body.provider)} organization`,
+    keyHint: hintOf(body.adminKey),
+    status: 'active',
+    statusDetail: null,
+    lastSyncAt: null,
+    lastSuccessAt: null,
+    importedFrom,
+    createdAt: at,
+    updatedAt: at,
+    secret: await sealSecret(body.adminKey, { accountId, connectionId: id }),
+    cursor: importedFrom,
+    // Due at once: the dispatcher's next run picks it up; and it is queued right now too.
+    nextSyncAt: at,
+    manualSyncAt: null,
+    errorAlertDay: null,
+  };
+  if (!(await putNewConnection(connection))) {
+    throw new Conflict(`The account has a ${providerName(body.provider)} connection already (one per provider): rotate its admin key instead.`, 'connection-exists');
+  }
+  await queueSync({ accountId, connectionId: id });
+  return connectionView(connection);
+}
+
+export async function listConnections(accountId: string) {
+  const items = await loadConnections(accountId);
+  items.sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+  return { items: items.map(connectionView), nextCursor: null };
+}
+
+async function mustGet(accountId: string, id: string, consistent = false): Promise<Connection> {
+  const c = await getConnection(accountId, id, consistent);
+  if (!c) throw new NotFound('No such connection in this account.');
+  return c;
+}
+
+export async function getConnectionView(accountId: string, id: string) {
+  return connectionView(await mustGet(accountId, id));
+}
+
+export async function updateConnection(accountId: string, id: string, patch: PatchConnectionBody, now = new Date()) {
+  const current = await mustGet(accountId, id, true);
+  if (patch.adminKey !== undefined) await checkWithProvider(current.provider, patch.adminKey);
+  const at = now.toISOString() > current.updatedAt ? now.toISOString() : new Date(Date.parse(current.updatedAt) + 1).toISOString();
+  const next: Connection = { ...current, updatedAt: at };
+  if (patch.name !== undefined) next.name = patch.name;
+  if (patch.adminKey !== undefined) {
+    next.secret = await sealSecret(patch.adminKey, { accountId, connectionId: id });
+    next.keyHint = hintOf(patch.adminKey);
+  }
+  const resumes = (patch.status === 'active' && current.status !== 'active') || (patch.adminKey !== undefined && current.status === 'error');
+  if (patch.status === 'paused') {
+    next.status = 'paused';
+    next.nextSyncAt = null;
+  } else if (resumes) {
+    // Resumed, or a new key for a refused one: active again, due now.
+    next.status = 'active';
+    next.statusDetail = null;
+    next.nextSyncAt = at;
+  }
+  if (!(await replaceConnection(next, current.updatedAt))) throw new Conflict('The connection changed meanwhile; read it and try again.');
+  if (resumes) await queueSync({ accountId, connectionId: id });
+  return connectionView(next);
+}
+
+export async function deleteConnection(accountId: string, id: string): Promise<void> {
+  const current = await mustGet(accountId, id, true);
+  if (!(await removeConnection(current))) throw new NotFound('No such connection in this account.');
+}
+
+/** POST /connections/:id/sync: queued now, at most once a minute per connection (429 with Retry-After). */
+export async function syncNow(accountId: string, id: string, now = new Date()) {
+  const current = await mustGet(accountId, id, true);
+  if (current.status === 'paused') throw new Conflict('The connection is paused: resume it first (PATCH status active).', 'connection-paused');
+  const claimed = await claimManualSync(current, now);
+  if (claimed !== true) {
+    throw new TooManyRequests(`A sync of this connection was asked for less than a minute ago; try again in ${claimed} s.`, 'too-many-requests', claimed);
+  }
+  await queueSync({ accountId, connectionId: id });
+  return { queuedAt: now.toISOString() };
+}
+
+/** GET /connections/:id/reconciliation: per UTC day, what Burnrate computed for the connection's keys and what the provider bills. */
+export async function reconciliation(accountId: string, id: string, query: ReconciliationQuery, now = new Date()) {
+  const c = await mustGet(accountId, id);
+  const { from, to } = breakdownRange(query, now);
+  const span = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
+  if (span > MAX_RECONCILIATION_DAYS) {
+    throw new ValidationError(`The range may span at most ${MAX_RECONCILIATION_DAYS} days.`, [{ path: 'query.from', message: `The range spans ${span} days.` }]);
+  }
+  const byDay = new Map((await loadReconDays(accountId, c.provider, from, to)).map((d) => [d.date, d]));
+  let computed = 0n;
+  let billed = 0n;
+  const days = daysBetween(from, to).map((date) => {
+    const d = byDay.get(date);
+    computed += d?.computedMicros ?? 0n;
+    billed += d?.billedMicros ?? 0n;
+    return { date, computedUsd: microsToUsd(d?.computedMicros ?? 0n), billedUsd: d?.billedMicros === undefined || d.billedMicros === null ? null : microsToUsd(d.billedMicros) };
+  });
+  return { from, to, days, total: { computedUsd: microsToUsd(computed), billedUsd: microsToUsd(billed) } };
+}

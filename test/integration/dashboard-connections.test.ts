@@ -1,0 +1,160 @@
+/**
+ * Provider connections in the dashboard (issue 20), in Chromium against the real local stack and its OpenAI admin
+ * API stand-in: an admin connects the organization from the Connections screen (an inference key first: refused in
+ * the user's words; then OpenAI down for one call: "could not be reached", nothing stored), the first sync runs,
+ * Sync now twice (the second: a wait in words from Retry-After), the keys of the organization appear on Keys with
+ * their provider's name and source, the reconciliation shows computed vs billed with the same totals as the API, the
+ * disconnect dialog says what stays; axe on each new screen, light; no sideways scrolling at 360 px. A viewer sees
+ * the connection and none of the admin's buttons.
+ */
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { money } from '../../web/src/ui/format.ts';
+import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
+import { api, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
+import { linkInMail } from './outbox.ts';
+
+declare const sessionStorage: { setItem(key: string, value: string): void };
+declare const document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number } };
+
+const origin = () => stack().apiUrl.replace(/\/api$/, '');
+let browser: LaunchedBrowser;
+let admin: RegisteredUser;
+const axeFindings: string[] = [];
+
+beforeAll(async () => {
+  [browser, admin] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Northwind Buyers' })]);
+  // The stand-in's organization has more keys than FREE's five.
+  await setPlan(admin.accountId, 'GROWTH');
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Waits for the screen's heading and for loading to settle, then runs axe: serious and critical violations are collected. */
+async function screen(page: Page, heading: string | RegExp, note = ''): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await page.waitForFunction(() => !document.querySelector('[role="status"][aria-live]'), undefined, { timeout: 10_000 });
+  const result = await new AxeBuilder({ page }).analyze();
+  for (const v of result.violations) {
+    if (v.impact === 'serious' || v.impact === 'critical') axeFindings.push(`${heading}${note}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+}
+
+async function signIn(page: Page, user: RegisteredUser): Promise<void> {
+  await page.goto(`${origin()}/sign-in`);
+  await page.evaluate((token) => sessionStorage.setItem('burnrate.refreshToken', token), user.refreshToken);
+}
+
+/** The admin key the OpenAI stand-in accepts now (its control API). */
+async function openAiAdminKey(): Promise<string> {
+  const res = await fetch(`${stack().openaiAdmin.url}/_burnrate/state`);
+  return ((await res.json()) as { adminKey: string }).adminKey;
+}
+
+describe('Connections in Chromium', () => {
+  it('connect OpenAI → first sync → Sync now (and its wait) → keys on Keys → reconciliation → disconnect dialog; a viewer sees no admin buttons', { timeout: 120_000 }, async () => {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.on('pageerror', (error) => axeFindings.push(`page error: ${error.message}`));
+    await signIn(page, admin);
+    await page.goto(`${origin()}/`);
+    await screen(page, 'Overview', ' (empty)');
+    // The empty Overview offers a connection first.
+    await page.getByRole('link', { name: 'Connect OpenAI / Anthropic' }).click();
+    await screen(page, 'Connections', ' (none)');
+    await page.getByText('Where to create an OpenAI admin key').waitFor();
+
+    // An inference key: refused before any call, in the user's words, beside the field; the field is emptied.
+    await page.getByLabel('Admin key').fill('sk-proj-abcdefghijklmnopqrstuvwxyz0123456789');
+    await page.getByRole('button', { name: 'Connect OpenAI' }).click();
+    await page.locator('.field-error').filter({ hasText: 'not an admin key' }).waitFor();
+    expect(await page.getByLabel('Admin key').inputValue()).toBe('');
+
+    const adminKey = await openAiAdminKey();
+    // OpenAI down (the stand-in answers its next check 503): nothing stored, the API's words shown.
+    await fetch(`${stack().openaiAdmin.url}/_burnrate/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 503, count: 1, pathPrefix: '/v1/organization/projects' }),
+    });
+    await page.getByLabel('Admin key').fill(adminKey);
+    await page.getByRole('button', { name: 'Connect OpenAI' }).click();
+    await page.getByRole('alert').filter({ hasText: 'OpenAI could not be reached' }).waitFor();
+    expect(await page.getByLabel('Admin key').inputValue()).toBe('');
+
+    await page.getByLabel('Admin key').fill(adminKey);
+    await page.getByLabel('Name (optional)').fill('Northwind OpenAI');
+    await page.getByRole('button', { name: 'Connect OpenAI' }).click();
+    await page.getByText('OpenAI is connected.').waitFor();
+    const card = page.getByRole('article', { name: /Northwind OpenAI/ });
+    await card.getByText('Active').waitFor();
+    // The admin key is never echoed: only its last 4 characters.
+    expect(await page.content()).not.toContain(adminKey);
+    expect(await card.textContent()).toContain(`admin key ending ${adminKey.slice(-4)}`);
+    // The screen reloads until the first sync has run.
+    await expect.poll(async () => card.locator('dd').nth(1).textContent(), { timeout: 60_000, interval: 500 }).not.toBe('not yet');
+    await screen(page, 'Connections', ' (connected)');
+
+    // Sync now: queued; again at once: the API's 429, its Retry-After in words.
+    await card.getByRole('button', { name: 'Sync now' }).click();
+    await card.getByText('Sync queued').waitFor();
+    await card.getByRole('button', { name: 'Sync now' }).click();
+    await card.getByText(/A sync was asked for less than a minute ago\. Sync now works again in (\d+ seconds|1 minute)\./).waitFor();
+
+    // The organization's keys on Keys: the provider's name, project and source.
+    await card.getByRole('link', { name: 'Its keys' }).click();
+    await screen(page, 'Keys', ' (connection keys)');
+    const imported = await api('/keys?source=connection&provider=openai&limit=100', { token: admin.token });
+    expect(imported.body.total).toBeGreaterThan(5);
+    await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${imported.body.total} keys match`);
+    const webProd = page.getByRole('row').filter({ hasText: 'web-prod' });
+    await expect.poll(() => webProd.textContent()).toContain('OpenAI connection');
+    expect(await webProd.textContent()).toContain('project Web app');
+
+    // The reconciliation: the table's totals are the API's.
+    const connection = (await api('/connections', { token: admin.token })).body.items[0];
+    await page.goto(`${origin()}/connections/${connection.id}`);
+    await screen(page, 'Northwind OpenAI: computed vs billed');
+    const today = new Date().toISOString().slice(0, 10);
+    const recon = (await api(`/connections/${connection.id}/reconciliation?from=${connection.importedFrom}&to=${today}`, { token: admin.token })).body;
+    expect(await page.getByTestId('recon-computed').textContent()).toBe(money(recon.total.computedUsd));
+    expect(await page.getByTestId('recon-billed').textContent()).toBe(money(recon.total.billedUsd));
+    await page.getByText('Billed but not explained by any key: storage, tools, Console use, or a price the table misses.').first().waitFor();
+    if (recon.days.some((d: { billedUsd: number | null }) => d.billedUsd === null)) await page.getByText('not yet billed').first().waitFor();
+
+    // Disconnect asks first and says what stays; "Keep it connected" keeps it.
+    await page.getByRole('link', { name: '← Connections' }).click();
+    await screen(page, 'Connections');
+    await page.getByRole('button', { name: 'Disconnect' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Disconnect Northwind OpenAI?' });
+    await dialog.getByText('The spend already imported and the keys stay').waitFor();
+    await screen(page, 'Connections', ' (disconnect dialog)');
+    await dialog.getByRole('button', { name: 'Keep it connected' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    // 360 px: nothing scrolls sideways.
+    await page.setViewportSize({ width: 360, height: 780 });
+    for (const path of ['/connections', `/connections/${connection.id}`]) {
+      await page.goto(`${origin()}${path}`);
+      await page.locator('h1').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    }
+
+    // A viewer of the account (invited, the link of the e-mail accepted): the connection, no admin button, no form.
+    const viewerEmail = uniqueEmail('conn-viewer');
+    expect((await api('/invitations', { method: 'POST', token: admin.token, body: { email: viewerEmail, role: 'viewer' } })).status).toBe(201);
+    const { token } = await linkInMail(viewerEmail, '/accept-invitation');
+    const accepted = await api('/auth/accept-invitation', { method: 'POST', body: { token, password: 'Viewer1pass', firstName: 'Vic', lastName: 'Viewer' } });
+    expect(accepted.status).toBe(201);
+    const other = await browser.another();
+    const viewer = other.pages()[0] ?? (await other.newPage());
+    await signIn(viewer, { ...admin, refreshToken: accepted.body.refreshToken });
+    await viewer.goto(`${origin()}/connections`);
+    await screen(viewer, 'Connections', ' (viewer)');
+    await viewer.getByRole('article', { name: /Northwind OpenAI/ }).getByText('Active').waitFor();
+    expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out']);
+    await viewer.getByText('Only an admin can connect a provider').waitFor();
+    expect(axeFindings).toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Provider connections in people's words: the status, a wait (Retry-After), where to create an admin key. Pure (the
+ * generated types only), so unit tests import it without a browser.
+ */
+import type { components } from '../../api/schema.d.ts';
+
+type Connection = components['schemas']['Connection'];
+export type Provider = Connection['provider'];
+
+export const PROVIDER_NAMES: Record<Provider, string> = { openai: 'OpenAI', anthropic: 'Anthropic' };
+
+/** The status as a person reads it, and the badge's class. */
+export function statusWords(status: Connection['status']): { text: string; badge: 'ok' | 'warning' | 'exceeded' } {
+  if (status === 'active') return { text: 'Active', badge: 'ok' };
+  if (status === 'paused') return { text: 'Paused', badge: 'warning' };
+  return { text: 'Needs attention', badge: 'exceeded' };
+}
+
+/** A Retry-After in seconds as words: `in 45 seconds`, `in 1 minute`, `in 2 minutes`; unknown: `in a minute`. */
+export function waitWords(retryAfter: string | null | undefined): string {
+  const seconds = retryAfter && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : NaN;
+  if (!Number.isFinite(seconds) || seconds < 0) return 'in a minute';
+  if (seconds <= 1) return 'in a second';
+  if (seconds < 60) return `in ${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes === 1 ? 'in 1 minute' : `in ${minutes} minutes`;
+}
+
+/**
+ * Where an admin of each provider creates the key Burnrate needs, and which permission it takes (research notes:
+ * ../shared/research/provider-usage-apis.md §1.1 and §2.1). Paths as the consoles name them, no deep links that could move.
+ */
+export const ADMIN_KEY_HELP: Record<Provider, { where: string; who: string; looks: string }> = {
+  openai: {
+    where: 'platform.openai.com → Settings → Organization → Admin keys → Create new admin key.',
+    who: 'Only an organization Owner can create one. Read-only permissions are enough: Burnrate only reads usage, costs, projects and API keys.',
+    looks: 'It starts with sk-admin-. A project key (sk-proj-…) will not work.',
+  },
+  anthropic: {
+    where: 'console.anthropic.com → Settings → Admin keys → Create admin key.',
+    who: 'Only an organization member with the admin role can create one (the Admin API is not available to individual accounts). Burnrate only reads usage, costs and API keys.',
+    looks: 'It starts with sk-ant-admin. An API key (sk-ant-api…) will not work.',
+  },
+};
+
+/** The difference a reconciliation names: what the provider bills that no key explains. */
+export const DIFFERENCE_MEANING = 'Billed but not explained by any key: storage, tools, Console use, or a price the table misses.';
+
+/** billed − computed, or null while the provider has no figure yet. */
+export function difference(computedUsd: number, billedUsd: number | null): number | null {
+  if (billedUsd === null) return null;
+  // In micro-dollars, so the difference of two exact amounts stays exact.
+  return (Math.round(billedUsd * 1e6) - Math.round(computedUsd * 1e6)) / 1e6;
+}

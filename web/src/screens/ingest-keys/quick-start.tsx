@@ -1,0 +1,89 @@
+/**
+ * A new sending key as the Sending keys and Get started screens show it: the secret once, with a copy button, and the
+ * snippets that send with it (snippets.ts) as tabs — Node with the reporter first.
+ */
+import type { ComponentChildren } from 'preact';
+import { useRef, useState } from 'preact/hooks';
+import { CopyButton } from '../../ui/copy.tsx';
+import { snippets } from './snippets.ts';
+
+/** The one-time secret of a sending key, and what the screen puts under it (the quick start, a Done button). */
+export function SecretCard({ secret, level = 2, children }: { secret: string; level?: 2 | 3; children?: ComponentChildren }) {
+  const Heading = level === 2 ? 'h2' : 'h3';
+  return (
+    <div class="card" aria-labelledby="new-key-title">
+      <Heading id="new-key-title" style={{ marginTop: 0 }}>
+        Your new sending key
+      </Heading>
+      <p>Copy it now: it is shown only once.</p>
+      <p class="secret" data-testid="ingest-secret">
+        {secret}
+      </p>
+      <p class="actions">
+        <CopyButton text={secret} label="Copy the key" />
+      </p>
+      {children}
+    </div>
+  );
+}
+
+/**
+ * The snippets for `ingestKey` as WAI-ARIA tabs (arrow keys, Home and End move between them), each with what to run
+ * it with and a copy button.
+ */
+export function QuickStart({ ingestKey }: { ingestKey: string }) {
+  const code = snippets(location.origin, ingestKey);
+  const [tab, setTab] = useState(0);
+  const tabs = useRef<(HTMLButtonElement | null)[]>([]);
+  const select = (i: number) => {
+    const next = (i + code.length) % code.length;
+    setTab(next);
+    tabs.current[next]?.focus();
+  };
+  const onKeyDown = (e: KeyboardEvent) => {
+    const to = { ArrowRight: tab + 1, ArrowLeft: tab - 1, Home: 0, End: code.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    select(to);
+  };
+  const shown = code[tab]!;
+  return (
+    <div class="quick-start">
+      <div class="tabs" role="tablist" aria-label="Language" onKeyDown={onKeyDown}>
+        {code.map(({ label }, i) => (
+          <button
+            type="button"
+            role="tab"
+            key={label}
+            id={`snippet-tab-${i}`}
+            ref={(el) => {
+              tabs.current[i] = el;
+            }}
+            aria-selected={i === tab}
+            aria-controls="snippet-panel"
+            tabIndex={i === tab ? 0 : -1}
+            class={i === tab ? undefined : 'secondary'}
+            onClick={() => setTab(i)}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id="snippet-panel" aria-labelledby={`snippet-tab-${tab}`}>
+        <p class="muted">{shown.how}</p>
+        {shown.label.startsWith('Node') && (
+          <p class="muted">
+            <code>@burnrate/reporter</code> comes with Burnrate, in its repository’s <code>reporter/</code> folder: until your registry has it, install it from
+            there (<code>npm install &lt;path to burnrate&gt;/reporter</code>).
+          </p>
+        )}
+        <pre tabIndex={0} aria-label={`${shown.label} snippet`}>
+          <code>{shown.code}</code>
+        </pre>
+        <p class="actions">
+          <CopyButton text={shown.code} label="Copy the snippet" />
+        </p>
+      </div>
+    </div>
+  );
+}
