@@ -16,10 +16,13 @@ let outdir: string;
 let template: Template;
 let resources: Record<string, Resource>;
 
-/** Resources of one CloudFormation type, by logical id; functions and policies without CDK's upload function's. */
+/** The provider connections' resources (key, queues, alarm, schedule, dispatcher, worker): checked on their own below. */
+const isConnector = (id: string) => id.startsWith('Connector') || id.startsWith('ConnectionsKey');
+
+/** Resources of one CloudFormation type, by logical id; functions and policies without CDK's upload function's, nor the connections'. */
 function ofType(type: string): [string, Resource][] {
   const { functionId, roleId, policyId } = deploymentRoleIds(resources);
-  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id));
+  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id) && !isConnector(id));
 }
 
 function only(type: string): [string, Resource] {
@@ -107,7 +110,7 @@ describe('routes and functions', () => {
 
   it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources but the upload', () => {
     // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads.
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 3);
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 5);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::')).map((r) => r.Type)).toEqual(['Custom::CDKBucketDeployment', 'Custom::CDKBucketDeployment']);
   });
@@ -193,6 +196,8 @@ describe('IAM', () => {
         'logs:CreateLogStream',
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
+        ...(route.queuesSyncs ? ['sqs:SendMessage'] : []),
+        ...(route.sealsAdminKeys ? ['kms:Encrypt'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
         ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
       ];
@@ -387,7 +392,7 @@ describe('alert delivery', () => {
     for (const route of routes) {
       const id = functionIdOf(route);
       const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
-      const send = statementsOf(id).filter((s) => asList(s.Action).includes('sqs:SendMessage'));
+      const send = statementsOf(id).filter((s) => asList(s.Action).includes('sqs:SendMessage') && !JSON.stringify(s.Resource).includes('ConnectorSyncQueue'));
       if (route.publishesAlerts) {
         expect(refId(env.ALERTS_QUEUE_URL), route.handler).toBe(queueId);
         expect(send, route.handler).toHaveLength(1);
