@@ -299,14 +299,7 @@ export class BurnrateStack extends Stack {
       retentionPeriod: Duration.days(14),
     });
     // Alerts that were never delivered must not go unnoticed: an alarm as soon as one reaches the dead-letter queue.
-    new Alarm(this, 'AlertsDeadLetterAlarm', {
-      alarmDescription: 'Burnrate: alert deliveries failed 6 times and wait in the dead-letter queue',
-      metric: this.alertsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.deadLetterAlarm('AlertsDeadLetterAlarm', this.alertsDeadLetterQueue, 'Burnrate: alert deliveries failed 6 times and wait in the dead-letter queue');
     this.alertsQueue = new Queue(this, 'AlertsQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -366,14 +359,7 @@ export class BurnrateStack extends Stack {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    new Alarm(this, 'ConnectorSyncDeadLetterAlarm', {
-      alarmDescription: 'Burnrate: a connection sync failed 3 times and waits in the dead-letter queue',
-      metric: connectorDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.deadLetterAlarm('ConnectorSyncDeadLetterAlarm', connectorDeadLetterQueue, 'Burnrate: a connection sync failed 3 times and waits in the dead-letter queue');
     this.connectorQueue = new Queue(this, 'ConnectorSyncQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -509,6 +495,18 @@ export class BurnrateStack extends Stack {
     const secret = new Secret(this, id, { description, generateSecretString: { passwordLength: 64, excludePunctuation: true } });
     Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
     return secret;
+  }
+
+  /** An alarm as soon as one message waits in a dead-letter queue (failures must not go unnoticed). */
+  private deadLetterAlarm(id: string, queue: Queue, description: string): Alarm {
+    return new Alarm(this, id, {
+      alarmDescription: description,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   private grantSendEmail(fn: BurnrateFunction, email: EmailDeploySettings): void {

@@ -760,6 +760,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s provider connections.
+         * @description The account’s provider connections. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["connectionsList"];
+        put?: never;
+        /**
+         * Connect a provider organization with an admin key (read-only is enough).
+         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["connectionsCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One connection.
+         * @description One connection. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["connectionsGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect: the stored admin key is destroyed; imported spend and keys stay.
+         * @description Disconnect: the stored admin key is destroyed; imported spend and keys stay. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        delete: operations["connectionsDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, rotate the admin key, pause or resume.
+         * @description A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        patch: operations["connectionsUpdate"];
+        trace?: never;
+    };
+    "/connections/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync now (queued).
+         * @description At most once a minute per connection: 429 with `Retry-After`. A paused connection: 409. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["connectionsSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per UTC day: what Burnrate computed for the connection’s keys next to what the provider bills.
+         * @description Range rules as `GET /spend`, at most 92 days. `billedUsd` is null where the provider has no figure yet. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["connectionsReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -889,7 +981,7 @@ export interface components {
             rejected: {
                 index: number;
                 /** @enum {string} */
-                code: "invalid_event" | "timestamp_in_future" | "timestamp_too_old" | "plan_limit_reached" | "key_limit_reached" | "amount_out_of_range" | "unavailable";
+                code: "invalid_event" | "timestamp_in_future" | "timestamp_too_old" | "plan_limit_reached" | "key_limit_reached" | "amount_out_of_range" | "provider_connected" | "unavailable";
                 message: string;
             }[];
         };
@@ -898,6 +990,15 @@ export interface components {
             label: string | null;
             hint: string | null;
             provider: string;
+            /** @enum {string} */
+            source: "ingest" | "connection";
+            name: string | null;
+            providerKeyId: string | null;
+            project: {
+                id: string;
+                name: string;
+            } | null;
+            providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -943,6 +1044,15 @@ export interface components {
             label: string | null;
             hint: string | null;
             provider: string;
+            /** @enum {string} */
+            source: "ingest" | "connection";
+            name: string | null;
+            providerKeyId: string | null;
+            project: {
+                id: string;
+                name: string;
+            } | null;
+            providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -1112,13 +1222,14 @@ export interface components {
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
             budgetId: string | null;
             keyHash: string | null;
             keyHashes: string[];
+            connectionId?: string;
             title: string;
             message: string;
             period: string;
@@ -1201,6 +1312,41 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Connection: {
+            id: string;
+            /** @enum {string} */
+            provider: "openai" | "anthropic";
+            name: string;
+            keyHint: string;
+            /** @enum {string} */
+            status: "active" | "paused" | "error";
+            statusDetail: string | null;
+            lastSyncAt: components["schemas"]["Timestamp"] | null;
+            lastSuccessAt: components["schemas"]["Timestamp"] | null;
+            importedFrom: components["schemas"]["CalendarDate"];
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        ConnectionList: {
+            items: components["schemas"]["Connection"][];
+            nextCursor: null;
+        };
+        SyncQueued: {
+            queuedAt: components["schemas"]["Timestamp"];
+        };
+        Reconciliation: {
+            from: components["schemas"]["CalendarDate"];
+            to: components["schemas"]["CalendarDate"];
+            days: {
+                date: components["schemas"]["CalendarDate"];
+                computedUsd: number;
+                billedUsd: number | null;
+            }[];
+            total: {
+                computedUsd: number;
+                billedUsd: number;
+            };
+        };
         RegisterRequest: {
             email: string;
             password: string;
@@ -1258,6 +1404,8 @@ export interface components {
             inputTokens: number;
             outputTokens: number;
             cachedInputTokens?: number;
+            cacheWriteInputTokens?: number;
+            cacheWrite1hInputTokens?: number;
             costUsd?: number;
             /** Format: date-time */
             timestamp?: string;
@@ -1378,6 +1526,20 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        };
+        /** @description An organization admin key: OpenAI `sk-admin-…`, Anthropic `sk-ant-admin…` (read-only scopes are enough). */
+        CreateConnectionRequest: {
+            /** @enum {string} */
+            provider: "openai" | "anthropic";
+            adminKey: string;
+            name?: string;
+        };
+        /** @description At least one field. A new `adminKey` is checked as on create. */
+        PatchConnectionRequest: {
+            name?: string;
+            adminKey?: string;
+            /** @enum {string} */
+            status?: "active" | "paused";
         };
     };
     responses: {
@@ -1584,6 +1746,25 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["GatewayMessage"];
+            };
+        };
+        /** @description A provider Burnrate had to ask could not be reached or failed (`/problems/provider-unavailable`); nothing changed. */
+        BadGateway: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/provider-unavailable",
+                 *       "title": "The provider could not be reached.",
+                 *       "status": 502,
+                 *       "detail": "OpenAI could not be reached or answered with an error; nothing was stored. Try again in a minute.",
+                 *       "instance": "/requests/c1a7f4d2-5b1e-4f0a-9a57-2d9e0f1b3c4d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description This deployment runs without the feature (billing off): `/problems/billing-off`. Nothing changed. */
@@ -2271,6 +2452,11 @@ export interface operations {
                      *           "label": "Backend (OpenAI)",
                      *           "hint": "sk-...a1B2",
                      *           "provider": "openai",
+                     *           "source": "ingest",
+                     *           "name": null,
+                     *           "providerKeyId": null,
+                     *           "project": null,
+                     *           "providerStatus": null,
                      *           "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *           "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *           "spend": {
@@ -2330,6 +2516,11 @@ export interface operations {
                      *       "label": "Backend (OpenAI)",
                      *       "hint": "sk-...a1B2",
                      *       "provider": "openai",
+                     *       "source": "ingest",
+                     *       "name": null,
+                     *       "providerKeyId": null,
+                     *       "project": null,
+                     *       "providerStatus": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {
@@ -2424,6 +2615,11 @@ export interface operations {
                      *       "label": "Backend (OpenAI)",
                      *       "hint": "sk-...a1B2",
                      *       "provider": "openai",
+                     *       "source": "ingest",
+                     *       "name": null,
+                     *       "providerKeyId": null,
+                     *       "project": null,
+                     *       "providerStatus": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {
@@ -3815,6 +4011,334 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    connectionsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account’s provider connections. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *           "provider": "openai",
+                     *           "name": "OpenAI organization",
+                     *           "keyHint": "x9Qa",
+                     *           "status": "active",
+                     *           "statusDetail": null,
+                     *           "lastSyncAt": "2026-11-21T22:34:24.123Z",
+                     *           "lastSuccessAt": "2026-11-21T22:34:24.123Z",
+                     *           "importedFrom": "2026-10-01",
+                     *           "createdAt": "2026-11-21T22:34:24.123Z",
+                     *           "updatedAt": "2026-11-21T22:34:24.123Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    connectionsCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "openai",
+                 *       "adminKey": "sk-admin-EXAMPLExxxxxxxxxxxxxxxxxxxxx9Qa",
+                 *       "name": "Acme on OpenAI"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Connect a provider organization with an admin key (read-only is enough). */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *       "provider": "openai",
+                     *       "name": "OpenAI organization",
+                     *       "keyHint": "x9Qa",
+                     *       "status": "active",
+                     *       "statusDetail": null,
+                     *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
+                     *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
+                     *       "importedFrom": "2026-10-01",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z",
+                     *       "updatedAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    connectionsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One connection. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *       "provider": "openai",
+                     *       "name": "OpenAI organization",
+                     *       "keyHint": "x9Qa",
+                     *       "status": "active",
+                     *       "statusDetail": null,
+                     *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
+                     *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
+                     *       "importedFrom": "2026-10-01",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z",
+                     *       "updatedAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    connectionsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    connectionsUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "paused"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Rename, rotate the admin key, pause or resume. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *       "provider": "openai",
+                     *       "name": "OpenAI organization",
+                     *       "keyHint": "x9Qa",
+                     *       "status": "active",
+                     *       "statusDetail": null,
+                     *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
+                     *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
+                     *       "importedFrom": "2026-10-01",
+                     *       "createdAt": "2026-11-21T22:34:24.123Z",
+                     *       "updatedAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    connectionsSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sync now (queued). */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queuedAt": "2026-11-21T22:34:24.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SyncQueued"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    connectionsReconciliation: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Per UTC day: what Burnrate computed for the connection’s keys next to what the provider bills. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-20",
+                     *       "to": "2026-11-21",
+                     *       "days": [
+                     *         {
+                     *           "date": "2026-11-20",
+                     *           "computedUsd": 41.27,
+                     *           "billedUsd": 43.1
+                     *         },
+                     *         {
+                     *           "date": "2026-11-21",
+                     *           "computedUsd": 12.5,
+                     *           "billedUsd": null
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "computedUsd": 53.77,
+                     *         "billedUsd": 43.1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
