@@ -1,7 +1,8 @@
 /**
  * Repository of an account's own prices (`keys.accountPrice`, in the account's partition): at most MAX per account,
  * exactly under races (the `prices` counter of shared/db/caps.ts is taken in the transaction that creates one).
- * Prices are stored in integer µ$ per million tokens.
+ * Prices are stored in integer µ$ per million tokens. The two cache-write prices came in round 3: an item written
+ * before has none, and reads as the input price for both (what it was priced at then).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
@@ -15,16 +16,22 @@ export interface OwnPrice {
   /** µ$ per 1M tokens. */
   input: number;
   cachedInput: number;
+  /** 5-minute and 1-hour cache writes. */
+  cacheWrite: number;
+  cacheWrite1h: number;
   output: number;
   updatedAt: string;
 }
 
 export function toOwnPrice(item: Item): OwnPrice {
+  const input = readNumber(item.inputMicros);
   return {
     provider: item.provider as string,
     model: item.model as string,
-    input: readNumber(item.inputMicros),
+    input,
     cachedInput: readNumber(item.cachedInputMicros),
+    cacheWrite: item.cacheWriteMicros === undefined ? input : readNumber(item.cacheWriteMicros),
+    cacheWrite1h: item.cacheWrite1hMicros === undefined ? input : readNumber(item.cacheWrite1hMicros),
     output: readNumber(item.outputMicros),
     updatedAt: item.updatedAt as string,
   };
@@ -37,6 +44,8 @@ const toItem = (accountId: string, p: OwnPrice): Item => ({
   model: p.model,
   inputMicros: p.input,
   cachedInputMicros: p.cachedInput,
+  cacheWriteMicros: p.cacheWrite,
+  cacheWrite1hMicros: p.cacheWrite1h,
   outputMicros: p.output,
   updatedAt: p.updatedAt,
 });

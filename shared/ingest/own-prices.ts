@@ -9,8 +9,11 @@ import { familyOf, priceId, priceUsage, type OwnPriceLookup } from '#shared/pric
 
 export { priceId, type OwnPriceLookup };
 
-/** The (provider, model) names whose own price may apply to these events: each model and its family. */
-export function ownPriceNames(events: readonly PricedEvent[]): { provider: string; model: string }[] {
+/**
+ * The (provider, model) names whose own price may apply to these events (or a connection's usage rows): each model
+ * and its family. Items with a given cost (`costGiven`) need none.
+ */
+export function ownPriceNames(events: readonly { provider: string; model: string; costGiven?: true }[]): { provider: string; model: string }[] {
   const names = new Map<string, { provider: string; model: string }>();
   for (const e of events) {
     if (e.costGiven) continue;

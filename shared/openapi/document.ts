@@ -101,7 +101,9 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
       description:
         'One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer ' +
         '(it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 ' +
-        'decimals; `cachedInputTokens` ≤ `inputTokens`; `timestamp` at most 5 minutes ahead and 35 days old. A string ' +
+        'decimals; `cachedInputTokens` (cache reads), `cacheWriteInputTokens` (5-minute cache writes) and `cacheWrite1hInputTokens` ' +
+        '(1-hour cache writes) are parts of `inputTokens`, together at most `inputTokens`, each priced at its own rate; ' +
+        '`timestamp` at most 5 minutes ahead and 35 days old. A string ' +
         'that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400).',
     },
   },
@@ -293,6 +295,10 @@ export const operations: Record<string, OperationSpec> = {
     summary: 'Prices in dollars per million tokens: the built-in table with the account’s own prices over it.',
     status: 200,
     response: 'PriceList',
+    description:
+      'A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has ' +
+      'null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + ' +
+      '1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once); batch usage of a connection at half.',
   },
   'prices/put': {
     summary: 'Set the account’s own price of a model (events ingested from then on use it).',
@@ -302,7 +308,7 @@ export const operations: Record<string, OperationSpec> = {
     response: 'Price',
     errors: [404, 409],
     description:
-      'Names are trimmed and lower-cased. `cachedInput` defaults to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
+      'Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
       'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
   },
   'connections/create': {

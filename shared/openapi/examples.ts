@@ -27,6 +27,19 @@ const user = {
   createdAt: CREATED,
   updatedAt: CREATED,
 };
+const ownPrice = {
+  provider: 'openai',
+  model: 'gpt-4o',
+  input: 2.5,
+  cachedInput: 1.25,
+  cacheWrite: 2.5,
+  cacheWrite1h: 2.5,
+  output: 10,
+  source: 'account',
+  sourceUrl: null,
+  checkedAt: null,
+  updatedAt: NOW,
+};
 const ingestKey = { id: INGEST_KEY, name: 'production', prefix: 'brk_Q2x9Lm4T', createdAt: CREATED, updatedAt: CREATED, lastUsedAt: NOW };
 const key = {
   hash: HASH,
@@ -135,6 +148,17 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
         cachedInputTokens: 200,
         timestamp: NOW,
       },
+      {
+        requestId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
+        keyHash: HASH,
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        inputTokens: 52000,
+        outputTokens: 900,
+        cachedInputTokens: 48000,
+        cacheWriteInputTokens: 3000,
+        cacheWrite1hInputTokens: 0,
+      },
     ],
   },
   LabelRequest: { label: 'Backend (OpenAI)' },
@@ -149,7 +173,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   PatchRuleRequest: { isActive: false },
   CheckoutRequest: { plan: 'GROWTH' },
   PatchUserRequest: { role: 'viewer' },
-  PutPriceRequest: { input: 2.5, cachedInput: 1.25, output: 10 },
+  PutPriceRequest: { input: 2.5, cachedInput: 1.25, cacheWrite: 3.125, cacheWrite1h: 5, output: 10 },
   CreateInvitationRequest: { email: 'grace@example.com', role: 'member' },
   AcceptInvitationRequest: { token: 'Xq3v9LrT2mN8bW1cK5pZ7yH4dJ6fG0sA', password: 'Compiler1952', firstName: 'Grace', lastName: 'Hopper' },
   StripeEvent: {
@@ -213,11 +237,23 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   SpendCsv:
     'date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
     `2026-11-21,${HASH},Backend (OpenAI),openai,gpt-4o,120,150000,20000,18000,1.25\r\n`,
-  Price: { provider: 'openai', model: 'gpt-4o', input: 2.5, cachedInput: 1.25, output: 10, source: 'account', updatedAt: NOW },
+  Price: ownPrice,
   PriceList: {
     items: [
-      { provider: 'openai', model: 'gpt-4o', input: 2.5, cachedInput: 1.25, output: 10, source: 'account', updatedAt: NOW },
-      { provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, output: 0.6, source: 'builtin', updatedAt: '2025-11-24T00:00:00.000Z' },
+      {
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        input: 3,
+        cachedInput: 0.3,
+        cacheWrite: 3.75,
+        cacheWrite1h: 6,
+        output: 15,
+        source: 'builtin',
+        sourceUrl: 'https://platform.claude.com/docs/en/about-claude/pricing',
+        checkedAt: '2026-11-24',
+        updatedAt: '2026-11-24T00:00:00.000Z',
+      },
+      ownPrice,
     ],
   },
   RuleList: page([rule]),

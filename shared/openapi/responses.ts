@@ -244,9 +244,18 @@ export const Price = z.object({
   provider: z.string(),
   model: z.string(),
   input: Usd,
+  /** Input read from the provider's cache. */
   cachedInput: Usd,
+  /** Input written to the cache with the 5-minute lifetime (`input` where the provider charges nothing extra). */
+  cacheWrite: Usd,
+  /** Input written to the cache with the 1-hour lifetime. */
+  cacheWrite1h: Usd,
   output: Usd,
   source: z.enum(['builtin', 'account']),
+  /** A built-in row: the provider's page it was transcribed from; an own price: null. */
+  sourceUrl: z.nullable(z.string()),
+  /** A built-in row: the UTC day it was last checked against `sourceUrl`; an own price: null. */
+  checkedAt: z.nullable(CalendarDate),
   updatedAt: Timestamp,
 });
 

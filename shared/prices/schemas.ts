@@ -28,9 +28,15 @@ export const PriceParams = z.strictObject({
 });
 export type PriceParams = z.infer<typeof PriceParams>;
 
-/** `cachedInput` defaults to `input` (no cache discount). */
+/** `cachedInput`, `cacheWrite` (5-minute writes) and `cacheWrite1h` (1-hour writes) default to `input`. */
 export const PutPriceBody = z.strictObject(
-  { input: price('input'), cachedInput: z.optional(price('cachedInput')), output: price('output') },
+  {
+    input: price('input'),
+    cachedInput: z.optional(price('cachedInput')),
+    cacheWrite: z.optional(price('cacheWrite')),
+    cacheWrite1h: z.optional(price('cacheWrite1h')),
+    output: price('output'),
+  },
   'The body must be a JSON object.',
 );
 export type PutPriceBody = z.infer<typeof PutPriceBody>;

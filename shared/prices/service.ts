@@ -4,31 +4,41 @@
  */
 import * as repo from '#shared/db/prices.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
-import { microsToUsd, PRICE_TABLE, usdToMicros } from '#shared/pricing/pricing.ts';
+import { microsToUsd, PRICE_TABLE, usdToMicros, type ModelPrice } from '#shared/pricing/pricing.ts';
 import type { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 
 export const MAX_OWN_PRICES = 200;
 
-type Source = 'builtin' | 'account';
-const view = (p: { provider: string; model: string; input: number; cachedInput: number; output: number }, source: Source, updatedAt: string) => ({
+type Rates = Pick<ModelPrice, 'provider' | 'model' | 'input' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'output'>;
+/** A built-in row names the page it was transcribed from and the day it was checked; an own price has neither. */
+type Origin = { source: 'builtin'; sourceUrl: string; checkedAt: string } | { source: 'account'; sourceUrl: null; checkedAt: null };
+const view = (p: Rates, origin: Origin, updatedAt: string) => ({
   provider: p.provider,
   model: p.model,
   input: microsToUsd(p.input),
   cachedInput: microsToUsd(p.cachedInput),
+  cacheWrite: microsToUsd(p.cacheWrite),
+  cacheWrite1h: microsToUsd(p.cacheWrite1h),
   output: microsToUsd(p.output),
-  source,
+  source: origin.source,
+  sourceUrl: origin.sourceUrl,
+  checkedAt: origin.checkedAt,
   updatedAt,
 });
 export type PriceView = ReturnType<typeof view>;
 
 const BUILTIN_AT = `${PRICE_TABLE.asOf}T00:00:00.000Z`;
+const OWN: Origin = { source: 'account', sourceUrl: null, checkedAt: null };
 
 /** The built-in table with the account's own prices over it, by provider then model. */
 export async function listPrices(accountId: string): Promise<{ items: PriceView[] }> {
   const own = await repo.listOwnPrices(accountId);
   const byId = new Map<string, PriceView>();
-  for (const p of PRICE_TABLE.models) byId.set(`${p.provider}/${p.model.toLowerCase()}`, view({ ...p, model: p.model.toLowerCase() }, 'builtin', BUILTIN_AT));
-  for (const p of own) byId.set(`${p.provider}/${p.model}`, view(p, 'account', p.updatedAt));
+  for (const p of PRICE_TABLE.models) {
+    const origin: Origin = { source: 'builtin', sourceUrl: p.source, checkedAt: p.checkedAt };
+    byId.set(`${p.provider}/${p.model.toLowerCase()}`, view({ ...p, model: p.model.toLowerCase() }, origin, BUILTIN_AT));
+  }
+  for (const p of own) byId.set(`${p.provider}/${p.model}`, view(p, OWN, p.updatedAt));
   return { items: [...byId.values()].sort((a, b) => (a.provider + '/' + a.model < b.provider + '/' + b.model ? -1 : 1)) };
 }
 
@@ -38,13 +48,15 @@ export async function putPrice(accountId: string, params: PriceParams, body: Put
     model: params.model,
     input: usdToMicros(body.input),
     cachedInput: usdToMicros(body.cachedInput ?? body.input),
+    cacheWrite: usdToMicros(body.cacheWrite ?? body.input),
+    cacheWrite1h: usdToMicros(body.cacheWrite1h ?? body.input),
     output: usdToMicros(body.output),
     updatedAt: now.toISOString(),
   };
   if ((await repo.putOwnPrice(accountId, price, MAX_OWN_PRICES)) === 'cap') {
     throw new Conflict(`An account can have at most ${MAX_OWN_PRICES} own prices. Delete one first.`, 'price-limit');
   }
-  return view(price, 'account', price.updatedAt);
+  return view(price, OWN, price.updatedAt);
 }
 
 export async function deletePrice(accountId: string, params: PriceParams): Promise<void> {

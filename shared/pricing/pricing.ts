@@ -51,6 +51,14 @@ export interface PriceTable {
  */
 export type Tier = 'standard' | 'batch';
 
+/**
+ * The tier of a provider's usage row: OpenAI's `batch: true` (completions grouped by `batch`) or Anthropic's
+ * `service_tier: "batch"` is `batch`; anything else (standard, priority, flex, null) is `standard`.
+ */
+export function tierOf(row: { readonly batch?: boolean | null; readonly service_tier?: string | null }): Tier {
+  return row.batch === true || row.service_tier === 'batch' ? 'batch' : 'standard';
+}
+
 /** One call's (or one provider usage row's) token counts. The three cache parts are parts of `inputTokens`. */
 export interface TokenCounts {
   /** All input tokens: uncached, cache reads and both kinds of cache writes. */
@@ -272,8 +280,7 @@ export function resolvePrice(provider: string, model: string, own?: OwnPriceLook
 // ---------------------------------------------------------------------------------------------------------------
 // Cost of one call
 
-function tokenCount(value: number | undefined, name: string): bigint {
-  if (value === undefined) return 0n;
+function tokenCount(value: number, name: string): bigint {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be an integer ≥ 0, got ${value}`);
   return BigInt(value);
 }
@@ -299,7 +306,10 @@ export function costMicros(usage: Usage): Cost {
  * (read with the account's other context; may be empty), falling back to the built-in table; see resolvePrice.
  * Example (a connection's Anthropic batch row, counts mapped as in API.md "What a sync reads and how it counts"):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
- *                cacheWrite1hInputTokens, outputTokens, tier: 'batch' }, ownPrices)
+ *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row) }, ownPrices)
+ * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);
+ * to write a snapshot's difference, price the new snapshot and the old one and subtract (token deltas can be
+ * negative after a downward revision, and counts must be ≥ 0 here).
  */
 export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
   return costAt(usage, resolvePrice(usage.provider, usage.model, own));
@@ -308,9 +318,9 @@ export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
 export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
   const input = tokenCount(usage.inputTokens, 'inputTokens');
-  const cached = tokenCount(usage.cachedInputTokens, 'cachedInputTokens');
-  const write = tokenCount(usage.cacheWriteInputTokens, 'cacheWriteInputTokens');
-  const write1h = tokenCount(usage.cacheWrite1hInputTokens, 'cacheWrite1hInputTokens');
+  const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
+  const write = tokenCount(usage.cacheWriteInputTokens ?? 0, 'cacheWriteInputTokens');
+  const write1h = tokenCount(usage.cacheWrite1hInputTokens ?? 0, 'cacheWrite1hInputTokens');
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
   if (cached + write + write1h > input) {

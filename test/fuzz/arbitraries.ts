@@ -492,6 +492,8 @@ const ingestEvent = (t: Tenant): fc.Arbitrary<JsonObject> =>
         inputTokens: fc.oneof(fc.nat({ max: 10_000 }), fc.constantFrom(0, 1_000_000_000)),
         outputTokens: fc.oneof(fc.nat({ max: 10_000 }), fc.constantFrom(0, 1_000_000_000)),
         cachedInputTokens: fc.nat({ max: 100 }),
+        cacheWriteInputTokens: fc.nat({ max: 100 }),
+        cacheWrite1hInputTokens: fc.nat({ max: 100 }),
         costUsd: fc.oneof(fc.integer({ min: 0, max: 100_000_000 }).map((n) => n / 1_000_000), fc.constantFrom(0, 1_000_000_000, 0.000001), nearCeilingUsd),
         timestamp,
       },
@@ -727,8 +729,17 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
       schema: PutPriceBody,
       valid: () =>
         fc
-          .record({ input: fc.integer({ min: 0, max: 1000 }), cachedInput: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined }), output: fc.integer({ min: 0, max: 1000 }) })
-          .map((r) => obj(r.cachedInput === undefined ? { input: r.input, output: r.output } : r)),
+          .record(
+            {
+              input: fc.integer({ min: 0, max: 1000 }),
+              cachedInput: fc.integer({ min: 0, max: 1000 }),
+              cacheWrite: fc.integer({ min: 0, max: 1000 }),
+              cacheWrite1h: fc.integer({ min: 0, max: 1000 }),
+              output: fc.integer({ min: 0, max: 1000 }),
+            },
+            { requiredKeys: ['input', 'output'] },
+          )
+          .map((r) => obj(r)),
     },
   },
   'DELETE /prices/{provider}/{model}': {},

@@ -195,7 +195,14 @@ describe('the dashboard in Chromium', () => {
     await screen(page, 'Prices');
     const filter = page.getByLabel('Filter by provider or model');
     await filter.fill('gpt-4o-mini');
-    expect(await page.getByRole('row', { name: /openai gpt-4o-mini/ }).textContent()).toContain('Built-in');
+    const builtinRow = page.getByRole('row', { name: /openai gpt-4o-mini/ });
+    expect(await builtinRow.textContent()).toContain('Built-in');
+    // Each built-in row names the page it comes from and the day it was checked; Anthropic rows show both cache-write prices.
+    expect(await builtinRow.getByRole('link', { name: /^Where the built-in price of openai\/gpt-4o-mini comes from: https:/ }).getAttribute('href')).toMatch(/^https:\/\//);
+    expect(await builtinRow.textContent()).toMatch(/checked [A-Z][a-z]{2} \d{1,2}, \d{4} \(UTC\)/);
+    await filter.fill('claude-sonnet-4-5');
+    expect(await page.getByRole('row', { name: /anthropic claude-sonnet-4-5/ }).textContent()).toMatch(/^anthropicclaude-sonnet-4-5\$3\.00\$0\.30\$3\.75\$6\.00\$15\.00Built-in/);
+    await filter.fill('gpt-4o-mini');
     await page.getByLabel('Provider', { exact: true }).fill('openai');
     await page.getByLabel('Model', { exact: true }).fill('acme-tuned-1');
     await page.getByLabel('Input', { exact: true }).fill('-1');
@@ -208,13 +215,14 @@ describe('the dashboard in Chromium', () => {
     await page.getByText(/^Saved: openai\/acme-tuned-1/).waitFor();
     await filter.fill('acme');
     const ownRow = page.getByRole('row', { name: /openai acme-tuned-1/ });
-    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$10\.00\$20\.00Own/);
+    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$10\.00\$10\.00\$10\.00\$20\.00Own/); // reads and writes default to input
     // Edit with the keyboard: the row's "Edit" fills the form and moves focus to it; Enter saves.
     await page.getByRole('button', { name: 'Edit the own price of openai/acme-tuned-1' }).press('Enter');
     await expect.poll(() => page.evaluate(() => [document.activeElement?.name, document.activeElement?.value])).toEqual(['input', '10']);
     await page.getByLabel('Cached input', { exact: true }).fill('1.875');
+    await page.getByLabel('Cache write 1 h', { exact: true }).fill('20');
     await page.getByLabel('Cached input', { exact: true }).press('Enter');
-    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$1\.875\$20\.00Own/); // exact, not rounded to cents
+    await expect.poll(() => ownRow.textContent()).toMatch(/\$10\.00\$1\.875\$10\.00\$20\.00\$20\.00Own/); // exact, not rounded to cents
     await screen(page, 'Prices', ' (an own price)');
 
     // An event of that model without costUsd is priced with the own price: 100,000 input tokens × $10 + 50,000

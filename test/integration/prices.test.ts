@@ -26,10 +26,39 @@ async function costOf(model: string, provider = 'openai'): Promise<number> {
 }
 
 describe('own prices', () => {
-  it('GET /prices lists the built-in table with source and date', async () => {
+  it('GET /prices lists the built-in table with both cache-write prices, and each row with its source page and check date', async () => {
     const res = await api('/prices', { token: user.token });
     expect(res.status).toBe(200);
-    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, output: 0.6, source: 'builtin', updatedAt: expect.any(String) });
+    const builtin = { source: 'builtin', sourceUrl: expect.stringMatching(/^https:\/\//), checkedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), updatedAt: expect.any(String) };
+    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15, output: 0.6, ...builtin });
+    expect(res.body.items).toContainEqual({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      input: 3,
+      cachedInput: 0.3,
+      cacheWrite: 3.75,
+      cacheWrite1h: 6,
+      output: 15,
+      ...builtin,
+      sourceUrl: 'https://platform.claude.com/docs/en/about-claude/pricing',
+    });
+    for (const item of res.body.items) expect(item.sourceUrl, item.model).toMatch(/^https:\/\//);
+  });
+
+  it('PUT and GET carry cacheWrite and cacheWrite1h (each defaults to input); an own price has no source page', async () => {
+    const own = { source: 'account', sourceUrl: null, checkedAt: null, updatedAt: expect.any(String) };
+    const put = await api('/prices/selfhosted/cache-model', { method: 'PUT', token: user.token, body: { input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10 } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const written = { provider: 'selfhosted', model: 'cache-model', input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10, ...own };
+    expect(put.body).toEqual(written);
+    expect((await api('/prices', { token: user.token })).body.items).toContainEqual(written);
+
+    const defaults = await api('/prices/selfhosted/cache-model', { method: 'PUT', token: user.token, body: { input: 1.5, output: 3, cacheWrite1h: 0.000001 } });
+    expect(defaults.body).toEqual({ provider: 'selfhosted', model: 'cache-model', input: 1.5, cachedInput: 1.5, cacheWrite: 1.5, cacheWrite1h: 0.000001, output: 3, ...own });
+    for (const body of [{ input: 1, output: 1, cacheWrite: -1 }, { input: 1, output: 1, cacheWrite1h: 0.0000001 }, { input: 1, output: 1, cacheWrite: '1' }]) {
+      expect((await api('/prices/selfhosted/cache-model', { method: 'PUT', token: user.token, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await api('/prices/selfhosted/cache-model', { method: 'DELETE', token: user.token })).status).toBe(204);
   });
 
   it('prices events ingested after the PUT, not before; a dated name uses the family price; DELETE restores the built-in one', async () => {
@@ -45,7 +74,19 @@ describe('own prices', () => {
 
     const put = await api('/prices/OpenAI/GPT-4o-mini', { method: 'PUT', token: user.token, body: { input: 1, cachedInput: 0.5, output: 2 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    expect(put.body).toEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 1, cachedInput: 0.5, output: 2, source: 'account', updatedAt: expect.any(String) });
+    expect(put.body).toEqual({
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      input: 1,
+      cachedInput: 0.5,
+      cacheWrite: 1,
+      cacheWrite1h: 1,
+      output: 2,
+      source: 'account',
+      sourceUrl: null,
+      checkedAt: null,
+      updatedAt: expect.any(String),
+    });
     const own = 0.9 + 0.05 + 2;
     expect(await costOf('gpt-4o-mini')).toBe(own);
     expect(await costOf('gpt-4o-mini-2024-07-18')).toBe(own); // the family's own price, before the built-in one

@@ -5,8 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costAt, priceFor, priceUsage, resolvePrice, type OwnPriceLookup, type PriceRates, type Usage } from '#shared/pricing/pricing.ts';
+import { costAt, priceFor, priceUsage, resolvePrice, tierOf, type OwnPriceLookup, type PriceRates, type Usage } from '#shared/pricing/pricing.ts';
 import { isRejection, priceEvent, CACHE_PARTS_MESSAGE } from '#shared/ingest/events.ts';
+import { toOwnPrice } from '#shared/db/prices.ts';
 
 const M = 1_000_000;
 /** Distinct rates (µ$ per 1M tokens) so a token class priced at another's rate shows. */
@@ -82,6 +83,21 @@ describe('batch tier: half price, exactly', () => {
     expect(at({ inputTokens: 3, cachedInputTokens: 3, tier: 'batch' })).toBe(0);
     // 5 reads: standard 1.5 µ$ → 2; batch 0.75 µ$ → 1
     expect(at({ inputTokens: 5, cachedInputTokens: 5, tier: 'batch' })).toBe(1);
+  });
+});
+
+describe('tierOf: the tier of a provider usage row', () => {
+  it.each([
+    [{ batch: true }, 'batch'],
+    [{ batch: false }, 'standard'],
+    [{ batch: null }, 'standard'],
+    [{ service_tier: 'batch' }, 'batch'],
+    [{ service_tier: 'standard' }, 'standard'],
+    [{ service_tier: 'priority' }, 'standard'],
+    [{ service_tier: null }, 'standard'],
+    [{}, 'standard'],
+  ] as const)('%j is %s', (row, tier) => {
+    expect(tierOf(row)).toBe(tier);
   });
 });
 
@@ -196,5 +212,13 @@ describe('events with cache writes', () => {
   it('an event without the new fields is priced as before (write counts 0, the old cached-only message)', () => {
     expect(priceEvent(event({ cachedInputTokens: 1001 }), 0, now)).toEqual({ index: 0, code: 'invalid_event', message: 'cachedInputTokens: must not be more than inputTokens.' });
     expect(priceEvent(event({ cachedInputTokens: 100 }), 0, now)).toMatchObject({ costMicros: 900 * 3 + 30, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0 });
+  });
+});
+
+describe('own prices stored before cache-write prices existed', () => {
+  it('read both cache-write prices as the input price (what they were priced at then)', () => {
+    const before = { provider: 'selfhosted', model: 'm', inputMicros: 2_000_000, cachedInputMicros: 500_000, outputMicros: 8_000_000, updatedAt: '2026-01-01T00:00:00.000Z' };
+    expect(toOwnPrice(before)).toMatchObject({ input: 2_000_000, cachedInput: 500_000, cacheWrite: 2_000_000, cacheWrite1h: 2_000_000, output: 8_000_000 });
+    expect(toOwnPrice({ ...before, cacheWriteMicros: 2_500_000, cacheWrite1hMicros: 4_000_000 })).toMatchObject({ cacheWrite: 2_500_000, cacheWrite1h: 4_000_000 });
   });
 });

@@ -16,6 +16,22 @@ const M = 1_000_000;
  * and 1-hour cache writes where the provider prices them apart (else they are the input price).
  */
 const LISTED: [provider: string, model: string, input: string, cachedInput: string, output: string, cacheWrite?: string, cacheWrite1h?: string][] = [
+  ['openai', 'gpt-6.1-sol', '2.00', '0.10', '10.00', '2.50', '2.00'],
+  ['openai', 'gpt-6-sol', '2.00', '0.20', '10.00', '2.50', '2.00'],
+  ['openai', 'gpt-6-luna', '0.10', '0.01', '0.50', '0.125', '0.10'],
+  ['openai', 'gpt-6.1-terra', '1.00', '0.05', '5.00', '1.25', '1.00'],
+  ['openai', 'gpt-6-astra', '10.00', '1.00', '50.00'],
+  ['openai', 'gpt-5.6-terra', '2.00', '0.20', '12.00', '2.50', '2.00'],
+  ['openai', 'gpt-5.6-luna', '0.20', '0.02', '1.20', '0.25', '0.20'],
+  ['openai', 'gpt-5.5', '5.00', '0.50', '30.00'],
+  ['openai', 'gpt-5.5-pro', '30.00', '30.00', '180.00'],
+  ['openai', 'gpt-5.4', '2.50', '0.25', '15.00'],
+  ['openai', 'gpt-5.4-mini', '0.75', '0.075', '4.50'],
+  ['openai', 'gpt-5.4-nano', '0.20', '0.02', '1.25'],
+  ['openai', 'gpt-5.2', '1.75', '0.175', '14.00'],
+  ['openai', 'text-embedding-3-small', '0.02', '0.02', '0.00'],
+  ['openai', 'text-embedding-3-large', '0.13', '0.13', '0.00'],
+  ['openai', 'text-embedding-ada-002', '0.10', '0.10', '0.00'],
   ['openai', 'gpt-5.1', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5', '1.25', '0.125', '10.00'],
   ['openai', 'gpt-5-mini', '0.25', '0.025', '2.00'],
@@ -35,11 +51,24 @@ const LISTED: [provider: string, model: string, input: string, cachedInput: stri
   ['openai', 'o4-mini', '1.10', '0.275', '4.40'],
   ['openai', 'gpt-4-turbo', '10.00', '10.00', '30.00'],
   ['openai', 'gpt-3.5-turbo', '0.50', '0.50', '1.50'],
+  ['anthropic', 'claude-fable-5-1', '10.00', '0.25', '50.00', '12.50', '20.00'],
+  ['anthropic', 'claude-mythos-5-1', '10.00', '0.25', '50.00', '12.50', '20.00'],
+  ['anthropic', 'claude-fable-5', '10.00', '1.00', '50.00', '12.50', '20.00'],
+  ['anthropic', 'claude-mythos-5', '10.00', '1.00', '50.00', '12.50', '20.00'],
+  ['anthropic', 'claude-opus-5-5', '4.00', '0.20', '20.00', '5.00', '8.00'],
+  ['anthropic', 'claude-opus-5', '5.00', '0.50', '25.00', '6.25', '10.00'],
+  ['anthropic', 'claude-opus-4-8', '5.00', '0.50', '25.00', '6.25', '10.00'],
+  ['anthropic', 'claude-opus-4-7', '5.00', '0.50', '25.00', '6.25', '10.00'],
+  ['anthropic', 'claude-opus-4-6', '5.00', '0.50', '25.00', '6.25', '10.00'],
   ['anthropic', 'claude-opus-4-5', '5.00', '0.50', '25.00', '6.25', '10.00'],
   ['anthropic', 'claude-opus-4-1', '15.00', '1.50', '75.00', '18.75', '30.00'],
   ['anthropic', 'claude-opus-4', '15.00', '1.50', '75.00', '18.75', '30.00'],
+  ['anthropic', 'claude-sonnet-5-5', '2.00', '0.10', '10.00', '2.50', '4.00'],
+  ['anthropic', 'claude-sonnet-5', '2.00', '0.20', '10.00', '2.50', '4.00'],
+  ['anthropic', 'claude-sonnet-4-6', '3.00', '0.30', '15.00', '3.75', '6.00'],
   ['anthropic', 'claude-sonnet-4-5', '3.00', '0.30', '15.00', '3.75', '6.00'],
   ['anthropic', 'claude-sonnet-4', '3.00', '0.30', '15.00', '3.75', '6.00'],
+  ['anthropic', 'claude-haiku-5-5', '0.10', '0.01', '0.50', '0.125', '0.20'],
   ['anthropic', 'claude-haiku-4-5', '1.00', '0.10', '5.00', '1.25', '2.00'],
   ['anthropic', 'claude-3-7-sonnet', '3.00', '0.30', '15.00', '3.75', '6.00'],
   ['anthropic', 'claude-3-5-sonnet', '3.00', '0.30', '15.00', '3.75', '6.00'],
@@ -81,7 +110,7 @@ const cost = (model: string, inputTokens: number, outputTokens = 0, cachedInputT
 
 describe('price table', () => {
   it('names its source and date', () => {
-    expect(PRICE_TABLE.source).toMatch(/OpenAI .*Anthropic .*Google .*Mistral .*DeepSeek /);
+    expect(PRICE_TABLE.source).toMatch(/OpenAI .*Anthropic .*Google, Mistral, DeepSeek/);
     expect(PRICE_TABLE.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
@@ -113,9 +142,11 @@ describe('price table', () => {
     );
   });
 
-  it("holds Anthropic's cache multipliers: 5-minute writes 1.25×, 1-hour writes 2×, reads 0.1× input (Haiku 3 as listed)", () => {
+  it("holds Anthropic's cache multipliers: 5-minute writes 1.25×, 1-hour writes 2×, reads 0.1× input (the exceptions as listed)", () => {
+    /** Reads below 0.1× input: the newest models' footnotes (Haiku 3's prices are not multiples at all). */
+    const reads: Record<string, number> = { 'claude-fable-5-1': 0.025, 'claude-mythos-5-1': 0.025, 'claude-opus-5-5': 0.05, 'claude-sonnet-5-5': 0.05 };
     for (const p of PRICE_TABLE.models.filter((m) => m.provider === 'anthropic' && m.model !== 'claude-3-haiku')) {
-      expect([p.cacheWrite * 4, p.cacheWrite1h, p.cachedInput * 10], p.model).toEqual([p.input * 5, p.input * 2, p.input]);
+      expect([p.cacheWrite * 4, p.cacheWrite1h, p.cachedInput], p.model).toEqual([p.input * 5, p.input * 2, p.input * (reads[p.model] ?? 0.1)]);
     }
   });
 

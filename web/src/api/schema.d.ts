@@ -725,7 +725,7 @@ export interface paths {
         };
         /**
          * Prices in dollars per million tokens: the built-in table with the account’s own prices over it.
-         * @description Prices in dollars per million tokens: the built-in table with the account’s own prices over it. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + 1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once); batch usage of a connection at half. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["pricesList"];
         put?: never;
@@ -746,7 +746,7 @@ export interface paths {
         get?: never;
         /**
          * Set the account’s own price of a model (events ingested from then on use it).
-         * @description Names are trimmed and lower-cased. `cachedInput` defaults to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         put: operations["pricesPut"];
         post?: never;
@@ -1126,9 +1126,13 @@ export interface components {
             model: string;
             input: number;
             cachedInput: number;
+            cacheWrite: number;
+            cacheWrite1h: number;
             output: number;
             /** @enum {string} */
             source: "builtin" | "account";
+            sourceUrl: string | null;
+            checkedAt: components["schemas"]["CalendarDate"] | null;
             updatedAt: components["schemas"]["Timestamp"];
         };
         PriceList: {
@@ -1389,12 +1393,14 @@ export interface components {
         PutPriceRequest: {
             input: number;
             cachedInput?: number;
+            cacheWrite?: number;
+            cacheWrite1h?: number;
             output: number;
         };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
         };
-        /** @description One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer (it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 decimals; `cachedInputTokens` ≤ `inputTokens`; `timestamp` at most 5 minutes ahead and 35 days old. A string that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400). */
+        /** @description One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer (it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 decimals; `cachedInputTokens` (cache reads), `cacheWriteInputTokens` (5-minute cache writes) and `cacheWrite1hInputTokens` (1-hour cache writes) are parts of `inputTokens`, together at most `inputTokens`, each priced at its own rate; `timestamp` at most 5 minutes ahead and 35 days old. A string that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400). */
         IngestEvent: {
             requestId: string;
             keyHash: string;
@@ -2384,6 +2390,17 @@ export interface operations {
                  *           "outputTokens": 350,
                  *           "cachedInputTokens": 200,
                  *           "timestamp": "2026-11-21T22:34:24.123Z"
+                 *         },
+                 *         {
+                 *           "requestId": "msg_01XFDUDYJgAACzvnptvVoYEL",
+                 *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                 *           "provider": "anthropic",
+                 *           "model": "claude-sonnet-4-5",
+                 *           "inputTokens": 52000,
+                 *           "outputTokens": 900,
+                 *           "cachedInputTokens": 48000,
+                 *           "cacheWriteInputTokens": 3000,
+                 *           "cacheWrite1hInputTokens": 0
                  *         }
                  *       ]
                  *     }
@@ -3903,22 +3920,30 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "provider": "anthropic",
+                     *           "model": "claude-sonnet-4-5",
+                     *           "input": 3,
+                     *           "cachedInput": 0.3,
+                     *           "cacheWrite": 3.75,
+                     *           "cacheWrite1h": 6,
+                     *           "output": 15,
+                     *           "source": "builtin",
+                     *           "sourceUrl": "https://platform.claude.com/docs/en/about-claude/pricing",
+                     *           "checkedAt": "2026-11-24",
+                     *           "updatedAt": "2026-11-24T00:00:00.000Z"
+                     *         },
+                     *         {
                      *           "provider": "openai",
                      *           "model": "gpt-4o",
                      *           "input": 2.5,
                      *           "cachedInput": 1.25,
+                     *           "cacheWrite": 2.5,
+                     *           "cacheWrite1h": 2.5,
                      *           "output": 10,
                      *           "source": "account",
+                     *           "sourceUrl": null,
+                     *           "checkedAt": null,
                      *           "updatedAt": "2026-11-21T22:34:24.123Z"
-                     *         },
-                     *         {
-                     *           "provider": "openai",
-                     *           "model": "gpt-4o-mini",
-                     *           "input": 0.15,
-                     *           "cachedInput": 0.075,
-                     *           "output": 0.6,
-                     *           "source": "builtin",
-                     *           "updatedAt": "2025-11-24T00:00:00.000Z"
                      *         }
                      *       ]
                      *     }
@@ -3949,6 +3974,8 @@ export interface operations {
                  * @example {
                  *       "input": 2.5,
                  *       "cachedInput": 1.25,
+                 *       "cacheWrite": 3.125,
+                 *       "cacheWrite1h": 5,
                  *       "output": 10
                  *     }
                  */
@@ -3969,8 +3996,12 @@ export interface operations {
                      *       "model": "gpt-4o",
                      *       "input": 2.5,
                      *       "cachedInput": 1.25,
+                     *       "cacheWrite": 2.5,
+                     *       "cacheWrite1h": 2.5,
                      *       "output": 10,
                      *       "source": "account",
+                     *       "sourceUrl": null,
+                     *       "checkedAt": null,
                      *       "updatedAt": "2026-11-21T22:34:24.123Z"
                      *     }
                      */

@@ -7,9 +7,11 @@ import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
 
 type Price = Schemas['Price'];
-type Draft = { provider: string; model: string; input: string; cachedInput: string; output: string };
+type Draft = { provider: string; model: string; input: string; cachedInput: string; cacheWrite: string; cacheWrite1h: string; output: string };
 
-const BLANK: Draft = { provider: '', model: '', input: '', cachedInput: '', output: '' };
+const BLANK: Draft = { provider: '', model: '', input: '', cachedInput: '', cacheWrite: '', cacheWrite1h: '', output: '' };
+/** The optional prices: an empty box is the input price. */
+const OPTIONAL = ['cachedInput', 'cacheWrite', 'cacheWrite1h'] as const;
 const name = (p: Pick<Price, 'provider' | 'model'>) => `${p.provider}/${p.model}`;
 
 export function Prices() {
@@ -27,7 +29,15 @@ export function Prices() {
     setDraft({
       edit: draft.edit + 1,
       focus: true,
-      values: { provider: p.provider, model: p.model, input: String(p.input), cachedInput: String(p.cachedInput), output: String(p.output) },
+      values: {
+        provider: p.provider,
+        model: p.model,
+        input: String(p.input),
+        cachedInput: String(p.cachedInput),
+        cacheWrite: String(p.cacheWrite),
+        cacheWrite1h: String(p.cacheWrite1h),
+        output: String(p.output),
+      },
     });
   };
   const del = (p: Price) => {
@@ -41,6 +51,8 @@ export function Prices() {
       <p class="muted">
         US dollars per million tokens. Events without their own <code>costUsd</code> are priced with these when they are ingested: built-in prices from the
         providers' public pages, or an own price (a negotiated rate, a fine-tune) set by an admin, from then on. Nothing already counted is repriced.
+        Cached input is what reading the provider's prompt cache costs; cache writes (kept 5 minutes or 1 hour) are what writing it costs, where the
+        provider charges for that (else the input price). Batch usage a connection imports costs half.
       </p>
       {isAdmin && (
         <PriceForm
@@ -48,7 +60,10 @@ export function Prices() {
           initial={draft.values}
           focus={draft.focus}
           onSaved={(p) => {
-            setSaved(`Saved: ${name(p)} at ${unitPrice(p.input)} input, ${unitPrice(p.cachedInput)} cached input, ${unitPrice(p.output)} output per million tokens. Events ingested from now on use it.`);
+            setSaved(
+              `Saved: ${name(p)} at ${unitPrice(p.input)} input, ${unitPrice(p.cachedInput)} cached input, ${unitPrice(p.cacheWrite)} / ${unitPrice(p.cacheWrite1h)} ` +
+                `cache writes (5 minutes / 1 hour), ${unitPrice(p.output)} output per million tokens. Events ingested from now on use it.`,
+            );
             setDraft({ edit: draft.edit + 1, values: BLANK, focus: false });
             prices.reload();
           }}
@@ -80,9 +95,11 @@ export function Prices() {
                     <th scope="col">Model</th>
                     <th scope="col" class="num">Input</th>
                     <th scope="col" class="num">Cached input</th>
+                    <th scope="col" class="num">Cache write 5 min</th>
+                    <th scope="col" class="num">Cache write 1 h</th>
                     <th scope="col" class="num">Output</th>
                     <th scope="col">Source</th>
-                    <th scope="col">Updated</th>
+                    <th scope="col">Checked or set</th>
                     {isAdmin && <th scope="col">Actions</th>}
                   </tr>
                 </thead>
@@ -93,9 +110,22 @@ export function Prices() {
                       <td>{p.model}</td>
                       <td class="num">{unitPrice(p.input)}</td>
                       <td class="num">{unitPrice(p.cachedInput)}</td>
+                      <td class="num">{unitPrice(p.cacheWrite)}</td>
+                      <td class="num">{unitPrice(p.cacheWrite1h)}</td>
                       <td class="num">{unitPrice(p.output)}</td>
-                      <td>{p.source === 'account' ? <span class="badge own">Own</span> : <span class="badge builtin">Built-in</span>}</td>
-                      <td>{p.source === 'account' ? when(p.updatedAt) : utcDay(p.updatedAt.slice(0, 10))}</td>
+                      <td>
+                        {p.sourceUrl === null ? (
+                          <span class="badge own">Own</span>
+                        ) : (
+                          <>
+                            <span class="badge builtin">Built-in</span>{' '}
+                            <a href={p.sourceUrl} target="_blank" rel="noopener noreferrer" aria-label={`Where the built-in price of ${name(p)} comes from: ${p.sourceUrl}`}>
+                              {new URL(p.sourceUrl).hostname}
+                            </a>
+                          </>
+                        )}
+                      </td>
+                      <td>{p.checkedAt === null ? when(p.updatedAt) : `checked ${utcDay(p.checkedAt)}`}</td>
                       {isAdmin && (
                         <td>
                           <span class="actions">
@@ -145,12 +175,13 @@ function PriceForm({ initial, focus, onSaved }: { initial: Draft; focus: boolean
     };
     setMissing(need);
     if (need.provider || need.model) return;
-    const body = { input: amount(form.input), output: amount(form.output), ...(form.cachedInput.trim() ? { cachedInput: amount(form.cachedInput) } : {}) };
+    const optional = Object.fromEntries(OPTIONAL.filter((f) => form[f].trim()).map((f) => [f, amount(form[f])]));
+    const body = { input: amount(form.input), output: amount(form.output), ...optional };
     void submit.run(async () => onSaved(await ok(api.PUT('/prices/{provider}/{model}', { params: { path: { provider: form.provider.trim(), model: form.model.trim() } }, body }))));
   };
   const fieldError = (field: string) => submit.fieldError(field);
   // Errors the fields show themselves are not repeated under the form.
-  const shownByFields = ['path.provider', 'path.model', 'input', 'cachedInput', 'output'].some((f) => fieldError(f));
+  const shownByFields = ['path.provider', 'path.model', 'input', ...OPTIONAL, 'output'].some((f) => fieldError(f));
 
   return (
     <div class="card" ref={box}>
@@ -164,6 +195,8 @@ function PriceForm({ initial, focus, onSaved }: { initial: Draft; focus: boolean
           <legend>US dollars per million tokens</legend>
           <Field label="Input" name="input" inputMode="decimal" value={form.input} error={fieldError('input')} onInput={set('input')} />
           <Field label="Cached input" name="cachedInput" inputMode="decimal" hint="Empty: the input price." value={form.cachedInput} error={fieldError('cachedInput')} onInput={set('cachedInput')} />
+          <Field label="Cache write 5 min" name="cacheWrite" inputMode="decimal" hint="Empty: the input price." value={form.cacheWrite} error={fieldError('cacheWrite')} onInput={set('cacheWrite')} />
+          <Field label="Cache write 1 h" name="cacheWrite1h" inputMode="decimal" hint="Empty: the input price." value={form.cacheWrite1h} error={fieldError('cacheWrite1h')} onInput={set('cacheWrite1h')} />
           <Field label="Output" name="output" inputMode="decimal" value={form.output} error={fieldError('output')} onInput={set('output')} />
         </fieldset>
         <p class="actions">
