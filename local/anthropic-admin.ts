@@ -10,6 +10,7 @@
  *                                                   `amount` a decimal string in cents, currency "USD"
  *   GET  /v1/organizations/api_keys[/{id}]          after_id | before_id, limit 1..1000 (20), status, workspace_id
  *   POST /v1/organizations/api_keys/{id}            {name?, status?: active|inactive|archived}
+ *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit, include_archived, include_default
  *
  * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
  * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is
@@ -32,6 +33,7 @@ import {
   groupWindow,
   idChars,
   intParam,
+  makeOrg,
   MAX_ROWS_PER_PAGE,
   type Metrics,
   type OrgKey,
@@ -163,21 +165,16 @@ export function seedAnthropicOrg(now: number, adminKey: string, seed = 'harbor')
     // The Console's Workbench/playground: no API key, the default workspace.
     series(null, 'claude-sonnet-4-5-20250929', 'standard', msg(60_000, 0, 0, 0, 30_000), origin),
   ];
-  return {
+  return makeOrg({
     provider: 'anthropic',
     seed,
     originDay: origin,
     adminKey,
-    adminRevoked: false,
     inferenceKeys: [`sk-ant-api03-${idChars(`${seed}|inference`, 86)}-${idChars(`${seed}|inf2`, 6)}AA`],
     projects: [wProd, wResearch, wOld],
     keys: Object.values(k),
     series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: null,
-  };
+  });
 }
 
 const BIG_MODELS = Object.keys(ANTHROPIC_STANDIN_PRICES);
@@ -195,7 +192,7 @@ export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: num
     keys.push(key);
     for (const model of models) s.push(series(key, model, 'standard', msg(150_000 + (i % 5) * 10_000, 300_000, 20_000, 5000, 40_000), since));
   }
-  return { provider: 'anthropic', seed, originDay: since, adminKey, adminRevoked: false, inferenceKeys: [], projects: workspaces, keys, series: s, revisions: {}, additions: [], clock: null, big: size };
+  return makeOrg({ provider: 'anthropic', seed, originDay: since, adminKey, inferenceKeys: [], projects: workspaces, keys, series: s, big: size });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -215,13 +212,16 @@ function errorBody(e: StandInError) {
   return { type: 'error', error: { type, message: e.message }, request_id: `req_011C${randomBytes(12).toString('base64url')}` };
 }
 
-function authenticate(store: OrgStore, req: IncomingMessage): void {
-  const key = String(req.headers['x-api-key'] ?? '').trim();
+const credential = (req: IncomingMessage) => String(req.headers['x-api-key'] ?? '').trim();
+
+/** `store`: the organization whose admin key `key` is (revoked or not), if any. */
+function authenticate(store: OrgStore | undefined, key: string, req: IncomingMessage): void {
   if (!key) throw new StandInError(401, 'authentication', 'x-api-key header is required');
-  if (store.org.inferenceKeys.includes(key) || key.startsWith('sk-ant-api')) {
+  // An inference key (sk-ant-api03-…) is a key, just not one that may use the Admin API.
+  if (!store && key.startsWith('sk-ant-api')) {
     throw new StandInError(403, 'permission', 'This endpoint requires an Admin API key (sk-ant-admin…); a workspace API key does not have access to the Admin API.');
   }
-  if (key !== store.org.adminKey || store.org.adminRevoked) throw new StandInError(401, 'authentication', 'invalid x-api-key');
+  if (!store || store.org.adminRevoked) throw new StandInError(401, 'authentication', 'invalid x-api-key');
   if (!req.headers['anthropic-version']) throw new StandInError(400, 'invalid_request', 'anthropic-version: header is required');
 }
 
@@ -352,8 +352,7 @@ export function anthropicCostItems(s: Series, m: Metrics) {
 function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const q = reportQuery(tokens, params, ['1d'], { default: 7, max: 31 });
   const groups = new Set<string>(enumArray(params, 'group_by', COST_GROUPS));
-  const workspaceIds = arrayParam(params, 'workspace_ids');
-  const selected = store.org.series.filter((s) => !workspaceIds.length || workspaceIds.includes(s.projectId ?? ''));
+  const selected = store.org.series;
   const additions = store.additions();
   const now = store.now();
   const production = store.org.projects.find((p) => p.name === 'Production');
@@ -384,7 +383,7 @@ function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams
       const m = groupWindow(store.org, [s], a, b, now, additions, () => ({}))[0]?.metrics;
       if (m) for (const item of anthropicCostItems(s, m)) add(dims(s.projectId, item, s), item.nanos);
     }
-    if (production && (!workspaceIds.length || workspaceIds.includes(production.id))) {
+    if (production) {
       add(dims(production.id, { costType: 'code_execution', tokenType: '', model: null, description: 'Code Execution Usage' }, null), CODE_EXECUTION_NANOS_PER_DAY);
     }
     return [...rows.values()].map((r) => ({ amount: nanosToCentsString(r.nanos), currency: 'USD', ...r.dims }));
@@ -406,7 +405,6 @@ function keyView(k: OrgKey) {
 }
 
 function listKeys(store: OrgStore, params: URLSearchParams) {
-  const limit = intParam(params, 'limit', 20, 1, 1000);
   const status = scalarParam(params, 'status');
   if (status && !['active', 'inactive', 'archived', 'expired'].includes(status)) throw new StandInError(400, 'invalid_request', `status: Input should be 'active', 'inactive', 'archived' or 'expired'`);
   const workspace = scalarParam(params, 'workspace_id');
@@ -415,15 +413,21 @@ function listKeys(store: OrgStore, params: URLSearchParams) {
   const all = store.org.keys
     .filter((k) => k.status !== 'deleted' && (!status || k.status === status) && (workspace === undefined || k.projectId === workspace) && (!createdBy || k.owner.id === createdBy))
     .sort((a, b) => b.createdAt - a.createdAt || b.id.localeCompare(a.id));
+  return cursorPage(all, params, keyView);
+}
+
+/** Anthropic's list paging: `limit` 1..1000 (20), `after_id` | `before_id`, `first_id` / `last_id` / `has_more`. */
+function cursorPage<T extends { id: string }>(all: T[], params: URLSearchParams, render: (item: T) => unknown) {
+  const limit = intParam(params, 'limit', 20, 1, 1000);
   const afterId = scalarParam(params, 'after_id');
   const beforeId = scalarParam(params, 'before_id');
   if (afterId && beforeId) throw new StandInError(400, 'invalid_request', 'Only one of after_id and before_id may be given.');
   const at = (id: string, name: string) => {
     const i = all.findIndex((k) => k.id === id);
-    if (i < 0) throw new StandInError(400, 'invalid_request', `${name}: no API key with id '${id}'`);
+    if (i < 0) throw new StandInError(400, 'invalid_request', `${name}: no object with id '${id}'`);
     return i;
   };
-  let page: OrgKey[];
+  let page: T[];
   let hasMore: boolean;
   if (beforeId) {
     const end = at(beforeId, 'before_id');
@@ -434,7 +438,37 @@ function listKeys(store: OrgStore, params: URLSearchParams) {
     page = all.slice(start, start + limit);
     hasMore = start + limit < all.length;
   }
-  return { data: page.map(keyView), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
+  return { data: page.map(render), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
+}
+
+/** The default workspace as `include_default=true` lists it (usage and keys still say `workspace_id: null`). */
+const defaultWorkspace = (store: OrgStore) => ({ id: `wrkspc_01${idChars(`${store.org.seed}|ws|default`, 22)}`, name: 'Default', createdAt: store.org.originDay - 400 * DAY_S, archivedAt: null });
+
+function workspaceView(w: OrgState['projects'][number]) {
+  return {
+    type: 'workspace',
+    id: w.id,
+    name: w.name,
+    created_at: rfc3339(w.createdAt),
+    archived_at: w.archivedAt === null ? null : rfc3339(w.archivedAt),
+    display_color: `#${idChars(w.id, 6).replace(/[^0-9a-f]/gi, 'a').toLowerCase().slice(0, 6)}`,
+  };
+}
+
+function listWorkspaces(store: OrgStore, params: URLSearchParams) {
+  const includeArchived = boolParam(params, 'include_archived') ?? false;
+  const includeDefault = boolParam(params, 'include_default') ?? false;
+  const all = [...(includeDefault ? [defaultWorkspace(store)] : []), ...store.org.projects]
+    .filter((w) => includeArchived || w.archivedAt === null)
+    .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  return cursorPage(all, params, workspaceView);
+}
+
+function boolParam(params: URLSearchParams, name: string): boolean | undefined {
+  const raw = scalarParam(params, name);
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new StandInError(400, 'invalid_request', `${name}: Input should be a valid boolean`);
 }
 
 async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown> {
@@ -458,6 +492,13 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (path === '/v1/organizations/usage_report/messages') return usageReport(store, tokens, req, params);
   if (path === '/v1/organizations/cost_report') return costReport(store, tokens, params);
   if (path === '/v1/organizations/api_keys') return listKeys(store, params);
+  if (path === '/v1/organizations/workspaces') return listWorkspaces(store, params);
+  const workspace = /^\/v1\/organizations\/workspaces\/([^/]+)$/.exec(path);
+  if (workspace) {
+    const found = [defaultWorkspace(store), ...store.org.projects].find((w) => w.id === decodeURIComponent(workspace[1]!));
+    if (!found) throw new StandInError(404, 'not_found', 'Workspace not found');
+    return workspaceView(found);
+  }
   if (one) {
     const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
     if (!key) throw new StandInError(404, 'not_found', 'API key not found');
@@ -473,6 +514,7 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
   seedOrg: (now, key) => seedAnthropicOrg(now, key),
   bigOrg: bigAnthropicOrg,
   newAdminKey: newAnthropicAdminKey,
+  credential,
   authenticate,
   route,
   errorBody,

@@ -8,7 +8,7 @@
  *   GET /v1/organization/usage/embeddings    the same without batch/service_tier
  *   GET /v1/organization/costs               1d buckets only, group_by project_id|line_item|api_key_id,
  *                                            project_ids, api_key_ids, limit 1..180 (default 7); amount.value dollars
- *   GET /v1/organization/projects            limit 1..100 (20), after, include_archived
+ *   GET /v1/organization/projects[/{id}]     limit 1..100 (20), after, include_archived
  *   GET /v1/organization/projects/{id}/api_keys[/{key}]   limit, after, owner_project_access active|inactive|any
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
@@ -31,13 +31,13 @@ import {
   groupWindow,
   idChars,
   intParam,
+  makeOrg,
   MAX_ROWS_PER_PAGE,
   type Metrics,
   type OrgKey,
   type OrgState,
   type OrgStore,
   PageTokens,
-  readJsonBody,
   scalarParam,
   type StandIn,
   type StandInOptions,
@@ -151,21 +151,16 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     // The playground: usage without an API key.
     series('completions', null, pDefault.id, 'gpt-5.1-2025-11-13', 'default', chat(90_000, 0, 0, 45_000, 40), origin),
   ];
-  return {
+  return makeOrg({
     provider: 'openai',
     seed,
     originDay: origin,
     adminKey,
-    adminRevoked: false,
     inferenceKeys: [`sk-proj-${idChars(`${seed}|inference`, 48)}`],
     projects: [pDefault, pWeb, pData, pLegacy],
     keys: Object.values(k),
     series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: null,
-  };
+  });
 }
 
 const BIG_MODELS = ['gpt-5.1-2025-11-13', 'gpt-5-mini-2025-08-07', 'gpt-4.1-2025-04-14', 'gpt-4o-mini-2024-07-18', 'o4-mini-2025-04-16'];
@@ -188,21 +183,7 @@ export function bigOpenAiOrg(now: number, adminKey: string, size: { keys: number
     keys.push(key);
     for (const model of models) s.push(series('completions', key, null, model, 'default', chat(200_000 + (i % 7) * 10_000, 50_000, 0, 40_000, 120), since));
   }
-  return {
-    provider: 'openai',
-    seed,
-    originDay: since,
-    adminKey,
-    adminRevoked: false,
-    inferenceKeys: [],
-    projects,
-    keys,
-    series: s,
-    revisions: {},
-    additions: [],
-    clock: null,
-    big: size,
-  };
+  return makeOrg({ provider: 'openai', seed, originDay: since, adminKey, inferenceKeys: [], projects, keys, series: s, big: size });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -215,16 +196,18 @@ function errorBody(e: StandInError) {
   return { error: { message: e.message, type, param: e.param, code } };
 }
 
-function authenticate(store: OrgStore, req: IncomingMessage): void {
-  const header = req.headers.authorization ?? '';
-  const token = /^Bearer (.+)$/i.exec(header)?.[1]?.trim() ?? '';
+const credential = (req: IncomingMessage) => /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '';
+
+/** `store`: the organization whose admin key `token` is (revoked or not), if any. */
+function authenticate(store: OrgStore | undefined, token: string): void {
   if (!token) {
     throw new StandInError(401, 'authentication', "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
   }
-  if (store.org.inferenceKeys.includes(token) || (!token.startsWith('sk-admin-') && token.startsWith('sk-'))) {
+  // An inference key (sk-proj-…, sk-svcacct-…, sk-…) is a key, just not one that may read the organization.
+  if (!store && !token.startsWith('sk-admin-') && token.startsWith('sk-')) {
     throw new StandInError(403, 'permission', 'You have insufficient permissions for this operation. Admin API keys are required for administration endpoints (an organization Owner creates them).');
   }
-  if (token !== store.org.adminKey || store.org.adminRevoked) {
+  if (!store || store.org.adminRevoked) {
     const shown = token.length > 8 ? `${token.slice(0, 3)}*****${token.slice(-4)}` : '*****';
     throw new StandInError(401, 'authentication', `Incorrect API key provided: ${shown}. You can find your API key at https://platform.openai.com/account/api-keys.`);
   }
@@ -435,8 +418,7 @@ function keyView(store: OrgStore, k: OrgKey) {
   const now = store.now();
   const additions = store.additions();
   let lastUsed: number | null = null;
-  for (const s of store.org.series) {
-    if (s.keyId !== k.id) continue;
+  for (const s of store.seriesByKey().get(k.id) ?? []) {
     const end = Math.min(now, s.until ?? Infinity);
     for (let t = dayStart(end); t >= Math.max(dayStart(s.since), dayStart(end) - 7 * DAY_S); t -= DAY_S) {
       const m = groupWindow(store.org, [s], t, t + DAY_S, end, additions, () => ({}))[0];
@@ -472,6 +454,12 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
     const projects = [...store.org.projects].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
     return listPage(projects.filter((p) => includeArchived || p.archivedAt === null), params, projectView);
   }
+  const project = /^\/v1\/organization\/projects\/([^/]+)$/.exec(path);
+  if (project) {
+    const found = store.org.projects.find((p) => p.id === decodeURIComponent(project[1]!));
+    if (!found) throw new StandInError(404, 'not_found', `No such project: ${project[1]}`);
+    return projectView(found);
+  }
   const keys = /^\/v1\/organization\/projects\/([^/]+)\/api_keys(?:\/([^/]+))?$/.exec(path);
   if (keys) {
     const project = store.org.projects.find((p) => p.id === decodeURIComponent(keys[1]!));
@@ -499,6 +487,7 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
   seedOrg: (now, key) => seedOpenAiOrg(now, key),
   bigOrg: bigOpenAiOrg,
   newAdminKey: newOpenAiAdminKey,
+  credential,
   authenticate,
   route,
   errorBody,

@@ -78,6 +78,8 @@ export interface Series {
 }
 
 export interface OrgState {
+  /** `main` for the seeded organization `npm start` prints; `org_…` for those made through the control API. */
+  id: string;
   provider: ProviderName;
   /** What the deterministic amounts derive from. */
   seed: string;
@@ -98,6 +100,16 @@ export interface OrgState {
   clock: number | null;
   /** Made by `POST /_burnrate/big`: its parameters, for the state page. */
   big: { keys: number; models: number; days: number } | null;
+  /**
+   * Late arrivals (the seeded organizations: 2% over 6 hours; big ones: none): this share of a day's usage shows in
+   * the day's bucket only after the day is over, growing over the next `hours`, as providers' recent buckets do.
+   */
+  late: { share: number; hours: number } | null;
+}
+
+/** An organization from its parts; the rest starts empty (no changes, real clock, main id until registered). */
+export function makeOrg(parts: Pick<OrgState, 'provider' | 'seed' | 'originDay' | 'adminKey' | 'inferenceKeys' | 'projects' | 'keys' | 'series'> & Partial<OrgState>): OrgState {
+  return { id: 'main', adminRevoked: false, revisions: {}, additions: [], clock: null, big: null, late: parts.big ? null : { share: 0.02, hours: 6 }, ...parts };
 }
 
 export class StandInError extends Error {
@@ -177,7 +189,8 @@ function seriesHash(org: OrgState, s: Series): number {
 function seededDay(org: OrgState, s: Series, day: number): Metrics {
   const h = seriesHash(org, s);
   const dayIndex = day / DAY_S;
-  const weekday = new Date(day * 1000).getUTCDay();
+  // 1970-01-01 was a Thursday (4).
+  const weekday = (dayIndex + 4) % 7;
   const weekend = weekday === 0 || weekday === 6 ? 0.55 : 1;
   const level = (0.6 + 0.8 * unit(h, dayIndex, 0)) * weekend;
   const out: Metrics = {};
@@ -198,15 +211,25 @@ export function seriesWindow(org: OrgState, s: Series, a: number, b: number, now
   const revised = org.revisions[`${s.id}#${day}`];
   const lo = revised ? a : Math.max(a, s.since);
   const hi = Math.min(b, now, revised ? Infinity : (s.until ?? Infinity));
+  // Late arrivals: a share of each day's usage reaches the report only after the day closed, growing over the next
+  // hours, counted at the day's last second (for a series that ran the whole day; ending a key never changes what
+  // its earlier hours show).
+  const late = revised ? null : org.late;
+  const lastSecond = day + DAY_S - 1;
+  const ranWholeDay = s.since <= day && (s.until ?? Infinity) > lastSecond;
+  const lateSeen = late && ranWholeDay && a <= lastSecond && lastSecond < b ? Math.min(1, Math.max(0, (now - day - DAY_S) / (late.hours * 3600))) : 0;
   const out: Metrics = {};
   for (const name of KIND_METRICS[s.kind]) out[name] = 0;
-  if (hi > lo) {
+  if (hi > lo || lateSeen > 0) {
     const total = revised ?? seededDay(org, s, day);
     for (const name of KIND_METRICS[s.kind]) {
-      const d = total[name] ?? 0;
-      out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+      const lateAmount = late ? Math.floor((total[name] ?? 0) * late.share) : 0;
+      const d = (total[name] ?? 0) - lateAmount;
+      if (hi > lo) out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+      out[name]! += Math.floor(lateAmount * lateSeen);
     }
   }
+  if (additions.size === 0) return out;
   const hiAdd = Math.min(b, now);
   for (const add of additions.get(`${s.id}#${day}`) ?? []) {
     if (add.at >= a && add.at < hiAdd) for (const [name, v] of Object.entries(add.metrics)) out[name] = (out[name] ?? 0) + v;
@@ -241,9 +264,9 @@ export function addInto(target: Metrics, m: Metrics): void {
  * three, mixed too, give the same list (duplicates dropped, order of first appearance kept).
  */
 export function arrayParam(params: URLSearchParams, name: string): string[] {
-  const values = [...params.getAll(name), ...params.getAll(`${name}[]`)];
   const out: string[] = [];
-  for (const value of values) {
+  for (const [n, value] of params) {
+    if (n !== name && n !== `${name}[]`) continue;
     for (const part of value.split(',')) {
       const item = part.trim();
       if (item && !out.includes(item)) out.push(item);
@@ -372,7 +395,8 @@ export function groupWindow(
     const m = seriesWindow(org, s, a, b, now, additions);
     if (isZero(m)) continue;
     const d = dims(s);
-    const k = JSON.stringify(d);
+    // Dimension values are ids, names and booleans: joined with a control character they key the group.
+    const k = Object.values(d).join('\u0001');
     const g = groups.get(k);
     if (g) addInto(g.metrics, m);
     else groups.set(k, { dims: d, metrics: { ...m } });
@@ -394,71 +418,131 @@ export interface Fault {
 // ---------------------------------------------------------------------------------------------------------------
 // The organization: loading, saving, the control API
 
+/**
+ * One organization with what goes with it at run time. A stand-in holds several (`OrgRegistry`): the seeded one
+ * that `npm start` prints, plus any a test or bench makes through the control API, each with its own admin key
+ * (requests find their organization by it), clock, faults and request counts, so test files running side by side
+ * never disturb each other.
+ */
 export interface OrgStore {
   readonly provider: ProviderName;
   org: OrgState;
   faults: Fault[];
   requests: { total: number; byPath: Record<string, number> };
   now(): number;
+  /** Saves every organization of the stand-in (and rebuilds this one's indexes). */
   save(): Promise<void>;
   additions(): AdditionIndex;
-  /** Call after changing `org` so cached indexes are rebuilt. */
-  changed(): void;
+  /** The series of each provider key (`-` for usage without a key). */
+  seriesByKey(): Map<string, Series[]>;
 }
 
 export interface OrgStoreOptions {
   provider: ProviderName;
-  /** `<dataDir>/state.json` keeps the organization (admin key, changes) across restarts; none: memory only. */
+  /** `<dataDir>/state.json` keeps the organizations (admin keys, changes) across restarts; none: memory only. */
   dataDir?: string;
   seedOrg: (now: number, adminKey: string) => OrgState;
   bigOrg: (now: number, adminKey: string, size: { keys: number; models: number; days: number }) => OrgState;
   newAdminKey: () => string;
-  /** An admin key to use instead of the kept or a new one (env, tests). */
+  /** An admin key for the main organization instead of the kept or a new one. */
   adminKey?: string;
 }
 
-export async function openOrgStore(options: OrgStoreOptions): Promise<OrgStore & { options: OrgStoreOptions }> {
+export interface OrgRegistry {
+  readonly provider: ProviderName;
+  readonly options: OrgStoreOptions;
+  /** The seeded organization `npm start` prints (id `main`). */
+  main(): OrgStore;
+  all(): OrgStore[];
+  byId(id: string): OrgStore | undefined;
+  /** The organization whose admin key this is (revoked or not). */
+  byAdminKey(key: string): OrgStore | undefined;
+  add(org: OrgState): OrgStore;
+  remove(id: string): boolean;
+  save(): Promise<void>;
+}
+
+const realNow = () => Math.floor(Date.now() / 1000);
+
+export async function openOrgRegistry(options: OrgStoreOptions): Promise<OrgRegistry> {
   const file = options.dataDir ? join(options.dataDir, 'state.json') : undefined;
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  let org: OrgState | undefined;
+  let kept: OrgState[] = [];
   if (file) {
     try {
-      org = JSON.parse(await readFile(file, 'utf8')) as OrgState;
+      kept = (JSON.parse(await readFile(file, 'utf8')) as { orgs: OrgState[] }).orgs ?? [];
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`[${options.provider}-admin] ${file} is unreadable; seeding anew:`, error);
     }
   }
-  const realNow = () => Math.floor(Date.now() / 1000);
-  org ??= options.seedOrg(realNow(), options.adminKey ?? options.newAdminKey());
-  if (options.adminKey && org.adminKey !== options.adminKey) org.adminKey = options.adminKey;
-  let index: AdditionIndex | undefined;
+  const stores: OrgStore[] = [];
   let saving: Promise<void> = Promise.resolve();
-  const store = {
+  const saveAll = () => {
+    if (!file) return Promise.resolve();
+    const text = `${JSON.stringify({ orgs: stores.map((st) => st.org) })}\n`;
+    saving = saving
+      .then(async () => {
+        await writeFile(`${file}.tmp`, text);
+        await rename(`${file}.tmp`, file);
+      })
+      .catch((error: unknown) => console.error(`[${options.provider}-admin] could not save state:`, error));
+    return saving;
+  };
+  const wrap = (org: OrgState): OrgStore => {
+    // Indexes of the organization, rebuilt after a change (save) or when the organization was replaced.
+    let indexes: { of: OrgState; additions: AdditionIndex; byKey: Map<string, Series[]> } | undefined;
+    const current = () => {
+      if (!indexes || indexes.of !== store.org) {
+        const byKey = new Map<string, Series[]>();
+        for (const s of store.org.series) {
+          const list = byKey.get(s.keyId ?? '-');
+          if (list) list.push(s);
+          else byKey.set(s.keyId ?? '-', [s]);
+        }
+        indexes = { of: store.org, additions: indexAdditions(store.org), byKey };
+      }
+      return indexes;
+    };
+    const store: OrgStore = {
+      provider: options.provider,
+      org,
+      faults: [],
+      requests: { total: 0, byPath: {} },
+      now: () => store.org.clock ?? realNow(),
+      additions: () => current().additions,
+      seriesByKey: () => current().byKey,
+      save: () => {
+        indexes = undefined;
+        return saveAll();
+      },
+    };
+    return store;
+  };
+  const registry: OrgRegistry = {
     provider: options.provider,
     options,
-    org,
-    faults: [] as Fault[],
-    requests: { total: 0, byPath: {} as Record<string, number> },
-    now: () => store.org.clock ?? realNow(),
-    additions: () => (index ??= indexAdditions(store.org)),
-    changed: () => {
-      index = undefined;
+    main: () => stores[0]!,
+    all: () => stores,
+    byId: (id) => stores.find((st) => st.org.id === id),
+    byAdminKey: (key) => stores.find((st) => st.org.adminKey === key),
+    add: (org) => {
+      const store = wrap(org);
+      stores.push(store);
+      return store;
     },
-    save: () => {
-      store.changed();
-      if (!file) return Promise.resolve();
-      const text = `${JSON.stringify(store.org)}\n`;
-      saving = saving
-        .then(async () => {
-          await writeFile(`${file}.tmp`, text);
-          await rename(`${file}.tmp`, file);
-        })
-        .catch((error: unknown) => console.error(`[${options.provider}-admin] could not save state:`, error));
-      return saving;
+    remove: (id) => {
+      const i = stores.findIndex((st) => st.org.id === id);
+      if (i <= 0) return false;
+      stores.splice(i, 1);
+      return true;
     },
+    save: saveAll,
   };
-  await store.save();
-  return store;
+  for (const org of kept) registry.add(org);
+  if (!stores.length) registry.add({ ...options.seedOrg(realNow(), options.adminKey ?? options.newAdminKey()), id: 'main' });
+  if (options.adminKey) stores[0]!.org.adminKey = options.adminKey;
+  await saveAll();
+  return registry;
 }
 
 /** Every series' usage per (UTC day, key, model, tier) in [from, to) as of now: the figures a sync must reproduce. */
@@ -482,7 +566,9 @@ function findSeries(store: OrgStore, body: Record<string, unknown>, create: bool
   const model = String(body.model ?? '');
   if (!model) throw new StandInError(400, 'invalid_request', 'model is required.');
   const tier = String(body.tier ?? (store.provider === 'anthropic' ? 'standard' : 'default'));
-  const id = `${keyId ?? '-'}|${model}|${tier}|${kind}`;
+  // Anthropic's long-context usage is its own series (`contextWindow: "200k-1M"`).
+  const window = store.provider === 'anthropic' ? String(body.contextWindow ?? '0-200k') : '0-200k';
+  const id = `${keyId ?? '-'}|${model}|${tier}|${kind}${window === '0-200k' ? '' : `|${window}`}`;
   const found = store.org.series.find((s) => s.id === id);
   if (found) return found;
   if (!create) throw new StandInError(404, 'not_found', `No usage series ${id}.`);
@@ -496,7 +582,7 @@ function findSeries(store: OrgStore, body: Record<string, unknown>, create: bool
     userId: key?.owner.type === 'user' ? key.owner.id : null,
     model,
     tier,
-    ...(store.provider === 'anthropic' ? { contextWindow: String(body.contextWindow ?? '0-200k') } : {}),
+    ...(store.provider === 'anthropic' ? { contextWindow: window } : {}),
     base: Object.fromEntries(KIND_METRICS[kind].map((n) => [n, 0])),
     since: 0,
     until: null,
@@ -528,26 +614,75 @@ export interface ControlDeps {
 }
 
 /**
- * The control API (`/_burnrate/…`, JSON in and out), for tests, benches and the demo seed:
+ * The control API (`/_burnrate/…`, JSON in and out), for tests, benches and the demo seed. Routes act on the main
+ * organization, or on another one under `/_burnrate/orgs/<id>/…`:
  *
- *   GET  /_burnrate/state                      admin key, clock, counts, projects, keys (all, deleted too), series
+ *   GET  /_burnrate/orgs                       the organizations: id, admin key
+ *   POST /_burnrate/orgs       {big?: {keys, models, days}, now?, late?}   a new organization (the seed, or a big
+ *                                                                  one) with its own admin key, optionally a frozen
+ *                                                                  clock and late arrivals (null: none) → its state
+ *   DELETE /_burnrate/orgs/:id                 remove one (not main)
+ *   GET  /_burnrate/state                      admin key, clock, projects, keys (deleted too), series
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
- *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, date?|at?, add: {…}}   add usage at an instant
+ *   POST /_burnrate/usage      {apiKeyId|null, model, tier?, kind?, contextWindow?, date?|at?, add: {…}}  usage at an instant
  *   POST /_burnrate/revise     {apiKeyId|null, model, tier?, kind?, date, set?: {…} | delta?: {…}}  a day's new total
+ *   POST /_burnrate/late       {share, hours}                       late arrivals (share 0: none)
+ *   POST /_burnrate/projects   {name}                               a new project (OpenAI) / workspace (Anthropic)
  *   POST /_burnrate/keys       {name, projectId?, model?, tier?, daily?: {…}}              a new key (usage from now)
  *   POST /_burnrate/keys/:id   {status: active|inactive|archived|expired|deleted}           usage stops unless active
+ *   DELETE /_burnrate/keys/:id                 the same as status deleted: gone from the lists, its usage stays
  *   POST /_burnrate/admin-key  {revoked?: bool, rotate?: bool}     revoke (→ 401) or issue a new admin key
- *   POST /_burnrate/faults     {status: 429|5xx, count, retryAfter?, pathPrefix?}          the next `count` requests fail
- *   POST /_burnrate/reset      {}                                   the seeded organization again (clock real)
+ *   POST /_burnrate/faults     {status: 429|5xx, count, retryAfter?, pathPrefix?}   the next `count` requests fail
+ *   DELETE /_burnrate/faults                   no more forced faults
+ *   POST /_burnrate/reset      {}                                   the seed again (same id and admin key)
  *   POST /_burnrate/big        {keys, models, days}                 N keys × M models × D days, usage every day
  *   GET  /_burnrate/truth?from&to[&detail=totals]                  usage per (day, key, model, tier) as of now
  *   GET  /_burnrate/requests   DELETE /_burnrate/requests          provider requests counted since the last reset
+ *
+ * Metric names: `completions` uncached, cached, cacheWrite, output, requests; `embeddings` input, requests;
+ * `messages` uncached, cacheRead, cache5m, cache1h, output, webSearch.
  */
-export async function control(store: OrgStore & { options: OrgStoreOptions }, deps: ControlDeps, method: string, path: string, params: URLSearchParams, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+export async function control(registry: OrgRegistry, deps: ControlDeps, method: string, path: string, params: URLSearchParams, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+  const ok = (b: unknown, status = 200) => ({ status, body: b });
+  const rest = path.replace(/^\/_burnrate/, '');
+  if (rest === '/orgs' && method === 'GET') return ok(registry.all().map((st) => ({ id: st.org.id, adminKey: st.org.adminKey, big: st.org.big })));
+  if (rest === '/orgs' && method === 'POST') {
+    const adminKey = registry.options.newAdminKey();
+    const now = realNow();
+    const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey);
+    const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
+    // Optional at once: a frozen clock, late arrivals.
+    if (body.now !== undefined) await controlOrg(registry, store, deps, 'POST /clock', params, { now: body.now });
+    if (body.late !== undefined) await controlOrg(registry, store, deps, 'POST /late', params, (body.late as Record<string, unknown> | null) ?? { share: 0 });
+    await registry.save();
+    return ok(stateView(store), 201);
+  }
+  const scoped = /^\/orgs\/([^/]+)(\/.*)?$/.exec(rest);
+  if (scoped && !scoped[2] && method === 'DELETE') {
+    if (!registry.remove(scoped[1]!)) throw new StandInError(404, 'not_found', 'No such organization (the main one cannot be removed).');
+    await registry.save();
+    return { status: 204, body: null };
+  }
+  const store = scoped ? registry.byId(scoped[1]!) : registry.main();
+  if (!store) throw new StandInError(404, 'not_found', `No organization ${scoped?.[1]}.`);
+  return controlOrg(registry, store, deps, `${method} ${scoped ? (scoped[2] ?? '/') : rest}`, params, body);
+}
+
+function bigSize(body: Record<string, unknown>) {
+  const size = { keys: Number(body.keys ?? 1000), models: Number(body.models ?? 5), days: Number(body.days ?? 62) };
+  if (![size.keys, size.models, size.days].every((n) => Number.isInteger(n) && n >= 1) || size.keys > 100_000 || size.models > 50 || size.days > 400) {
+    throw new StandInError(400, 'invalid_request', 'keys (1..100000), models (1..50), days (1..400) expected.');
+  }
+  return size;
+}
+
+async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlDeps, route: string, params: URLSearchParams, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
   const org = store.org;
   const ok = (b: unknown, status = 200) => ({ status, body: b });
-  const route = `${method} ${path.replace(/^\/_burnrate/, '')}`;
   const keyMatch = /^POST \/keys\/([^/]+)$/.exec(route);
+  // DELETE /keys/:id: deleted in the console; its usage history stays.
+  const deleteMatch = /^DELETE \/keys\/([^/]+)$/.exec(route);
+  if (deleteMatch) return controlOrg(registry, store, deps, `POST /keys/${deleteMatch[1]}`, params, { status: 'deleted' });
   if (route === 'GET /state') return ok(stateView(store));
   if (route === 'POST /clock') {
     const v = body.now;
@@ -558,7 +693,12 @@ export async function control(store: OrgStore & { options: OrgStoreOptions }, de
   if (route === 'POST /usage') {
     const s = findSeries(store, body, true);
     const now = store.now();
-    const at = body.at !== undefined ? parseDate(String(body.at)) : body.date !== undefined ? Math.min(parseDate(String(body.date)) + DAY_S / 2, now) : now;
+    // At `at`; else on `date` (at noon, or a second ago if that is today); else a second ago. Usage shows in the
+    // bucket of its instant once the clock is past it (so not at "now" itself, where OpenAI's current bucket ends).
+    const justNow = Math.max(dayStart(now), now - 1);
+    const dayAsked = body.date !== undefined ? dayStart(parseDate(String(body.date))) : undefined;
+    if (dayAsked !== undefined && dayAsked > now) throw new StandInError(400, 'invalid_request', 'date is in the future of the stand-in\'s clock.');
+    const at = body.at !== undefined ? parseDate(String(body.at)) : dayAsked !== undefined ? Math.min(dayAsked + DAY_S / 2, justNow) : justNow;
     const metrics = metricsBody(s.kind, body.add, false);
     org.additions.push({ seriesId: s.id, at, metrics });
     await store.save();
@@ -582,9 +722,30 @@ export async function control(store: OrgStore & { options: OrgStoreOptions }, de
     await store.save();
     return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
   }
+  if (route === 'POST /late') {
+    const share = Number(body.share ?? 0);
+    const hours = Number(body.hours ?? 6);
+    if (!(share >= 0 && share < 1) || !(hours > 0 && hours <= 72)) throw new StandInError(400, 'invalid_request', 'share in [0, 1), hours in (0, 72] expected.');
+    org.late = share === 0 ? null : { share, hours };
+    await store.save();
+    return ok({ late: org.late });
+  }
+  if (route === 'POST /projects') {
+    const project: OrgProject = {
+      id: `${store.provider === 'openai' ? 'proj_' : 'wrkspc_01'}${randomBytes(16).toString('hex').slice(0, store.provider === 'openai' ? 24 : 22)}`,
+      name: String(body.name ?? 'New project'),
+      createdAt: store.now(),
+      archivedAt: null,
+    };
+    org.projects.push(project);
+    await store.save();
+    return ok(project, 201);
+  }
   if (route === 'POST /keys') {
     const name = String(body.name ?? 'new key');
     const projectId = (body.projectId as string | null | undefined) ?? (store.provider === 'openai' ? (org.projects[0]?.id ?? null) : null);
+    if (projectId !== null && !org.projects.some((p) => p.id === projectId)) throw new StandInError(404, 'not_found', `No project/workspace ${projectId}.`);
+    if (projectId === null && store.provider === 'openai') throw new StandInError(400, 'invalid_request', 'An OpenAI key belongs to a project.');
     const key = deps.newKey(store, { name, projectId, index: org.keys.length });
     key.createdAt = store.now();
     org.keys.push(key);
@@ -608,7 +769,7 @@ export async function control(store: OrgStore & { options: OrgStoreOptions }, de
   }
   if (route === 'POST /admin-key') {
     if (body.rotate === true) {
-      org.adminKey = store.options.newAdminKey();
+      org.adminKey = registry.options.newAdminKey();
       org.adminRevoked = false;
     }
     if (typeof body.revoked === 'boolean') org.adminRevoked = body.revoked;
@@ -627,18 +788,13 @@ export async function control(store: OrgStore & { options: OrgStoreOptions }, de
     return ok({ faults: [] });
   }
   if (route === 'POST /reset') {
-    store.org = store.options.seedOrg(Math.floor(Date.now() / 1000), org.adminKey);
+    store.org = { ...registry.options.seedOrg(realNow(), org.adminKey), id: org.id };
     store.faults.length = 0;
     await store.save();
     return ok(stateView(store));
   }
   if (route === 'POST /big') {
-    const size = { keys: Number(body.keys ?? 1000), models: Number(body.models ?? 5), days: Number(body.days ?? 62) };
-    if (![size.keys, size.models, size.days].every((n) => Number.isInteger(n) && n >= 1) || size.keys > 100_000 || size.days > 400) {
-      throw new StandInError(400, 'invalid_request', 'keys (1..100000), models (1..), days (1..400) expected.');
-    }
-    store.org = store.options.bigOrg(store.now(), org.adminKey, size);
-    store.org.clock = org.clock;
+    store.org = { ...registry.options.bigOrg(store.now(), org.adminKey, bigSize(body)), id: org.id, clock: org.clock };
     await store.save();
     return ok(stateView(store));
   }
@@ -654,12 +810,14 @@ export async function control(store: OrgStore & { options: OrgStoreOptions }, de
 function stateView(store: OrgStore) {
   const org = store.org;
   return {
+    id: org.id,
     provider: org.provider,
     adminKey: org.adminKey,
     adminRevoked: org.adminRevoked,
     inferenceKeys: org.inferenceKeys,
     now: rfc3339(store.now()),
     clockFrozen: org.clock !== null,
+    late: org.late,
     importFrom: isoDate(org.originDay),
     big: org.big,
     projects: org.projects,
@@ -799,8 +957,13 @@ export interface StandInSpec {
   seedOrg: OrgStoreOptions['seedOrg'];
   bigOrg: OrgStoreOptions['bigOrg'];
   newAdminKey: () => string;
-  /** Throws the provider's refusal (missing/unknown/revoked/inference key, missing headers). */
-  authenticate(store: OrgStore, req: IncomingMessage): void;
+  /** The key a request presents ('' for none). */
+  credential(req: IncomingMessage): string;
+  /**
+   * Throws the provider's refusal (missing/unknown/revoked/inference key, missing headers). `store`: the
+   * organization whose admin key `key` is, revoked or not.
+   */
+  authenticate(store: OrgStore | undefined, key: string, req: IncomingMessage): void;
   /** The provider's answer to an authenticated request. */
   route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown>;
   /** An error in the provider's own shape. */
@@ -823,8 +986,9 @@ export interface StandInOptions {
 }
 
 export interface StandIn extends StandInServer {
+  /** The main organization's admin key (now: the control API can rotate it). */
   adminKey(): string;
-  store: OrgStore;
+  registry: OrgRegistry;
 }
 
 /**
@@ -833,7 +997,7 @@ export interface StandIn extends StandInServer {
  * limiter would), and is routed to the provider's code.
  */
 export async function startStandIn(spec: StandInSpec, options: StandInOptions): Promise<StandIn> {
-  const store = await openOrgStore({ ...spec, dataDir: options.dataDir, adminKey: options.adminKey });
+  const registry = await openOrgRegistry({ ...spec, dataDir: options.dataDir, adminKey: options.adminKey });
   const tokens = new PageTokens();
   const faultError = (f: Fault) =>
     f.status === 429
@@ -844,22 +1008,26 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
     const work = async () => {
       if (url.pathname.startsWith('/_burnrate/')) {
         const body = req.method === 'POST' ? await readJsonBody(req) : {};
-        const out = await control(store, { newKey: spec.newKey }, req.method ?? 'GET', url.pathname, url.searchParams, body);
+        const out = await control(registry, { newKey: spec.newKey }, req.method ?? 'GET', url.pathname, url.searchParams, body);
+        if (out.status === 204) return res.writeHead(204).end();
         return sendJson(res, out.status, out.body);
       }
-      countRequest(store, url.pathname);
-      spec.authenticate(store, req);
+      const key = spec.credential(req);
+      const store = key ? registry.byAdminKey(key) : undefined;
+      if (store) countRequest(store, url.pathname);
+      spec.authenticate(store, key, req);
+      if (!store) throw new StandInError(401, 'authentication', 'Unknown admin key.');
       const fault = takeFault(store, url.pathname);
       if (fault) throw faultError(fault);
       sendJson(res, 200, await spec.route(store, tokens, req, url.pathname, url.searchParams));
     };
     work().catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
-      if (!(error instanceof StandInError)) console.error(`[${spec.provider}-admin]`, error);
+      if (!(error instanceof StandInError)) console.error(`[${registry.provider}-admin]`, error);
       const e = error instanceof StandInError ? error : new StandInError(500, 'server', `${spec.name} failed.`);
       sendJson(res, e.status, spec.errorBody(e), e.retryAfter ? { 'retry-after': String(e.retryAfter) } : {});
     });
   };
   const server = await listen(spec.name, spec.portEnv, options.port, options.host ?? '127.0.0.1', handler);
-  return { ...server, store, adminKey: () => store.org.adminKey };
+  return { ...server, registry, adminKey: () => registry.main().org.adminKey };
 }

@@ -138,9 +138,10 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     throw error;
   });
   // The providers' admin APIs, each with a made-up organization kept under the data folder (its admin key too).
+  // Loopback whatever HOST says: their control API has no authentication and hands out admin keys.
   const [openaiAdmin, anthropicAdmin] = await Promise.allSettled([
-    startOpenAiAdmin({ port: options.openaiAdminPort ?? Number(process.env.OPENAI_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'openai-admin') }),
-    startAnthropicAdmin({ port: options.anthropicAdminPort ?? Number(process.env.ANTHROPIC_ADMIN_PORT || 0), host, dataDir: join(dataDir, 'anthropic-admin') }),
+    startOpenAiAdmin({ port: options.openaiAdminPort ?? Number(process.env.OPENAI_ADMIN_PORT || 0), host: '127.0.0.1', dataDir: join(dataDir, 'openai-admin') }),
+    startAnthropicAdmin({ port: options.anthropicAdminPort ?? Number(process.env.ANTHROPIC_ADMIN_PORT || 0), host: '127.0.0.1', dataDir: join(dataDir, 'anthropic-admin') }),
   ]);
   if (openaiAdmin.status === 'rejected' || anthropicAdmin.status === 'rejected') {
     await Promise.all([openaiAdmin, anthropicAdmin].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
