@@ -84,7 +84,7 @@ interface Fixture {
   keyHashes: string[];
   /** A second account that went through checkout (a Stripe customer, a portal session, webhook events). */
   billingUser: RegisteredUser;
-  /** The main account's Anthropic connection (the local stand-in). */
+  /** The billing account's Anthropic connection (the local stand-in). */
   connectionId: string;
 }
 
@@ -207,15 +207,6 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(200, 'PUT /prices/{provider}/{model}', 'replace', '/prices/openai/gpt-4o-mini', { ...auth, body: { input: 0.15, output: 0.6 } });
   await api('/prices/custom/doomed', { ...auth, method: 'PUT', body: { input: 1, output: 1 } });
   await expectMeasured(204, 'DELETE /prices/{provider}/{model}', 'existing', '/prices/custom/doomed', auth);
-  // Provider connections (the local stand-ins): create (one provider check), rename, sync now; one deleted below.
-  const adminKeyOf = async (url: string) => ((await (await fetch(`${url}/_burnrate/state`)).json()) as { adminKey: string }).adminKey;
-  const connection = await expectMeasured(201, 'POST /connections', 'anthropic (one provider check)', '/connections', {
-    ...auth,
-    body: { provider: 'anthropic', adminKey: await adminKeyOf(stack().anthropicAdmin.url) },
-  });
-  const connectionId = connection.body.id as string;
-  await expectMeasured(200, 'PATCH /connections/{id}', 'rename', `/connections/${connectionId}`, { ...auth, body: { name: 'Anthropic org' } });
-  await expectMeasured(202, 'POST /connections/{id}/sync', 'first in the minute', `/connections/${connectionId}/sync`, auth);
   const doomedBudget = await api('/budgets', { ...auth, method: 'POST', body: { monthlyLimit: 1, alertThreshold: 50, scope: 'ACCOUNT' } });
   await expectMeasured(204, 'DELETE /budgets/{id}', 'existing', `/budgets/${doomedBudget.body.id}`, auth);
   const doomedRule = await api('/alert-rules', { ...auth, method: 'POST', body: { ...ruleBody, type: 'new_key', name: 'Doomed', config: {} } });
@@ -276,6 +267,15 @@ async function seed(): Promise<Fixture> {
   await deliverStripe('the same event replayed', created2);
   await deliverStripe('ignored type', stripeEvent('charge.succeeded', { id: 'ch_test', object: 'charge', customer }));
 
+  // Provider connections (the local stand-ins): create (one provider check), rename, sync now; one deleted (the billing account: the main one keeps its 20 keys).
+  const adminKeyOf = async (url: string) => ((await (await fetch(`${url}/_burnrate/state`)).json()) as { adminKey: string }).adminKey;
+  const connection = await expectMeasured(201, 'POST /connections', 'anthropic (one provider check)', '/connections', {
+    ...billingAuth,
+    body: { provider: 'anthropic', adminKey: await adminKeyOf(stack().anthropicAdmin.url) },
+  });
+  const connectionId = connection.body.id as string;
+  await expectMeasured(200, 'PATCH /connections/{id}', 'rename', `/connections/${connectionId}`, { ...billingAuth, body: { name: 'Anthropic org' } });
+  await expectMeasured(202, 'POST /connections/{id}/sync', 'first in the minute', `/connections/${connectionId}/sync`, billingAuth);
   const doomedConnection = await api('/connections', {
     ...billingAuth,
     method: 'POST',
@@ -337,12 +337,13 @@ const readCases: ReadCase[] = [
   ]),
   { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
-  { route: 'GET /connections', detail: '1 connection', path: () => '/connections' },
-  { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}` },
+  { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },
+  { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}`, as: 'billing' },
   {
     route: 'GET /connections/{id}/reconciliation',
     detail: '92 days',
     path: (f) => `/connections/${f.connectionId}/reconciliation?from=${isoDay(Date.now() - 91 * DAY)}&to=${isoDay(Date.now())}`,
+    as: 'billing',
   },
   { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
   { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },
