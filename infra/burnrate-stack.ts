@@ -14,7 +14,7 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -30,6 +30,7 @@ import { SpendExports } from './exports.ts';
 import { readDeploySettings, type DeploySettings, type EmailDeploySettings } from './settings.ts';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Key } from 'aws-cdk-lib/aws-kms';
 
 export interface ThrottleProps {
   /** Steady-state requests per second for the whole stage. */
@@ -83,6 +84,30 @@ export const DEFAULT_RESERVED_CONCURRENCY: ReservedConcurrencyProps = { ingest: 
 export const NOTIFIER_TIMEOUT = Duration.seconds(30);
 /** Receives of one alert message before it moves to the dead-letter queue (MAX_ATTEMPTS 5 per channel + 1). */
 export const ALERTS_MAX_RECEIVE_COUNT = 6;
+/** The connection sync worker: a run stops starting new slices after 4 minutes (the cursor keeps the place). */
+export const CONNECTOR_WORKER_TIMEOUT = Duration.minutes(5);
+export const CONNECTOR_MAX_RECEIVE_COUNT = 3;
+/** What the account may do to the connections key itself (no use of it: that goes through IAM, see below). */
+const KMS_ADMIN_ACTIONS = [
+  'kms:DescribeKey',
+  'kms:GetKeyPolicy',
+  'kms:PutKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:EnableKeyRotation',
+  'kms:ListResourceTags',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:EnableKey',
+  'kms:DisableKey',
+  'kms:UpdateKeyDescription',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+];
+/** Admin keys' encryption context: KMS refuses a call that names another shape (shared/connections/secrets.ts). */
+const ADMIN_KEY_CONTEXT = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['accountId', 'connectionId'] },
+  StringLike: { 'kms:EncryptionContext:accountId': 'br_*', 'kms:EncryptionContext:connectionId': 'con_*' },
+};
 
 export { DEFAULT_STRIPE_SECRET_NAME } from './settings.ts';
 
@@ -141,6 +166,8 @@ export class BurnrateStack extends Stack {
   readonly functions: ReadonlyMap<string, BurnrateFunction>;
   /** Created alerts, one message each, consumed by the notifier. */
   readonly alertsQueue: Queue;
+  /** The provider connections' sync queue (the dispatcher and the API fill it, the worker drains it). */
+  readonly connectorQueue: Queue;
   readonly alertsDeadLetterQueue: Queue;
   /** Delivers alerts (e-mail through SES, signed webhooks). */
   readonly notifier: BurnrateFunction;
@@ -275,14 +302,7 @@ export class BurnrateStack extends Stack {
       retentionPeriod: Duration.days(14),
     });
     // Alerts that were never delivered must not go unnoticed: an alarm as soon as one reaches the dead-letter queue.
-    new Alarm(this, 'AlertsDeadLetterAlarm', {
-      alarmDescription: 'Burnrate: alert deliveries failed 6 times and wait in the dead-letter queue',
-      metric: this.alertsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.deadLetterAlarm('AlertsDeadLetterAlarm', this.alertsDeadLetterQueue, 'Burnrate: alert deliveries failed 6 times and wait in the dead-letter queue');
     this.alertsQueue = new Queue(this, 'AlertsQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -320,6 +340,66 @@ export class BurnrateStack extends Stack {
       description: 'Burnrate: sweep undelivered alerts',
       schedule: Schedule.rate(Duration.minutes(5)),
       targets: [new LambdaFunction(sweeper.function)],
+    });
+
+    // Provider connections: the admin keys' KMS key, the sync queue (with its DLQ and alarm), the dispatcher on a
+    // 15-minute schedule and the worker that syncs (shared/connections/).
+    const connectionsKey = new Key(this, 'ConnectionsKey', {
+      description: 'Burnrate: wraps the data keys that seal provider admin keys (encryption context accountId, connectionId)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      // Not CDK's default `kms:*` for the account: administration by name, and Encrypt/Decrypt delegated to IAM, where
+      // only the functions below get them (a key policy's Resource is always the key itself, written `*`).
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({ sid: 'Administer', principals: [new AccountRootPrincipal()], actions: KMS_ADMIN_ACTIONS, resources: ['*'] }),
+          new PolicyStatement({ sid: 'DelegateUseToIam', principals: [new AccountRootPrincipal()], actions: ['kms:Encrypt', 'kms:Decrypt'], resources: ['*'] }),
+        ],
+      }),
+    });
+    const connectorDeadLetterQueue = new Queue(this, 'ConnectorSyncDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.deadLetterAlarm('ConnectorSyncDeadLetterAlarm', connectorDeadLetterQueue, 'Burnrate: a connection sync failed 3 times and waits in the dead-letter queue');
+    this.connectorQueue = new Queue(this, 'ConnectorSyncQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(CONNECTOR_WORKER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: connectorDeadLetterQueue, maxReceiveCount: CONNECTOR_MAX_RECEIVE_COUNT },
+    });
+    const connectorWorker = new BurnrateFunction(this, 'ConnectorWorker', {
+      entry: 'connections/worker',
+      description: 'Syncs one provider connection per message: usage, keys and billed costs into the aggregates',
+      table: this.table,
+      timeout: CONNECTOR_WORKER_TIMEOUT,
+      environment: {
+        CONNECTIONS_KMS_KEY_ID: connectionsKey.keyArn,
+        ALERTS_QUEUE_URL: this.alertsQueue.queueUrl,
+        CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000),
+      },
+      // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
+      // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the
+      // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem).
+      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem'] },
+    });
+    // Only the sync may unwrap an admin key, and only with its encryption context.
+    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
+    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+    connectorWorker.function.addEventSource(new SqsEventSource(this.connectorQueue, { batchSize: 1, reportBatchItemFailures: true }));
+    const connectorDispatcher = new BurnrateFunction(this, 'ConnectorDispatcher', {
+      entry: 'connections/dispatch',
+      description: 'Queues one sync per due provider connection (sparse index gsi2, 16 shards; no Scan)',
+      table: this.table,
+      environment: { CONNECTOR_QUEUE_URL: this.connectorQueue.queueUrl },
+      grants: { table: ['Query'] },
+    });
+    connectorDispatcher.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.connectorQueue.queueArn] }));
+    new Rule(this, 'ConnectorDispatchSchedule', {
+      description: 'Burnrate: queue due provider connection syncs',
+      schedule: Schedule.rate(Duration.minutes(15)),
+      targets: [new LambdaFunction(connectorDispatcher.function)],
     });
 
     const stripe = this.stripeSettings();
@@ -365,6 +445,15 @@ export class BurnrateStack extends Stack {
       if (route.stripe && stripe) grantStripe(fn, stripe);
       // -c billing=off: no Stripe at all; the billing routes answer 503 problem+json (shared/http/handler.ts).
       if (route.stripe && billingOff) fn.function.addEnvironment('BILLING', 'off');
+      if (route.sealsAdminKeys) {
+        // Seal only: kms:Encrypt with the admin keys' encryption context; never Decrypt.
+        fn.function.addEnvironment('CONNECTIONS_KMS_KEY_ID', connectionsKey.keyArn);
+        fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
+      }
+      if (route.queuesSyncs) {
+        fn.function.addEnvironment('CONNECTOR_QUEUE_URL', this.connectorQueue.queueUrl);
+        fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.connectorQueue.queueArn] }));
+      }
       if (route.sendsEmail) {
         for (const [name, value] of Object.entries(emailEnvironment(email, this.settings.dashboardUrl))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);
@@ -413,6 +502,18 @@ export class BurnrateStack extends Stack {
     const secret = new Secret(this, id, { description, generateSecretString: { passwordLength: 64, excludePunctuation: true } });
     Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
     return secret;
+  }
+
+  /** An alarm as soon as one message waits in a dead-letter queue (failures must not go unnoticed). */
+  private deadLetterAlarm(id: string, queue: Queue, description: string): Alarm {
+    return new Alarm(this, id, {
+      alarmDescription: description,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   private grantSendEmail(fn: BurnrateFunction, email: EmailDeploySettings): void {

@@ -253,6 +253,12 @@ export function localValues(template: Template, stack: LocalStackValues): LocalV
       case 'AWS::IAM::Role':
         resources[id] = { ref: id, attributes: { Arn: `arn:aws:iam::${accountId}:role/${id}` } };
         break;
+      case 'AWS::KMS::Key': {
+        // The connections' key: its ARN resolves; no artifact test calls KMS yet (admin keys are sealed locally then).
+        const keyArn = arn('kms', `key/${id}`);
+        resources[id] = { ref: keyArn, attributes: { Arn: keyArn } };
+        break;
+      }
     }
   }
   return { region, accountId, resources, secrets, secretValue: (secretId) => findSecret(secrets, secretId)?.value };

@@ -16,13 +16,17 @@ let outdir: string;
 let template: Template;
 let resources: Record<string, Resource>;
 
+/** The provider connections' resources (key, queues, alarm, schedule, dispatcher, worker): checked on their own below. */
+const isConnector = (id: string) => id.startsWith('Connector') || id.startsWith('ConnectionsKey');
+
 /**
  * Resources of one CloudFormation type, by logical id; functions and policies without CDK's upload function's, and
- * without the asynchronous exports' bucket, queues and worker (construct `Exports`: test/infra/exports.test.ts).
+ * without the asynchronous exports' bucket, queues and worker (construct `Exports`: test/infra/exports.test.ts) nor
+ * the connections'.
  */
 function ofType(type: string): [string, Resource][] {
   const { functionId, roleId, policyId } = deploymentRoleIds(resources);
-  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id) && !id.startsWith('Exports'));
+  return Object.entries(resources).filter(([id, r]) => r.Type === type && ![functionId, roleId, policyId].includes(id) && !id.startsWith('Exports') && !isConnector(id));
 }
 
 function only(type: string): [string, Resource] {
@@ -109,9 +113,9 @@ describe('routes and functions', () => {
   });
 
   it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources but the upload', () => {
-    // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads, and
-    // the export worker.
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 4);
+    // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads, the
+    // export worker, and the connector dispatcher and worker.
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 6);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::')).map((r) => r.Type)).toEqual(['Custom::CDKBucketDeployment', 'Custom::CDKBucketDeployment']);
   });
@@ -197,6 +201,8 @@ describe('IAM', () => {
         'logs:CreateLogStream',
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
+        ...(route.queuesSyncs ? ['sqs:SendMessage'] : []),
+        ...(route.sealsAdminKeys ? ['kms:Encrypt'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
         ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
         ...(route.queuesExports ? ['sqs:SendMessage'] : []),

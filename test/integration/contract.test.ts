@@ -616,6 +616,29 @@ describe('spend insight and prices', () => {
   });
 });
 
+describe('provider connections', () => {
+  it('POST /connections → 201, 400, 409; GET → 200, 404; PATCH → 200, 400; sync → 202, 429; reconciliation → 200, 400; DELETE → 204, 404', async () => {
+    const owner = await registerUser();
+    const auth = { token: owner.token };
+    const state = (await (await fetch(`${stack().anthropicAdmin.url}/_burnrate/state`)).json()) as { adminKey: string };
+    const created = await expectCall(201, 'POST', '/connections', '/connections', { ...auth, body: { provider: 'anthropic', adminKey: state.adminKey } });
+    const id = created.body.id as string;
+    await expectCall(400, 'POST', '/connections', '/connections', { ...auth, body: { provider: 'anthropic', adminKey: 'sk-ant-api03-notanadminkey000' } });
+    await expectCall(409, 'POST', '/connections', '/connections', { ...auth, body: { provider: 'anthropic', adminKey: state.adminKey } });
+    await expectCall(200, 'GET', '/connections', '/connections', auth);
+    await expectCall(200, 'GET', '/connections/{id}', `/connections/${id}`, auth);
+    await expectCall(404, 'GET', '/connections/{id}', '/connections/con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E', auth);
+    await expectCall(200, 'PATCH', '/connections/{id}', `/connections/${id}`, { ...auth, body: { name: 'Contract org' } });
+    await expectCall(400, 'PATCH', '/connections/{id}', `/connections/${id}`, { ...auth, body: {} });
+    await expectCall(202, 'POST', '/connections/{id}/sync', `/connections/${id}/sync`, auth);
+    await expectCall(429, 'POST', '/connections/{id}/sync', `/connections/${id}/sync`, auth);
+    await expectCall(200, 'GET', '/connections/{id}/reconciliation', `/connections/${id}/reconciliation`, auth);
+    await expectCall(400, 'GET', '/connections/{id}/reconciliation', `/connections/${id}/reconciliation?from=2025-01-01&to=2025-06-30`, auth);
+    await expectCall(204, 'DELETE', '/connections/{id}', `/connections/${id}`, auth);
+    await expectCall(404, 'DELETE', '/connections/{id}', `/connections/${id}`, auth);
+  });
+});
+
 describe('coverage', () => {
   it('every route answered a validated success, and every route that can refuse a validated problem', () => {
     const missing: string[] = [];

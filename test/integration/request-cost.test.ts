@@ -88,6 +88,8 @@ interface Fixture {
   pendingInvitationToken: string;
   /** An asynchronous export of the main account. */
   exportId: string;
+  /** The billing account's Anthropic connection (the local stand-in). */
+  connectionId: string;
 }
 
 let fixture: Fixture;
@@ -279,7 +281,23 @@ async function seed(): Promise<Fixture> {
     body: {},
   });
 
-  return { user, ingestKey, keyHashes, billingUser, pendingInvitationToken, exportId: exportJob.body.id as string };
+  // Provider connections (the local stand-ins): create (one provider check), rename, sync now; one deleted (the billing account: the main one keeps its 20 keys).
+  const adminKeyOf = async (url: string) => ((await (await fetch(`${url}/_burnrate/state`)).json()) as { adminKey: string }).adminKey;
+  const connection = await expectMeasured(201, 'POST /connections', 'anthropic (one provider check)', '/connections', {
+    ...billingAuth,
+    body: { provider: 'anthropic', adminKey: await adminKeyOf(stack().anthropicAdmin.url) },
+  });
+  const connectionId = connection.body.id as string;
+  await expectMeasured(200, 'PATCH /connections/{id}', 'rename', `/connections/${connectionId}`, { ...billingAuth, body: { name: 'Anthropic org' } });
+  await expectMeasured(202, 'POST /connections/{id}/sync', 'first in the minute', `/connections/${connectionId}/sync`, billingAuth);
+  const doomedConnection = await api('/connections', {
+    ...billingAuth,
+    method: 'POST',
+    body: { provider: 'openai', adminKey: await adminKeyOf(stack().openaiAdmin.url) },
+  });
+  await expectMeasured(204, 'DELETE /connections/{id}', 'existing', `/connections/${doomedConnection.body.id}`, billingAuth);
+
+  return { user, ingestKey, keyHashes, billingUser, pendingInvitationToken, exportId: exportJob.body.id as string, connectionId };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -345,6 +363,14 @@ const readCases: ReadCase[] = [
   { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
   { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
+  { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },
+  { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}`, as: 'billing' },
+  {
+    route: 'GET /connections/{id}/reconciliation',
+    detail: '92 days',
+    path: (f) => `/connections/${f.connectionId}/reconciliation?from=${isoDay(Date.now() - 91 * DAY)}&to=${isoDay(Date.now())}`,
+    as: 'billing',
+  },
   { route: 'GET /alert-rules', detail: '4 rules (incl. a KEY rule)', path: () => '/alert-rules' },
   { route: 'GET /alerts', detail: 'default', path: () => '/alerts' },
   { route: 'GET /alerts', detail: '?status=acknowledged', path: () => '/alerts?status=acknowledged' },

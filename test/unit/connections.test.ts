@@ -1,0 +1,103 @@
+/** The connections domain's pure parts: admin key shapes, exact provider money, sealing, the snapshot diff, the retry rules. */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { adminKeyProblem, importStart } from '#shared/connections/service.ts';
+import { centsToMicros, centsToPicos, dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
+import { localWrapper, openSecret, sealSecret } from '#shared/connections/secrets.ts';
+import { diffCells, type StoredCell } from '#shared/connections/diff.ts';
+import { providerHttp, ProviderRefused, ProviderUnavailable, redact } from '#shared/connections/http.ts';
+import { connectionKeyHash, firstDayToRead } from '#shared/connections/sync.ts';
+import type { UsageCell } from '#shared/connections/model.ts';
+
+describe('admin key shapes', () => {
+  it('takes admin keys and names inference keys as such', () => {
+    expect(adminKeyProblem('openai', 'sk-admin-abcdefghijklmnop')).toBeUndefined();
+    expect(adminKeyProblem('anthropic', 'sk-ant-admin01-abcdefghijkl')).toBeUndefined();
+    expect(adminKeyProblem('openai', 'sk-proj-abcdefghijklmnop')).toMatch(/inference/);
+    expect(adminKeyProblem('anthropic', 'sk-ant-api03-abcdefghijklmnop')).toMatch(/inference/);
+    expect(adminKeyProblem('openai', 'sk-ant-admin01-abcdefghijkl')).toMatch(/Anthropic/);
+  });
+  it('imports from the first day of the previous UTC month', () => {
+    expect(importStart(new Date('2026-11-24T06:00:00Z'))).toBe('2026-10-01');
+    expect(importStart(new Date('2026-01-01T00:00:00Z'))).toBe('2025-12-01');
+  });
+});
+
+describe('provider money, exact', () => {
+  it("reads Anthropic's cents as decimal strings: $1.2378912 rounds to 1,237,891 µ$", () => {
+    expect(centsToMicros('123.78912')).toBe(1_237_891n);
+    expect(centsToMicros('0.00005')).toBe(1n);
+    expect(centsToMicros('0.000049')).toBe(0n);
+  });
+  it('sums a day before rounding once', () => {
+    const rows = ['0.00004', '0.00004', '0.00004'];
+    expect(picosToMicros(rows.reduce((s, r) => s + centsToPicos(r), 0n))).toBe(1n);
+    expect(picosToMicros(dollarsToPicos(0.06) * 3n)).toBe(180_000n);
+  });
+});
+
+describe('sealing admin keys', () => {
+  it('opens only with the same account and connection', async () => {
+    const wrapper = localWrapper(randomBytes(32).toString('hex'));
+    const ctx = { accountId: 'br_A', connectionId: 'con_A' };
+    const sealed = await sealSecret('sk-admin-secret-value', ctx, wrapper);
+    expect(JSON.stringify(sealed)).not.toContain('sk-admin');
+    expect(await openSecret(sealed, ctx, wrapper)).toBe('sk-admin-secret-value');
+    await expect(openSecret(sealed, { ...ctx, connectionId: 'con_B' }, wrapper)).rejects.toThrow();
+  });
+});
+
+describe('the snapshot diff', () => {
+  const cell = (over: Partial<UsageCell> = {}): UsageCell => ({
+    date: '2026-11-20', keyId: 'key_a', model: 'gpt-4o', tier: 'standard', projectId: null,
+    requests: 10, inputTokens: 1000, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 100, ...over,
+  });
+  const stored = (c: UsageCell, costMicros: bigint): StoredCell => ({ ...c, costMicros, version: 1 });
+  const price = (c: UsageCell) => ({ costMicros: BigInt(c.inputTokens + c.outputTokens), priced: true });
+  const id = '2026-11-20#key_a#gpt-4o#standard';
+
+  it('nothing changed: no change; grown: the growth; revised down: a negative difference; gone: the cost given back', () => {
+    expect(diffCells([cell()], new Map([[id, stored(cell(), 1100n)]]), price)).toEqual([]);
+    const [up] = diffCells([cell({ requests: 12, outputTokens: 150 })], new Map([[id, stored(cell(), 1100n)]]), price);
+    expect(up).toMatchObject({ delta: { requests: 2, outputTokens: 50 }, costDelta: 50n, costMicros: 1150n });
+    const [down] = diffCells([cell({ requests: 4, inputTokens: 400 })], new Map([[id, stored(cell(), 1100n)]]), price);
+    expect(down).toMatchObject({ delta: { requests: -6, inputTokens: -600 }, costDelta: -600n });
+    const [gone] = diffCells([], new Map([[id, stored(cell(), 1234n)]]), price);
+    expect(gone).toMatchObject({ delta: { requests: -10 }, costDelta: -1234n, costMicros: 0n });
+  });
+});
+
+describe('keys and days', () => {
+  it('hashes <provider>:<key id>, and <provider>:unattributed for usage without a key', () => {
+    expect(connectionKeyHash('openai', 'key_abc')).toMatch(/^[0-9a-f]{64}$/);
+    expect(connectionKeyHash('openai', null)).toBe(connectionKeyHash('openai', 'unattributed'));
+    expect(connectionKeyHash('openai', 'key_abc')).not.toBe(connectionKeyHash('anthropic', 'key_abc'));
+  });
+  it('reads from the cursor, else the 3 days before today (and days missed since the last success)', () => {
+    expect(firstDayToRead({ cursor: '2026-10-01', lastSuccessAt: null, importedFrom: '2026-10-01' }, '2026-11-24')).toBe('2026-10-01');
+    expect(firstDayToRead({ cursor: null, lastSuccessAt: '2026-11-24T01:00:00Z', importedFrom: '2026-10-01' }, '2026-11-24')).toBe('2026-11-21');
+    expect(firstDayToRead({ cursor: null, lastSuccessAt: '2026-11-10T01:00:00Z', importedFrom: '2026-10-01' }, '2026-11-24')).toBe('2026-11-07');
+  });
+});
+
+describe('provider HTTP', () => {
+  const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers });
+  it('waits the Retry-After of a 429 (bounded), backs off on 5xx, gives up as unavailable', async () => {
+    const waits: number[] = [];
+    const answers = [reply(429, {}, { 'retry-after': '2' }), reply(429, {}, { 'retry-after': '999' }), reply(503, {}), reply(200, { ok: true })];
+    const http = providerHttp({}, 'sk-admin-x', { fetch: async () => answers.shift()!, sleep: async (ms) => void waits.push(ms), maxRetryAfterMs: 30_000, backoffMs: 10 });
+    expect(await http.getJson(new URL('http://x/v1/a'))).toEqual({ ok: true });
+    expect(waits.slice(0, 2)).toEqual([2000, 30_000]);
+    expect(waits[2]).toBeLessThan(40);
+    const down = providerHttp({}, 'k', { fetch: async () => reply(500, {}), sleep: async () => undefined, attempts: 3 });
+    await expect(down.getJson(new URL('http://x/v1/a'))).rejects.toBeInstanceOf(ProviderUnavailable);
+  });
+  it('a 401 is a refusal at once, its words redacted of any key', async () => {
+    const secret = 'sk-admin-abcdefghijklmnopqrstuvwxyz';
+    const http = providerHttp({}, secret, { fetch: async () => reply(401, { error: { message: `Incorrect API key provided: ${secret}` } }) });
+    const error = await http.getJson(new URL('http://x/v1/a')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderRefused);
+    expect((error as ProviderRefused).message).not.toContain(secret);
+    expect(redact('key sk-ant-admin01-zzzzzzzzzz here')).toBe('key [redacted] here');
+  });
+});
