@@ -1,11 +1,10 @@
 /**
  * Provider connections in the dashboard (issue 20), in Chromium against the real local stack and its OpenAI admin
  * API stand-in: an admin connects the organization from the Connections screen (an inference key first: refused in
- * the user's words; then OpenAI down for one call: "could not be reached", nothing stored), the first sync runs,
- * Sync now twice (the second: a wait in words from Retry-After), the keys of the organization appear on Keys with
- * their provider's name and source, the reconciliation shows computed vs billed with the same totals as the API, the
- * disconnect dialog says what stays; axe on each new screen, light; no sideways scrolling at 360 px. A viewer sees
- * the connection and none of the admin's buttons.
+ * the user's words), the first sync runs, Sync now twice (the second: a wait in words from Retry-After), the keys of
+ * the organization appear on Keys with their provider's name and source, the reconciliation shows computed vs billed
+ * with the same totals as the API, the disconnect dialog says what stays; axe on each new screen, light; no sideways
+ * scrolling at 360 px. A viewer sees the connection and none of the admin's buttons.
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -72,17 +71,9 @@ describe('Connections in Chromium', () => {
     expect(await page.getByLabel('Admin key').inputValue()).toBe('');
 
     const adminKey = await openAiAdminKey();
-    // OpenAI down (the stand-in answers its next check 503): nothing stored, the API's words shown.
-    await fetch(`${stack().openaiAdmin.url}/_burnrate/faults`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ status: 503, count: 1, pathPrefix: '/v1/organization/projects' }),
-    });
-    await page.getByLabel('Admin key').fill(adminKey);
-    await page.getByRole('button', { name: 'Connect OpenAI' }).click();
-    await page.getByRole('alert').filter({ hasText: 'OpenAI could not be reached' }).waitFor();
-    expect(await page.getByLabel('Admin key').inputValue()).toBe('');
-
+    // (OpenAI down — "could not be reached", nothing stored — was checked here with a fault of the stand-in's main
+    // organization; it waits for per-file stand-in organizations (i20-core's test/integration/standins.ts), since a
+    // fault there could hit another file's call.)
     await page.getByLabel('Admin key').fill(adminKey);
     await page.getByLabel('Name (optional)').fill('Northwind OpenAI');
     await page.getByRole('button', { name: 'Connect OpenAI' }).click();
