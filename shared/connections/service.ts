@@ -3,7 +3,7 @@
  * (rename, rotate the admin key, pause/resume), delete (the sealed admin key goes, imported spend and keys stay),
  * sync now (at most once a minute), reconciliation. The admin key is never returned, logged or put in an error.
  */
-import { newId } from '#shared/ids.ts';
+import { isId, newId } from '#shared/ids.ts';
 import { HttpError, NotFound, Conflict, TooManyRequests, ValidationError } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { microsToUsd } from '#shared/pricing/pricing.ts';
@@ -141,6 +141,7 @@ export async function listConnections(accountId: string) {
 }
 
 async function mustGet(accountId: string, id: string, consistent = false): Promise<Connection> {
+  if (!isId('connection', id)) throw new NotFound('No such connection in this account.');
   const c = await getConnection(accountId, id, consistent);
   if (!c) throw new NotFound('No such connection in this account.');
   return c;

@@ -51,6 +51,7 @@ import {
   AlertId,
   BudgetId,
   ExportId,
+  ConnectionId,
   IngestKeyId,
   InvitationId,
   KeyHash,
@@ -729,6 +730,7 @@ const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
   [UserParams, { userId: UserId }],
   [InvitationParams, { id: InvitationId }],
   [ExportParams, { id: ExportId }],
+  [ConnectionParams, { id: ConnectionId }],
 ]);
 
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {

@@ -31,6 +31,7 @@ export const AlertId = id('alert');
 export const IngestKeyId = id('ingestKey');
 export const InvitationId = id('invitation');
 export const ExportId = id('export');
+export const ConnectionId = id('connection');
 /** A provider key's SHA-256, 64 lower-case hex characters. */
 export const KeyHash = z.string().check(z.regex(/^[0-9a-f]{64}$/));
 
@@ -442,7 +443,7 @@ export const OpenApiDocument = z.looseObject({
 /** Every response component of the document, by its name there. */
 /** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
-  id: z.string(),
+  id: ConnectionId,
   provider: z.enum(members<'openai' | 'anthropic'>({ openai: true, anthropic: true })),
   name: z.string(),
   /** The admin key's last 4 characters. */
@@ -520,7 +521,7 @@ export const responseComponents = {
   Health,
   OpenApiDocument,
   Connection,
-  ConnectionList: z.object({ items: z.array(Connection), nextCursor: z.null() }),
+  ConnectionList: page(Connection),
   SyncQueued: z.object({ queuedAt: Timestamp }),
   Reconciliation,
 } as const;

@@ -35,6 +35,7 @@ import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
 import { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 import { CreateExportBody, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
@@ -68,6 +69,8 @@ export interface Tenant {
   invitationId: string;
   /** An asynchronous spend export of the account (settled). */
   exportId: string;
+  /** A connection of the account to the local Anthropic stand-in (first sync done, then paused: at rest). */
+  connectionId: string;
 }
 
 /** The resource kind a path parameter names, from the path (`/budgets/{id}` → budget; `{hash}` → a key). */
@@ -82,6 +85,7 @@ const RESOURCE_OF_SEGMENT: Record<string, IdKind> = {
   users: 'user',
   invitations: 'invitation',
   exports: 'export',
+  connections: 'connection',
 };
 
 /** The kind of each `{param}` of a route's path; throws for a parameter nobody taught this file. */
@@ -123,6 +127,8 @@ export function ownId(tenant: Tenant, kind: ParamKind): string {
       return tenant.invitationId;
     case 'export':
       return tenant.exportId;
+    case 'connection':
+      return tenant.connectionId;
     default:
       return tenant.accountId;
   }
@@ -757,6 +763,23 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'GET /spend/export': { query: { schema: ExportQuery, fields: () => ({ from: day, to: day }) } },
   'POST /spend/exports': { body: { schema: CreateExportBody, optional: true, valid: () => fc.record({ from: day, to: day }, { requiredKeys: [] }).map((b) => obj(b)) } },
   'GET /spend/exports/{id}': {},
+  // A valid create names a provider and a key of its shape; the stand-ins refuse any key but their own (400, nothing stored).
+  'POST /connections': {
+    body: {
+      schema: CreateConnectionBody,
+      valid: () =>
+        fc
+          .tuple(fc.constantFrom('openai', 'anthropic'), fc.stringMatching(/^[A-Za-z0-9_-]{20,40}$/), fc.option(displayName, { nil: undefined }))
+          .map(([provider, tail, name]) => obj({ provider, adminKey: provider === 'openai' ? `sk-admin-${tail}` : `sk-ant-admin01-${tail}`, name })),
+    },
+  },
+  'GET /connections': {},
+  'GET /connections/{id}': {},
+  // Renames only: a status or key change of the tenant's own connection is a legitimate write of a valid body.
+  'PATCH /connections/{id}': { body: { schema: PatchConnectionBody, valid: () => displayName.map((name) => obj({ name })) } },
+  'DELETE /connections/{id}': {},
+  'POST /connections/{id}/sync': {},
+  'GET /connections/{id}/reconciliation': { query: { schema: ReconciliationQuery, fields: () => ({ from: day, to: day }) } },
   'GET /prices': {},
   'PUT /prices/{provider}/{model}': {
     body: {

@@ -164,6 +164,30 @@ export async function createTenant(env: FuzzEnv): Promise<Tenant> {
     if (attempt >= 100) throw new Error(`fuzz setup: the export did not settle: ${JSON.stringify(status)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // A connection to the Anthropic stand-in's organization: its first sync done, then paused, so nothing writes meanwhile.
+  const standIn = env.info.anthropicAdmin.url;
+  const { adminKey } = (await (await fetch(`${standIn}/_burnrate/state`)).json()) as { adminKey: string };
+  const connection = await json(env, 'POST', '/connections', { provider: 'anthropic', adminKey }, auth, 201);
+  for (let attempt = 0; ; attempt++) {
+    const state = await json(env, 'GET', `/connections/${connection.id}`, undefined, auth, 200);
+    if (state.lastSyncAt) break;
+    if (attempt >= 600) throw new Error(`fuzz setup: the connection's first sync did not finish: ${JSON.stringify(state)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await json(env, 'PATCH', `/connections/${connection.id}`, { status: 'paused' }, auth, 200);
+  // The imported spend crosses the budget: wait until the alerts it raises exist and their deliveries settled (the
+  // same ids with nothing pending on two reads half a second apart).
+  let seen = '';
+  for (let attempt = 0; ; attempt++) {
+    const alerts = await json(env, 'GET', '/alerts?limit=100', undefined, auth, 200);
+    const items = (alerts.items ?? []) as { id: string; deliveries: { status: string }[] }[];
+    const settled = items.every((a) => a.deliveries.every((d) => d.status !== 'pending' && d.status !== 'sending'));
+    const ids = items.map((a) => a.id).join(',');
+    if (settled && ids === seen) break;
+    seen = settled ? ids : '';
+    if (attempt >= 120) throw new Error(`fuzz setup: alerts after the connection's sync did not settle: ${JSON.stringify(items)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   return {
     email,
     password,
@@ -179,6 +203,7 @@ export async function createTenant(env: FuzzEnv): Promise<Tenant> {
     alertId,
     invitationId: invitation.id,
     exportId: started.id,
+    connectionId: connection.id,
   };
 }
 

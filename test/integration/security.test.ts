@@ -73,6 +73,11 @@ async function readBack(t: Tenant, kind: ParamKind): Promise<unknown> {
       // A new link each time: the export itself is what must be unchanged.
       return { ...res.body, url: typeof res.body.url, expiresAt: typeof res.body.expiresAt };
     }
+    case 'connection': {
+      const res = await api(`/connections/${t.connectionId}`, auth);
+      expect(res.status).toBe(200);
+      return res.body;
+    }
     case 'user': {
       const res = await api('/users', auth);
       expect(res.status).toBe(200);
@@ -131,7 +136,7 @@ describe("another account's id is a 404, and the owner's resource is unchanged",
   it('every parameterized path has a resource kind this suite can create and read back', () => {
     expect(paramPaths.length).toBeGreaterThan(0);
     for (const route of paramRoutes) {
-      for (const kind of Object.values(paramKinds(route))) expect(['key', 'budget', 'rule', 'alert', 'ingestKey', 'user', 'invitation', 'export']).toContain(kind);
+      for (const kind of Object.values(paramKinds(route))) expect(['key', 'budget', 'rule', 'alert', 'ingestKey', 'user', 'invitation', 'export', 'connection']).toContain(kind);
     }
   });
 

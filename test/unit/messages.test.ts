@@ -30,6 +30,7 @@ const tenant: Tenant = {
   alertId: 'alt_01JZ3N5Q8W0000000000000000',
   invitationId: 'inv_01JZ3N5Q8W0000000000000000',
   exportId: 'exp_01JZ3N5Q8W0000000000000000',
+  connectionId: 'con_01JD8X5ZQ4M7N2P3R6S9T0V1W3',
 };
 
 /** Generic wordings: zod's defaults and the like, which say neither the field nor what it must be. */

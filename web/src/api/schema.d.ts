@@ -1451,7 +1451,7 @@ export interface components {
         };
         ConnectionList: {
             items: components["schemas"]["Connection"][];
-            nextCursor: null;
+            nextCursor: string | null;
         };
         SyncQueued: {
             queuedAt: components["schemas"]["Timestamp"];
