@@ -165,8 +165,8 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
 
 const BIG_MODELS = ['gpt-5.1-2025-11-13', 'gpt-5-mini-2025-08-07', 'gpt-4.1-2025-04-14', 'gpt-4o-mini-2024-07-18', 'o4-mini-2025-04-16'];
 
-/** N keys in projects of 100 × M models, usage every day of the last D days (today included). */
-export function bigOpenAiOrg(now: number, adminKey: string, size: { keys: number; models: number; days: number }): OrgState {
+/** N keys in projects of 100 × M models, usage every day of the last D days (today included); `requests` a day per series (120). */
+export function bigOpenAiOrg(now: number, adminKey: string, size: { keys: number; models: number; days: number; requests?: number }): OrgState {
   const seed = `big-${size.keys}-${size.models}-${size.days}`;
   const since = dayStart(now) - (size.days - 1) * DAY_S;
   const projects = Array.from({ length: Math.ceil(size.keys / 100) }, (_, i) => ({
@@ -181,7 +181,7 @@ export function bigOpenAiOrg(now: number, adminKey: string, size: { keys: number
   for (let i = 0; i < size.keys; i++) {
     const key = openAiKey(seed, `key-${String(i + 1).padStart(4, '0')}`, projects[Math.floor(i / 100)]!.id, i % 3 === 0 ? users.ci : users.ada, since - DAY_S);
     keys.push(key);
-    for (const model of models) s.push(series('completions', key, null, model, 'default', chat(200_000 + (i % 7) * 10_000, 50_000, 0, 40_000, 120), since));
+    for (const model of models) s.push(series('completions', key, null, model, 'default', chat(200_000 + (i % 7) * 10_000, 50_000, 0, 40_000, size.requests ?? 120), since));
   }
   return makeOrg({ provider: 'openai', seed, originDay: since, adminKey, inferenceKeys: [], projects, keys, series: s, big: size });
 }

@@ -99,7 +99,7 @@ export interface OrgState {
   /** A frozen clock (unix s), or null for the real one. */
   clock: number | null;
   /** Made by `POST /_burnrate/big`: its parameters, for the state page. */
-  big: { keys: number; models: number; days: number } | null;
+  big: { keys: number; models: number; days: number; requests?: number } | null;
   /**
    * Late arrivals (the seeded organizations: 2% over 6 hours; big ones: none): this share of a day's usage shows in
    * the day's bucket only after the day is over, growing over the next `hours`, as providers' recent buckets do.
@@ -442,7 +442,7 @@ export interface OrgStoreOptions {
   /** `<dataDir>/state.json` keeps the organizations (admin keys, changes) across restarts; none: memory only. */
   dataDir?: string;
   seedOrg: (now: number, adminKey: string) => OrgState;
-  bigOrg: (now: number, adminKey: string, size: { keys: number; models: number; days: number }) => OrgState;
+  bigOrg: (now: number, adminKey: string, size: { keys: number; models: number; days: number; requests?: number }) => OrgState;
   newAdminKey: () => string;
   /** An admin key for the main organization instead of the kept or a new one. */
   adminKey?: string;
@@ -648,7 +648,9 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
   if (rest === '/orgs' && method === 'GET') return ok(registry.all().map((st) => ({ id: st.org.id, adminKey: st.org.adminKey, big: st.org.big })));
   if (rest === '/orgs' && method === 'POST') {
     const adminKey = registry.options.newAdminKey();
-    const now = realNow();
+    // Seeded as of its frozen clock when it has one (a bench can stand at the end of a past month), else now.
+    const frozen = body.now === undefined || body.now === null ? undefined : typeof body.now === 'number' ? body.now : parseDate(String(body.now));
+    const now = frozen ?? realNow();
     const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey);
     const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
     // Optional at once: a frozen clock, late arrivals.
@@ -673,7 +675,11 @@ function bigSize(body: Record<string, unknown>) {
   if (![size.keys, size.models, size.days].every((n) => Number.isInteger(n) && n >= 1) || size.keys > 100_000 || size.models > 50 || size.days > 400) {
     throw new StandInError(400, 'invalid_request', 'keys (1..100000), models (1..50), days (1..400) expected.');
   }
-  return size;
+  if (body.requests === undefined) return size;
+  // OpenAI: a series' typical requests a day (the default 120; a bench keeps an account under its plan's limit).
+  const requests = Number(body.requests);
+  if (!Number.isInteger(requests) || requests < 1 || requests > 100_000) throw new StandInError(400, 'invalid_request', 'requests (1..100000) expected.');
+  return { ...size, requests };
 }
 
 async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlDeps, route: string, params: URLSearchParams, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {

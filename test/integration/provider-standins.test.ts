@@ -391,6 +391,21 @@ describe('OpenAI admin stand-in', () => {
       await big.remove();
     }
   });
+
+  it('seeds a big organization as of its frozen clock, with the requests a day asked for (bench:connectors)', async () => {
+    const big = await newStandInOrg('openai', { big: { keys: 2, models: 1, days: 3, requests: 7 }, now: '2026-08-31T18:00:00Z', late: null });
+    try {
+      const truth = await big.control(`/truth?detail=totals&from=2026-08-01&to=2026-08-31`);
+      // Usage on the three days ending at the frozen clock only, 7 requests a day per key give or take its daily level.
+      expect(Object.keys(truth.byDay).sort()).toEqual(['2026-08-29', '2026-08-30', '2026-08-31']);
+      for (const day of Object.values(truth.byDay) as { requests: number }[]) {
+        expect(day.requests).toBeGreaterThanOrEqual(2 * Math.round(7 * 0.6 * 0.55 * 0.9));
+        expect(day.requests).toBeLessThanOrEqual(2 * Math.round(7 * 1.4 * 1.1));
+      }
+    } finally {
+      await big.remove();
+    }
+  });
 });
 
 describe('Anthropic admin stand-in', () => {

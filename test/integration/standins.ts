@@ -39,7 +39,7 @@ export function authHeaders(provider: Provider, key: string | null): Record<stri
  */
 export async function newStandInOrg(
   provider: Provider,
-  options: { big?: { keys: number; models: number; days: number }; now?: string | number; late?: { share: number; hours: number } | null } = {},
+  options: { big?: { keys: number; models: number; days: number; requests?: number }; now?: string | number; late?: { share: number; hours: number } | null } = {},
 ): Promise<StandInOrg> {
   const url = standInUrl(provider);
   const res = await fetch(`${url}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options) });
