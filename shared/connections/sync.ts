@@ -14,7 +14,7 @@ import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { listOwnPrices } from '#shared/db/prices.ts';
 import { recentDays } from '#shared/db/rolling.ts';
-import { acquireLease, getConnection, loadCells, loadReconDays, releaseLease, setBilled, setConnectionFields, toStoredCell, type Connection } from '#shared/db/connections.ts';
+import { acquireLease, getConnection, loadCells, loadReconDays, releaseLease, setBilledDays, setConnectionFields, toStoredCell, type Connection } from '#shared/db/connections.ts';
 import { aggregateItems, compose, planCounterItems, writeActions, type Built } from '#shared/db/usage-writes.ts';
 import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
@@ -249,10 +249,9 @@ class Importer {
       }
     }
     const recorded = new Map((await loadReconDays(this.conn.accountId, this.provider, from, to)).map((d) => [d.date, d.billedMicros]));
-    for (const day of billed) {
-      if (day.date < from || day.date > to || recorded.get(day.date) === day.billedMicros) continue;
-      await setBilled(this.conn.accountId, this.provider, day.date, day.billedMicros);
-    }
+    // One figure per day (the client sums a day's lines), written only where it changed.
+    const changed = new Map(billed.filter((day) => day.date >= from && day.date <= to && recorded.get(day.date) !== day.billedMicros).map((d) => [d.date, d]));
+    await setBilledDays(this.conn.accountId, this.provider, [...changed.values()]);
   }
 
   /** Fits the changes under the plan's limits (the rest waits for room), then writes them in transactions of ≤ 100 actions. */

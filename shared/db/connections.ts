@@ -305,17 +305,25 @@ export async function loadReconDays(accountId: string, provider: string, from: s
   }));
 }
 
-/** Sets a day's billed figure (only called when it changed). */
-export async function setBilled(accountId: string, provider: string, date: string, billedMicros: bigint): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.importDay(accountId, provider, date),
-      UpdateExpression: 'SET #date = :date, billedMicros = :billed',
-      ExpressionAttributeNames: { '#date': 'date' },
-      ExpressionAttributeValues: { ':date': date, ':billed': billedMicros },
-    }),
-  );
+/**
+ * Sets the billed figure of the days whose figure changed: one transaction per 100 days (a first sync's 62 days are
+ * one request), never one write per day. Each update only SETs the billed figure: the computed cost the sync's
+ * transactions ADD to the same items is left alone.
+ */
+export async function setBilledDays(accountId: string, provider: string, days: readonly { date: string; billedMicros: bigint }[]): Promise<void> {
+  for (let i = 0; i < days.length; i += 100) {
+    await transactWrite(
+      days.slice(i, i + 100).map(({ date, billedMicros }) => ({
+        Update: {
+          TableName: tableName(),
+          Key: keys.importDay(accountId, provider, date),
+          UpdateExpression: 'SET #date = :date, billedMicros = :billed',
+          ExpressionAttributeNames: { '#date': 'date' },
+          ExpressionAttributeValues: { ':date': date, ':billed': billedMicros },
+        },
+      })),
+    );
+  }
 }
 
 /** Connections of one shard due by `now` (ONE Query page of up to `limit`). */

@@ -296,9 +296,11 @@ describe('the sync', () => {
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     await control('openai', 'POST', '/revise', { apiKeyId: key.id, model: series.model, tier: series.tier, date: yesterday, set: { uncached: 1000, cached: 0, cacheWrite: 0, output: 10, requests: 2 } });
     const before = sent.get('TransactWriteItemsCommand') ?? 0;
-    expect((await sync(user.accountId, openai)).status).toBe('done');
-    // Two cells changed: one transaction.
-    expect((sent.get('TransactWriteItemsCommand') ?? 0) - before).toBe(1);
+    const result = await sync(user.accountId, openai);
+    expect(result.status).toBe('done');
+    // Two cells changed: one transaction of cells; and one for the days whose billed figure moved with them.
+    expect(result).toMatchObject({ cellsChanged: 2, transactions: 1 });
+    expect((sent.get('TransactWriteItemsCommand') ?? 0) - before).toBe(2);
     await expectExact(user.token, 'openai');
   });
 
