@@ -690,4 +690,10 @@ describe('coverage', () => {
     const broken = runtime.runs.flatMap((r) => problemsOf(r).map((p) => `${r.artifact.fn.name}: ${p}`));
     expect(broken).toEqual([]);
   });
+
+  it('KMS: only the functions that seal admin keys encrypted, only the sync worker decrypted', () => {
+    const byOperation = (operation: string) => [...new Set(runtime.runs.filter((r) => r.calls.some((c) => c.service === 'kms' && c.operation === operation)).map((r) => r.artifact.fn.name))].sort();
+    expect(byOperation('Encrypt')).toEqual(['connections/create', 'connections/update']);
+    expect(byOperation('Decrypt')).toEqual(['connections/worker']);
+  });
 });
