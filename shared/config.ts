@@ -43,9 +43,11 @@ export interface Config {
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
   /**
-   * Where connections call the providers' admin APIs: base URLs without `/v1`. AWS: never set, so
-   * `https://api.openai.com` and `https://api.anthropic.com`; locally `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL`
-   * (local/stack.ts points them at the stand-ins unless the environment of `npm start` set them).
+   * Where connections call the providers' admin APIs: base URLs without `/v1`, `https://api.openai.com` and
+   * `https://api.anthropic.com`. `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` move them ONLY on a local stack
+   * (`DYNAMODB_ENDPOINT` set, which no deployed function has: test/infra/stack.test.ts); local/stack.ts points them
+   * at the stand-ins unless the environment of `npm start` set them. In AWS they are ignored, whoever sets them: the
+   * worker sends admin keys to the providers' own hosts only (and shared/connections/http.ts to that origin only).
    */
   providerUrls: { openai: string; anthropic: string };
 }
@@ -101,15 +103,19 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     billingOff: env.BILLING === 'off',
     rateLimits: env.RATE_LIMITS !== 'off',
     edgeSecret: env.EDGE_SECRET ?? '',
-    providerUrls: {
-      openai: (env.OPENAI_ADMIN_URL || 'https://api.openai.com').replace(/\/+$/, ''),
-      anthropic: (env.ANTHROPIC_ADMIN_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
-    },
+    providerUrls: providerUrls(env),
     get billing() {
       billing ??= readBillingConfig(env);
       return billing;
     },
   };
+}
+
+/** The providers' own hosts; the `*_ADMIN_URL` overrides only where `DYNAMODB_ENDPOINT` says this is a local stack. */
+function providerUrls(env: NodeJS.ProcessEnv): Config['providerUrls'] {
+  const local = Boolean(env.DYNAMODB_ENDPOINT);
+  const url = (override: string | undefined, real: string) => ((local && override) || real).replace(/\/+$/, '');
+  return { openai: url(env.OPENAI_ADMIN_URL, 'https://api.openai.com'), anthropic: url(env.ANTHROPIC_ADMIN_URL, 'https://api.anthropic.com') };
 }
 
 function readBillingConfig(env: NodeJS.ProcessEnv): BillingConfig {

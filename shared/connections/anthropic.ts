@@ -26,7 +26,7 @@ const dayOf = (startingAt: unknown) => {
 };
 
 export function anthropicClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
-  const http = providerHttp({ 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
+  const http = providerHttp(base, { 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
   const url = (path: string, params: [string, string][]) => {
     const u = new URL(`${base}${path}`);
     for (const [k, v] of params) u.searchParams.append(k, v);

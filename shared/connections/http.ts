@@ -2,6 +2,8 @@
  * Calls to a provider's admin API: JSON over fetch, with the retry rules of API.md part 4 "Faults" — a 429 waits the
  * `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
  * admin key refused (never retried). The admin key never appears in an error: provider messages are redacted.
+ * The admin key goes to the provider's own origin only (DESIGN.md "Round 3", egress): a URL on any other origin is
+ * refused before anything is sent, and a redirect is never followed (it is a bad response).
  */
 export class ProviderRefused extends Error {
   override name = 'ProviderRefused';
@@ -67,8 +69,12 @@ export interface ProviderHttp {
   getJson(url: URL): Promise<unknown>;
 }
 
-/** A JSON GET client for one admin key: `headers` carry the key; `secret` is redacted from anything it throws. */
-export function providerHttp(headers: Record<string, string>, secret: string, options: ProviderHttpOptions = {}): ProviderHttp {
+/**
+ * A JSON GET client for one admin key: `headers` carry the key; `secret` is redacted from anything it throws. Only
+ * URLs of `base`'s origin (the provider's base URL, shared/config.ts) are fetched.
+ */
+export function providerHttp(base: string, headers: Record<string, string>, secret: string, options: ProviderHttpOptions = {}): ProviderHttp {
+  const origin = new URL(base).origin;
   const attempts = options.attempts ?? 5;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
   const backoffMs = options.backoffMs ?? 500;
@@ -79,16 +85,22 @@ export function providerHttp(headers: Record<string, string>, secret: string, op
 
   return {
     async getJson(url) {
+      if (url.origin !== origin) throw new ProviderBadResponse(`Refused to send the admin key to ${url.origin}: the provider's API is ${origin}.`);
       let last = '';
       for (let attempt = 0; attempt < attempts; attempt++) {
         let res: Response;
         try {
           options.onRequest?.();
-          res = await doFetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+          // `manual`: a 3xx comes back as itself (below), never followed to wherever its Location points.
+          res = await doFetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
         } catch (error) {
           last = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
           if (attempt + 1 < attempts) await sleep(backoff(attempt));
           continue;
+        }
+        if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+          await res.body?.cancel();
+          throw new ProviderBadResponse(`The provider answered ${url.pathname} with a redirect (${res.status}), which is not followed: the admin key goes to ${origin} only.`);
         }
         const text = await res.text();
         let body: unknown;

@@ -30,7 +30,7 @@ interface List<T> {
 }
 
 export function openAiClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
-  const http = providerHttp({ authorization: `Bearer ${adminKey}` }, adminKey, options);
+  const http = providerHttp(base, { authorization: `Bearer ${adminKey}` }, adminKey, options);
   const url = (path: string, params: [string, string][]) => {
     const u = new URL(`${base}${path}`);
     for (const [k, v] of params) u.searchParams.append(k, v);

@@ -11,6 +11,7 @@ import { buildApp } from '#infra/app.ts';
 import { BurnrateFunction, PROJECT_ROOT } from '#infra/burnrate-function.ts';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { PolicyStatement } from './iam.ts';
+import { kmsKeyId } from './kms.ts';
 import { findSecret, type LocalSecret } from './proxy.ts';
 
 export type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
@@ -204,7 +205,7 @@ export interface LocalStackValues {
  * The local value of every resource our functions can reference: each type maps to what CloudFormation would
  * return (Ref, Arn, …), named after the logical id where the deploy would generate a name.
  */
-export function localValues(template: Template, stack: LocalStackValues): LocalValues & { secrets: LocalSecret[] } {
+export function localValues(template: Template, stack: LocalStackValues): LocalValues & { secrets: LocalSecret[]; kmsKeys: string[] } {
   const { region, accountId } = stack;
   const arn = (service: string, resource: string, accountAndRegion = true) =>
     `arn:aws:${service}:${accountAndRegion ? region : ''}:${accountAndRegion ? accountId : ''}:${resource}`;
@@ -254,12 +255,15 @@ export function localValues(template: Template, stack: LocalStackValues): LocalV
         resources[id] = { ref: id, attributes: { Arn: `arn:aws:iam::${accountId}:role/${id}` } };
         break;
       case 'AWS::KMS::Key': {
-        // The connections' key: its ARN resolves; no artifact test calls KMS yet (admin keys are sealed locally then).
-        const keyArn = arn('kms', `key/${id}`);
-        resources[id] = { ref: keyArn, attributes: { Arn: keyArn } };
+        // Ref is the key ID (a UUID), Arn its ARN; the KMS stand-in (test/artifacts/kms.ts) holds a key of that ARN.
+        const keyId = kmsKeyId(id);
+        resources[id] = { ref: keyId, attributes: { Arn: arn('kms', `key/${keyId}`), KeyId: keyId } };
         break;
       }
     }
   }
-  return { region, accountId, resources, secrets, secretValue: (secretId) => findSecret(secrets, secretId)?.value };
+  const kmsKeys = Object.entries(template.Resources)
+    .filter(([, r]) => r.Type === 'AWS::KMS::Key')
+    .map(([id]) => resources[id]!.attributes!.Arn!);
+  return { region, accountId, resources, secrets, kmsKeys, secretValue: (secretId) => findSecret(secrets, secretId)?.value };
 }

@@ -4,8 +4,10 @@
  * Covers what our policies use (test/artifacts/iam.test.ts pins each rule): `Allow` and `Deny` statements,
  * `Action`/`NotAction` with `*` and `?` wildcards (case-insensitive, as IAM matches actions), `Resource`/
  * `NotResource` with wildcards (case-sensitive), and the condition operators `StringEquals`, `StringNotEquals`,
- * `StringLike`, `StringNotLike`, `StringEqualsIgnoreCase` (each also `…IfExists`). An explicit Deny wins; no
- * matching Allow is an implicit deny. Any other condition operator throws: the evaluator never guesses "allowed".
+ * `StringLike`, `StringNotLike`, `StringEqualsIgnoreCase` (each also `…IfExists`, and with the set operators
+ * `ForAllValues:` / `ForAnyValue:` for multi-valued keys such as `kms:EncryptionContextKeys`). An explicit Deny wins;
+ * no matching Allow is an implicit deny. Any other condition operator throws, and so does a multi-valued key under
+ * a single-valued operator: the evaluator never guesses "allowed".
  */
 
 export interface PolicyStatement {
@@ -23,8 +25,8 @@ export interface PolicyStatement {
 export interface AuthorizationRequest {
   action: string;
   resource: string;
-  /** Condition keys of the request (`ses:FromAddress`), case-insensitive by name. */
-  context?: Record<string, string>;
+  /** Condition keys of the request (`ses:FromAddress`), case-insensitive by name; a list for a multi-valued key. */
+  context?: Record<string, string | string[]>;
 }
 
 export interface Decision {
@@ -52,22 +54,36 @@ const CONDITION_OPERATORS: Record<string, { test: ConditionTest; negated: boolea
 };
 
 /** Whether every condition of a statement holds for the request's context keys. */
-export function conditionsHold(condition: PolicyStatement['Condition'], context: Record<string, string> = {}): boolean {
+export function conditionsHold(condition: PolicyStatement['Condition'], context: Record<string, string | string[]> = {}): boolean {
   if (!condition) return true;
   const byKey = new Map(Object.entries(context).map(([key, value]) => [key.toLowerCase(), value]));
   for (const [operatorName, entries] of Object.entries(condition)) {
-    const ifExists = operatorName.endsWith('IfExists');
-    const operator = CONDITION_OPERATORS[ifExists ? operatorName.slice(0, -'IfExists'.length) : operatorName];
+    // `ForAllValues:` / `ForAnyValue:` compare a multi-valued key's set of values with the policy's.
+    const setOperator = /^(ForAllValues|ForAnyValue):/.exec(operatorName)?.[1];
+    const bare = setOperator ? operatorName.slice(setOperator.length + 1) : operatorName;
+    const ifExists = bare.endsWith('IfExists');
+    const operator = CONDITION_OPERATORS[ifExists ? bare.slice(0, -'IfExists'.length) : bare];
     if (!operator) throw new Error(`IAM condition operator ${operatorName} is not supported by the artifact tests' evaluator`);
     for (const [key, expected] of Object.entries(entries)) {
       const actual = byKey.get(key.toLowerCase());
+      // One value satisfies the operator: a positive one when any expected value matches, a negated one when none does.
+      const holdsFor = (value: string) => {
+        const anyMatches = list(expected).some((e) => operator.test(String(e), value));
+        return operator.negated ? !anyMatches : anyMatches;
+      };
+      if (setOperator) {
+        const values = actual === undefined ? [] : list(actual);
+        // ForAllValues holds for an empty or missing set (every one of no values matches); ForAnyValue does not.
+        if (setOperator === 'ForAllValues' ? !values.every(holdsFor) : !values.some(holdsFor)) return false;
+        continue;
+      }
+      if (Array.isArray(actual)) throw new Error(`${key} has several values: IAM compares it with ForAllValues: or ForAnyValue:, not ${operatorName}`);
       if (actual === undefined) {
         // A missing key: …IfExists and the negated operators hold; the positive ones do not.
         if (ifExists || operator.negated) continue;
         return false;
       }
-      const anyMatches = list(expected).some((e) => operator.test(String(e), actual));
-      if (operator.negated ? anyMatches : !anyMatches) return false;
+      if (!holdsFor(actual)) return false;
     }
   }
   return true;

@@ -6,12 +6,14 @@
  * checked against the function's resolved IAM statements. A denied call is answered as AWS would
  * (AccessDeniedException) and recorded; an allowed one goes on to the local stack: DynamoDB Local and cognito-local
  * behind us, and small stand-ins here for what the local stack runs in-process or not at all (SQS, SES, Secrets
- * Manager, S3's object writes: PutObject and the multipart upload, kept in memory per run).
+ * Manager, S3's object writes: PutObject and the multipart upload, kept in memory per run; KMS's Encrypt and Decrypt,
+ * test/artifacts/kms.ts, with keys that outlive one run so a function can open what another sealed).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { evaluate, type AuthorizationRequest, type Decision, type PolicyStatement } from './iam.ts';
+import type { LocalKms } from './kms.ts';
 
 /** A secret of the local stand-in for Secrets Manager. */
 export interface LocalSecret {
@@ -26,7 +28,7 @@ export function findSecret(secrets: readonly LocalSecret[], secretId: string): L
   return secrets.find((s) => secretId === s.name || secretId === s.arn || s.arn === `${secretId}-${s.arn.slice(-6)}`);
 }
 
-export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager' | 's3';
+export type Service = 'dynamodb' | 'cognito-idp' | 'sqs' | 'ses' | 'secretsmanager' | 's3' | 'kms';
 
 /** One AWS request a function made. */
 export interface AwsCall {
@@ -42,6 +44,8 @@ export interface AwsCall {
   status: number;
   /** The request body, parsed (JSON protocols) — for assertions on what was sent. */
   input: Record<string, any>;
+  /** The answer's body, for the calls a stand-in here answered with JSON (KMS, SQS, Secrets Manager, SES). */
+  output?: Record<string, any>;
 }
 
 export interface ProxyEnvironment {
@@ -50,6 +54,8 @@ export interface ProxyEnvironment {
   secrets: readonly LocalSecret[];
   /** Verified SES identities (domains or addresses) of the account. */
   sesIdentities: readonly string[];
+  /** The KMS stand-in and its keys (the template's AWS::KMS::Key resources). */
+  kms?: LocalKms;
 }
 
 /** Cognito operations a caller makes without AWS credentials (no IAM authorization: public by design). */
@@ -185,6 +191,15 @@ export function authorizationsFor(
       const secret = findSecret(env.secrets, secretId);
       return [{ action: `secretsmanager:${operation}`, resource: secret?.arn ?? secretId }];
     }
+    case 'kms': {
+      // Authorized on the key the request acts on (KeyId, or the key a Decrypt blob names), with the encryption
+      // context as condition keys: kms:EncryptionContextKeys (multi-valued) and kms:EncryptionContext:<key> each.
+      const keyArn = env.kms?.keyOf(operation, input) ?? (typeof input.KeyId === 'string' && input.KeyId.startsWith('arn:') ? input.KeyId : arn('kms', `key/${input.KeyId ?? 'unknown'}`));
+      const encryptionContext = (input.EncryptionContext ?? {}) as Record<string, string>;
+      const context: Record<string, string | string[]> = { 'kms:EncryptionContextKeys': Object.keys(encryptionContext) };
+      for (const [key, value] of Object.entries(encryptionContext)) context[`kms:EncryptionContext:${key}`] = String(value);
+      return [{ action: `kms:${operation}`, resource: keyArn, context }];
+    }
     case 's3': {
       // The multipart upload's steps are all authorized as s3:PutObject on the object (the S3 docs' action table).
       const action = S3_ACTION[operation];
@@ -217,6 +232,7 @@ export function nameRequest(headers: IncomingMessage['headers'], method: string,
     AWSCognitoIdentityProviderService: 'cognito-idp',
     AmazonSQS: 'sqs',
     secretsmanager: 'secretsmanager',
+    TrentService: 'kms',
   };
   if (prefix && byPrefix[prefix]) return { service: byPrefix[prefix], operation };
   if (method === 'POST' && path.split('?')[0] === '/v2/email/outbound-emails') return { service: 'ses', operation: 'SendEmail' };
@@ -303,7 +319,8 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
         res.end(bytes);
         return;
       }
-      const contentType = service === 'ses' ? 'application/json' : `application/x-amz-json-${service === 'secretsmanager' || service === 'cognito-idp' ? '1.1' : '1.0'}`;
+      const contentType = service === 'ses' ? 'application/json' : `application/x-amz-json-${service === 'secretsmanager' || service === 'cognito-idp' || service === 'kms' ? '1.1' : '1.0'}`;
+      if (payload && typeof payload === 'object') call.output = payload as Record<string, any>;
       res.writeHead(status, { 'content-type': contentType, 'x-amzn-requestid': randomUUID(), ...headers });
       res.end(JSON.stringify(payload));
     };
@@ -339,6 +356,11 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
       }
       case 's3':
         return s3(operation, input, body, req.headers, reply);
+      case 'kms': {
+        if (!options.kms) return reply(400, { __type: 'UnsupportedOperationException', message: 'no KMS keys in this stack' });
+        const answer = options.kms.handle(operation, input);
+        return reply(answer.status, answer.body, answer.status === 200 ? {} : { 'x-amzn-errortype': answer.body.__type as string });
+      }
       case 'secretsmanager': {
         const secret = findSecret(options.secrets, String(input.SecretId));
         if (operation !== 'GetSecretValue') return reply(400, { __type: 'UnsupportedOperation', message: `Secrets Manager ${operation} is not stood in for` });

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { invokeArtifact, lambdaRuntimeEnvironment, pool, type Artifact, type Invocation } from './bundles.ts';
 import { localValues, resolveEnvironment, resolveStatements, type LocalStackValues, type Template } from './cfn.ts';
+import { localKms, type LocalKms } from './kms.ts';
 import { startRecordingProxy, type AwsCall, type S3Object, type SentMessage } from './proxy.ts';
 import type { PolicyStatement } from './iam.ts';
 
@@ -30,9 +31,10 @@ export interface RuntimeOptions {
   sesIdentities: readonly string[];
   /**
    * Endpoints of non-AWS services, by the template variable that says a function uses them: e.g. functions with
-   * `STRIPE_SECRET_ARN` get `STRIPE_API_BASE` (the Stripe SDK's host: the local stand-in, not api.stripe.com).
+   * `STRIPE_SECRET_ARN` get `STRIPE_API_BASE` (the Stripe SDK's host: the local stand-in, not api.stripe.com). A
+   * function of the run's proxy URL for values that name it.
    */
-  serviceEndpoints: { whenSet: string; env: Record<string, string> }[];
+  serviceEndpoints: { whenSet: string; env: Record<string, string> | ((proxyUrl: string) => Record<string, string>) }[];
   /** Processes at a time. */
   concurrency: number;
 }
@@ -42,6 +44,8 @@ export interface ArtifactRuntime {
   /** A function's execution-role statements, resolved (what its calls, and the URLs it signs, are checked against). */
   statements(name: string): PolicyStatement[];
   runs: Run[];
+  /** The KMS stand-in every run's proxy shares (what one function seals, another may open). */
+  kms: LocalKms;
 }
 
 export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
@@ -49,6 +53,7 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
   const limit = pool(options.concurrency);
   const byName = new Map(options.artifacts.map((a) => [a.fn.name, a]));
   const local = (sqsEndpoint: string) => localValues(options.template, { ...options.stack, sqsEndpoint });
+  const kms = localKms(local('http://unused').kmsKeys);
   // Policy resources are ARNs, which do not depend on the proxy's address.
   const statements = new Map<string, PolicyStatement[]>(
     options.artifacts.map((a) => [a.fn.name, resolveStatements(a.fn.statements, local('http://unused'))]),
@@ -64,12 +69,13 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
         accountId: options.stack.accountId,
         secrets: values.secrets,
         sesIdentities: options.sesIdentities,
+        kms,
         statements: statements.get(name)!,
         upstream: options.upstream,
       });
       try {
         const template = resolveEnvironment(artifact.fn.environment, local(proxy.url));
-        const extra = options.serviceEndpoints.filter((s) => s.whenSet in template).map((s) => s.env);
+        const extra = options.serviceEndpoints.filter((s) => s.whenSet in template).map((s) => (typeof s.env === 'function' ? s.env(proxy.url) : s.env));
         const env = {
           ...lambdaRuntimeEnvironment(artifact.fn, artifact.dir, options.stack.region),
           ...template,
@@ -90,6 +96,7 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
   return {
     invoke,
     runs,
+    kms,
     statements: (name) => {
       const found = statements.get(name);
       if (!found) throw new Error(`no artifact for functions/${name}`);

@@ -1,11 +1,13 @@
 /** The connections domain's pure parts: admin key shapes, exact provider money, sealing, the snapshot diff, the retry rules. */
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKeyProblem, importStart } from '#shared/connections/service.ts';
 import { centsToMicros, centsToPicos, dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { localWrapper, openSecret, sealSecret } from '#shared/connections/secrets.ts';
 import { diffCells, type StoredCell } from '#shared/connections/diff.ts';
-import { providerHttp, ProviderRefused, ProviderUnavailable, redact } from '#shared/connections/http.ts';
+import { providerHttp, ProviderBadResponse, ProviderRefused, ProviderUnavailable, redact } from '#shared/connections/http.ts';
 import { connectionKeyHash, firstDayToRead } from '#shared/connections/sync.ts';
 import type { UsageCell } from '#shared/connections/model.ts';
 
@@ -85,19 +87,69 @@ describe('provider HTTP', () => {
   it('waits the Retry-After of a 429 (bounded), backs off on 5xx, gives up as unavailable', async () => {
     const waits: number[] = [];
     const answers = [reply(429, {}, { 'retry-after': '2' }), reply(429, {}, { 'retry-after': '999' }), reply(503, {}), reply(200, { ok: true })];
-    const http = providerHttp({}, 'sk-admin-x', { fetch: async () => answers.shift()!, sleep: async (ms) => void waits.push(ms), maxRetryAfterMs: 30_000, backoffMs: 10 });
+    const http = providerHttp('http://x', {}, 'sk-admin-x', { fetch: async () => answers.shift()!, sleep: async (ms) => void waits.push(ms), maxRetryAfterMs: 30_000, backoffMs: 10 });
     expect(await http.getJson(new URL('http://x/v1/a'))).toEqual({ ok: true });
     expect(waits.slice(0, 2)).toEqual([2000, 30_000]);
     expect(waits[2]).toBeLessThan(40);
-    const down = providerHttp({}, 'k', { fetch: async () => reply(500, {}), sleep: async () => undefined, attempts: 3 });
+    const down = providerHttp('http://x', {}, 'k', { fetch: async () => reply(500, {}), sleep: async () => undefined, attempts: 3 });
     await expect(down.getJson(new URL('http://x/v1/a'))).rejects.toBeInstanceOf(ProviderUnavailable);
   });
   it('a 401 is a refusal at once, its words redacted of any key', async () => {
     const secret = 'sk-admin-abcdefghijklmnopqrstuvwxyz';
-    const http = providerHttp({}, secret, { fetch: async () => reply(401, { error: { message: `Incorrect API key provided: ${secret}` } }) });
+    const http = providerHttp('http://x', {}, secret, { fetch: async () => reply(401, { error: { message: `Incorrect API key provided: ${secret}` } }) });
     const error = await http.getJson(new URL('http://x/v1/a')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderRefused);
     expect((error as ProviderRefused).message).not.toContain(secret);
     expect(redact('key sk-ant-admin01-zzzzzzzzzz here')).toBe('key [redacted] here');
+  });
+});
+
+describe('provider HTTP: where the admin key may go (DESIGN.md "Round 3": the provider\'s own host only)', () => {
+  // Two real servers on loopback: the provider (which may answer a redirect) and somewhere else (which must never
+  // see a request, least of all the admin key).
+  const seen: { provider: string[]; elsewhere: { url: string; authorization?: string }[] } = { provider: [], elsewhere: [] };
+  let provider: Server;
+  let elsewhere: Server;
+  const base = (s: Server) => `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+  beforeAll(async () => {
+    elsewhere = createServer((req, res) => {
+      seen.elsewhere.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    });
+    provider = createServer((req, res) => {
+      seen.provider.push(req.url ?? '');
+      if (req.url?.startsWith('/v1/moved')) res.writeHead(302, { location: `${base(elsewhere)}/v1/organization/projects` }).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    });
+    for (const s of [provider, elsewhere]) {
+      s.listen(0, '127.0.0.1');
+      await once(s, 'listening');
+    }
+  });
+  afterAll(() => Promise.all([provider, elsewhere].map((s) => new Promise((resolve) => s.close(resolve)))));
+
+  const secret = 'sk-admin-never-leaves-the-provider';
+  const client = () => providerHttp(base(provider), { authorization: `Bearer ${secret}` }, secret, { sleep: async () => undefined, attempts: 2 });
+
+  it('answers from the provider\'s own origin', async () => {
+    expect(await client().getJson(new URL(`${base(provider)}/v1/organization/projects`))).toEqual({ data: [] });
+  });
+
+  it('does not follow a redirect: a bad response at once (no retry), the other host never called', async () => {
+    seen.provider.length = 0;
+    const error = await client().getJson(new URL(`${base(provider)}/v1/moved`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderBadResponse);
+    expect((error as Error).message).toMatch(/redirect/i);
+    expect((error as Error).message).not.toContain(secret);
+    expect(seen.provider).toEqual(['/v1/moved']);
+    expect(seen.elsewhere).toEqual([]);
+  });
+
+  it('refuses a URL on any other origin before sending anything (another host, port or scheme)', async () => {
+    for (const url of [`${base(elsewhere)}/v1/organization/projects`, `${base(provider).replace('http:', 'https:')}/v1/x`, `http://localhost:${(provider.address() as { port: number }).port}/v1/x`]) {
+      const error = await client().getJson(new URL(url)).catch((e: unknown) => e);
+      expect(error, url).toBeInstanceOf(ProviderBadResponse);
+    }
+    expect(seen.elsewhere).toEqual([]);
   });
 });

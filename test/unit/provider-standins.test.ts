@@ -146,9 +146,15 @@ describe('money', () => {
 });
 
 describe('where connections call', () => {
-  it('the providers\' own hosts unless OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL say otherwise (base URLs, no trailing slash)', () => {
-    expect(readConfig({}).providerUrls).toEqual({ openai: 'https://api.openai.com', anthropic: 'https://api.anthropic.com' });
-    expect(readConfig({ OPENAI_ADMIN_URL: 'http://127.0.0.1:4100/', ANTHROPIC_ADMIN_URL: 'http://127.0.0.1:4200' }).providerUrls).toEqual({
+  it('the providers\' own hosts; OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL only on a local stack (DYNAMODB_ENDPOINT set)', () => {
+    const real = { openai: 'https://api.openai.com', anthropic: 'https://api.anthropic.com' };
+    const overrides = { OPENAI_ADMIN_URL: 'http://127.0.0.1:4100/', ANTHROPIC_ADMIN_URL: 'http://127.0.0.1:4200' };
+    expect(readConfig({}).providerUrls).toEqual(real);
+    // AWS (no local endpoint): the overrides are ignored, whoever set them.
+    expect(readConfig(overrides).providerUrls).toEqual(real);
+    expect(readConfig({ ...overrides, DYNAMODB_ENDPOINT: '' }).providerUrls).toEqual(real);
+    // The local stack: base URLs, no trailing slash.
+    expect(readConfig({ ...overrides, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }).providerUrls).toEqual({
       openai: 'http://127.0.0.1:4100',
       anthropic: 'http://127.0.0.1:4200',
     });
