@@ -10,7 +10,9 @@
  *                                                   `amount` a decimal string in cents, currency "USD"
  *   GET  /v1/organizations/api_keys[/{id}]          after_id | before_id, limit 1..1000 (20), status, workspace_id
  *   POST /v1/organizations/api_keys/{id}            {name?, status?: active|inactive|archived}
- *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit, include_archived, include_default
+ *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit 1..1000 (20), include_archived,
+ *                                                   include_default (both false by default); `data_residency` as
+ *                                                   the reference's defaults (us, unrestricted, global)
  *
  * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
  * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is
@@ -451,7 +453,9 @@ function workspaceView(w: OrgState['projects'][number]) {
     name: w.name,
     created_at: rfc3339(w.createdAt),
     archived_at: w.archivedAt === null ? null : rfc3339(w.archivedAt),
-    display_color: `#${idChars(w.id, 6).replace(/[^0-9a-f]/gi, 'a').toLowerCase().slice(0, 6)}`,
+    display_color: `#${idChars(w.id, 6).replace(/[^0-9a-f]/gi, 'A').toUpperCase().slice(0, 6)}`,
+    // The reference's defaults for a workspace created without a data residency configuration.
+    data_residency: { workspace_geo: 'us', allowed_inference_geos: 'unrestricted', default_inference_geo: 'global' },
   };
 }
 

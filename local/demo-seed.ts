@@ -72,10 +72,13 @@ const KEYS: { label: string; provider: string; models: [string, number, number][
   { label: 'Summariser', provider: 'google', models: [['gemini-1.5-pro', 1.25, 5]], daily: 18 },
 ];
 
-/** Where the providers' admin APIs are and the admin key each takes (npm start's stand-ins: LocalStackInfo). */
+/**
+ * Where the providers' admin APIs are (npm start's stand-ins: LocalStackInfo) and, optionally, the admin key to connect
+ * with (a test's own stand-in organization); without one, the key the stand-in's main organization accepts now.
+ */
 export interface AdminApis {
-  openaiAdmin: { url: string };
-  anthropicAdmin: { url: string };
+  openaiAdmin: { url: string; adminKey?: string };
+  anthropicAdmin: { url: string; adminKey?: string };
 }
 
 export interface Demo {
@@ -204,16 +207,16 @@ export async function seedDemo(
 const PROVIDERS = ['openai', 'anthropic'] as const;
 
 /**
- * Connects the stand-ins of both providers' admin APIs with the admin key each accepts now (its control API's
- * state: a key rotated since `npm start` printed it still works), or finds the account's connection when it has
+ * Connects the stand-ins of both providers' admin APIs with the admin key given, else the one each accepts now (its
+ * control API's state: a key rotated since `npm start` printed it still works), or finds the account's connection when it has
  * one already (seeding the same account again); then waits for each first sync (the stack runs it at once).
  */
 async function connectProviders(auth: Record<string, string>, adminApis: AdminApis): Promise<Demo['connections']> {
   const made: Demo['connections'] = [];
   for (const provider of PROVIDERS) {
     const standIn = provider === 'openai' ? adminApis.openaiAdmin : adminApis.anthropicAdmin;
-    const state = (await (await fetch(`${standIn.url.replace(/\/+$/, '')}/_burnrate/state`)).json()) as { adminKey: string };
-    const created = await call('POST', '/connections', { provider, adminKey: state.adminKey }, auth);
+    const adminKey = standIn.adminKey ?? ((await (await fetch(`${standIn.url.replace(/\/+$/, '')}/_burnrate/state`)).json()) as { adminKey: string }).adminKey;
+    const created = await call('POST', '/connections', { provider, adminKey }, auth);
     const id: string =
       created.status === 409
         ? must(await call('GET', '/connections', undefined, auth), 'connections').items.find((c: { provider: string }) => c.provider === provider).id

@@ -1,8 +1,9 @@
 /**
  * Anthropic's Admin API (research notes §2): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
  * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model and service tier; the organization's
- * API keys; the cost report, whose `amount` is a decimal string in CENTS. Reports page by `next_page`; the key list by
- * `after_id` = `last_id`. The report has no request count: imported Anthropic rows count 0 requests.
+ * API keys and the workspaces that name them (archived ones included); the cost report, whose `amount` is a decimal
+ * string in CENTS. Reports page by `next_page`; the key and workspace lists by `after_id` = `last_id`. The report has
+ * no request count: imported Anthropic rows count 0 requests.
  */
 import type { ProviderClient } from '#shared/connections/client.ts';
 import { count, mergeCells } from '#shared/connections/client.ts';
@@ -24,6 +25,25 @@ const dayOf = (startingAt: unknown) => {
   if (Number.isNaN(at)) throw new ProviderBadResponse('A usage bucket has no starting_at.');
   return new Date(at).toISOString().slice(0, 10);
 };
+
+/** How a key of the default workspace is named (its usage and its key say `workspace_id: null`). */
+export const DEFAULT_WORKSPACE_NAME = 'Default workspace';
+/** The project id of a key of the default workspace when the provider gives no id for it. */
+export const DEFAULT_WORKSPACE_ID = 'default';
+
+/**
+ * A key's workspace `{id, name}`: `workspace_id` (null: the default workspace), or the newer `scope` (the default
+ * workspace's real id, which the workspace list leaves out); an organization-scoped key has none.
+ */
+function workspaceOf(k: Record<string, unknown>, names: Map<string, string>): ProviderKey['project'] {
+  const scope = k.scope as { type?: unknown; workspace_id?: unknown } | null | undefined;
+  if (scope?.type === 'organization') return null;
+  const scoped = typeof scope?.workspace_id === 'string' ? scope.workspace_id : null;
+  if (typeof k.workspace_id === 'string') return { id: k.workspace_id, name: names.get(k.workspace_id) ?? k.workspace_id };
+  if (scoped !== null && names.has(scoped)) return { id: scoped, name: names.get(scoped)! };
+  // `workspace_id: null`, or a scope whose workspace the list (without the default one) does not name.
+  return { id: scoped ?? DEFAULT_WORKSPACE_ID, name: DEFAULT_WORKSPACE_NAME };
+}
 
 export function anthropicClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
   const http = providerHttp(base, { 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
@@ -51,36 +71,49 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
     return buckets;
   }
 
+  /** Every item of an Admin API list: `limit` 1000, pages by `after_id` = the `last_id` of the page before. */
+  async function listAll(path: string, params: [string, string][]): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const body = (await http.getJson(url(path, [...params, ['limit', '1000'], ...(after ? ([['after_id', after]] as [string, string][]) : [])]))) as {
+        data?: Record<string, unknown>[];
+        has_more?: boolean;
+        last_id?: string | null;
+      };
+      const page = body.data ?? [];
+      items.push(...page);
+      if (body.has_more !== true || page.length === 0) return items;
+      const last = body.last_id ?? page[page.length - 1]!.id;
+      if (typeof last !== 'string' || last === after) throw new ProviderBadResponse(`The provider said ${path} has more items but gave no last_id.`);
+      after = last;
+    }
+  }
+
   return {
     provider: 'anthropic',
     async check() {
       await http.getJson(url('/v1/organizations/api_keys', [['limit', '1']]));
     },
     async listKeys() {
-      const keys: ProviderKey[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const body = (await http.getJson(url('/v1/organizations/api_keys', [['limit', '1000'], ...(after ? ([['after_id', after]] as [string, string][]) : [])]))) as {
-          data?: Record<string, unknown>[];
-          has_more?: boolean;
-          last_id?: string | null;
-        };
-        const page = body.data ?? [];
-        for (const k of page) {
-          if (typeof k.id !== 'string') continue;
-          const scope = k.scope as { workspace_id?: unknown } | undefined;
-          const workspace = typeof k.workspace_id === 'string' ? k.workspace_id : typeof scope?.workspace_id === 'string' ? scope.workspace_id : null;
-          keys.push({
-            id: k.id,
-            name: typeof k.name === 'string' && k.name ? k.name : null,
-            redactedValue: typeof k.partial_key_hint === 'string' ? k.partial_key_hint : null,
-            project: workspace ? { id: workspace, name: workspace } : null,
-            status: STATUSES.has(k.status as ProviderKeyStatus) ? (k.status as ProviderKeyStatus) : 'active',
-          });
-        }
-        if (body.has_more !== true || page.length === 0) return keys;
-        after = body.last_id ?? (page[page.length - 1]!.id as string);
+      // Workspace names first (archived ones too: their keys stay listed); the default workspace is not in the list.
+      const workspaces = new Map<string, string>();
+      for (const w of await listAll('/v1/organizations/workspaces', [['include_archived', 'true']])) {
+        if (typeof w.id === 'string') workspaces.set(w.id, typeof w.name === 'string' && w.name ? w.name : w.id);
       }
+      return (await listAll('/v1/organizations/api_keys', [])).flatMap((k): ProviderKey[] =>
+        typeof k.id === 'string'
+          ? [
+              {
+                id: k.id,
+                name: typeof k.name === 'string' && k.name ? k.name : null,
+                redactedValue: typeof k.partial_key_hint === 'string' ? k.partial_key_hint : null,
+                project: workspaceOf(k, workspaces),
+                status: STATUSES.has(k.status as ProviderKeyStatus) ? (k.status as ProviderKeyStatus) : 'active',
+              },
+            ]
+          : [],
+      );
     },
     async readUsage(from, toExclusive) {
       const groupBy = ['api_key_id', 'workspace_id', 'model', 'service_tier'].map((g) => ['group_by[]', g] as [string, string]);

@@ -12,7 +12,7 @@ export interface ProviderKey {
   name: string | null;
   /** The provider's redacted value (`sk-abc...def`, `sk-ant-api03-R2D...igAA`). */
   redactedValue: string | null;
-  /** OpenAI project, Anthropic workspace (null: the default workspace). */
+  /** OpenAI project, Anthropic workspace (the default workspace: `Default workspace`, id from `scope` or `default`). */
   project: { id: string; name: string } | null;
   status: ProviderKeyStatus;
 }

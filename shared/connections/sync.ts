@@ -533,7 +533,8 @@ export async function syncConnection(accountId: string, connectionId: string, op
       if (error instanceof ProviderUnavailable || error instanceof ProviderBadResponse) {
         logger.warn('connection sync failed', { connectionId, provider: conn.provider, reason: error.message });
         await setConnectionFields(conn, {
-          statusDetail: `The last sync could not finish: ${error.message} What was imported stays; the next sync fetches the rest.`,
+          // The provider by its name: `… could not finish: OpenAI answered 503: …`.
+          statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, conn.provider === 'openai' ? 'OpenAI' : 'Anthropic')} What was imported stays; the next sync fetches the rest.`,
           lastSyncAt: at,
           nextSyncAt,
           updatedAt: at,

@@ -200,7 +200,7 @@ export const Key = z.object({
   /** The provider's name of the key (connection keys), else null. */
   name: z.nullable(z.string()),
   providerKeyId: z.nullable(z.string()),
-  /** OpenAI project, Anthropic workspace (null: the default workspace, or an ingest key). */
+  /** OpenAI project, Anthropic workspace (its default workspace: `Default workspace`); null for an ingest key. */
   project: z.nullable(z.object({ id: z.string(), name: z.string() })),
   providerStatus: z.nullable(z.enum(members<'active' | 'inactive' | 'archived' | 'expired' | 'deleted'>({ active: true, inactive: true, archived: true, expired: true, deleted: true }))),
   firstSeenAt: Timestamp,
@@ -244,7 +244,15 @@ export const Spend = z.object({
       z.object({ date: CalendarDate, ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
       z.object({ provider: z.string(), ...totals }),
-      z.object({ hash: KeyHash, label: z.nullable(z.string()), hint: z.nullable(z.string()), provider: z.nullable(z.string()), ...totals }),
+      z.object({
+        hash: KeyHash,
+        label: z.nullable(z.string()),
+        /** The provider's name of a connection's key (else null): how a key without a label is named. */
+        name: z.nullable(z.string()),
+        hint: z.nullable(z.string()),
+        provider: z.nullable(z.string()),
+        ...totals,
+      }),
     ]),
   ),
   /** Null unless `to` is in the current month. With filters: the forecast of the filtered spend. */

@@ -291,11 +291,12 @@ async function keyGroupsOf(accountId: string, filter: SpendFilter, from: string,
   return { totals: groups, groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))) };
 }
 
-/** A groupBy=key entry: the key's names from its item. */
+/** A groupBy=key entry: the key's names from its item (`name`: the provider's name of a connection's key). */
 function keyGroup(g: Group, key: Item | undefined) {
   return {
     hash: g.id,
     label: (key?.label as string | null | undefined) ?? null,
+    name: (key?.name as string | null | undefined) ?? null,
     hint: (key?.hint as string | undefined) ?? null,
     provider: (key?.provider as string | undefined) ?? null,
     ...totalsView(g.totals),

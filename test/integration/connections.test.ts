@@ -261,6 +261,25 @@ describe('the sync', () => {
     expect(byHash.get(keyHash('anthropic', null))).toMatchObject({ name: 'No API key (Console, playground)' });
     // Anthropic's report has no request count: its keys count 0 requests.
     for (const k of keys.body.items as any[]) if (k.provider === 'anthropic') expect(k.requests.total).toBe(0);
+    // Anthropic keys carry their workspace's name (an archived workspace's too), the default workspace named so.
+    const ant = await control('anthropic', 'GET', '/state');
+    const workspaces = new Map((ant.projects as any[]).map((w) => [w.id as string, w.name as string]));
+    expect([...workspaces.keys()].some((id) => (ant.projects as any[]).find((w) => w.id === id).archivedAt !== null)).toBe(true);
+    const listed = (ant.keys as any[]).filter((k) => k.status !== 'deleted');
+    expect(listed.some((k) => k.projectId === null)).toBe(true);
+    for (const k of listed) {
+      const want = k.projectId === null ? { id: expect.any(String), name: 'Default workspace' } : { id: k.projectId, name: workspaces.get(k.projectId) };
+      expect(byHash.get(keyHash('anthropic', k.id))?.project, k.name).toEqual(want);
+    }
+    // GET /spend?groupBy=key names each key group by the provider's name too (connection keys have no label), with
+    // and without a provider filter.
+    for (const filter of ['', '&provider=anthropic']) {
+      const top = await call(`/spend?from=${firstOfPreviousMonth()}&to=${today()}&groupBy=key${filter}`, { token: user.token });
+      expect(top.status).toBe(200);
+      expect(top.body.groups.length).toBeGreaterThan(5);
+      for (const g of top.body.groups as any[]) expect({ hash: g.hash, name: g.name }).toEqual({ hash: g.hash, name: byHash.get(g.hash)?.name ?? null });
+      expect((top.body.groups as any[]).filter((g) => typeof g.name === 'string' && g.name !== '').length).toBeGreaterThan(5);
+    }
   });
 
   it('keeps the history of a key the provider no longer lists, as deleted', async () => {

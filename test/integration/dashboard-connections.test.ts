@@ -1,10 +1,13 @@
 /**
  * Provider connections in the dashboard (issue 20), in Chromium against the real local stack and its OpenAI admin
- * API stand-in: an admin connects the organization from the Connections screen (an inference key first: refused in
- * the user's words), the first sync runs, Sync now twice (the second: a wait in words from Retry-After), the keys of
- * the organization appear on Keys with their provider's name and source, the reconciliation shows computed vs billed
- * with the same totals as the API, the disconnect dialog says what stays; axe on each new screen, light; no sideways
- * scrolling at 360 px. A viewer sees the connection and none of the admin's buttons.
+ * API stand-in (an organization of this file's own, so its forced faults reach no other file): an admin connects the
+ * organization from the Connections screen (an inference key first: refused in the user's words; then OpenAI down for
+ * one call: "could not be reached", nothing stored), the first sync fails on OpenAI's 5xx (the status and its detail
+ * in words), Sync now recovers it, Sync now again at once (a wait in words from Retry-After), the Overview's top keys
+ * are named by the provider's key names, the keys of the organization appear on Keys with their provider's name and
+ * source, the reconciliation shows computed vs billed with the same totals as the API, the disconnect dialog says what
+ * stays; axe on each new screen, light; no sideways scrolling at 360 px. A viewer sees the connection and none of the
+ * admin's buttons.
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -13,6 +16,7 @@ import { money } from '../../web/src/ui/format.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { api, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
+import { newStandInOrg, type StandInOrg } from './standins.ts';
 
 declare const sessionStorage: { setItem(key: string, value: string): void };
 declare const document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number } };
@@ -20,15 +24,20 @@ declare const document: { querySelector(selector: string): unknown; documentElem
 const origin = () => stack().apiUrl.replace(/\/api$/, '');
 let browser: LaunchedBrowser;
 let admin: RegisteredUser;
+let org: StandInOrg;
 const axeFindings: string[] = [];
 
 beforeAll(async () => {
-  [browser, admin] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Northwind Buyers' })]);
+  [browser, admin, org] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Northwind Buyers' }), newStandInOrg('openai')]);
   // The stand-in's organization has more keys than FREE's five.
   await setPlan(admin.accountId, 'GROWTH');
 });
 afterAll(async () => {
   await browser?.close();
+  // The connection first (no scheduled sync of it meets a removed organization), then the organization.
+  const connections = admin ? ((await api('/connections', { token: admin.token })).body?.items ?? []) : [];
+  for (const c of connections as { id: string }[]) await api(`/connections/${c.id}`, { method: 'DELETE', token: admin.token });
+  await org?.remove();
 });
 
 /** Waits for the screen's heading and for loading to settle, then runs axe: serious and critical violations are collected. */
@@ -46,14 +55,8 @@ async function signIn(page: Page, user: RegisteredUser): Promise<void> {
   await page.evaluate((token) => sessionStorage.setItem('burnrate.refreshToken', token), user.refreshToken);
 }
 
-/** The admin key the OpenAI stand-in accepts now (its control API). */
-async function openAiAdminKey(): Promise<string> {
-  const res = await fetch(`${stack().openaiAdmin.url}/_burnrate/state`);
-  return ((await res.json()) as { adminKey: string }).adminKey;
-}
-
 describe('Connections in Chromium', () => {
-  it('connect OpenAI → first sync → Sync now (and its wait) → keys on Keys → reconciliation → disconnect dialog; a viewer sees no admin buttons', { timeout: 120_000 }, async () => {
+  it('connect OpenAI (down once: 502 in words) → first sync fails in words → Sync now recovers (again: its wait) → top keys by name → keys on Keys → reconciliation → disconnect dialog; a viewer sees no admin buttons', { timeout: 120_000 }, async () => {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.on('pageerror', (error) => axeFindings.push(`page error: ${error.message}`));
     await signIn(page, admin);
@@ -70,10 +73,17 @@ describe('Connections in Chromium', () => {
     await page.locator('.field-error').filter({ hasText: 'not an admin key' }).waitFor();
     expect(await page.getByLabel('Admin key').inputValue()).toBe('');
 
-    const adminKey = await openAiAdminKey();
-    // (OpenAI down — "could not be reached", nothing stored — was checked here with a fault of the stand-in's main
-    // organization; it waits for per-file stand-in organizations (i20-core's test/integration/standins.ts), since a
-    // fault there could hit another file's call.)
+    const adminKey = org.adminKey;
+    // OpenAI down (this file's stand-in organization answers its next check 503): nothing stored, the API's words shown.
+    await org.control('/faults', { status: 503, count: 1, pathPrefix: '/v1/organization/projects' });
+    await page.getByLabel('Admin key').fill(adminKey);
+    await page.getByRole('button', { name: 'Connect OpenAI' }).click();
+    await page.getByRole('alert').filter({ hasText: 'OpenAI could not be reached' }).waitFor();
+    expect(await page.getByLabel('Admin key').inputValue()).toBe('');
+    expect((await api('/connections', { token: admin.token })).body.items).toEqual([]);
+
+    // Connected, but OpenAI's usage API fails every attempt of the first sync (the worker tries 5 times).
+    await org.control('/faults', { status: 503, count: 5, pathPrefix: '/v1/organization/usage/completions' });
     await page.getByLabel('Admin key').fill(adminKey);
     await page.getByLabel('Name (optional)').fill('Northwind OpenAI');
     await page.getByRole('button', { name: 'Connect OpenAI' }).click();
@@ -83,15 +93,37 @@ describe('Connections in Chromium', () => {
     // The admin key is never echoed: only its last 4 characters.
     expect(await page.content()).not.toContain(adminKey);
     expect(await card.textContent()).toContain(`admin key ending ${adminKey.slice(-4)}`);
-    // The screen reloads until the first sync has run.
-    await expect.poll(async () => card.locator('dd').nth(1).textContent(), { timeout: 60_000, interval: 500 }).not.toBe('not yet');
-    await screen(page, 'Connections', ' (connected)');
+    // The screen reloads until the first sync has run: it failed, and says so in words; nothing succeeded yet.
+    const failed = card.getByText(/^The last sync could not finish: OpenAI answered 503: .+ What was imported stays; the next sync fetches the rest\.$/);
+    await failed.waitFor({ timeout: 60_000 });
+    expect(await card.locator('dd').nth(1).textContent()).toBe('not yet');
+    await screen(page, 'Connections', ' (sync failed)');
 
-    // Sync now: queued; again at once: the API's 429, its Retry-After in words.
+    // Sync now (OpenAI answers again): queued, then the detail goes and the sync succeeded.
     await card.getByRole('button', { name: 'Sync now' }).click();
     await card.getByText('Sync queued').waitFor();
+    await failed.waitFor({ state: 'detached', timeout: 60_000 });
+    await expect.poll(async () => card.locator('dd').nth(1).textContent(), { timeout: 60_000, interval: 500 }).not.toBe('not yet');
+    await screen(page, 'Connections', ' (connected)');
+    // Again at once: the API's 429, its Retry-After in words.
     await card.getByRole('button', { name: 'Sync now' }).click();
     await card.getByText(/A sync was asked for less than a minute ago\. Sync now works again in (\d+ seconds|1 minute)\./).waitFor();
+
+    // The Overview's top keys: connection keys have no label, so each is named by the provider's name of the key.
+    const today = new Date().toISOString().slice(0, 10);
+    const top = (await api(`/spend?from=${today.slice(0, 8)}01&to=${today}&groupBy=key`, { token: admin.token })).body.groups as { hash: string }[];
+    const names = new Map(((await api('/keys?source=connection&provider=openai&limit=100', { token: admin.token })).body.items as { hash: string; name: string | null }[]).map((k) => [k.hash, k.name]));
+    expect(top.length).toBeGreaterThan(1);
+    await page.goto(`${origin()}/`);
+    await screen(page, 'Overview', ' (connection keys)');
+    const topKeys = page.getByRole('region', { name: 'Top keys' });
+    for (const { hash } of top.slice(0, 3)) {
+      const name = names.get(hash);
+      expect(name, hash).toEqual(expect.any(String));
+      await topKeys.getByRole('link', { name: name!, exact: true }).waitFor({ timeout: 10_000 });
+    }
+    await page.goto(`${origin()}/connections`);
+    await screen(page, 'Connections');
 
     // The organization's keys on Keys: the provider's name, project and source.
     await card.getByRole('link', { name: 'Its keys' }).click();
@@ -107,7 +139,6 @@ describe('Connections in Chromium', () => {
     const connection = (await api('/connections', { token: admin.token })).body.items[0];
     await page.goto(`${origin()}/connections/${connection.id}`);
     await screen(page, 'Northwind OpenAI: computed vs billed');
-    const today = new Date().toISOString().slice(0, 10);
     const recon = (await api(`/connections/${connection.id}/reconciliation?from=${connection.importedFrom}&to=${today}`, { token: admin.token })).body;
     expect(await page.getByTestId('recon-computed').textContent()).toBe(money(recon.total.computedUsd));
     expect(await page.getByTestId('recon-billed').textContent()).toBe(money(recon.total.billedUsd));

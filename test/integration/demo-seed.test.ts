@@ -1,18 +1,37 @@
 /**
  * `npm run demo:seed` (local/demo-seed.ts) against the real local stack: a newcomer signs up, seeds their own account,
  * and the API shows the demo month — proxy keys of providers without a connection next to every key of the OpenAI
- * and Anthropic stand-ins' organizations, found by two connections.
+ * and Anthropic stand-ins' organizations, found by two connections. The stand-ins' organizations are this file's own
+ * (another file's frozen clock, reset or faults never reach them).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '#local/demo-seed.ts';
 import { api, registerUser, stack } from './harness.ts';
+import { newStandInOrg, type StandInOrg } from './standins.ts';
 
 const PROXY_PROVIDERS = ['deepseek', 'google', 'mistral', 'xai'];
+
+let openai: StandInOrg;
+let anthropic: StandInOrg;
+let seeded: { token: string } | undefined;
+beforeAll(async () => {
+  [openai, anthropic] = await Promise.all([newStandInOrg('openai'), newStandInOrg('anthropic')]);
+});
+afterAll(async () => {
+  // The connections first (no scheduled sync of them meets a removed organization), then the organizations.
+  const connections = seeded ? ((await api('/connections', { token: seeded.token })).body?.items ?? []) : [];
+  for (const c of connections as { id: string }[]) await api(`/connections/${c.id}`, { method: 'DELETE', token: seeded!.token });
+  await Promise.all([openai?.remove(), anthropic?.remove()]);
+});
 
 describe('demo:seed', () => {
   it('fills the account a newcomer just signed up with: labelled proxy keys, a month of spend, budgets, rules, alerts and both connections', async () => {
     const user = await registerUser();
-    const demo = await seedDemo(stack().apiUrl, user.email, user.password, stack());
+    seeded = user;
+    const demo = await seedDemo(stack().apiUrl, user.email, user.password, {
+      openaiAdmin: { url: openai.url, adminKey: openai.adminKey },
+      anthropicAdmin: { url: anthropic.url, adminKey: anthropic.adminKey },
+    });
     expect(demo.email).toBe(user.email);
     expect(demo.events).toBeGreaterThan(1000);
     expect(demo.alerts).toBeGreaterThan(0);

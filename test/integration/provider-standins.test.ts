@@ -597,8 +597,36 @@ describe('Anthropic admin stand-in', () => {
     const listed = await org.get('/v1/organizations/workspaces?limit=1000');
     const all = await org.get('/v1/organizations/workspaces?limit=1000&include_archived=true&include_default=true');
     expect(all.body.data.length).toBe(listed.body.data.length + 2);
-    for (const w of all.body.data) expect(w).toMatchObject({ type: 'workspace', id: expect.stringMatching(/^wrkspc_01/), name: expect.any(String), created_at: expect.any(String) });
+    // The reference's Workspace: type, id, name, created_at, archived_at, display_color, data_residency.
+    for (const w of all.body.data) {
+      expect(Object.keys(w).sort()).toEqual(['archived_at', 'created_at', 'data_residency', 'display_color', 'id', 'name', 'type']);
+      expect(w).toMatchObject({ type: 'workspace', id: expect.stringMatching(/^wrkspc_01/), name: expect.any(String), display_color: expect.stringMatching(/^#[0-9A-F]{6}$/) });
+      expect(Date.parse(w.created_at)).not.toBeNaN();
+      expect(w.data_residency).toEqual({ workspace_geo: 'us', allowed_inference_geos: 'unrestricted', default_inference_geo: 'global' });
+    }
     expect(all.body.data.filter((w: any) => w.archived_at !== null)).toHaveLength(1);
+    expect(listed.body.data.every((w: any) => w.archived_at === null)).toBe(true);
+    // Pages by opaque object ids: after_id = last_id forward, before_id = first_id back; limit 1..1000.
+    const forward: string[] = [];
+    let after = '';
+    for (;;) {
+      const page = await org.get(`/v1/organizations/workspaces?include_archived=true&include_default=true&limit=1${after ? `&after_id=${after}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(1);
+      expect([page.body.first_id, page.body.last_id]).toEqual([page.body.data[0].id, page.body.data[0].id]);
+      forward.push(page.body.data[0].id);
+      if (!page.body.has_more) break;
+      after = page.body.last_id;
+    }
+    expect(forward).toEqual(all.body.data.map((w: any) => w.id));
+    const back = await org.get(`/v1/organizations/workspaces?include_archived=true&include_default=true&limit=2&before_id=${forward.at(-1)}`);
+    expect(back.body.data.map((w: any) => w.id)).toEqual(forward.slice(-3, -1));
+    expect((await org.get('/v1/organizations/workspaces')).body.data).toEqual(listed.body.data.slice(0, 20));
+    for (const bad of ['limit=0', 'limit=1001', 'include_archived=maybe']) {
+      const res = await org.get(`/v1/organizations/workspaces?${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(res.body.error.type, bad).toBe('invalid_request_error');
+    }
     const keys = await org.get('/v1/organizations/api_keys?limit=1000');
     const named = new Set(all.body.data.map((w: any) => w.id));
     for (const k of keys.body.data) if (k.workspace_id !== null) expect(named).toContain(k.workspace_id);

@@ -141,7 +141,7 @@ describe('GET /spend', () => {
       expect(k.groups).toEqual(
         [...byKey]
           .sort((a, b) => (b[1].cost > a[1].cost ? 1 : -1))
-          .map(([hash, s]) => ({ hash, label: hash === keyHashes[1] ? 'batch jobs' : null, hint: null, provider: expect.any(String), ...view(s) })),
+          .map(([hash, s]) => ({ hash, label: hash === keyHashes[1] ? 'batch jobs' : null, name: null, hint: null, provider: expect.any(String), ...view(s) })),
       );
       expect(k.total).toEqual(view(sumBy(inRange(from, to), () => 'all').get('all') ?? zero()));
       // The key's provider: the one of its first event (keys here use one to three providers).

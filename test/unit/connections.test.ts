@@ -10,6 +10,7 @@ import { diffCells, type StoredCell } from '#shared/connections/diff.ts';
 import { providerHttp, ProviderBadResponse, ProviderRefused, ProviderUnavailable, redact } from '#shared/connections/http.ts';
 import { connectionKeyHash, firstDayToRead } from '#shared/connections/sync.ts';
 import type { UsageCell } from '#shared/connections/model.ts';
+import { anthropicClient } from '#shared/connections/anthropic.ts';
 
 describe('admin key shapes', () => {
   it('takes admin keys and names inference keys as such', () => {
@@ -151,5 +152,46 @@ describe('provider HTTP: where the admin key may go (DESIGN.md "Round 3": the pr
       expect(error, url).toBeInstanceOf(ProviderBadResponse);
     }
     expect(seen.elsewhere).toEqual([]);
+  });
+});
+
+describe('Anthropic key inventory', () => {
+  it('names each key’s workspace from the workspace list (every page), the default workspace "Default workspace"', async () => {
+    const asked: string[] = [];
+    const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    const fake = (async (input: URL | string) => {
+      const url = new URL(String(input));
+      asked.push(`${url.pathname}?${url.searchParams}`);
+      if (url.pathname === '/v1/organizations/workspaces') {
+        return url.searchParams.get('after_id') === 'wrkspc_a'
+          ? json({ data: [{ type: 'workspace', id: 'wrkspc_old', name: 'Old', archived_at: '2026-01-01T00:00:00Z' }], has_more: false, first_id: 'wrkspc_old', last_id: 'wrkspc_old' })
+          : json({ data: [{ type: 'workspace', id: 'wrkspc_a', name: 'Research', archived_at: null }], has_more: true, first_id: 'wrkspc_a', last_id: 'wrkspc_a' });
+      }
+      return json({
+        data: [
+          { id: 'apikey_1', name: 'a', status: 'active', workspace_id: 'wrkspc_a' },
+          { id: 'apikey_2', name: 'b', status: 'archived', workspace_id: 'wrkspc_old' },
+          { id: 'apikey_3', name: 'c', status: 'active', workspace_id: null },
+          { id: 'apikey_4', name: 'd', status: 'active', workspace_id: null, scope: { type: 'workspace', workspace_id: 'wrkspc_default' } },
+          { id: 'apikey_5', name: 'e', status: 'active', scope: { type: 'workspace', workspace_id: 'wrkspc_a' } },
+          { id: 'apikey_6', name: 'f', status: 'active', scope: { type: 'organization' } },
+        ],
+        has_more: false,
+      });
+    }) as typeof fetch;
+    const keys = await anthropicClient('https://admin.test', 'sk-ant-admin01-x', { fetch: fake }).listKeys();
+    expect(Object.fromEntries(keys.map((k) => [k.id, k.project]))).toEqual({
+      apikey_1: { id: 'wrkspc_a', name: 'Research' },
+      apikey_2: { id: 'wrkspc_old', name: 'Old' },
+      apikey_3: { id: 'default', name: 'Default workspace' },
+      apikey_4: { id: 'wrkspc_default', name: 'Default workspace' },
+      apikey_5: { id: 'wrkspc_a', name: 'Research' },
+      apikey_6: null,
+    });
+    // Archived workspaces asked for; the second page after the first's last_id.
+    expect(asked.filter((a) => a.startsWith('/v1/organizations/workspaces'))).toEqual([
+      '/v1/organizations/workspaces?include_archived=true&limit=1000',
+      '/v1/organizations/workspaces?include_archived=true&limit=1000&after_id=wrkspc_a',
+    ]);
   });
 });

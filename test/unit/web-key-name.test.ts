@@ -3,7 +3,7 @@
  * else the first 12 characters of its hash; and says where its spend comes from.
  */
 import { describe, expect, it } from 'vitest';
-import { keyName, providerStatusWords, requestsUnknown, sourceWords } from '../../web/src/ui/key-name.ts';
+import { keyName, projectWords, providerStatusWords, requestsUnknown, sourceWords } from '../../web/src/ui/key-name.ts';
 
 const hash = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
 
@@ -23,6 +23,14 @@ describe('keyName', () => {
   });
   it('else the first 12 characters of the hash', () => {
     expect(keyName({ hash, label: null, hint: null })).toBe('9f86d081884c');
+  });
+
+  it('names a connection key’s project or workspace once', () => {
+    expect(projectWords({ provider: 'openai', project: { id: 'proj_1', name: 'Web app' } })).toBe('project Web app');
+    expect(projectWords({ provider: 'anthropic', project: { id: 'wrkspc_1', name: 'Research' } })).toBe('workspace Research');
+    expect(projectWords({ provider: 'anthropic', project: { id: 'default', name: 'Default workspace' } })).toBe('Default workspace');
+    expect(projectWords({ provider: 'openai', project: { id: 'proj_2', name: 'Default project' } })).toBe('Default project');
+    expect(projectWords({ provider: 'openai', project: null })).toBeNull();
   });
 
   it('says where the spend comes from and a provider status worth saying', () => {

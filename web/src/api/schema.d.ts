@@ -1194,6 +1194,7 @@ export interface components {
             } | {
                 hash: string;
                 label: string | null;
+                name: string | null;
                 hint: string | null;
                 provider: string | null;
                 costUsd: number;

@@ -27,6 +27,16 @@ export function providerStatusWords(key: Pick<Key, 'providerStatus' | 'provider'
 }
 
 /**
+ * A connection key's project in words: `project Web app`, `workspace Research`; a name that already says what it is
+ * (`Default workspace`, `Default project`) as it is. Null when the key has none.
+ */
+export function projectWords(key: Pick<Key, 'project' | 'provider'>): string | null {
+  if (!key.project) return null;
+  const kind = key.provider === 'anthropic' ? 'workspace' : 'project';
+  return new RegExp(`\\b${kind}$`, 'i').test(key.project.name) ? key.project.name : `${kind} ${key.project.name}`;
+}
+
+/**
  * Anthropic's usage report has no request count: a key imported from an Anthropic connection counts 0 requests
  * (API.md part 4), so wherever requests are shown its figure reads "n/a".
  */

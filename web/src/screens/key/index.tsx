@@ -29,7 +29,7 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
       </div>
       <div>
         <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
-        <dd>{k.project ? k.project.name : k.provider === 'anthropic' ? 'Default workspace' : '—'}</dd>
+        <dd>{k.project ? k.project.name : '—'}</dd>
       </div>
       {k.providerKeyId && (
         <div>
