@@ -24,8 +24,8 @@ const event = (keyHash: string, extra: object) => ({ requestId: randomUUID(), ke
 async function spendOf(keyHash: string) {
   const res = await api(`/spend?from=${today()}&to=${today()}&groupBy=key`, { token: user.token });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const { hash, label, hint, provider, ...total } = res.body.groups.find((g: { hash: string }) => g.hash === keyHash);
-  expect([hash, label, hint, provider]).toEqual([keyHash, null, null, expect.any(String)]);
+  const { hash, label, name, hint, provider, ...total } = res.body.groups.find((g: { hash: string }) => g.hash === keyHash);
+  expect([hash, label, name, hint, provider]).toEqual([keyHash, null, null, null, expect.any(String)]);
   return { total };
 }
 
