@@ -1,17 +1,18 @@
 /**
  * The loader and the measurer of `npm run bench:spend`: an account's AGGREGATES for K keys × M models × D days (ending today), written
- * straight to the table with BatchWriteItem instead of K·M·D ingests — but built by ingestion's own code, so the
- * items are exactly what ingestion writes: each (key, day, model) is one event priced by `priceEvent`, planned into
- * chunks by `planChunks` and turned into the chunk's update actions by `buildChunkActions` (shared/db/usage-writes.ts);
- * the actions are then applied in memory (`applyUpdate`: the SET / ADD / REMOVE forms those builders emit) and the
- * resulting items Put. The events' exactly-once items are not written (they are not aggregates and expire anyway),
- * nor the account item (its `keyCount` gets ONE ADD at the end instead of being overwritten).
+ * straight to the table with BatchWriteItem (or TransactWriteItems, 100 items a request: `writeWith`) instead of K·M·D
+ * ingests — but built by ingestion's own code, so the items are exactly what ingestion writes: each (key, day, model)
+ * is one event priced by `priceEvent`, planned into chunks by `planChunks` and turned into the chunk's update actions
+ * by `buildChunkActions` (shared/db/usage-writes.ts); the actions are then applied in memory (`applyUpdate`: the
+ * SET / ADD / REMOVE forms those builders emit) and the resulting items Put. The events' exactly-once items are not
+ * written (they are not aggregates and expire anyway), nor the account item (its `keyCount` gets ONE ADD at the end
+ * instead of being overwritten).
  *
  * The expected sums come from the events themselves (`expectedTotals`), independently of any aggregate, so the
  * bench — and the smoke test that runs this loader small — can check GET /spend against them.
  */
 import { randomBytes, createHash } from 'node:crypto';
-import { BatchWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { recentDays } from '#shared/db/rolling.ts';
@@ -151,15 +152,22 @@ export interface LoadResult {
   keyHashes: string[];
   /** Items Put. */
   items: number;
-  /** BatchWriteItem requests sent (retries of unprocessed items included). */
+  /** BatchWriteItem (or TransactWriteItems) requests sent (retries included). */
   batchWrites: number;
   ms: number;
 }
 
 export interface LoadOptions {
   now?: Date;
-  /** BatchWriteItem requests in flight. */
+  /** Write requests in flight. */
   concurrency?: number;
+  /**
+   * `TransactWriteItems`: Put the items 100 per request instead of BatchWriteItem's 25. DynamoDB Local commits each
+   * request on its own, so this writes 2–3× faster there (29,730 items of 990 keys × 13 models × 2 days with their
+   * export rows, 8 in flight, on this machine: 24–34 s against 53 s); in AWS a transaction costs twice the write
+   * units. Default `BatchWriteItem`.
+   */
+  writeWith?: 'BatchWriteItem' | 'TransactWriteItems';
   /**
    * Write the key × day × model items (the export's rows; GET /spend never reads them) of the most recent
    * `rowDays` days only (default: every day; 0: none).
@@ -191,13 +199,30 @@ export async function loadAggregates(accountId: string, shape: LoadShape, option
   let batchWrites = 0;
   const queued: Item[] = [];
 
+  const transact = options.writeWith === 'TransactWriteItems';
+  const perRequest = transact ? 100 : 25;
   const put = async (list: Item[]) => {
     const batches: Item[][] = [];
-    for (let i = 0; i < list.length; i += 25) batches.push(list.slice(i, i + 25));
+    for (let i = 0; i < list.length; i += perRequest) batches.push(list.slice(i, i + perRequest));
     let next = 0;
     const worker = async () => {
       while (next < batches.length) {
-        let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
+        const batch = batches[next++]!;
+        if (transact) {
+          // Distinct items, so no condition can fail; only a throttle or a conflict with another writer: retried.
+          for (let attempt = 0; ; attempt++) {
+            batchWrites += 1;
+            try {
+              await db().send(new TransactWriteCommand({ TransactItems: batch.map((Item) => ({ Put: { TableName: tableName(), Item } })) }));
+              break;
+            } catch (error) {
+              if (attempt === 9 || !/Throttl|Conflict|TransactionCanceled|InProgress/.test((error as Error).name)) throw error;
+              await new Promise((r) => setTimeout(r, 20 * 2 ** (attempt + 1)));
+            }
+          }
+          continue;
+        }
+        let pending = batch.map((Item) => ({ PutRequest: { Item } }));
         for (let attempt = 0; pending.length > 0; attempt++) {
           if (attempt === 10) throw new Error('bench loader: BatchWriteItem left items unprocessed after 10 attempts');
           if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
@@ -228,7 +253,7 @@ export async function loadAggregates(accountId: string, shape: LoadShape, option
     }
     // A key's own items are few when the export rows are left out: write several keys' items per round of batches.
     queued.push(...own.values());
-    if (queued.length >= 25 * concurrency || k === keyHashes.length - 1) await put(queued.splice(0));
+    if (queued.length >= perRequest * concurrency || k === keyHashes.length - 1) await put(queued.splice(0));
     options.onProgress?.(k + 1, items);
   }
   await put([...accountWide.values()]);

@@ -1,13 +1,22 @@
 /**
  * The dashboard at scale (issue 18), in Chromium against the real local stack: a SCALE account of 1,000 keys (990
  * loaded with ingestion's own item builders as bench:spend does, 10 discovered through /ingest, each raising an
- * alert of each of 15 new_key rules: 150 alerts). The Overview's figures equal GET /spend's sums; key #737 is found among 1,000 by part of its label
- * and by the start of its hash; a budget is set on it through the key picker; 150 alerts are acknowledged in bulk.
+ * alert of each of 15 new_key rules: 150 alerts). The 990 keys carry 26 key × day × model export rows each, all in
+ * this month (13 models × yesterday and today, or 26 models × today alone on the 1st): this month's export is then
+ * 25,750 rows, past the synchronous export's 25,000. The Overview's figures equal GET /spend's sums; this month's
+ * "Download CSV" becomes an export job (progress, then a one-time link) whose gzip file's rows sum to GET /spend's
+ * month total to the micro-dollar, and whose link answers 410 the second time; key #737 is found among 1,000 by part
+ * of its label and by the start of its hash; a budget is set on it through the key picker; 150 alerts are
+ * acknowledged in bulk.
  */
 import { randomBytes, createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isoDate } from '#shared/time/periods.ts';
+import { CSV_HEADER } from '#shared/spend/csv.ts';
+import { MAX_EXPORT_ROWS } from '#shared/spend/export.ts';
+import { isoDate, monthStart } from '#shared/time/periods.ts';
 import { loadAggregates } from '../../bench/spend-lib.ts';
 import { money } from '../../web/src/ui/format.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
@@ -19,12 +28,19 @@ const LOADED_KEYS = 990;
 const DISCOVERED_KEYS = 10;
 const RULES = 15;
 const ALERTS = RULES * DISCOVERED_KEYS;
+/**
+ * Export rows per loaded key: models × days, every loaded day in this month (yesterday is last month on the 1st), so
+ * this month's export holds all of them: 990 × 26 = 25,740, past MAX_EXPORT_ROWS (25,000) on any date.
+ */
+const ROWS_PER_KEY = 26;
 const origin = () => stack().apiUrl.replace(/\/api$/, '');
 
 let browser: LaunchedBrowser;
 let restore: () => void;
 let user: RegisteredUser;
 let key737: string;
+/** The loader's "now": the journey's month and today are the ones loaded. */
+let loadedAt: Date;
 
 async function ok<T = any>(path: string, options: Parameters<typeof api>[1] = {}): Promise<T> {
   const res = await api<T>(path, { token: user.token, ...options });
@@ -36,7 +52,9 @@ beforeAll(async () => {
   restore = pointAtStack();
   [browser, user] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Scale Co' })]);
   await setPlan(user.accountId, 'SCALE');
-  const loaded = await loadAggregates(user.accountId, { keys: LOADED_KEYS, models: 10, days: 2 }, { rowDays: 0, concurrency: 8 });
+  loadedAt = new Date();
+  const days = isoDate(loadedAt).endsWith('-01') ? 1 : 2;
+  const loaded = await loadAggregates(user.accountId, { keys: LOADED_KEYS, models: ROWS_PER_KEY / days, days }, { now: loadedAt, concurrency: 8, writeWith: 'TransactWriteItems' });
   key737 = loaded.keyHashes[737]!;
   await ok(`/keys/${key737}`, { method: 'PATCH', body: { label: 'Payments worker 737' } });
   // 150 alerts through the product's own path: 15 new_key rules, then 10 ingests that each discover one more key
@@ -68,14 +86,18 @@ async function signedIn(): Promise<Page> {
   return page;
 }
 
+/** Whole micro-dollars of a dollar amount written with exactly 6 decimals (`12.345678`). */
+const micros = (usd: string): bigint => BigInt(usd.replace('.', ''));
+
 async function heading(page: Page, name: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name }).waitFor();
 }
 
 describe('the dashboard with 1,000 keys', () => {
-  it('sums everything, finds any key, budgets it through the picker and acknowledges alerts in bulk', { timeout: 120_000 }, async () => {
+  it('sums everything, exports a month of 25,750 rows through the job, finds any key, budgets it through the picker and acknowledges alerts in bulk', { timeout: 150_000 }, async () => {
     const page = await signedIn();
     const today = isoDate(new Date());
+    expect(today, 'the journey ran past midnight (UTC) after its load').toBe(isoDate(loadedAt));
     const [mtd, byProvider] = await Promise.all([ok('/spend?groupBy=day'), ok('/spend?groupBy=provider')]);
     expect((await ok('/keys?limit=1')).total).toBe(LOADED_KEYS + DISCOVERED_KEYS);
 
@@ -98,6 +120,44 @@ describe('the dashboard with 1,000 keys', () => {
     await page.waitForLoadState('networkidle');
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(4);
     expect(calls.filter((c) => c.startsWith('/api/keys/'))).toEqual([]);
+
+    // Export: this month has more rows than the synchronous export holds, so "Download CSV" becomes an export job: its
+    // progress, then a one-time link to the gzip file. Every row of the file is this month's; their costs sum to GET
+    // /spend's month total exactly (micro-dollars); the link's second download is refused (410).
+    expect(await page.getByLabel('Range').inputValue()).toBe('month');
+    const exportCalls: string[] = [];
+    page.on('response', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.startsWith('/api/spend/export')) exportCalls.push(`${r.request().method()} ${path.replace(/exp_\w+$/, '{id}')} ${r.status()}`);
+    });
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    await page.getByText(/^Preparing the CSV of this range… [\d,]+ rows so far\.$/).waitFor({ timeout: 60_000 });
+    const jobLink = page.getByRole('link', { name: /^Download the CSV \([\d,]+ rows, gzip; the link works once, until / });
+    await jobLink.waitFor({ timeout: 60_000 });
+    const link = new URL((await jobLink.getAttribute('href'))!, origin());
+    expect(link.pathname).toMatch(/^\/local-exports\/[\w-]+$/);
+    const [download] = await Promise.all([page.waitForEvent('download'), jobLink.click()]);
+    const month = monthStart(loadedAt);
+    expect(download.suggestedFilename()).toBe(`burnrate-spend-${month}-to-${today}.csv.gz`);
+    const lines = gunzipSync(await readFile((await download.path())!)).toString('utf8').split('\r\n');
+    expect(lines[0]).toBe(CSV_HEADER);
+    expect(lines.pop()).toBe(''); // every line ends with CRLF
+    const rows = lines.slice(1);
+    expect(rows.length).toBeGreaterThan(MAX_EXPORT_ROWS);
+    expect(rows.length).toBe(LOADED_KEYS * ROWS_PER_KEY + DISCOVERED_KEYS);
+    expect(await jobLink.textContent()).toContain(`(${rows.length.toLocaleString('en-US')} rows, gzip`);
+    expect(rows.filter((r) => r.slice(0, 10) < month || r.slice(0, 10) > today)).toEqual([]);
+    expect(rows.filter((r) => r.includes(`,${key737},Payments worker 737,`))).toHaveLength(ROWS_PER_KEY);
+    expect(rows.filter((r) => !/,\d+\.\d{6}$/.test(r))).toEqual([]); // cost_usd last, exact to the micro-dollar
+    const rowsMicros = rows.reduce((sum, r) => sum + micros(r.slice(r.lastIndexOf(',') + 1)), 0n);
+    expect(rowsMicros).toBeGreaterThan(0n);
+    expect(rowsMicros).toBe(micros(mtd.total.costUsd.toFixed(6)));
+    expect([mtd.from, mtd.to]).toEqual([month, today]);
+    expect((await page.request.get(link.href)).status()).toBe(410);
+    // The synchronous export was asked first and refused for its size (400), then the job was started and followed.
+    expect(exportCalls.slice(0, 2)).toEqual(['GET /api/spend/export 400', 'POST /api/spend/exports 202']);
+    expect(exportCalls.slice(2).length).toBeGreaterThan(0);
+    expect(new Set(exportCalls.slice(2))).toEqual(new Set(['GET /api/spend/exports/{id} 200']));
 
     // Keys: 1,000 in all; #737 by part of its label, then by the start of its hash.
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
