@@ -164,9 +164,16 @@ export async function createTenant(env: FuzzEnv): Promise<Tenant> {
     if (attempt >= 100) throw new Error(`fuzz setup: the export did not settle: ${JSON.stringify(status)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // A connection to the Anthropic stand-in's organization: its first sync done, then paused, so nothing writes meanwhile.
+  // A connection to an Anthropic stand-in organization of its own (3 keys × 2 models × 3 days: enough for keys,
+  // spend and a reconciliation; a first sync of about a second): that sync done, then paused, so nothing writes meanwhile.
   const standIn = env.info.anthropicAdmin.url;
-  const { adminKey } = (await (await fetch(`${standIn}/_burnrate/state`)).json()) as { adminKey: string };
+  const org = await fetch(`${standIn}/_burnrate/orgs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ big: { keys: 3, models: 2, days: 3 }, late: null }),
+  });
+  if (org.status !== 201) throw new Error(`fuzz setup: POST /_burnrate/orgs answered ${org.status}: ${await org.text()}`);
+  const { adminKey } = (await org.json()) as { adminKey: string };
   const connection = await json(env, 'POST', '/connections', { provider: 'anthropic', adminKey }, auth, 201);
   for (let attempt = 0; ; attempt++) {
     const state = await json(env, 'GET', `/connections/${connection.id}`, undefined, auth, 200);
