@@ -151,9 +151,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Label of …o7Qa').press('Enter');
     // The saved label names the row (its details link is named by keyName, so it is unique once the label is in).
     await page.getByRole('link', { name: 'Details of Search bot' }).waitFor();
-    // Sorted by name across the account: a key without a label by its provider's name ("anthropic" < "Search bot").
+    // Sorted by name across the account: a key without a label by its provider's name ("anthropic" < "Search bot"); the
+    // provider written as people write it.
     await page.getByRole('button', { name: /^Key/ }).click();
-    await expect.poll(() => page.locator('table.keys tbody tr td.key-cell > div.muted').allTextContents()).toEqual([expect.stringMatching(/^anthropic/), expect.stringMatching(/^openai/)]);
+    await expect.poll(() => page.locator('table.keys tbody tr td.key-cell > div.muted').allTextContents()).toEqual([expect.stringMatching(/^Anthropic/), expect.stringMatching(/^OpenAI/)]);
 
     // The key's screen: its daily chart and its by-model table.
     await page.getByRole('link', { name: 'Details of Search bot' }).click();

@@ -1,6 +1,6 @@
 /** The dashboard's one money and date format (issue 18: `$0.785181` next to `$1.06`, "11-01" next to "Nov 24, 2026"). */
 import { describe, expect, it } from 'vitest';
-import { axisDay, change, exactMoney, money, moneyInText, period, readable, utcDay, when } from '../../web/src/ui/format.ts';
+import { axisDay, change, exactMoney, money, moneyInText, period, providerWords, readable, utcDay, when } from '../../web/src/ui/format.ts';
 
 describe('money', () => {
   it('writes every amount a person reads with 2 decimals', () => {
@@ -47,5 +47,12 @@ describe('change', () => {
     expect(change(112, 100)).toBe('+12%');
     expect(change(97, 100)).toBe('−3%');
     expect(change(5, 0)).toBeNull();
+  });
+});
+
+describe('providers', () => {
+  it('writes the providers Burnrate knows as they write themselves, any other id as sent', () => {
+    expect(['openai', 'anthropic', 'google', 'mistral', 'xai', 'deepseek'].map(providerWords)).toEqual(['OpenAI', 'Anthropic', 'Google', 'Mistral', 'xAI', 'DeepSeek']);
+    expect(providerWords('acme-llm')).toBe('acme-llm');
   });
 });

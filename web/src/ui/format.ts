@@ -15,6 +15,25 @@ const day = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', y
 const shortDay = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 const month = new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 
+/** How people write the providers Burnrate knows ("OpenAI", not "openai"); any other provider id as sent. */
+const PROVIDER_WORDS: Record<string, string> = {
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  google: 'Google',
+  mistral: 'Mistral',
+  xai: 'xAI',
+  deepseek: 'DeepSeek',
+  cohere: 'Cohere',
+  groq: 'Groq',
+  azure: 'Azure OpenAI',
+  bedrock: 'Amazon Bedrock',
+};
+
+/** A provider id as a person reads it: the known providers by their own spelling, others as sent. */
+export function providerWords(provider: string): string {
+  return PROVIDER_WORDS[provider] ?? provider;
+}
+
 /** Said once per screen (and in each chart's caption) instead of after every date. */
 export const UTC_NOTE = 'Days and times are UTC.';
 

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../api/client.ts';
 import { Field } from './form.tsx';
 import { keyName } from './key-name.ts';
+import { providerWords } from './format.ts';
 
 type Key = Schemas['Key'];
 const SHOWN = 8;
@@ -65,7 +66,7 @@ export function KeyPicker({
     <fieldset class="key-picker">
       <legend>{label}</legend>
       <p class="muted" id={`${id}-chosen`} aria-live="polite">
-        {value ? `Chosen: ${current ? `${keyName(current)} (${current.provider})` : (chosenName ?? value.slice(0, 12))}` : allowNone ? `Chosen: ${allowNone}` : 'No key chosen yet.'}
+        {value ? `Chosen: ${current ? `${keyName(current)} (${providerWords(current.provider)})` : (chosenName ?? value.slice(0, 12))}` : allowNone ? `Chosen: ${allowNone}` : 'No key chosen yet.'}
       </p>
       <Field
         label={`Search ${label.toLowerCase()}s`}
@@ -85,7 +86,7 @@ export function KeyPicker({
           <label class="check" key={k.hash}>
             <input type="radio" name={id} checked={k.hash === value} onChange={() => choose(k)} /> {keyName(k)}{' '}
             <span class="muted">
-              {k.provider}
+              {providerWords(k.provider)}
               {k.hint ? ` · ${k.hint}` : ''} · {k.hash.slice(0, 8)}
             </span>
           </label>

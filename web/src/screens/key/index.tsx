@@ -2,7 +2,7 @@ import { useMemo } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { number, UTC_NOTE, when } from '../../ui/format.ts';
+import { number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
 import { Money } from '../../ui/money.tsx';
 import { keyName, providerStatusWords, REQUESTS_UNKNOWN_NOTE, requestsUnknown, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
@@ -24,7 +24,7 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
         </dd>
       </div>
       <div>
-        <dt>Name at {k.provider === 'anthropic' ? 'Anthropic' : k.provider === 'openai' ? 'OpenAI' : k.provider}</dt>
+        <dt>Name at {providerWords(k.provider)}</dt>
         <dd>{k.name ?? '—'}</dd>
       </div>
       <div>
@@ -86,7 +86,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                 Label: <LabelEditor item={key.data} canEdit={canLabel} onSaved={key.reload} />
               </div>
               <div class="muted">
-                {key.data.provider} · hint {key.data.hint ?? '—'} · last seen {when(key.data.lastSeenAt)}
+                {providerWords(key.data.provider)} · hint {key.data.hint ?? '—'} · last seen {when(key.data.lastSeenAt)}
               </div>
               <KeyOrigin k={key.data} />
             </div>

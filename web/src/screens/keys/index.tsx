@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Select } from '../../ui/form.tsx';
-import { number, UTC_NOTE, when } from '../../ui/format.ts';
+import { number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
 import { keyName, projectWords, providerStatusWords, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
@@ -66,7 +66,7 @@ export function KeyFacts({ k }: { k: Key }) {
   return (
     <div class="muted">
       {k.name && k.label && <span>{k.name} · </span>}
-      {k.provider}
+      {providerWords(k.provider)}
       {k.project ? ` · ${projectWords(k)}` : ''}
       {k.hint ? ` · ${k.hint}` : ''} · <span class="mono">{k.hash.slice(0, 12)}</span>
       {/* Keys sent in events are the default and say nothing more (the Source filter finds either kind). */}

@@ -7,6 +7,7 @@
  */
 import { api, ok, type Schemas } from '../../api/client.ts';
 import type { DailySeries } from '../../ui/chart.tsx';
+import { providerWords } from '../../ui/format.ts';
 
 type Spend = Schemas['Spend'];
 type Group = Spend['groups'][number];
@@ -50,7 +51,7 @@ export async function loadSeries(view: ChartView, data: OverviewData, from: stri
   if (view === 'total') return [{ name: 'All spend', values: total }];
   const parts =
     view === 'provider'
-      ? providerGroups(data.providers).map((p) => ({ name: p.provider, query: { provider: p.provider } }))
+      ? providerGroups(data.providers).map((p) => ({ name: providerWords(p.provider), query: { provider: p.provider } }))
       : modelGroups(await spend({ from, to, groupBy: 'model' })).map((m) => ({ name: `${m.provider}/${m.model}`, query: { provider: m.provider, model: m.model } }));
   const shown = parts.slice(0, MAX_STACKS);
   const sums = await Promise.all(shown.map((p) => spend({ from, to, groupBy: 'day', ...p.query })));

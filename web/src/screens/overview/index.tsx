@@ -2,7 +2,7 @@
 import { api, ok } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { change, isoDay, readable, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
+import { change, isoDay, providerWords, readable, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
 import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
@@ -132,7 +132,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
                     <tbody>
                       {providers.map((p) => (
                         <tr key={p.provider} data-provider={p.provider}>
-                          <td>{p.provider}</td>
+                          <td>{providerWords(p.provider)}</td>
                           <td class="num">
                             <Money value={p.costUsd} />
                           </td>
@@ -163,7 +163,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
                           <td>
                             <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
                           </td>
-                          <td>{k.provider ?? '—'}</td>
+                          <td>{k.provider ? providerWords(k.provider) : '—'}</td>
                           <td class="num">
                             <Money value={k.costUsd} />
                           </td>
