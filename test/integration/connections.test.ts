@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
 import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
-import { priceUsage } from '#shared/pricing/pricing.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { pricedTruth, type PricedCell } from './standins.ts';
 
 type Provider = 'openai' | 'anthropic';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -62,63 +62,11 @@ async function sync(accountId: string, connectionId: string, options: SyncOption
   throw new Error('the lease was never free');
 }
 
-interface Cell {
-  requests: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  costMicros: bigint;
-}
+type Cell = PricedCell;
 
 /** The stand-in's truth per (key hash, day, model) over [from, to], with the cost the price table gives. */
 async function truth(provider: Provider, from: string, to: string): Promise<Map<string, Cell>> {
-  const t = await control(provider, 'GET', `/truth?from=${from}&to=${to}`);
-  const out = new Map<string, Cell>();
-  const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number }>();
-  for (const c of t.cells as Record<string, any>[]) {
-    const model = String(c.model).toLowerCase();
-    const counts =
-      provider === 'anthropic'
-        ? {
-            requests: 0,
-            inputTokens: c.uncached + c.cacheRead + c.cache5m + c.cache1h,
-            cachedInputTokens: c.cacheRead,
-            cacheWriteInputTokens: c.cache5m,
-            cacheWrite1hInputTokens: c.cache1h,
-            outputTokens: c.output,
-          }
-        : c.kind === 'embeddings'
-          ? { requests: c.requests, inputTokens: c.input, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 }
-          : {
-              requests: c.requests,
-              inputTokens: c.uncached + c.cached + c.cacheWrite,
-              cachedInputTokens: c.cached,
-              cacheWriteInputTokens: c.cacheWrite,
-              cacheWrite1hInputTokens: 0,
-              outputTokens: c.output,
-            };
-    // One provider row per (day, key, model, tier as grouped): OpenAI batch or not (its other tiers are not grouped),
-    // embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
-    const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : c.tier === 'batch' ? 'batch' : 'standard';
-    const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}`;
-    const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 };
-    for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + v;
-    rows.set(rowId, row);
-  }
-  for (const [rowId, row] of rows) {
-    if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
-    const [hash, date, , tier] = rowId.split('|');
-    const cost = BigInt(priceUsage({ provider, ...row, tier: tier === 'batch' ? 'batch' : 'standard' }).costMicros);
-    const id = `${hash}|${date}|${row.model}`;
-    const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
-    cell.requests += row.requests;
-    cell.inputTokens += row.inputTokens;
-    cell.cachedInputTokens += row.cachedInputTokens;
-    cell.outputTokens += row.outputTokens;
-    cell.costMicros += cost;
-    out.set(id, cell);
-  }
-  return out;
+  return pricedTruth(provider, await control(provider, 'GET', `/truth?from=${from}&to=${to}`));
 }
 
 /** The export's rows per (key hash, day, model) of one provider. */

@@ -7,7 +7,8 @@
  * are named by the provider's key names, the keys of the organization appear on Keys with their provider's name and
  * source, the reconciliation shows computed vs billed with the same totals as the API, the disconnect dialog says what
  * stays; axe on each new screen, light; no sideways scrolling at 360 px. A viewer sees the connection and none of the
- * admin's buttons.
+ * admin's buttons. Then the admin connects Anthropic (an organization of this file's own, its clock frozen): every key
+ * of it is on Keys, each with the stand-in's token counts priced by the table as its spend.
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -16,7 +17,7 @@ import { money } from '../../web/src/ui/format.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { api, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
-import { newStandInOrg, type StandInOrg } from './standins.ts';
+import { keyHash, newStandInOrg, pricedTruth, type StandInOrg } from './standins.ts';
 
 declare const sessionStorage: { setItem(key: string, value: string): void };
 declare const document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number } };
@@ -25,10 +26,17 @@ const origin = () => stack().apiUrl.replace(/\/api$/, '');
 let browser: LaunchedBrowser;
 let admin: RegisteredUser;
 let org: StandInOrg;
+/** An Anthropic organization of this file's own, its clock frozen and no late arrivals: its truth holds still. */
+let anthropicOrg: StandInOrg;
 const axeFindings: string[] = [];
 
 beforeAll(async () => {
-  [browser, admin, org] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Northwind Buyers' }), newStandInOrg('openai')]);
+  [browser, admin, org, anthropicOrg] = await Promise.all([
+    launchChromium({ width: 1280 }),
+    registerUser({ companyName: 'Northwind Buyers' }),
+    newStandInOrg('openai'),
+    newStandInOrg('anthropic', { now: Math.floor(Date.now() / 1000), late: null }),
+  ]);
   // The stand-in's organization has more keys than FREE's five.
   await setPlan(admin.accountId, 'GROWTH');
 });
@@ -38,6 +46,7 @@ afterAll(async () => {
   const connections = admin ? ((await api('/connections', { token: admin.token })).body?.items ?? []) : [];
   for (const c of connections as { id: string }[]) await api(`/connections/${c.id}`, { method: 'DELETE', token: admin.token });
   await org?.remove();
+  await anthropicOrg?.remove();
 });
 
 /** Waits for the screen's heading and for loading to settle, then runs axe: serious and critical violations are collected. */
@@ -56,7 +65,7 @@ async function signIn(page: Page, user: RegisteredUser): Promise<void> {
 }
 
 describe('Connections in Chromium', () => {
-  it('connect OpenAI (down once: 502 in words) → first sync fails in words → Sync now recovers (again: its wait) → top keys by name → keys on Keys → reconciliation → disconnect dialog; a viewer sees no admin buttons', { timeout: 120_000 }, async () => {
+  it('connect OpenAI (down once: 502 in words) → first sync fails in words → Sync now recovers (again: its wait) → top keys by name → keys on Keys → reconciliation → disconnect dialog; a viewer sees no admin buttons → Anthropic: every key, exact', { timeout: 150_000 }, async () => {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.on('pageerror', (error) => axeFindings.push(`page error: ${error.message}`));
     await signIn(page, admin);
@@ -177,6 +186,33 @@ describe('Connections in Chromium', () => {
     await viewer.getByRole('article', { name: /Northwind OpenAI/ }).getByText('Active').waitFor();
     expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out']);
     await viewer.getByText('Only an admin can connect a provider').waitFor();
+
+    // Anthropic from the same screen: within a minute every key of its organization is on Keys, each key's spend the
+    // stand-in's token counts priced by the table.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${origin()}/connections`);
+    await screen(page, 'Connections');
+    await page.getByLabel('Provider', { exact: true }).selectOption('anthropic');
+    await page.getByText('Where to create an Anthropic admin key').waitFor();
+    await page.getByLabel('Admin key').fill(anthropicOrg.adminKey);
+    await page.getByRole('button', { name: 'Connect Anthropic' }).click();
+    // Both providers connected: the form gives way to the new connection's card.
+    await page.getByRole('article', { name: /Anthropic organization/ }).getByText('Active').waitFor();
+    const anthropicConnection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'anthropic');
+    await expect.poll(async () => (await anthropicConnection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 500 }).not.toBeNull();
+    const want = pricedTruth('anthropic', await anthropicOrg.control(`/truth?from=${anthropicOrg.importFrom}&to=${today}`));
+    const perKey = new Map<string, bigint>();
+    for (const [cell, c] of want) perKey.set(cell.split('|')[0]!, (perKey.get(cell.split('|')[0]!) ?? 0n) + c.costMicros);
+    const listed = (await api('/keys?source=connection&provider=anthropic&limit=100', { token: admin.token })).body as { total: number; items: { hash: string }[] };
+    const listedHashes = new Set(listed.items.map((k) => k.hash));
+    // Every key the organization lists, and every key (or none: Console use) with usage, deleted ones included.
+    for (const k of (await anthropicOrg.state()).keys as { id: string; status: string }[]) if (k.status !== 'deleted') expect(listedHashes, k.id).toContain(keyHash('anthropic', k.id));
+    for (const hash of perKey.keys()) expect(listedHashes, hash).toContain(hash);
+    await page.goto(`${origin()}/keys?source=connection&provider=anthropic`);
+    await screen(page, 'Keys', ' (Anthropic connection keys)');
+    await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${listed.total} keys match`);
+    const shown = (await page.locator('table.keys tbody td[data-label="All time"]').allTextContents()).map((t) => t.trim()).sort();
+    expect(shown).toEqual(listed.items.map((k) => money(Number(perKey.get(k.hash) ?? 0n) / 1e6)).sort());
     expect(axeFindings).toEqual([]);
   });
 });

@@ -3,6 +3,8 @@
  * local/anthropic-admin.ts). Each test file makes its own organization (`newStandInOrg`): its own admin key, clock,
  * faults and request counts, so files running side by side never disturb each other.
  */
+import { createHash } from 'node:crypto';
+import { priceUsage } from '#shared/pricing/pricing.ts';
 import { stack } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic';
@@ -79,4 +81,70 @@ export async function newStandInOrg(
     },
   };
   return org;
+}
+
+/** Counts and cost of one (key hash, day, model) cell. */
+export interface PricedCell {
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  costMicros: bigint;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** A connection key's hash: SHA-256 of `<provider>:<key id>` (`unattributed` for usage without a key). */
+export const keyHash = (provider: Provider, keyId: string | null) => sha256(`${provider}:${keyId ?? 'unattributed'}`);
+
+/**
+ * The stand-in's truth (`GET /_burnrate/truth`, its `cells`) per (key hash, day, model), counted as Burnrate counts a
+ * provider's rows and priced by the built-in table row by row, as the provider reports them.
+ */
+export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[] }): Map<string, PricedCell> {
+  const out = new Map<string, PricedCell>();
+  const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number }>();
+  for (const c of t.cells as Record<string, any>[]) {
+    const model = String(c.model).toLowerCase();
+    const counts =
+      provider === 'anthropic'
+        ? {
+            requests: 0,
+            inputTokens: c.uncached + c.cacheRead + c.cache5m + c.cache1h,
+            cachedInputTokens: c.cacheRead,
+            cacheWriteInputTokens: c.cache5m,
+            cacheWrite1hInputTokens: c.cache1h,
+            outputTokens: c.output,
+          }
+        : c.kind === 'embeddings'
+          ? { requests: c.requests, inputTokens: c.input, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 }
+          : {
+              requests: c.requests,
+              inputTokens: c.uncached + c.cached + c.cacheWrite,
+              cachedInputTokens: c.cached,
+              cacheWriteInputTokens: c.cacheWrite,
+              cacheWrite1hInputTokens: 0,
+              outputTokens: c.output,
+            };
+    // One provider row per (day, key, model, tier as grouped): OpenAI batch or not (its other tiers are not grouped),
+    // embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
+    const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : c.tier === 'batch' ? 'batch' : 'standard';
+    const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}`;
+    const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 };
+    for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + v;
+    rows.set(rowId, row);
+  }
+  for (const [rowId, row] of rows) {
+    if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
+    const [hash, date, , tier] = rowId.split('|');
+    const cost = BigInt(priceUsage({ provider, ...row, tier: tier === 'batch' ? 'batch' : 'standard' }).costMicros);
+    const id = `${hash}|${date}|${row.model}`;
+    const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
+    cell.requests += row.requests;
+    cell.inputTokens += row.inputTokens;
+    cell.cachedInputTokens += row.cachedInputTokens;
+    cell.outputTokens += row.outputTokens;
+    cell.costMicros += cost;
+    out.set(id, cell);
+  }
+  return out;
 }
