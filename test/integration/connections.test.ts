@@ -4,7 +4,6 @@
  * stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's client. The
  * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,11 +11,9 @@ import { db } from '#shared/db/client.ts';
 import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
-import { pricedTruth, type PricedCell } from './standins.ts';
+import { keyHash, pricedTruth, type PricedCell } from './standins.ts';
 
 type Provider = 'openai' | 'anthropic';
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const keyHash = (provider: Provider, keyId: string | null) => sha256(`${provider}:${keyId ?? 'unattributed'}`);
 const today = () => new Date().toISOString().slice(0, 10);
 const firstOfPreviousMonth = () => {
   const n = new Date();
