@@ -21,7 +21,7 @@ import { BurnrateFunction } from './burnrate-function.ts';
 
 /**
  * The worker's timeout: Lambda's most. A year of a SCALE account (~3.7M rows) is ~1,000 Query pages of 1 MB; at
- * DynamoDB's usual page times that is well inside it (README "Asynchronous exports": measured locally, not in AWS).
+ * DynamoDB's usual page times that is well inside it (docs/performance.md "Asynchronous export": measured locally, not in AWS).
  */
 export const EXPORT_WORKER_TIMEOUT = Duration.minutes(15);
 /** Receives of one job before the dead-letter queue: the worker settles failures itself; a second try covers a crash. */

@@ -44,7 +44,7 @@ export interface DeploySettings {
 export class DeploySettingsError extends Error {
   constructor(readonly problems: readonly string[]) {
     super(
-      `Burnrate cannot be deployed with these settings (see README "First deploy"):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+      `Burnrate cannot be deployed with these settings (see docs/deployment.md):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
     );
     this.name = 'DeploySettingsError';
   }

@@ -1,7 +1,7 @@
 /**
  * THE key module: every pk / sk / gsi string of the single table is built here and nowhere else.
  *
- * Layout (README "Data model" explains each):
+ * Layout (docs/architecture.md "Data model" explains each):
  *   ACCOUNT#<a>             ACCOUNT                      the account (plan, billing status, key count)
  *   ACCOUNT#<a>             USER#<userId>                a user of the account
  *   ACCOUNT#<a>             INGESTKEY#<ink_id>           an ingest key (no secret; its hash and lastUsedAt)

@@ -95,7 +95,7 @@ export const User = z.object({
   email: z.string(),
   firstName: z.string(),
   lastName: z.string(),
-  /** What the user may do (README "Roles"). */
+  /** What the user may do (docs/features/identity-and-teams.md). */
   role: Role,
   /** The address was proven by a link sent to it; only verified addresses get alert e-mail. */
   emailVerified: z.boolean(),
@@ -404,7 +404,7 @@ export const WebhookSecret = z.object({
 export const BillingStatus = z.object({
   plan: Plan,
   billingStatus: BillingStatusValue,
-  /** The limits in force: the plan's, or FREE's when the billing status does not grant the plan's (README "Billing"). */
+  /** The limits in force: the plan's, or FREE's when the billing status does not grant the plan's (docs/features/billing.md). */
   usage: z.object({
     trackedRequests: Count,
     limit: Count,

@@ -1,6 +1,6 @@
 /**
  * GET /spend: the account's spend of a range grouped by day, model, provider or key, with totals and the month-end
- * forecast. Each grouping reads the aggregates written for it by ingestion (README "Spend insight" gives the cost).
+ * forecast. Each grouping reads the aggregates written for it by ingestion (docs/performance.md "Spend reads" gives the cost).
  */
 import { breakdownRange } from '#shared/keys/service.ts';
 import type { Item } from '#shared/db/client.ts';
