@@ -3,23 +3,13 @@
  * characters, `[A-Za-z0-9_-]`). Only the SHA-256 of a token is stored (shared/db/link-tokens.ts); the token itself
  * exists only in the e-mail's link.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
-export type LinkTokenKind = 'verify-email' | 'reset-password' | 'invitation';
-
-/** How long each kind of link works (API.md part 3). */
-export const TOKEN_TTL_MS: Record<LinkTokenKind, number> = {
-  'verify-email': 24 * 3600 * 1000,
-  'reset-password': 3600 * 1000,
-  invitation: 7 * 24 * 3600 * 1000,
-};
+/** What is stored of a link (its kind, how long it works, its hash): shared/db/link-tokens.ts. */
+export { linkTokenHash, TOKEN_TTL_MS, type LinkTokenKind } from '#shared/db/link-tokens.ts';
 
 export function newLinkToken(): string {
   return randomBytes(32).toString('base64url');
-}
-
-export function linkTokenHash(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
 /** The shape a token has; anything else is refused before any read. */

@@ -10,14 +10,10 @@
  */
 import type { Account } from '#shared/db/accounts.ts';
 import { PLANS, type PlanLimits } from '#shared/billing/plans.ts';
+import { graceEnd, PAST_DUE_GRACE_MS } from '#shared/db/billing.ts';
 
-/** How long a failed renewal keeps the paid plan's limits. */
-export const PAST_DUE_GRACE_MS = 7 * 24 * 3600 * 1000;
-
-/** The end of the grace that a payment failing at `failedAt` (ISO) opens. */
-export function graceEnd(failedAt: string): string {
-  return new Date(Date.parse(failedAt) + PAST_DUE_GRACE_MS).toISOString();
-}
+/** The grace a failed renewal opens (stored on the account with the change): shared/db/billing.ts. */
+export { graceEnd, PAST_DUE_GRACE_MS };
 
 export interface LimitsInForce extends PlanLimits {
   /** While `PAST_DUE`: when the paid limits end (ISO). Else null. */

@@ -92,10 +92,5 @@ export function billingStatusFromStripe(status: string): BillingStatus {
   }
 }
 
-/**
- * Tie-break of two billing states of the same second: an ended subscription outranks a live one, so a `deleted`
- * and an `updated(active)` of the same second leave the subscription canceled whatever order they arrive in.
- */
-export function statusRank(status: BillingStatus): number {
-  return status === 'CANCELED' ? 2 : 1;
-}
+/** The tie-break of billing states (stored with each change): shared/db/billing.ts. */
+export { statusRank } from '#shared/db/billing.ts';

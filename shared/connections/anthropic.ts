@@ -5,8 +5,7 @@
  * string in CENTS. Reports page by `next_page`; the key and workspace lists by `after_id` = `last_id`. The report has
  * no request count: imported Anthropic rows count 0 requests.
  */
-import type { ProviderClient } from '#shared/connections/client.ts';
-import { count, mergeCells } from '#shared/connections/client.ts';
+import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { centsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';

@@ -6,8 +6,9 @@
  * at its price — except a cell that drops to zero, which gives back exactly the cost it holds.
  */
 import { COUNT_FIELDS, zeroCounts, type Counts, type UsageCell } from '#shared/connections/model.ts';
+import { UNATTRIBUTED } from '#shared/usage/names.ts';
 
-export const UNATTRIBUTED = 'unattributed';
+export { UNATTRIBUTED };
 
 /** The snapshot of a cell: the counts last imported, the cost they were counted at, a version for the condition. */
 export interface StoredCell extends Counts {

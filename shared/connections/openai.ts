@@ -4,8 +4,7 @@
  * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
  * Reports page by `next_page`; lists by `after` = `last_id`.
  */
-import type { ProviderClient } from '#shared/connections/client.ts';
-import { count, mergeCells } from '#shared/connections/client.ts';
+import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';

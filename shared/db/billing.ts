@@ -4,10 +4,24 @@
  */
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
-import { graceEnd } from '#shared/billing/limits.ts';
-import { statusRank } from '#shared/billing/plans.ts';
 import { db, failedConditions, isTransactionConflict, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
+
+/** How long a failed renewal keeps the paid plan's limits. */
+export const PAST_DUE_GRACE_MS = 7 * 24 * 3600 * 1000;
+
+/** The end of the grace that a payment failing at `failedAt` (ISO) opens. */
+export function graceEnd(failedAt: string): string {
+  return new Date(Date.parse(failedAt) + PAST_DUE_GRACE_MS).toISOString();
+}
+
+/**
+ * Tie-break of two billing states of the same second: an ended subscription outranks a live one, so a `deleted`
+ * and an `updated(active)` of the same second leave the subscription canceled whatever order they arrive in.
+ */
+export function statusRank(status: BillingStatus): number {
+  return status === 'CANCELED' ? 2 : 1;
+}
 
 /** How long a dedupe item is kept: Stripe retries an event for 3 days, a manual resend is possible for 30. */
 const DEDUPE_TTL_SECONDS = 90 * 24 * 3600;

@@ -12,7 +12,7 @@ import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { Provider } from '#shared/connections/model.ts';
 import type { SealedSecret } from '#shared/connections/secrets.ts';
 import type { StoredCell } from '#shared/connections/diff.ts';
-import { UNATTRIBUTED } from '#shared/connections/diff.ts';
+import { UNATTRIBUTED } from '#shared/usage/names.ts';
 
 export type ConnectionStatus = 'active' | 'paused' | 'error';
 

@@ -8,7 +8,8 @@ import { toAccount, type Account } from '#shared/db/accounts.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { toOwnPrice } from '#shared/db/prices.ts';
-import { priceId, type OwnPriceLookup } from '#shared/ingest/own-prices.ts';
+import type { OwnPriceLookup } from '#shared/ingest/own-prices.ts';
+import { priceId } from '#shared/usage/names.ts';
 
 /**
  * What ingestion needs before it writes, in one BatchGetItem: the account, its own prices of the batch's models

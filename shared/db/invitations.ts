@@ -12,7 +12,7 @@ import { batchGet, db, failedConditions, queryAll, tableName, transactWrite } fr
 import { keys, queries } from '#shared/db/keys.ts';
 import { pendingInvitationAttr, toAccount, type Account, type Role, type User } from '#shared/db/accounts.ts';
 import { linkTokenConsume, linkTokenPut } from '#shared/db/link-tokens.ts';
-import { linkTokenHash } from '#shared/auth/tokens.ts';
+import { linkTokenHash } from '#shared/db/link-tokens.ts';
 
 type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
 

@@ -3,10 +3,24 @@
  * by ONE conditional update (unused, unexpired, of the right kind), so a link works exactly once. Expired items are
  * removed by the table's TTL; the condition checks the expiry itself (DynamoDB deletes expired items late).
  */
+import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { linkTokenHash, TOKEN_TTL_MS, type LinkTokenKind } from '#shared/auth/tokens.ts';
+
+export type LinkTokenKind = 'verify-email' | 'reset-password' | 'invitation';
+
+/** How long each kind of link works (API.md part 3). */
+export const TOKEN_TTL_MS: Record<LinkTokenKind, number> = {
+  'verify-email': 24 * 3600 * 1000,
+  'reset-password': 3600 * 1000,
+  invitation: 7 * 24 * 3600 * 1000,
+};
+
+/** Only this SHA-256 of a token is stored; the token itself exists only in the e-mail's link. */
+export function linkTokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
 
 export interface LinkTokenData {
   kind: LinkTokenKind;

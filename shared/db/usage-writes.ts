@@ -9,9 +9,10 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
-import type { Aggregate, Aggregates, Chunk, KeyDayModel, KeyUpdate, Sums } from '#shared/ingest/chunks.ts';
+import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, Sums } from '#shared/usage/aggregates.ts';
+import type { Chunk } from '#shared/ingest/chunks.ts';
 import type { PricedEvent } from '#shared/ingest/events.ts';
-import { MONEY_CEILING_MICROS } from '#shared/ingest/ceiling.ts';
+import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 

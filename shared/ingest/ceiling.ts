@@ -12,8 +12,9 @@
  * JSON number.
  */
 import type { PricedEvent, Rejection } from '#shared/ingest/events.ts';
+import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
 
-export const MONEY_CEILING_MICROS = 9_000_000_000_000_000n;
+export { MONEY_CEILING_MICROS };
 
 export interface CeilingRoom {
   /** Each key's total spend so far (µ$); a key not listed has 0. */

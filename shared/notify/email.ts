@@ -16,6 +16,7 @@ import { alertKeyName, type Alert, type AlertType } from '#shared/alerting/model
 import { logger } from '#shared/http/logger.ts';
 import { hourWindow, takeSlot, targetHash } from '#shared/notify/caps.ts';
 import { pausedNoticeEmail } from '#shared/notify/paused.ts';
+import type { PlainEmail } from '#shared/notify/plain-email.ts';
 import { alertSubject } from '#shared/notify/subject.ts';
 
 const CRLF = '\r\n';
@@ -305,15 +306,7 @@ async function sendPausedNotice(to: string, now: Date, settings: EmailSettings):
   }
 }
 
-export interface PlainEmail {
-  to: string;
-  /** Fixed text first (`[Burnrate] …`); one line. */
-  subject: string;
-  /** Body lines (plain text; a link on a line of its own). */
-  lines: string[];
-  /** Names the `.eml` file locally, e.g. `invitation-inv_…`. */
-  tag: string;
-}
+export type { PlainEmail };
 
 /** Renders a plain-text message to one recipient (CRLF, UTF-8, quoted-printable when not ASCII). */
 export function renderPlainEmail(email: PlainEmail, settings: EmailSettings, date: Date): string {

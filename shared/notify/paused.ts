@@ -2,7 +2,7 @@
  * The "paused" notice: the one e-mail a recipient gets when the hourly cap on alert e-mail first holds an alert
  * back in an hour. Plain text, our product name, no user text anywhere in it (the Subject least of all).
  */
-import type { PlainEmail } from '#shared/notify/email.ts';
+import type { PlainEmail } from '#shared/notify/plain-email.ts';
 import { EMAIL_CAP_PER_HOUR, type HourWindow } from '#shared/notify/caps.ts';
 import { SUBJECT_PREFIX, subjectLine } from '#shared/notify/subject.ts';
 

@@ -11,6 +11,7 @@
  */
 import builtInTable from './prices.json' with { type: 'json' };
 import { JsonDecimal } from '#shared/http/json.ts';
+import { priceId } from '#shared/usage/names.ts';
 
 /** µ$ per 1,000,000 tokens (an integer). */
 export type MicrosPerMillionTokens = number;
@@ -270,7 +271,7 @@ export function priceFor(provider: string, model: string): ModelPrice | undefine
 
 /** An account's own prices, keyed by `priceId(provider, model)` (names lower-case, as stored). */
 export type OwnPriceLookup = ReadonlyMap<string, PriceRates>;
-export const priceId = (provider: string, model: string) => `${provider}/${model}`;
+export { priceId };
 
 /**
  * The rates a call of (provider, model) is priced at: the account's own price of the exact model, the account's

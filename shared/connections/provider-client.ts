@@ -1,0 +1,44 @@
+/**
+ * What every provider implementation (openai.ts, anthropic.ts, …) fulfils, and the helpers they share. The
+ * implementations import this module and the other helpers (http.ts, decimal.ts, model.ts), never client.ts, which
+ * picks one of them.
+ */
+import type { BilledDay, Provider, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+
+export interface ProviderClient {
+  readonly provider: Provider;
+  /** The ONE read call that checks an admin key (create, rotation): throws ProviderRefused / ProviderUnavailable. */
+  check(): Promise<void>;
+  /** Every key of the organization (all statuses). */
+  listKeys(): Promise<ProviderKey[]>;
+  /** Usage of the UTC days `from` ≤ day < `toExclusive`, every page, one cell per (day, key, model, tier). */
+  readUsage(from: string, toExclusive: string): Promise<UsageCell[]>;
+  /** What the provider bills per UTC day in [from, toExclusive) (days it has no figure for are absent). */
+  readBilled(from: string, toExclusive: string): Promise<BilledDay[]>;
+}
+
+/** Sums cells with the same (day, key, model, tier) (a row per project or per page of the same group). */
+export function mergeCells(cells: Iterable<UsageCell>): UsageCell[] {
+  const byId = new Map<string, UsageCell>();
+  for (const c of cells) {
+    const id = `${c.date}|${c.keyId ?? ''}|${c.model}|${c.tier}`;
+    const seen = byId.get(id);
+    if (!seen) byId.set(id, { ...c });
+    else {
+      seen.requests += c.requests;
+      seen.inputTokens += c.inputTokens;
+      seen.cachedInputTokens += c.cachedInputTokens;
+      seen.cacheWriteInputTokens += c.cacheWriteInputTokens;
+      seen.cacheWrite1hInputTokens += c.cacheWrite1hInputTokens;
+      seen.outputTokens += c.outputTokens;
+    }
+  }
+  return [...byId.values()];
+}
+
+/** A count field of a provider row: a non-negative integer, 0 when absent or null. */
+export function count(value: unknown, field: string): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new RangeError(`${field} is not a token count`);
+  return value;
+}

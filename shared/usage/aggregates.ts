@@ -1,0 +1,185 @@
+/**
+ * The aggregate model: what every spend producer (ingestion, a connection's sync) pre-sums and the one writer
+ * (shared/db/usage-writes.ts) writes. Pure, and below both the data layer and the domains: it imports nothing.
+ */
+
+/**
+ * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
+ * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client
+ * marshals `bigint` exactly).
+ */
+export interface Sums {
+  costMicros: bigint;
+  requests: bigint;
+  inputTokens: bigint;
+  cachedInputTokens: bigint;
+  outputTokens: bigint;
+  unpricedRequests: bigint;
+}
+
+export const zeroSums = (): Sums => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
+
+export interface KeyDayModel {
+  keyHash: string;
+  date: string;
+  provider: string;
+  model: string;
+  sums: Sums;
+}
+
+export interface KeyUpdate {
+  keyHash: string;
+  /** Not known before this batch: the write creates it, once (a condition decides between racing batches). */
+  isNew: boolean;
+  provider: string;
+  hint?: string;
+  total: Sums;
+  /** The part of `total` on today's UTC date and in the current month (the key item's rolling counters). */
+  today: Sums;
+  month: Sums;
+  /** The parts of `total` on each of the 7 UTC days before today (rolling counters too: the key's forecast). */
+  recent: Map<string, Sums>;
+  /** Attributes SET on the key item as given (a connection's key: source, name, project, ...). */
+  attributes?: Record<string, unknown>;
+}
+
+/** An account-wide aggregate of a chunk keyed by `id` (day × model, month × key, day × key). */
+export interface Aggregate {
+  date: string;
+  provider?: string;
+  model?: string;
+  keyHash?: string;
+  sums: Sums;
+}
+
+/** The aggregate items a set of changes touches, pre-summed: what both producers (ingestion, a sync) write. */
+export interface Aggregates {
+  keyDayModels: Map<string, KeyDayModel>;
+  keys: Map<string, KeyUpdate>;
+  /** Account-wide spend per UTC day and per calendar month. */
+  days: Map<string, Sums>;
+  months: Map<string, Sums>;
+  /** The account's spend per day × model, and per month × key and day × key (GET /spend groupings). */
+  dayModels: Map<string, Aggregate>;
+  monthKeys: Map<string, Aggregate>;
+  dayKeys: Map<string, Aggregate>;
+  newKeys: number;
+}
+
+export interface ChunkContext {
+  /** Keys that exist already (read before planning). */
+  knownKeys: ReadonlySet<string>;
+  today: string;
+  month: string;
+  /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
+  recentDays?: ReadonlySet<string>;
+}
+
+/** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
+export interface Contribution {
+  keyHash: string;
+  date: string;
+  provider: string;
+  model: string;
+  keyHint?: string;
+  sums: Sums;
+}
+
+/** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
+export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
+const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
+const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
+
+/** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
+export function aggregateActionCount(a: Aggregates): number {
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size;
+}
+
+export function emptyAggregates(): Aggregates {
+  return {
+    keyDayModels: new Map(),
+    keys: new Map(),
+    days: new Map(),
+    months: new Map(),
+    dayModels: new Map(),
+    monthKeys: new Map(),
+    dayKeys: new Map(),
+    newKeys: 0,
+  };
+}
+
+/** Aggregate actions that adding `c` would add to `a` (the account counter included when it makes the first new key). */
+export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, ctx: ChunkContext): number {
+  const isNewKey = !ctx.knownKeys.has(c.keyHash) && !a.keys.has(c.keyHash);
+  return (
+    (a.keyDayModels.has(kdmId(c)) ? 0 : 1) +
+    (a.keys.has(c.keyHash) ? 0 : 1) +
+    (a.days.has(c.date) ? 0 : 1) +
+    (a.months.has(c.date.slice(0, 7)) ? 0 : 1) +
+    (a.dayModels.has(dmId(c)) ? 0 : 1) +
+    (a.monthKeys.has(mkId(c)) ? 0 : 1) +
+    (a.dayKeys.has(dkId(c)) ? 0 : 1) +
+    (isNewKey && a.newKeys === 0 ? 1 : 0)
+  );
+}
+
+function addSums(target: Sums, sums: Sums): void {
+  target.costMicros += sums.costMicros;
+  target.requests += sums.requests;
+  target.inputTokens += sums.inputTokens;
+  target.cachedInputTokens += sums.cachedInputTokens;
+  target.outputTokens += sums.outputTokens;
+  target.unpricedRequests += sums.unpricedRequests;
+}
+
+/** The key's entry of `a` (created, and counted as new when the context does not know it). */
+export function keyUpdateOf(a: Aggregates, keyHash: string, provider: string, ctx: ChunkContext): KeyUpdate {
+  let key = a.keys.get(keyHash);
+  if (!key) {
+    const isNew = !ctx.knownKeys.has(keyHash);
+    key = { keyHash, isNew, provider, total: zeroSums(), today: zeroSums(), month: zeroSums(), recent: new Map() };
+    a.keys.set(keyHash, key);
+    if (isNew) a.newKeys += 1;
+  }
+  return key;
+}
+
+/** Adds one change to every aggregate it touches: key × day × model, the key, the account's day and month, spend by model and key. */
+export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContext): void {
+  const id = kdmId(c);
+  let kdm = a.keyDayModels.get(id);
+  if (!kdm) {
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    a.keyDayModels.set(id, kdm);
+  }
+  addSums(kdm.sums, c.sums);
+
+  const key = keyUpdateOf(a, c.keyHash, c.provider, ctx);
+  if (key.hint === undefined && c.keyHint !== undefined) key.hint = c.keyHint;
+  addSums(key.total, c.sums);
+  if (c.date === ctx.today) addSums(key.today, c.sums);
+  if (c.date.slice(0, 7) === ctx.month) addSums(key.month, c.sums);
+  if (ctx.recentDays?.has(c.date)) {
+    if (!key.recent.has(c.date)) key.recent.set(c.date, zeroSums());
+    addSums(key.recent.get(c.date)!, c.sums);
+  }
+  addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
+  addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
+  addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
+
+  const month = c.date.slice(0, 7);
+  if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());
+  if (!a.months.has(month)) a.months.set(month, zeroSums());
+  addSums(a.days.get(c.date)!, c.sums);
+  addSums(a.months.get(month)!, c.sums);
+}
+
+function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, sums: Sums): void {
+  let aggregate = map.get(id);
+  if (!aggregate) {
+    aggregate = { ...fields(), sums: zeroSums() };
+    map.set(id, aggregate);
+  }
+  addSums(aggregate.sums, sums);
+}
