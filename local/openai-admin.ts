@@ -48,13 +48,18 @@ import {
   StandInError,
 } from '#local/provider-org.ts';
 
-/** The stand-in's list prices, in thousandths of a micro-dollar per token (= USD per 1M tokens × 1000). */
-export const OPENAI_STANDIN_PRICES: Record<string, { input: number; cached: number; output: number }> = {
-  'gpt-5.1-2025-11-13': { input: 1250, cached: 125, output: 10_000 },
-  'gpt-5-mini-2025-08-07': { input: 250, cached: 25, output: 2000 },
-  'gpt-4.1-2025-04-14': { input: 2000, cached: 500, output: 8000 },
-  'gpt-4o-mini-2024-07-18': { input: 150, cached: 75, output: 600 },
-  'o4-mini-2025-04-16': { input: 1100, cached: 275, output: 4400 },
+type StandInRates = { input: number; cached: number; output: number };
+/**
+ * The stand-in's list prices, in thousandths of a micro-dollar per token (= USD per 1M tokens × 1000), with the
+ * Priority processing rates OpenAI publishes (openai.com/api-priority-processing). Batch and Flex are billed at half
+ * (Flex "at Batch API rates"); a priority series of a model without priority rates is billed at its standard rates.
+ */
+export const OPENAI_STANDIN_PRICES: Record<string, StandInRates & { priority?: StandInRates }> = {
+  'gpt-5.1-2025-11-13': { input: 1250, cached: 125, output: 10_000, priority: { input: 2500, cached: 250, output: 20_000 } },
+  'gpt-5-mini-2025-08-07': { input: 250, cached: 25, output: 2000, priority: { input: 450, cached: 45, output: 3600 } },
+  'gpt-4.1-2025-04-14': { input: 2000, cached: 500, output: 8000, priority: { input: 3500, cached: 875, output: 14_000 } },
+  'gpt-4o-mini-2024-07-18': { input: 150, cached: 75, output: 600, priority: { input: 250, cached: 125, output: 1000 } },
+  'o4-mini-2025-04-16': { input: 1100, cached: 275, output: 4400, priority: { input: 2000, cached: 500, output: 8000 } },
   'text-embedding-3-small': { input: 20, cached: 20, output: 0 },
 };
 /** Billed per project and day without any key: what no key explains in a reconciliation (nano-dollars). */
@@ -143,6 +148,8 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     series('completions', k.indexer, null, 'gpt-4o-mini-2024-07-18', 'default', chat(700_000, 150_000, 0, 90_000, 800), origin),
     series('completions', k.support, null, 'o4-mini-2025-04-16', 'default', chat(950_000, 400_000, 25_000, 610_000, 1500), origin),
     series('completions', k.support, null, 'gpt-5-mini-2025-08-07', 'flex', chat(300_000, 0, 0, 90_000, 500), origin),
+    // A project switched to Priority processing for its latency-sensitive calls.
+    series('completions', k.webProd, null, 'gpt-5.1-2025-11-13', 'priority', chat(250_000, 120_000, 0, 60_000, 180), origin),
     series('completions', k.notebook, null, 'gpt-4.1-2025-04-14', 'default', chat(420_000, 80_000, 0, 110_000, 150), k.notebook.createdAt),
     series('completions', k.legacy, null, 'gpt-4o-mini-2024-07-18', 'default', chat(260_000, 10_000, 0, 70_000, 400), origin, pLegacy.archivedAt),
     series('completions', k.leaked, null, 'gpt-5.1-2025-11-13', 'default', chat(600_000, 0, 0, 200_000, 700), origin, day(9) + 50_000),
@@ -304,7 +311,8 @@ function usage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kin
     user_id: g.has('user_id') ? s.userId : null,
     api_key_id: g.has('api_key_id') ? s.keyId : null,
     model: g.has('model') ? s.model : null,
-    ...(kind === 'completions' ? { batch: g.has('batch') ? s.tier === 'batch' : null, service_tier: g.has('service_tier') ? s.tier : null } : {}),
+    // Batch usage reports `service_tier: "default"` (its tier is the `batch` flag).
+    ...(kind === 'completions' ? { batch: g.has('batch') ? s.tier === 'batch' : null, service_tier: g.has('service_tier') ? (s.tier === 'batch' ? 'default' : s.tier) : null } : {}),
   });
   const additions = store.additions();
   const now = store.now();
@@ -342,12 +350,13 @@ function completionsResult(m: Metrics, d: Record<string, unknown>) {
   };
 }
 
-/** Billed nano-dollars of one series' usage, per line item (batch at half price). */
+/** Billed nano-dollars of one series' usage, per line item: batch and flex at half price, priority at its own rates. */
 export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string; nanos: number; quantity: number }> {
-  const price = OPENAI_STANDIN_PRICES[s.model];
-  if (!price) return [];
-  const half = s.tier === 'batch' ? 2 : 1;
-  const suffix = s.tier === 'batch' ? ' (batch)' : '';
+  const list = OPENAI_STANDIN_PRICES[s.model];
+  if (!list) return [];
+  const price = s.tier === 'priority' ? (list.priority ?? list) : list;
+  const half = s.tier === 'batch' || s.tier === 'flex' ? 2 : 1;
+  const suffix = s.tier === 'batch' ? ' (batch)' : s.tier === 'flex' ? ' (flex)' : s.tier === 'priority' ? ' (priority)' : '';
   if (s.kind === 'embeddings') return [{ lineItem: `${s.model}, input`, nanos: ((m.input ?? 0) * price.input) / half, quantity: m.input ?? 0 }];
   const input = (m.uncached ?? 0) + (m.cacheWrite ?? 0);
   return [

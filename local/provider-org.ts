@@ -65,7 +65,7 @@ export interface Series {
   projectId: string | null;
   userId: string | null;
   model: string;
-  /** OpenAI: `default` | `batch`; Anthropic: `standard` | `batch` | `priority`. */
+  /** OpenAI: `default` | `batch` | `flex` | `priority` | `scale`; Anthropic: `standard` | `batch` | `priority`. */
   tier: string;
   /** Anthropic only. */
   contextWindow?: string;

@@ -44,6 +44,7 @@ export function mergeCells(cells: Iterable<UsageCell>): UsageCell[] {
       seen.cacheWriteInputTokens += c.cacheWriteInputTokens;
       seen.cacheWrite1hInputTokens += c.cacheWrite1hInputTokens;
       seen.outputTokens += c.outputTokens;
+      seen.webSearchRequests += c.webSearchRequests;
     }
   }
   return [...byId.values()];

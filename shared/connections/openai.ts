@@ -1,6 +1,6 @@
 /**
  * OpenAI's organization admin API (research notes §1): `Authorization: Bearer <admin key>`; usage of completions
- * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch`); the key
+ * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch` and `service_tier`); the key
  * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
  * Reports page by `next_page`; lists by `after` = `last_id`.
  */
@@ -9,6 +9,7 @@ import { count, mergeCells } from '#shared/connections/client.ts';
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+import { tierOf } from '#shared/pricing/pricing.ts';
 
 const DAY_S = 86_400;
 const unix = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
@@ -90,6 +91,7 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
           cacheWriteInputTokens: writes,
           cacheWrite1hInputTokens: 0,
           outputTokens: count(r.output_tokens, 'output_tokens'),
+          webSearchRequests: 0,
         });
       }
     }
@@ -124,7 +126,11 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
     },
     async readUsage(from, toExclusive) {
       const [completions, embeddings] = await Promise.all([
-        usage('/v1/organization/usage/completions', ['api_key_id', 'model', 'project_id', 'batch'], from, toExclusive, (r) => (r.batch === true ? 'batch' : 'standard')),
+        // Grouped by batch AND service_tier: batch rows report service_tier "default" and are priced at the batch
+        // price once; the others at their tier's price (default/auto: standard, flex, priority, scale).
+        usage('/v1/organization/usage/completions', ['api_key_id', 'model', 'project_id', 'batch', 'service_tier'], from, toExclusive, (r) =>
+          tierOf({ batch: r.batch === true, service_tier: typeof r.service_tier === 'string' ? r.service_tier : null }),
+        ),
         usage('/v1/organization/usage/embeddings', ['api_key_id', 'model', 'project_id'], from, toExclusive, () => 'embeddings'),
       ]);
       return mergeCells([...completions, ...embeddings]);

@@ -159,8 +159,9 @@ export interface Usage extends TokenCounts {
   readonly model: string;
   /** Default `standard`. */
   readonly tier?: Tier;
-  /** Web searches of the call (server tool use), priced per 1,000 from the table's unit prices. */
+  /** Web searches and web fetches of the call (server tool use), priced from the table's unit prices. */
   readonly webSearchRequests?: number;
+  readonly webFetchRequests?: number;
 }
 
 export interface Cost {
@@ -496,14 +497,17 @@ export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
   return withTools(usage, costAt(usage, resolvePrice(usage.provider, usage.model, own)));
 }
 
-/** Adds the web searches of `usage` at the table's unit price (a search the table can't price makes the call not exact). */
+/** Adds the web searches and fetches of `usage` at the table's unit prices (a tool the table can't price makes the call not exact). */
 function withTools(usage: Usage, cost: Cost): Cost {
-  const searches = usage.webSearchRequests ?? 0;
-  if (searches === 0) return cost;
-  const search = unitCost(searches, unitPriceFor(usage.provider, 'web_search', usage.model));
-  const total = cost.costMicros + search.costMicros;
-  if (!Number.isSafeInteger(total)) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
-  return { ...cost, costMicros: total, ...(cost.priced && !search.priced ? { tierUnpriced: true as const } : {}) };
+  let out = cost;
+  for (const [item, quantity] of [['web_search', usage.webSearchRequests ?? 0], ['web_fetch', usage.webFetchRequests ?? 0]] as const) {
+    if (quantity === 0) continue;
+    const tool = unitCost(quantity, unitPriceFor(usage.provider, item, usage.model));
+    const total = out.costMicros + tool.costMicros;
+    if (!Number.isSafeInteger(total)) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
+    out = { ...out, costMicros: total, ...(out.priced && !tool.priced ? { tierUnpriced: true as const } : {}) };
+  }
+  return out;
 }
 
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
