@@ -278,6 +278,9 @@ export const SpendExport = z.object({
   createdAt: Timestamp,
 });
 
+/** One tier's rates, dollars per million tokens. */
+const TierRatesView = z.object({ input: Usd, cachedInput: Usd, cacheWrite: Usd, cacheWrite1h: Usd, output: Usd });
+
 /** An entry of GET /prices: dollars per million tokens. */
 export const Price = z.object({
   provider: z.string(),
@@ -290,6 +293,12 @@ export const Price = z.object({
   /** Input written to the cache with the 1-hour lifetime. */
   cacheWrite1h: Usd,
   output: Usd,
+  /**
+   * The rates of the tiers the price names (OpenAI's published Priority processing rates, an own price's tiers).
+   * A tier not named: batch at half of every rate, flex at the provider's published factor (OpenAI: half), priority
+   * and others at the standard rates with their requests counted in `unpricedRequests`.
+   */
+  tiers: z.object({ batch: z.optional(TierRatesView), flex: z.optional(TierRatesView), priority: z.optional(TierRatesView) }),
   source: z.enum(['builtin', 'account']),
   /** A built-in row: the provider's page it was transcribed from; an own price: null. */
   sourceUrl: z.nullable(z.string()),

@@ -440,6 +440,16 @@ describe('tiers: each at its own price', () => {
         // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$ per cell).
         expect(Math.abs(day.costUsd - billedUsd), `${keyId}: ${day.costUsd} vs ${billedUsd}`).toBeLessThan(0.00001);
       }
+      // A model the table can't price: one unpriced_model alert (admins), however often it is synced.
+      const someKey = (state.keys as any[]).find((k) => k.status === 'active');
+      await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });
+      expect((await sync(user.accountId, res.body.id)).status).toBe('done');
+      await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });
+      expect((await sync(user.accountId, res.body.id)).status).toBe('done');
+      const alerts = await call('/alerts?type=unpriced_model&limit=100', { token: user.token });
+      expect(alerts.body.items).toEqual([expect.objectContaining({ type: 'unpriced_model', title: 'No price for OpenAI model gpt-7-preview' })]);
+      const k = await call(`/keys/${keyHash('openai', someKey.id)}`, { token: user.token });
+      expect(k.body.unpricedRequests).toBeGreaterThanOrEqual(6);
     } finally {
       await org.remove();
     }
