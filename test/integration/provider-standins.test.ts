@@ -266,7 +266,8 @@ describe('OpenAI admin stand-in', () => {
 
   it('keeps the current bucket partial and growing with the clock; revisions and additions show exactly', async () => {
     const state = await org.state();
-    const key = state.keys[0].id;
+    // A key with one series per model (web-prod's gpt-5.1 runs in two tiers, which rows grouped by model add up).
+    const key = state.keys.find((k: any) => (state.series as any[]).filter((s) => s.keyId === k.id).length === 1).id;
     const todayPath = `/v1/organization/usage/completions?start_time=${dayOf(now)}&group_by=api_key_id,model&api_key_ids=${key}`;
     const before = await org.get(todayPath);
     await org.control('/clock', { now: now + 3600 });
