@@ -26,7 +26,7 @@ import {
   canonicalQuery,
   DAY_S,
   dayStart,
-  enumArray,
+  groupByParam,
   firstOfPreviousMonth,
   groupWindow,
   idChars,
@@ -289,7 +289,7 @@ function pageOf(tokens: PageTokens, q: TimeQuery, render: (a: number, b: number)
 
 function usage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kind: 'completions' | 'embeddings') {
   const q = timeQuery(store, tokens, params, ['1m', '1h', '1d'], null);
-  const groups = enumArray(params, 'group_by', kind === 'completions' ? COMPLETIONS_GROUPS : EMBEDDINGS_GROUPS);
+  const groups = groupByParam(params, 'repeated', kind === 'completions' ? COMPLETIONS_GROUPS : EMBEDDINGS_GROUPS);
   const projectIds = arrayParam(params, 'project_ids');
   const userIds = arrayParam(params, 'user_ids');
   const keyIds = arrayParam(params, 'api_key_ids');
@@ -368,7 +368,7 @@ export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string
 
 function costs(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const q = timeQuery(store, tokens, params, ['1d'], { default: 7, max: 180 });
-  const groups = new Set<string>(enumArray(params, 'group_by', COSTS_GROUPS));
+  const groups = new Set<string>(groupByParam(params, 'repeated', COSTS_GROUPS));
   const projectIds = arrayParam(params, 'project_ids');
   const keyIds = arrayParam(params, 'api_key_ids');
   const selected = store.org.series.filter((s) => (!projectIds.length || projectIds.includes(s.projectId ?? '')) && (!keyIds.length || keyIds.includes(s.keyId ?? '')));

@@ -1,7 +1,7 @@
 /**
  * The made-up organizations behind the local stand-ins of the OpenAI and Anthropic admin APIs
- * (local/openai-admin.ts, local/anthropic-admin.ts), and what both stand-ins share: array query parameters in all
- * three spellings, opaque page tokens bound to their query, bucket planning, the forced faults, the HTTP server and
+ * (local/openai-admin.ts, local/anthropic-admin.ts), and what both stand-ins share: array query parameters (filters in all
+ * three spellings, `group_by` only in each reference's own), opaque page tokens bound to their query, bucket planning, the forced faults, the HTTP server and
  * the control API under `/_burnrate/` (a path neither provider uses).
  *
  * Usage is computed, not stored: a *series* is one stream of usage (provider key or none, project/workspace, model,
@@ -302,6 +302,28 @@ export function enumArray(params: URLSearchParams, name: string, allowed: readon
     }
   }
   return values;
+}
+
+/**
+ * `group_by` as each reference documents it, and no other spelling: OpenAI's OpenAPI document gives its array
+ * parameters no `style` (so the default form, exploded: `group_by=a&group_by=b`); Anthropic's reference spells it
+ * `group_by[]=a&group_by[]=b`. Another spelling is refused (400), so a client that sends one fails here as it
+ * would against the provider (the filters keep taking all three spellings).
+ */
+export function groupByParam(params: URLSearchParams, spelling: 'repeated' | 'brackets', allowed: readonly string[]): string[] {
+  const name = spelling === 'repeated' ? 'group_by' : 'group_by[]';
+  const other = spelling === 'repeated' ? 'group_by[]' : 'group_by';
+  if (params.has(other)) {
+    throw new StandInError(400, 'invalid_request', `Unrecognized request argument supplied: ${other} (the array is spelled ${spelling === 'repeated' ? 'group_by=a&group_by=b' : 'group_by[]=a&group_by[]=b'}).`, other);
+  }
+  const out: string[] = [];
+  for (const value of params.getAll(name)) {
+    if (!allowed.includes(value)) {
+      throw new StandInError(400, 'invalid_request', `Invalid value for ${name}: '${value}'. Expected one of: ${allowed.join(', ')}.`, name);
+    }
+    if (!out.includes(value)) out.push(value);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
