@@ -6,6 +6,8 @@
  *                                            group_by project_id|user_id|api_key_id|model|batch|service_tier,
  *                                            project_ids, user_ids, api_key_ids, models, batch, limit, page
  *   GET /v1/organization/usage/embeddings    the same without batch/service_tier
+ *   GET /v1/organization/usage/{images,audio_speeches,audio_transcriptions,moderations,vector_stores,
+ *       code_interpreter_sessions,web_search_calls,file_search_calls}   each with its own metrics and dimensions
  *   GET /v1/organization/costs               1d buckets only, group_by project_id|line_item|api_key_id,
  *                                            project_ids, api_key_ids, limit 1..180 (default 7); amount.value dollars
  *   GET /v1/organization/projects[/{id}]     limit 1..100 (20), after, include_archived
@@ -62,8 +64,34 @@ export const OPENAI_STANDIN_PRICES: Record<string, StandInRates & { priority?: S
   'o4-mini-2025-04-16': { input: 1100, cached: 275, output: 4400, priority: { input: 2000, cached: 500, output: 8000 } },
   'text-embedding-3-small': { input: 20, cached: 20, output: 0 },
 };
-/** Billed per project and day without any key: what no key explains in a reconciliation (nano-dollars). */
-const VECTOR_STORE_NANOS_PER_DAY = 100_000_000;
+/**
+ * The stand-in's prices of usage beyond tokens, in nano-dollars per unit (OpenAI's pricing page): images per image
+ * (dall-e-3, standard 1024×1024), speech per character (tts-1 $15 / 1M), transcription per second (whisper-1
+ * $0.006 / min), moderations free, storage per byte-day ($0.10 / GiB-day), code interpreter per session ($0.03),
+ * web search per call ($10 / 1,000), file search per call ($2.50 / 1,000).
+ */
+const UNIT_NANOS: Record<string, { metric: string; nanos: number; label: string; unit: string }> = {
+  images: { metric: 'images', nanos: 40_000_000, label: 'images', unit: 'images' },
+  audio_speeches: { metric: 'characters', nanos: 15_000, label: 'speech', unit: 'characters' },
+  audio_transcriptions: { metric: 'seconds', nanos: 100_000, label: 'transcription', unit: 'duration_seconds' },
+  moderations: { metric: 'requests', nanos: 0, label: 'moderations', unit: 'tokens' },
+  vector_stores: { metric: 'bytes', nanos: 100_000_000 / 1_073_741_824, label: 'vector store storage', unit: 'gibibyte_hours' },
+  code_interpreter_sessions: { metric: 'sessions', nanos: 30_000_000, label: 'code interpreter sessions', unit: 'duration_hours' },
+  web_search_calls: { metric: 'calls', nanos: 10_000_000, label: 'web search tool calls', unit: 'tokens' },
+  file_search_calls: { metric: 'calls', nanos: 2_500_000, label: 'file search tool calls', unit: 'tokens' },
+};
+
+/** Each usage endpoint beyond tokens: its result object, its metric fields, the dimensions it may be grouped by. */
+const UNIT_USAGE: Record<string, { object: string; fields: Record<string, string>; groups: readonly string[] }> = {
+  images: { object: 'organization.usage.images.result', fields: { images: 'images', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model', 'size', 'source'] },
+  audio_speeches: { object: 'organization.usage.audio_speeches.result', fields: { characters: 'characters', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  audio_transcriptions: { object: 'organization.usage.audio_transcriptions.result', fields: { seconds: 'seconds', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  moderations: { object: 'organization.usage.moderations.result', fields: { input_tokens: 'input', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  vector_stores: { object: 'organization.usage.vector_stores.result', fields: { usage_bytes: 'bytes' }, groups: ['project_id'] },
+  code_interpreter_sessions: { object: 'organization.usage.code_interpreter_sessions.result', fields: { num_sessions: 'sessions' }, groups: ['project_id'] },
+  web_search_calls: { object: 'organization.usage.web_searches.result', fields: { num_model_requests: 'requests', num_requests: 'calls' }, groups: ['project_id', 'user_id', 'api_key_id', 'model', 'context_level'] },
+  file_search_calls: { object: 'organization.usage.file_searches.result', fields: { num_requests: 'calls' }, groups: ['project_id', 'user_id', 'api_key_id', 'vector_store_id'] },
+};
 
 const COMPLETIONS_GROUPS = ['project_id', 'user_id', 'api_key_id', 'model', 'batch', 'service_tier'] as const;
 const EMBEDDINGS_GROUPS = ['project_id', 'user_id', 'api_key_id', 'model'] as const;
@@ -157,6 +185,16 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     series('completions', k.mobile, null, 'gpt-5-mini-2025-08-07', 'default', chat(500_000, 200_000, 10_000, 120_000, 900), k.mobile.createdAt),
     // The playground: usage without an API key.
     series('completions', null, pDefault.id, 'gpt-5.1-2025-11-13', 'default', chat(90_000, 0, 0, 45_000, 40), origin),
+    // Beyond tokens: images, speech and transcription, moderation, web and file search calls; storage and code
+    // interpreter sessions of the data project (no key).
+    series('images', k.webProd, null, 'dall-e-3', 'default', { images: 60, requests: 60 }, origin),
+    series('audio_speeches', k.support, null, 'tts-1', 'default', { characters: 180_000, requests: 90 }, origin),
+    series('audio_transcriptions', k.support, null, 'whisper-1', 'default', { seconds: 5400, requests: 45 }, origin),
+    series('moderations', k.webProd, null, 'omni-moderation-latest', 'default', { input: 300_000, requests: 1200 }, origin),
+    series('web_search_calls', k.webProd, null, 'gpt-5.1-2025-11-13', 'default', { calls: 140, requests: 120 }, origin),
+    series('file_search_calls', k.indexer, null, '', 'default', { calls: 400 }, origin),
+    series('vector_stores', null, pData.id, '', 'default', { bytes: 3 * 1_073_741_824 }, origin),
+    series('code_interpreter_sessions', null, pData.id, '', 'default', { sessions: 25 }, origin),
   ];
   return makeOrg({
     provider: 'openai',
@@ -350,8 +388,42 @@ function completionsResult(m: Metrics, d: Record<string, unknown>) {
   };
 }
 
+/** A usage endpoint beyond tokens (images, speech, storage, tool calls, …): its own metrics and dimensions. */
+function unitUsage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kind: SeriesKind) {
+  const spec = UNIT_USAGE[kind]!;
+  const q = timeQuery(store, tokens, params, ['1m', '1h', '1d'], null);
+  const g = new Set<string>(groupByParam(params, 'repeated', spec.groups));
+  const projectIds = arrayParam(params, 'project_ids');
+  const keyIds = spec.groups.includes('api_key_id') ? arrayParam(params, 'api_key_ids') : [];
+  const models = spec.groups.includes('model') ? arrayParam(params, 'models') : [];
+  const selected = store.org.series.filter(
+    (s) => s.kind === kind && (!projectIds.length || projectIds.includes(s.projectId ?? '')) && (!keyIds.length || keyIds.includes(s.keyId ?? '')) && (!models.length || models.includes(s.model)),
+  );
+  const dims = (s: Series) =>
+    Object.fromEntries(
+      spec.groups.map((d) => [
+        d,
+        !g.has(d) ? null : d === 'project_id' ? s.projectId : d === 'user_id' ? s.userId : d === 'api_key_id' ? s.keyId : d === 'model' ? s.model || null : d === 'size' ? '1024x1024' : d === 'source' ? 'image.generation' : d === 'context_level' ? 'medium' : null,
+      ]),
+    );
+  const additions = store.additions();
+  const now = store.now();
+  return pageOf(tokens, q, (a, b) =>
+    groupWindow(store.org, selected, a, b, now, additions, dims).map(({ dims: d, metrics: m }) => ({
+      object: spec.object,
+      ...Object.fromEntries(Object.entries(spec.fields).map(([field, metric]) => [field, m[metric] ?? 0])),
+      ...d,
+    })),
+  );
+}
+
 /** Billed nano-dollars of one series' usage, per line item: batch and flex at half price, priority at its own rates. */
-export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string; nanos: number; quantity: number }> {
+export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string; nanos: number; quantity: number; unit?: string }> {
+  const units = UNIT_NANOS[s.kind];
+  if (units) {
+    const quantity = m[units.metric] ?? 0;
+    return quantity > 0 ? [{ lineItem: `${s.model ? `${s.model}, ` : ''}${units.label}`, nanos: quantity * units.nanos, quantity, unit: units.unit }] : [];
+  }
   const list = OPENAI_STANDIN_PRICES[s.model];
   if (!list) return [];
   const price = s.tier === 'priority' ? (list.priority ?? list) : list;
@@ -375,25 +447,19 @@ function costs(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const additions = store.additions();
   const now = store.now();
   return pageOf(tokens, q, (a, b) => {
-    const rows = new Map<string, { nanos: number; quantity: number; dims: Record<string, unknown> }>();
-    const add = (dims: Record<string, unknown>, nanos: number, quantity: number) => {
+    const rows = new Map<string, { nanos: number; quantity: number; unit: string; dims: Record<string, unknown> }>();
+    const add = (dims: Record<string, unknown>, nanos: number, quantity: number, unit: string) => {
       const k = JSON.stringify(dims);
       const row = rows.get(k);
       if (row) {
         row.nanos += nanos;
         row.quantity += quantity;
-      } else rows.set(k, { nanos, quantity, dims });
+      } else rows.set(k, { nanos, quantity, unit, dims });
     };
     for (const s of selected) {
       for (const item of openAiLineItems(s, groupWindow(store.org, [s], a, b, now, additions, () => ({}))[0]?.metrics ?? {})) {
-        add({ line_item: groups.has('line_item') ? item.lineItem : null, project_id: groups.has('project_id') ? s.projectId : null, api_key_id: groups.has('api_key_id') ? s.keyId : null }, item.nanos, item.quantity);
+        add({ line_item: groups.has('line_item') ? item.lineItem : null, project_id: groups.has('project_id') ? s.projectId : null, api_key_id: groups.has('api_key_id') ? s.keyId : null }, item.nanos, item.quantity, item.unit ?? 'tokens');
       }
-    }
-    // Storage billed to the data project, attributable to no key.
-    const storage = store.org.projects.find((p) => p.name === 'Data pipeline');
-    if (storage && !keyIds.length && (!projectIds.length || projectIds.includes(storage.id))) {
-      const elapsed = Math.max(0, Math.min(b, now) - a);
-      add({ line_item: groups.has('line_item') ? 'vector store storage' : null, project_id: groups.has('project_id') ? storage.id : null, api_key_id: null }, Math.floor((VECTOR_STORE_NANOS_PER_DAY * elapsed) / DAY_S), elapsed / DAY_S);
     }
     return [...rows.values()]
       .filter((r) => r.nanos > 0)
@@ -401,7 +467,7 @@ function costs(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
         object: 'organization.costs.result',
         amount: { value: Math.round(r.nanos) / 1e9, currency: 'usd' },
         ...r.dims,
-        ...(groups.has('line_item') ? { quantity: r.quantity, quantity_unit: r.dims.line_item === 'vector store storage' ? 'gibibyte_hours' : 'tokens' } : {}),
+        ...(groups.has('line_item') ? { quantity: r.quantity, quantity_unit: r.unit } : {}),
       }));
   });
 }
@@ -458,6 +524,8 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (path === '/v1/organization/usage/completions') return usage(store, tokens, params, 'completions');
   if (path === '/v1/organization/usage/embeddings') return usage(store, tokens, params, 'embeddings');
   if (path === '/v1/organization/costs') return costs(store, tokens, params);
+  const beyond = /^\/v1\/organization\/usage\/([a-z_]+)$/.exec(path)?.[1];
+  if (beyond && UNIT_USAGE[beyond]) return unitUsage(store, tokens, params, beyond as SeriesKind);
   if (path === '/v1/organization/projects') {
     const includeArchived = boolParam(params, 'include_archived') ?? false;
     const projects = [...store.org.projects].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));

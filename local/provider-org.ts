@@ -21,7 +21,19 @@ export const DAY_S = 86_400;
 export type ProviderName = 'openai' | 'anthropic';
 /** Usage counters of one series over some time, integers. Which names exist depends on the series' kind. */
 export type Metrics = Record<string, number>;
-export type SeriesKind = 'completions' | 'embeddings' | 'messages';
+export type SeriesKind =
+  | 'completions'
+  | 'embeddings'
+  | 'messages'
+  // OpenAI's usage endpoints beyond tokens.
+  | 'images'
+  | 'audio_speeches'
+  | 'audio_transcriptions'
+  | 'moderations'
+  | 'vector_stores'
+  | 'code_interpreter_sessions'
+  | 'web_search_calls'
+  | 'file_search_calls';
 
 /** The counters each kind of usage has (the stand-ins render them in each provider's field names). */
 export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
@@ -30,6 +42,15 @@ export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
   embeddings: ['input', 'requests'],
   // Anthropic messages: no request count in the report.
   messages: ['uncached', 'cacheRead', 'cache5m', 'cache1h', 'output', 'webSearch'],
+  images: ['images', 'requests'],
+  audio_speeches: ['characters', 'requests'],
+  audio_transcriptions: ['seconds', 'requests'],
+  moderations: ['input', 'requests'],
+  // Storage in bytes (a day's reading), project-level; sessions project-level; tool calls inside model requests.
+  vector_stores: ['bytes'],
+  code_interpreter_sessions: ['sessions'],
+  web_search_calls: ['calls', 'requests'],
+  file_search_calls: ['calls'],
 };
 
 export interface OrgProject {

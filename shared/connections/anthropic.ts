@@ -140,6 +140,7 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
             cacheWrite1hInputTokens: writes1h,
             outputTokens: count(r.output_tokens, 'output_tokens'),
             webSearchRequests: count((r.server_tool_use as Record<string, unknown> | null | undefined)?.web_search_requests, 'server_tool_use.web_search_requests'),
+            quantity: 0,
           });
         }
       }

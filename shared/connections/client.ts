@@ -45,6 +45,7 @@ export function mergeCells(cells: Iterable<UsageCell>): UsageCell[] {
       seen.cacheWrite1hInputTokens += c.cacheWrite1hInputTokens;
       seen.outputTokens += c.outputTokens;
       seen.webSearchRequests += c.webSearchRequests;
+      seen.quantity += c.quantity;
     }
   }
   return [...byId.values()];

@@ -19,7 +19,8 @@ import { aggregateItems, compose, planCounterItems, writeActions, type Built } f
 import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
-import { isExact, normalizeTier, priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { unitEndpointOf } from '#shared/connections/units.ts';
 import { raiseUnpricedModelAlerts, unpricedModels, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
@@ -151,6 +152,7 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
       ':cacheWrite1hInputTokens': cell.cacheWrite1hInputTokens,
       ':outputTokens': cell.outputTokens,
       ':webSearchRequests': cell.webSearchRequests,
+      ':quantity': cell.quantity,
       ':costMicros': c.costMicros,
       ':next': (c.previous?.version ?? 0) + 1,
     };
@@ -162,7 +164,7 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
         UpdateExpression:
           'SET #date = :date, keyId = :keyId, model = :model, tier = :tier, projectId = :projectId, requests = :requests, inputTokens = :inputTokens, ' +
           'cachedInputTokens = :cachedInputTokens, cacheWriteInputTokens = :cacheWriteInputTokens, cacheWrite1hInputTokens = :cacheWrite1hInputTokens, ' +
-          'outputTokens = :outputTokens, webSearchRequests = :webSearchRequests, costMicros = :costMicros, v = :next',
+          'outputTokens = :outputTokens, webSearchRequests = :webSearchRequests, quantity = :quantity, costMicros = :costMicros, v = :next',
         ConditionExpression: c.previous ? 'v = :v' : 'attribute_not_exists(pk)',
         ExpressionAttributeNames: { '#date': 'date' },
         ExpressionAttributeValues: values,
@@ -231,6 +233,13 @@ class Importer {
 
   /** A cell at its tier's price; not exact (unpriced requests) when the model, its tier or its web searches have no price. */
   private price = (cell: CellChange['cell']) => {
+    const units = unitEndpointOf(cell.tier);
+    if (units) {
+      // Units, not tokens: the quantity at the table's unit price of the model (`images:dall-e-3`), else of the endpoint.
+      const model = cell.model.startsWith(`${cell.tier}:`) ? cell.model.slice(cell.tier.length + 1) : null;
+      const cost = unitCost(cell.quantity, unitPriceFor(this.provider, units.item, model));
+      return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
+    }
     const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier) }, this.ctx.ownPrices);
     return { costMicros: BigInt(cost.costMicros), priced: isExact(cost) };
   };
@@ -239,7 +248,8 @@ class Importer {
   async importSlice(from: string, to: string): Promise<void> {
     const toExclusive = addDays(to, 1);
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
-    for (const m of unpricedModels(read.map((c) => ({ provider: this.provider, model: c.model })), this.ctx.ownPrices)) this.unpriced.set(m.model, m);
+    const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
+    for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
     for (let attempt = 0; ; attempt++) {
       const stored = new Map<string, StoredCell>((await loadCells(this.conn.accountId, this.provider, from, to)).map((item) => {
         const cell = toStoredCell(item);
@@ -317,11 +327,13 @@ class Importer {
   }
 
   private contributionOf(c: CellChange) {
+    const units = unitEndpointOf(c.cell.tier);
     return {
       keyHash: connectionKeyHash(this.provider, c.cell.keyId),
       date: c.cell.date,
       provider: this.provider,
       model: c.cell.model,
+      ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
       sums: {
         costMicros: c.costDelta,
         requests: BigInt(c.delta.requests),

@@ -225,7 +225,13 @@ export const Breakdown = z.object({
   /** Every day of the range, zeros included. */
   daily: z.array(z.object({ date: CalendarDate, ...totals })),
   /** Most spend first. */
-  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals })),
+  /**
+   * Per model, most spend first. A row of units rather than tokens (a connection's OpenAI images, speech,
+   * transcription, moderations, vector storage, code interpreter sessions, web and file search calls; its model
+   * reads `images:dall-e-3`, `vector_stores`, …) carries its `unit` (`image`, `character`, `second`, `request`,
+   * `byte_day`, `session`, `call`) and `quantity`.
+   */
+  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
 });
 
 /** GET /keys/{hash}. */

@@ -440,6 +440,21 @@ describe('tiers: each at its own price', () => {
         // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$ per cell).
         expect(Math.abs(day.costUsd - billedUsd), `${keyId}: ${day.costUsd} vs ${billedUsd}`).toBeLessThan(0.00001);
       }
+      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in counted it.
+      const truthDay = await org.control(`/truth?from=${yesterday}&to=${yesterday}`);
+      const unitsOf = (kind: string, keyId: string | null, metric: string) =>
+        (truthDay.cells as any[]).filter((c) => c.kind === kind && c.apiKeyId === keyId).reduce((n, c) => n + c[metric], 0);
+      const webProd = (state.keys as any[]).find((k) => k.name === 'web-prod').id;
+      const prodDay = await call(`/keys/${keyHash('openai', webProd)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
+      const rows = new Map((prodDay.body.breakdown.byModel as any[]).map((r) => [r.model, r]));
+      expect(rows.get('images:dall-e-3')).toMatchObject({ unit: 'image', quantity: unitsOf('images', webProd, 'images'), requests: unitsOf('images', webProd, 'requests') });
+      expect(rows.get('web_search_calls:gpt-5.1-2025-11-13')).toMatchObject({ unit: 'call', quantity: unitsOf('web_search_calls', webProd, 'calls'), requests: 0 });
+      expect(rows.get('images:dall-e-3').costUsd).toBeGreaterThan(0);
+      expect(rows.get('gpt-5.1-2025-11-13')).not.toHaveProperty('unit');
+      // Storage and code interpreter sessions carry no key: on the organization's key for usage without one.
+      const noKey = await call(`/keys/${keyHash('openai', null)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
+      expect((noKey.body.breakdown.byModel as any[]).find((r) => r.model === 'vector_stores')).toMatchObject({ unit: 'byte_day', quantity: unitsOf('vector_stores', null, 'bytes') });
+
       // A model the table can't price: one unpriced_model alert (admins), however often it is synced.
       const someKey = (state.keys as any[]).find((k) => k.status === 'active');
       await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });

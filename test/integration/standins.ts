@@ -4,7 +4,8 @@
  * faults and request counts, so files running side by side never disturb each other.
  */
 import { createHash } from 'node:crypto';
-import { normalizeTier, priceUsage, tierOf } from '#shared/pricing/pricing.ts';
+import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import { unitEndpointOf, unitModelName } from '#shared/connections/units.ts';
 import { stack } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic';
@@ -103,7 +104,26 @@ export const keyHash = (provider: Provider, keyId: string | null) => sha256(`${p
 export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[] }): Map<string, PricedCell> {
   const out = new Map<string, PricedCell>();
   const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number; webSearchRequests: number }>();
+  // OpenAI usage beyond tokens: a row per (day, key, endpoint:model), its quantity priced per unit from the table.
+  const units = new Map<string, { item: string; model: string | null; requests: number; quantity: number }>();
+  const QUANTITY: Record<string, string> = { images: 'images', audio_speeches: 'characters', audio_transcriptions: 'seconds', moderations: 'requests', vector_stores: 'bytes', code_interpreter_sessions: 'sessions', web_search_calls: 'calls', file_search_calls: 'calls' };
   for (const c of t.cells as Record<string, any>[]) {
+    const endpoint = provider === 'openai' ? unitEndpointOf(c.kind) : undefined;
+    if (!endpoint) continue;
+    const model = c.model ? String(c.model).toLowerCase() : null;
+    const id = `${keyHash(provider, c.apiKeyId)}|${c.date}|${unitModelName(c.kind, model)}`;
+    const row = units.get(id) ?? { item: endpoint.item, model, requests: 0, quantity: 0 };
+    row.requests += endpoint.requests ? (c.requests ?? 0) : 0;
+    row.quantity += c[QUANTITY[c.kind]!] ?? 0;
+    units.set(id, row);
+  }
+  for (const [id, row] of units) {
+    const costMicros = BigInt(unitCost(row.quantity, unitPriceFor(provider, row.item, row.model)).costMicros);
+    if (row.requests === 0 && costMicros === 0n) continue;
+    out.set(id, { requests: row.requests, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros });
+  }
+  for (const c of t.cells as Record<string, any>[]) {
+    if (provider === 'openai' && unitEndpointOf(c.kind)) continue;
     const model = String(c.model).toLowerCase();
     const counts =
       provider === 'anthropic'

@@ -31,6 +31,14 @@ describe('usage query strings', () => {
     expect(byPath.get('/v1/organization/usage/embeddings')).toBe(
       'start_time=1793491200&end_time=1794096000&bucket_width=1d&group_by=api_key_id&group_by=model&group_by=project_id&limit=31',
     );
+    // The usage endpoints beyond tokens, each grouped by the dimensions its reference gives it.
+    const window = 'start_time=1793491200&end_time=1794096000&bucket_width=1d';
+    for (const name of ['images', 'audio_speeches', 'audio_transcriptions', 'moderations', 'web_search_calls']) {
+      expect(byPath.get(`/v1/organization/usage/${name}`), name).toBe(`${window}&group_by=api_key_id&group_by=model&group_by=project_id&limit=31`);
+    }
+    expect(byPath.get('/v1/organization/usage/file_search_calls')).toBe(`${window}&group_by=api_key_id&group_by=project_id&limit=31`);
+    for (const name of ['vector_stores', 'code_interpreter_sessions']) expect(byPath.get(`/v1/organization/usage/${name}`), name).toBe(`${window}&group_by=project_id&limit=31`);
+    expect(urls).toHaveLength(10);
   });
 
   it('Anthropic: the messages usage report grouped with group_by[] by key, workspace, model and service tier', async () => {

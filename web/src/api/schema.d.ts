@@ -1125,6 +1125,8 @@ export interface components {
                 inputTokens: number;
                 cachedInputTokens: number;
                 outputTokens: number;
+                unit?: string;
+                quantity?: number;
             }[];
         };
         KeyDetail: {
