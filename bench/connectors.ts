@@ -34,7 +34,7 @@ process.env.CONNECTOR_SYNC_INTERVAL_MS = '0';
 
 const { db } = await import('#shared/db/client.ts');
 const { addDays, isoDate } = await import('#shared/time/periods.ts');
-const { priceUsage, usdToMicros } = await import('#shared/pricing/pricing.ts');
+const { priceUsage, tierOf, usdToMicros } = await import('#shared/pricing/pricing.ts');
 const { createConnection, importStart } = await import('#shared/connections/service.ts');
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
 const { syncConnection, REREAD_DAYS } = await import('#shared/connections/sync.ts');
@@ -244,14 +244,14 @@ async function check(token: string, apiUrl: string, control: <T>(path: string) =
   for (const c of t.cells) {
     const counts =
       PROVIDER === 'anthropic'
-        ? { requests: 0, inputTokens: c.uncached + c.cacheRead + c.cache5m + c.cache1h, cachedInputTokens: c.cacheRead, cacheWriteInputTokens: c.cache5m, cacheWrite1hInputTokens: c.cache1h, outputTokens: c.output }
+        ? { requests: 0, inputTokens: c.uncached + c.cacheRead + c.cache5m + c.cache1h, cachedInputTokens: c.cacheRead, cacheWriteInputTokens: c.cache5m, cacheWrite1hInputTokens: c.cache1h, outputTokens: c.output, webSearchRequests: c.webSearch ?? 0 }
         : { requests: c.requests, inputTokens: c.uncached + c.cached + c.cacheWrite, cachedInputTokens: c.cached, cacheWriteInputTokens: c.cacheWrite, cacheWrite1hInputTokens: 0, outputTokens: c.output };
     if ([counts.requests, counts.inputTokens, counts.outputTokens].every((v) => v === 0)) continue;
     want.requests += counts.requests;
     want.inputTokens += counts.inputTokens;
     want.cachedInputTokens += counts.cachedInputTokens;
     want.outputTokens += counts.outputTokens;
-    want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.tier === 'batch' ? 'batch' : 'standard' }).costMicros);
+    want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.kind === 'embeddings' ? 'standard' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier }) }).costMicros);
   }
   const res = await fetch(`${apiUrl}/spend?from=${from}&to=${to}&groupBy=day`, { headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) return [`GET /spend: ${res.status} ${await res.text()}`];

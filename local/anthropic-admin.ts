@@ -31,6 +31,7 @@ import {
   DAY_S,
   dayStart,
   enumArray,
+  groupByParam,
   firstOfPreviousMonth,
   groupWindow,
   idChars,
@@ -277,7 +278,7 @@ function reportPage(store: OrgStore, tokens: PageTokens, q: ReportQuery, render:
 
 function usageReport(store: OrgStore, tokens: PageTokens, req: IncomingMessage, params: URLSearchParams) {
   const q = reportQuery(tokens, params, ['1m', '1h', '1d'], null);
-  const groups = new Set<string>(enumArray(params, 'group_by', [...USAGE_GROUPS, 'speed']));
+  const groups = new Set<string>(groupByParam(params, 'brackets', [...USAGE_GROUPS, 'speed']));
   if ((groups.has('speed') || params.has('speeds[]') || params.has('speeds')) && !String(req.headers['anthropic-beta'] ?? '').includes('fast-mode-2026-02-01')) {
     throw new StandInError(400, 'invalid_request', "Grouping or filtering by speed requires the 'anthropic-beta: fast-mode-2026-02-01' header");
   }
@@ -353,7 +354,7 @@ export function anthropicCostItems(s: Series, m: Metrics) {
 
 function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const q = reportQuery(tokens, params, ['1d'], { default: 7, max: 31 });
-  const groups = new Set<string>(enumArray(params, 'group_by', COST_GROUPS));
+  const groups = new Set<string>(groupByParam(params, 'brackets', COST_GROUPS));
   const selected = store.org.series;
   const additions = store.additions();
   const now = store.now();

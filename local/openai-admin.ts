@@ -6,6 +6,8 @@
  *                                            group_by project_id|user_id|api_key_id|model|batch|service_tier,
  *                                            project_ids, user_ids, api_key_ids, models, batch, limit, page
  *   GET /v1/organization/usage/embeddings    the same without batch/service_tier
+ *   GET /v1/organization/usage/{images,audio_speeches,audio_transcriptions,moderations,vector_stores,
+ *       code_interpreter_sessions,web_search_calls,file_search_calls}   each with its own metrics and dimensions
  *   GET /v1/organization/costs               1d buckets only, group_by project_id|line_item|api_key_id,
  *                                            project_ids, api_key_ids, limit 1..180 (default 7); amount.value dollars
  *   GET /v1/organization/projects[/{id}]     limit 1..100 (20), after, include_archived
@@ -26,7 +28,7 @@ import {
   canonicalQuery,
   DAY_S,
   dayStart,
-  enumArray,
+  groupByParam,
   firstOfPreviousMonth,
   groupWindow,
   idChars,
@@ -48,17 +50,48 @@ import {
   StandInError,
 } from '#local/provider-org.ts';
 
-/** The stand-in's list prices, in thousandths of a micro-dollar per token (= USD per 1M tokens × 1000). */
-export const OPENAI_STANDIN_PRICES: Record<string, { input: number; cached: number; output: number }> = {
-  'gpt-5.1-2025-11-13': { input: 1250, cached: 125, output: 10_000 },
-  'gpt-5-mini-2025-08-07': { input: 250, cached: 25, output: 2000 },
-  'gpt-4.1-2025-04-14': { input: 2000, cached: 500, output: 8000 },
-  'gpt-4o-mini-2024-07-18': { input: 150, cached: 75, output: 600 },
-  'o4-mini-2025-04-16': { input: 1100, cached: 275, output: 4400 },
+type StandInRates = { input: number; cached: number; output: number };
+/**
+ * The stand-in's list prices, in thousandths of a micro-dollar per token (= USD per 1M tokens × 1000), with the
+ * Priority processing rates OpenAI publishes (openai.com/api-priority-processing). Batch and Flex are billed at half
+ * (Flex "at Batch API rates"); a priority series of a model without priority rates is billed at its standard rates.
+ */
+export const OPENAI_STANDIN_PRICES: Record<string, StandInRates & { priority?: StandInRates }> = {
+  'gpt-5.1-2025-11-13': { input: 1250, cached: 125, output: 10_000, priority: { input: 2500, cached: 250, output: 20_000 } },
+  'gpt-5-mini-2025-08-07': { input: 250, cached: 25, output: 2000, priority: { input: 450, cached: 45, output: 3600 } },
+  'gpt-4.1-2025-04-14': { input: 2000, cached: 500, output: 8000, priority: { input: 3500, cached: 875, output: 14_000 } },
+  'gpt-4o-mini-2024-07-18': { input: 150, cached: 75, output: 600, priority: { input: 250, cached: 125, output: 1000 } },
+  'o4-mini-2025-04-16': { input: 1100, cached: 275, output: 4400, priority: { input: 2000, cached: 500, output: 8000 } },
   'text-embedding-3-small': { input: 20, cached: 20, output: 0 },
 };
-/** Billed per project and day without any key: what no key explains in a reconciliation (nano-dollars). */
-const VECTOR_STORE_NANOS_PER_DAY = 100_000_000;
+/**
+ * The stand-in's prices of usage beyond tokens, in nano-dollars per unit (OpenAI's pricing page): images per image
+ * (dall-e-3, standard 1024×1024), speech per character (tts-1 $15 / 1M), transcription per second (whisper-1
+ * $0.006 / min), moderations free, storage per byte-day ($0.10 / GiB-day), code interpreter per session ($0.03),
+ * web search per call ($10 / 1,000), file search per call ($2.50 / 1,000).
+ */
+const UNIT_NANOS: Record<string, { metric: string; nanos: number; label: string; unit: string }> = {
+  images: { metric: 'images', nanos: 40_000_000, label: 'images', unit: 'images' },
+  audio_speeches: { metric: 'characters', nanos: 15_000, label: 'speech', unit: 'characters' },
+  audio_transcriptions: { metric: 'seconds', nanos: 100_000, label: 'transcription', unit: 'duration_seconds' },
+  moderations: { metric: 'requests', nanos: 0, label: 'moderations', unit: 'tokens' },
+  vector_stores: { metric: 'bytes', nanos: 100_000_000 / 1_073_741_824, label: 'vector store storage', unit: 'gibibyte_hours' },
+  code_interpreter_sessions: { metric: 'sessions', nanos: 30_000_000, label: 'code interpreter sessions', unit: 'duration_hours' },
+  web_search_calls: { metric: 'calls', nanos: 10_000_000, label: 'web search tool calls', unit: 'tokens' },
+  file_search_calls: { metric: 'calls', nanos: 2_500_000, label: 'file search tool calls', unit: 'tokens' },
+};
+
+/** Each usage endpoint beyond tokens: its result object, its metric fields, the dimensions it may be grouped by. */
+const UNIT_USAGE: Record<string, { object: string; fields: Record<string, string>; groups: readonly string[] }> = {
+  images: { object: 'organization.usage.images.result', fields: { images: 'images', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model', 'size', 'source'] },
+  audio_speeches: { object: 'organization.usage.audio_speeches.result', fields: { characters: 'characters', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  audio_transcriptions: { object: 'organization.usage.audio_transcriptions.result', fields: { seconds: 'seconds', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  moderations: { object: 'organization.usage.moderations.result', fields: { input_tokens: 'input', num_model_requests: 'requests' }, groups: ['project_id', 'user_id', 'api_key_id', 'model'] },
+  vector_stores: { object: 'organization.usage.vector_stores.result', fields: { usage_bytes: 'bytes' }, groups: ['project_id'] },
+  code_interpreter_sessions: { object: 'organization.usage.code_interpreter_sessions.result', fields: { num_sessions: 'sessions' }, groups: ['project_id'] },
+  web_search_calls: { object: 'organization.usage.web_searches.result', fields: { num_model_requests: 'requests', num_requests: 'calls' }, groups: ['project_id', 'user_id', 'api_key_id', 'model', 'context_level'] },
+  file_search_calls: { object: 'organization.usage.file_searches.result', fields: { num_requests: 'calls' }, groups: ['project_id', 'user_id', 'api_key_id', 'vector_store_id'] },
+};
 
 const COMPLETIONS_GROUPS = ['project_id', 'user_id', 'api_key_id', 'model', 'batch', 'service_tier'] as const;
 const EMBEDDINGS_GROUPS = ['project_id', 'user_id', 'api_key_id', 'model'] as const;
@@ -143,6 +176,8 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     series('completions', k.indexer, null, 'gpt-4o-mini-2024-07-18', 'default', chat(700_000, 150_000, 0, 90_000, 800), origin),
     series('completions', k.support, null, 'o4-mini-2025-04-16', 'default', chat(950_000, 400_000, 25_000, 610_000, 1500), origin),
     series('completions', k.support, null, 'gpt-5-mini-2025-08-07', 'flex', chat(300_000, 0, 0, 90_000, 500), origin),
+    // A project switched to Priority processing for its latency-sensitive calls.
+    series('completions', k.webProd, null, 'gpt-5.1-2025-11-13', 'priority', chat(250_000, 120_000, 0, 60_000, 180), origin),
     series('completions', k.notebook, null, 'gpt-4.1-2025-04-14', 'default', chat(420_000, 80_000, 0, 110_000, 150), k.notebook.createdAt),
     series('completions', k.legacy, null, 'gpt-4o-mini-2024-07-18', 'default', chat(260_000, 10_000, 0, 70_000, 400), origin, pLegacy.archivedAt),
     series('completions', k.leaked, null, 'gpt-5.1-2025-11-13', 'default', chat(600_000, 0, 0, 200_000, 700), origin, day(9) + 50_000),
@@ -150,6 +185,16 @@ export function seedOpenAiOrg(now: number, adminKey: string, seed = 'northwind')
     series('completions', k.mobile, null, 'gpt-5-mini-2025-08-07', 'default', chat(500_000, 200_000, 10_000, 120_000, 900), k.mobile.createdAt),
     // The playground: usage without an API key.
     series('completions', null, pDefault.id, 'gpt-5.1-2025-11-13', 'default', chat(90_000, 0, 0, 45_000, 40), origin),
+    // Beyond tokens: images, speech and transcription, moderation, web and file search calls; storage and code
+    // interpreter sessions of the data project (no key).
+    series('images', k.webProd, null, 'dall-e-3', 'default', { images: 60, requests: 60 }, origin),
+    series('audio_speeches', k.support, null, 'tts-1', 'default', { characters: 180_000, requests: 90 }, origin),
+    series('audio_transcriptions', k.support, null, 'whisper-1', 'default', { seconds: 5400, requests: 45 }, origin),
+    series('moderations', k.webProd, null, 'omni-moderation-latest', 'default', { input: 300_000, requests: 1200 }, origin),
+    series('web_search_calls', k.webProd, null, 'gpt-5.1-2025-11-13', 'default', { calls: 140, requests: 120 }, origin),
+    series('file_search_calls', k.indexer, null, '', 'default', { calls: 400 }, origin),
+    series('vector_stores', null, pData.id, '', 'default', { bytes: 3 * 1_073_741_824 }, origin),
+    series('code_interpreter_sessions', null, pData.id, '', 'default', { sessions: 25 }, origin),
   ];
   return makeOrg({
     provider: 'openai',
@@ -282,7 +327,7 @@ function pageOf(tokens: PageTokens, q: TimeQuery, render: (a: number, b: number)
 
 function usage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kind: 'completions' | 'embeddings') {
   const q = timeQuery(store, tokens, params, ['1m', '1h', '1d'], null);
-  const groups = enumArray(params, 'group_by', kind === 'completions' ? COMPLETIONS_GROUPS : EMBEDDINGS_GROUPS);
+  const groups = groupByParam(params, 'repeated', kind === 'completions' ? COMPLETIONS_GROUPS : EMBEDDINGS_GROUPS);
   const projectIds = arrayParam(params, 'project_ids');
   const userIds = arrayParam(params, 'user_ids');
   const keyIds = arrayParam(params, 'api_key_ids');
@@ -304,7 +349,8 @@ function usage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kin
     user_id: g.has('user_id') ? s.userId : null,
     api_key_id: g.has('api_key_id') ? s.keyId : null,
     model: g.has('model') ? s.model : null,
-    ...(kind === 'completions' ? { batch: g.has('batch') ? s.tier === 'batch' : null, service_tier: g.has('service_tier') ? s.tier : null } : {}),
+    // Batch usage reports `service_tier: "default"` (its tier is the `batch` flag).
+    ...(kind === 'completions' ? { batch: g.has('batch') ? s.tier === 'batch' : null, service_tier: g.has('service_tier') ? (s.tier === 'batch' ? 'default' : s.tier) : null } : {}),
   });
   const additions = store.additions();
   const now = store.now();
@@ -342,12 +388,47 @@ function completionsResult(m: Metrics, d: Record<string, unknown>) {
   };
 }
 
-/** Billed nano-dollars of one series' usage, per line item (batch at half price). */
-export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string; nanos: number; quantity: number }> {
-  const price = OPENAI_STANDIN_PRICES[s.model];
-  if (!price) return [];
-  const half = s.tier === 'batch' ? 2 : 1;
-  const suffix = s.tier === 'batch' ? ' (batch)' : '';
+/** A usage endpoint beyond tokens (images, speech, storage, tool calls, …): its own metrics and dimensions. */
+function unitUsage(store: OrgStore, tokens: PageTokens, params: URLSearchParams, kind: SeriesKind) {
+  const spec = UNIT_USAGE[kind]!;
+  const q = timeQuery(store, tokens, params, ['1m', '1h', '1d'], null);
+  const g = new Set<string>(groupByParam(params, 'repeated', spec.groups));
+  const projectIds = arrayParam(params, 'project_ids');
+  const keyIds = spec.groups.includes('api_key_id') ? arrayParam(params, 'api_key_ids') : [];
+  const models = spec.groups.includes('model') ? arrayParam(params, 'models') : [];
+  const selected = store.org.series.filter(
+    (s) => s.kind === kind && (!projectIds.length || projectIds.includes(s.projectId ?? '')) && (!keyIds.length || keyIds.includes(s.keyId ?? '')) && (!models.length || models.includes(s.model)),
+  );
+  const dims = (s: Series) =>
+    Object.fromEntries(
+      spec.groups.map((d) => [
+        d,
+        !g.has(d) ? null : d === 'project_id' ? s.projectId : d === 'user_id' ? s.userId : d === 'api_key_id' ? s.keyId : d === 'model' ? s.model || null : d === 'size' ? '1024x1024' : d === 'source' ? 'image.generation' : d === 'context_level' ? 'medium' : null,
+      ]),
+    );
+  const additions = store.additions();
+  const now = store.now();
+  return pageOf(tokens, q, (a, b) =>
+    groupWindow(store.org, selected, a, b, now, additions, dims).map(({ dims: d, metrics: m }) => ({
+      object: spec.object,
+      ...Object.fromEntries(Object.entries(spec.fields).map(([field, metric]) => [field, m[metric] ?? 0])),
+      ...d,
+    })),
+  );
+}
+
+/** Billed nano-dollars of one series' usage, per line item: batch and flex at half price, priority at its own rates. */
+export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string; nanos: number; quantity: number; unit?: string }> {
+  const units = UNIT_NANOS[s.kind];
+  if (units) {
+    const quantity = m[units.metric] ?? 0;
+    return quantity > 0 ? [{ lineItem: `${s.model ? `${s.model}, ` : ''}${units.label}`, nanos: quantity * units.nanos, quantity, unit: units.unit }] : [];
+  }
+  const list = OPENAI_STANDIN_PRICES[s.model];
+  if (!list) return [];
+  const price = s.tier === 'priority' ? (list.priority ?? list) : list;
+  const half = s.tier === 'batch' || s.tier === 'flex' ? 2 : 1;
+  const suffix = s.tier === 'batch' ? ' (batch)' : s.tier === 'flex' ? ' (flex)' : s.tier === 'priority' ? ' (priority)' : '';
   if (s.kind === 'embeddings') return [{ lineItem: `${s.model}, input`, nanos: ((m.input ?? 0) * price.input) / half, quantity: m.input ?? 0 }];
   const input = (m.uncached ?? 0) + (m.cacheWrite ?? 0);
   return [
@@ -359,32 +440,26 @@ export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string
 
 function costs(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
   const q = timeQuery(store, tokens, params, ['1d'], { default: 7, max: 180 });
-  const groups = new Set<string>(enumArray(params, 'group_by', COSTS_GROUPS));
+  const groups = new Set<string>(groupByParam(params, 'repeated', COSTS_GROUPS));
   const projectIds = arrayParam(params, 'project_ids');
   const keyIds = arrayParam(params, 'api_key_ids');
   const selected = store.org.series.filter((s) => (!projectIds.length || projectIds.includes(s.projectId ?? '')) && (!keyIds.length || keyIds.includes(s.keyId ?? '')));
   const additions = store.additions();
   const now = store.now();
   return pageOf(tokens, q, (a, b) => {
-    const rows = new Map<string, { nanos: number; quantity: number; dims: Record<string, unknown> }>();
-    const add = (dims: Record<string, unknown>, nanos: number, quantity: number) => {
+    const rows = new Map<string, { nanos: number; quantity: number; unit: string; dims: Record<string, unknown> }>();
+    const add = (dims: Record<string, unknown>, nanos: number, quantity: number, unit: string) => {
       const k = JSON.stringify(dims);
       const row = rows.get(k);
       if (row) {
         row.nanos += nanos;
         row.quantity += quantity;
-      } else rows.set(k, { nanos, quantity, dims });
+      } else rows.set(k, { nanos, quantity, unit, dims });
     };
     for (const s of selected) {
       for (const item of openAiLineItems(s, groupWindow(store.org, [s], a, b, now, additions, () => ({}))[0]?.metrics ?? {})) {
-        add({ line_item: groups.has('line_item') ? item.lineItem : null, project_id: groups.has('project_id') ? s.projectId : null, api_key_id: groups.has('api_key_id') ? s.keyId : null }, item.nanos, item.quantity);
+        add({ line_item: groups.has('line_item') ? item.lineItem : null, project_id: groups.has('project_id') ? s.projectId : null, api_key_id: groups.has('api_key_id') ? s.keyId : null }, item.nanos, item.quantity, item.unit ?? 'tokens');
       }
-    }
-    // Storage billed to the data project, attributable to no key.
-    const storage = store.org.projects.find((p) => p.name === 'Data pipeline');
-    if (storage && !keyIds.length && (!projectIds.length || projectIds.includes(storage.id))) {
-      const elapsed = Math.max(0, Math.min(b, now) - a);
-      add({ line_item: groups.has('line_item') ? 'vector store storage' : null, project_id: groups.has('project_id') ? storage.id : null, api_key_id: null }, Math.floor((VECTOR_STORE_NANOS_PER_DAY * elapsed) / DAY_S), elapsed / DAY_S);
     }
     return [...rows.values()]
       .filter((r) => r.nanos > 0)
@@ -392,7 +467,7 @@ function costs(store: OrgStore, tokens: PageTokens, params: URLSearchParams) {
         object: 'organization.costs.result',
         amount: { value: Math.round(r.nanos) / 1e9, currency: 'usd' },
         ...r.dims,
-        ...(groups.has('line_item') ? { quantity: r.quantity, quantity_unit: r.dims.line_item === 'vector store storage' ? 'gibibyte_hours' : 'tokens' } : {}),
+        ...(groups.has('line_item') ? { quantity: r.quantity, quantity_unit: r.unit } : {}),
       }));
   });
 }
@@ -449,6 +524,8 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (path === '/v1/organization/usage/completions') return usage(store, tokens, params, 'completions');
   if (path === '/v1/organization/usage/embeddings') return usage(store, tokens, params, 'embeddings');
   if (path === '/v1/organization/costs') return costs(store, tokens, params);
+  const beyond = /^\/v1\/organization\/usage\/([a-z_]+)$/.exec(path)?.[1];
+  if (beyond && UNIT_USAGE[beyond]) return unitUsage(store, tokens, params, beyond as SeriesKind);
   if (path === '/v1/organization/projects') {
     const includeArchived = boolParam(params, 'include_archived') ?? false;
     const projects = [...store.org.projects].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));

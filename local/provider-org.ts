@@ -1,7 +1,7 @@
 /**
  * The made-up organizations behind the local stand-ins of the OpenAI and Anthropic admin APIs
- * (local/openai-admin.ts, local/anthropic-admin.ts), and what both stand-ins share: array query parameters in all
- * three spellings, opaque page tokens bound to their query, bucket planning, the forced faults, the HTTP server and
+ * (local/openai-admin.ts, local/anthropic-admin.ts), and what both stand-ins share: array query parameters (filters in all
+ * three spellings, `group_by` only in each reference's own), opaque page tokens bound to their query, bucket planning, the forced faults, the HTTP server and
  * the control API under `/_burnrate/` (a path neither provider uses).
  *
  * Usage is computed, not stored: a *series* is one stream of usage (provider key or none, project/workspace, model,
@@ -21,7 +21,19 @@ export const DAY_S = 86_400;
 export type ProviderName = 'openai' | 'anthropic';
 /** Usage counters of one series over some time, integers. Which names exist depends on the series' kind. */
 export type Metrics = Record<string, number>;
-export type SeriesKind = 'completions' | 'embeddings' | 'messages';
+export type SeriesKind =
+  | 'completions'
+  | 'embeddings'
+  | 'messages'
+  // OpenAI's usage endpoints beyond tokens.
+  | 'images'
+  | 'audio_speeches'
+  | 'audio_transcriptions'
+  | 'moderations'
+  | 'vector_stores'
+  | 'code_interpreter_sessions'
+  | 'web_search_calls'
+  | 'file_search_calls';
 
 /** The counters each kind of usage has (the stand-ins render them in each provider's field names). */
 export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
@@ -30,6 +42,15 @@ export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
   embeddings: ['input', 'requests'],
   // Anthropic messages: no request count in the report.
   messages: ['uncached', 'cacheRead', 'cache5m', 'cache1h', 'output', 'webSearch'],
+  images: ['images', 'requests'],
+  audio_speeches: ['characters', 'requests'],
+  audio_transcriptions: ['seconds', 'requests'],
+  moderations: ['input', 'requests'],
+  // Storage in bytes (a day's reading), project-level; sessions project-level; tool calls inside model requests.
+  vector_stores: ['bytes'],
+  code_interpreter_sessions: ['sessions'],
+  web_search_calls: ['calls', 'requests'],
+  file_search_calls: ['calls'],
 };
 
 export interface OrgProject {
@@ -65,7 +86,7 @@ export interface Series {
   projectId: string | null;
   userId: string | null;
   model: string;
-  /** OpenAI: `default` | `batch`; Anthropic: `standard` | `batch` | `priority`. */
+  /** OpenAI: `default` | `batch` | `flex` | `priority` | `scale`; Anthropic: `standard` | `batch` | `priority`. */
   tier: string;
   /** Anthropic only. */
   contextWindow?: string;
@@ -302,6 +323,28 @@ export function enumArray(params: URLSearchParams, name: string, allowed: readon
     }
   }
   return values;
+}
+
+/**
+ * `group_by` as each reference documents it, and no other spelling: OpenAI's OpenAPI document gives its array
+ * parameters no `style` (so the default form, exploded: `group_by=a&group_by=b`); Anthropic's reference spells it
+ * `group_by[]=a&group_by[]=b`. Another spelling is refused (400), so a client that sends one fails here as it
+ * would against the provider (the filters keep taking all three spellings).
+ */
+export function groupByParam(params: URLSearchParams, spelling: 'repeated' | 'brackets', allowed: readonly string[]): string[] {
+  const name = spelling === 'repeated' ? 'group_by' : 'group_by[]';
+  const other = spelling === 'repeated' ? 'group_by[]' : 'group_by';
+  if (params.has(other)) {
+    throw new StandInError(400, 'invalid_request', `Unrecognized request argument supplied: ${other} (the array is spelled ${spelling === 'repeated' ? 'group_by=a&group_by=b' : 'group_by[]=a&group_by[]=b'}).`, other);
+  }
+  const out: string[] = [];
+  for (const value of params.getAll(name)) {
+    if (!allowed.includes(value)) {
+      throw new StandInError(400, 'invalid_request', `Invalid value for ${name}: '${value}'. Expected one of: ${allowed.join(', ')}.`, name);
+    }
+    if (!out.includes(value)) out.push(value);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -217,5 +217,8 @@ function toEvent(call: ProviderCall, requestId: string, model: string, usage: Us
   if (usage.cachedInputTokens > 0) event.cachedInputTokens = usage.cachedInputTokens;
   if (usage.cacheWriteInputTokens > 0) event.cacheWriteInputTokens = usage.cacheWriteInputTokens;
   if (usage.cacheWrite1hInputTokens > 0) event.cacheWrite1hInputTokens = usage.cacheWrite1hInputTokens;
+  if (usage.serviceTier !== 'standard') event.serviceTier = usage.serviceTier;
+  if (usage.webSearchRequests > 0) event.webSearchRequests = usage.webSearchRequests;
+  if (usage.webFetchRequests > 0) event.webFetchRequests = usage.webFetchRequests;
   return event;
 }

@@ -16,6 +16,11 @@ export interface IngestEvent {
   cachedInputTokens?: number;
   cacheWriteInputTokens?: number;
   cacheWrite1hInputTokens?: number;
+  /** The tier the provider ran the call in, when not standard. */
+  serviceTier?: 'batch' | 'flex' | 'priority';
+  /** Anthropic server tool use. */
+  webSearchRequests?: number;
+  webFetchRequests?: number;
 }
 
 export interface Stats {

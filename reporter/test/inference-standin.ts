@@ -5,6 +5,11 @@
  * embeddings (no id in the body; `x-request-id` header); Anthropic messages (JSON and the SSE sequence
  * message_start → content_block_* → message_delta → message_stop, with cache reads and 5m/1h cache writes).
  * Errors answer in each provider's shape; `x-standin-status: 429` forces a 429 with `retry-after`.
+ * OpenAI answers the `service_tier` it was asked for (`default` for none or `auto`) and counts cache writes
+ * (`cache_write_tokens`); `x-standin-outcome: failed` ends a Responses stream with `response.failed` (usage included).
+ * Anthropic: `x-standin-service-tier` sets `usage.service_tier`, `x-standin-server-tools: <searches>,<fetches>` adds
+ * `server_tool_use`, and `x-standin-cache-growth: <n>` makes a stream's cache writes grow by n after `message_start`
+ * (the cumulative `message_delta` counts them, without a 5m/1h breakdown, as the API does).
  * Every answer is deterministic: the same request gets the same bytes, so callers can compare bodies byte for byte.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,8 +21,8 @@ export const ANTHROPIC_KEY = 'sk-ant-api03-standin-anthropic-000000000000000000A
 
 /** The usage each endpoint reports (fixed, so tests know the truth). */
 export const USAGE = {
-  chat: { prompt_tokens: 1200, completion_tokens: 80, total_tokens: 1280, prompt_tokens_details: { cached_tokens: 1024, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } },
-  responses: { input_tokens: 900, input_tokens_details: { cached_tokens: 512 }, output_tokens: 150, output_tokens_details: { reasoning_tokens: 64 }, total_tokens: 1050 },
+  chat: { prompt_tokens: 1200, completion_tokens: 80, total_tokens: 1280, prompt_tokens_details: { cached_tokens: 1024, cache_write_tokens: 128, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } },
+  responses: { input_tokens: 900, input_tokens_details: { cached_tokens: 512, cache_write_tokens: 64 }, output_tokens: 150, output_tokens_details: { reasoning_tokens: 64 }, total_tokens: 1050 },
   embeddings: { prompt_tokens: 42, total_tokens: 42 },
   messages: { input_tokens: 25, cache_creation_input_tokens: 3000, cache_read_input_tokens: 10000, cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 }, output_tokens: 300, service_tier: 'standard' },
 } as const;
@@ -78,16 +83,23 @@ function route(req: IncomingMessage, res: ServerResponse, path: string, body: an
   }
   if (!body || typeof body.model !== 'string') return error(res, anthropic, 400, 'model is required');
   const id = (prefix: string) => `${prefix}${String(n).padStart(6, '0')}${body.model.length}`;
+  const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+  const [searches, fetches] = (header('x-standin-server-tools') ?? '').split(',').map(Number);
+  const usage = {
+    ...USAGE.messages,
+    service_tier: header('x-standin-service-tier') ?? USAGE.messages.service_tier,
+    ...(searches !== undefined && !Number.isNaN(searches) ? { server_tool_use: { web_search_requests: searches, web_fetch_requests: fetches ?? 0 } } : {}),
+  };
   switch (path) {
     case '/v1/chat/completions':
       return body.stream ? chatStream(res, body, id('chatcmpl-')) : json(res, chat(body, id('chatcmpl-')));
     case '/v1/responses':
-      return body.stream ? responsesStream(res, body, id('resp_')) : json(res, response(body, id('resp_'), 'completed'));
+      return body.stream ? responsesStream(res, body, id('resp_'), header('x-standin-outcome') === 'failed') : json(res, response(body, id('resp_'), 'completed'));
     case '/v1/embeddings':
       res.setHeader('x-request-id', id('req_'));
       return json(res, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.0023064255, -0.009327292, 0.015797347] }], model: body.model, usage: USAGE.embeddings });
     case '/v1/messages':
-      return body.stream ? messagesStream(res, body, id('msg_')) : json(res, message(body, id('msg_')));
+      return body.stream ? messagesStream(res, body, id('msg_'), usage, Number(header('x-standin-cache-growth') ?? 0)) : json(res, message(body, id('msg_'), usage));
   }
 }
 
@@ -119,14 +131,17 @@ const chat = (body: any, id: string) => ({
   model: body.model,
   choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.', refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
   usage: USAGE.chat,
-  service_tier: 'default',
+  service_tier: tierOf(body),
   system_fingerprint: 'fp_standin',
 });
+
+/** The tier OpenAI answers: the one asked for, `default` for none or `auto`. */
+const tierOf = (body: any): string => (typeof body.service_tier === 'string' && body.service_tier !== 'auto' ? body.service_tier : 'default');
 
 function chatStream(res: ServerResponse, body: any, id: string): void {
   const withUsage = body.stream_options?.include_usage === true;
   const chunk = (choices: unknown[], usage?: unknown) =>
-    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: CREATED, model: body.model, service_tier: 'default', system_fingerprint: 'fp_standin', choices, ...(withUsage ? { usage: usage ?? null } : {}) })}\n\n`;
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: CREATED, model: body.model, service_tier: tierOf(body), system_fingerprint: 'fp_standin', choices, ...(withUsage ? { usage: usage ?? null } : {}) })}\n\n`;
   const events = [
     chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]),
     chunk([{ index: 0, delta: { content: 'Hello' }, logprobs: null, finish_reason: null }]),
@@ -144,21 +159,26 @@ const response = (body: any, id: string, status: string) => ({
   created_at: CREATED,
   status,
   model: body.model,
+  service_tier: tierOf(body),
+  ...(status === 'failed' ? { error: { code: 'server_error', message: 'The model failed to finish.' } } : {}),
   output: status === 'completed' ? [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello there.', annotations: [] }] }] : [],
-  usage: status === 'completed' ? USAGE.responses : null,
+  // A failed response still reports (and is billed for) what it used.
+  usage: status === 'completed' || status === 'failed' ? USAGE.responses : null,
 });
 
-function responsesStream(res: ServerResponse, body: any, id: string): void {
+function responsesStream(res: ServerResponse, body: any, id: string, failed = false): void {
   let seq = 0;
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
   void sse(res, [
     event('response.created', { response: response(body, id, 'in_progress') }),
     event('response.output_text.delta', { item_id: `msg_${id}`, output_index: 0, content_index: 0, delta: 'Hello there.' }),
-    event('response.completed', { response: response(body, id, 'completed') }),
+    failed ? event('response.failed', { response: response(body, id, 'failed') }) : event('response.completed', { response: response(body, id, 'completed') }),
   ]);
 }
 
-const message = (body: any, id: string) => ({
+type MessagesUsage = Omit<typeof USAGE.messages, 'service_tier'> & { service_tier: string; server_tool_use?: { web_search_requests: number; web_fetch_requests: number } };
+
+const message = (body: any, id: string, usage: MessagesUsage = USAGE.messages) => ({
   id,
   type: 'message',
   role: 'assistant',
@@ -166,19 +186,30 @@ const message = (body: any, id: string) => ({
   content: [{ type: 'text', text: 'Hello there.' }],
   stop_reason: 'end_turn',
   stop_sequence: null,
-  usage: USAGE.messages,
+  usage,
 });
 
-function messagesStream(res: ServerResponse, body: any, id: string): void {
+function messagesStream(res: ServerResponse, body: any, id: string, u: MessagesUsage, growth: number): void {
   const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  const u = USAGE.messages;
+  // A stream whose cache writes grow (server-tool iterations): message_delta's cumulative counts, no 5m/1h breakdown.
+  const delta =
+    growth > 0
+      ? {
+          input_tokens: u.input_tokens,
+          cache_creation_input_tokens: u.cache_creation_input_tokens + growth,
+          cache_read_input_tokens: u.cache_read_input_tokens,
+          output_tokens: u.output_tokens,
+          server_tool_use: u.server_tool_use ?? null,
+        }
+      : { output_tokens: u.output_tokens };
+  const { server_tool_use: _tools, ...startUsage } = u;
   void sse(res, [
-    event('message_start', { message: { ...message(body, id), content: [], stop_reason: null, usage: { ...u, output_tokens: 1 } } }),
+    event('message_start', { message: { ...message(body, id, u), content: [], stop_reason: null, usage: { ...(growth > 0 ? startUsage : u), output_tokens: 1 } } }),
     event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
     event('ping', {}),
     event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello there.' } }),
     event('content_block_stop', { index: 0 }),
-    event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output_tokens } }),
+    event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: delta }),
     event('message_stop', {}),
   ]);
 }

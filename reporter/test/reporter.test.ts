@@ -87,6 +87,8 @@ describe('with the official OpenAI SDK', () => {
       inputTokens: USAGE.chat.prompt_tokens,
       outputTokens: USAGE.chat.completion_tokens,
       cachedInputTokens: USAGE.chat.prompt_tokens_details.cached_tokens,
+      // OpenAI's cache writes (prompt_tokens_details.cache_write_tokens), part of the input as the importer counts them.
+      cacheWriteInputTokens: USAGE.chat.prompt_tokens_details.cache_write_tokens,
     });
     expect(JSON.stringify(receiver.batches.slice(from))).not.toContain(OPENAI_KEY);
     expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0 });
@@ -105,7 +107,8 @@ describe('with the official OpenAI SDK', () => {
     expect(chunks.every((c) => !('usage' in c))).toBe(true);
     await reporter.flush();
     const [event] = eventsSince(from);
-    expect(event).toMatchObject({ requestId: chunks[0].id, inputTokens: 1200, outputTokens: 80, cachedInputTokens: 1024 });
+    expect(event).toMatchObject({ requestId: chunks[0].id, inputTokens: 1200, outputTokens: 80, cachedInputTokens: 1024, cacheWriteInputTokens: 128 });
+    expect(event).not.toHaveProperty('serviceTier');
     await reporter.close();
   });
 
@@ -140,13 +143,44 @@ describe('with the official OpenAI SDK', () => {
     const embedding = await client.embeddings.create({ model: 'text-embedding-3-small', input: 'Hi' }).withResponse();
     await reporter.flush();
     const events = eventsSince(from);
-    const responses = { inputTokens: 900, outputTokens: 150, cachedInputTokens: 512 };
+    const responses = { inputTokens: 900, outputTokens: 150, cachedInputTokens: 512, cacheWriteInputTokens: 64 };
     expect(events).toEqual([
       expect.objectContaining({ requestId: whole.id, model: 'gpt-5-mini', ...responses }),
       expect.objectContaining({ requestId: completedId, model: 'gpt-5-mini', ...responses }),
       expect.objectContaining({ requestId: embedding.response.headers.get('x-request-id'), model: 'text-embedding-3-small', inputTokens: 42, outputTokens: 0 }),
     ]);
     expect(events[2]).not.toHaveProperty('cachedInputTokens');
+    await reporter.close();
+  });
+
+  it('sends the tier the response names (flex, priority; default is standard), JSON and streamed', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch });
+    const flex = await client.chat.completions.create({ model: 'gpt-5-mini', messages: [{ role: 'user', content: 'Hi' }], service_tier: 'flex' });
+    expect(flex.service_tier).toBe('flex');
+    const stream = await client.chat.completions.create({ model: 'gpt-5.1', messages: [{ role: 'user', content: 'Hi' }], service_tier: 'priority', stream: true });
+    for await (const chunk of stream) void chunk;
+    const priority = await client.responses.create({ model: 'gpt-5.1', input: 'Hi', service_tier: 'priority' });
+    const auto = await client.responses.create({ model: 'gpt-5.1', input: 'Hi', service_tier: 'auto' });
+    expect(auto.service_tier).toBe('default');
+    await reporter.flush();
+    const events = eventsSince(from);
+    expect(events.map((e) => e.serviceTier)).toEqual(['flex', 'priority', 'priority', undefined]);
+    expect(events[2]).toMatchObject({ requestId: priority.id, inputTokens: 900, cacheWriteInputTokens: 64 });
+    await reporter.close();
+  });
+
+  it('reports the usage of a Responses stream that ends in response.failed', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch });
+    const stream = await client.responses.create({ model: 'gpt-5-mini', input: 'Hi', stream: true }, { headers: { 'x-standin-outcome': 'failed' } });
+    let failedId = '';
+    for await (const e of stream) if (e.type === 'response.failed') failedId = e.response.id;
+    expect(failedId).not.toBe('');
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([expect.objectContaining({ requestId: failedId, inputTokens: 900, outputTokens: 150, cachedInputTokens: 512, cacheWriteInputTokens: 64 })]);
     await reporter.close();
   });
 });
@@ -184,6 +218,43 @@ describe('with the official Anthropic SDK', () => {
     expect(final.usage.output_tokens).toBe(300);
     await reporter.flush();
     expect(eventsSince(from)).toEqual([expect.objectContaining({ ...expected, requestId: final.id, model: 'claude-haiku-4-5' })]);
+    await reporter.close();
+  });
+
+  it('sends the tier (priority) and the web search and web fetch counts of a message', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: standin.url, fetch: reporter.fetch });
+    const headers = { 'x-standin-service-tier': 'priority', 'x-standin-server-tools': '3,2' };
+    const msg = await client.messages.create({ model: 'claude-opus-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }, { headers });
+    expect(msg.usage.service_tier).toBe('priority');
+    expect(msg.usage.server_tool_use).toEqual({ web_search_requests: 3, web_fetch_requests: 2 });
+    const stream = client.messages.stream({ model: 'claude-opus-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'x-standin-server-tools': '1,0' } });
+    const final = await stream.finalMessage();
+    await reporter.flush();
+    expect(eventsSince(from)).toEqual([
+      expect.objectContaining({ ...expected, requestId: msg.id, serviceTier: 'priority', webSearchRequests: 3, webFetchRequests: 2 }),
+      expect.objectContaining({ ...expected, requestId: final.id, webSearchRequests: 1 }),
+    ]);
+    expect(eventsSince(from)[1]).not.toHaveProperty('serviceTier');
+    await reporter.close();
+  });
+
+  it('counts cache writes that grow during a stream (message_delta without a 5m/1h split) in the class written before', async () => {
+    const from = receiver.batches.length;
+    const reporter = reporterFor();
+    const client = new Anthropic({ apiKey: ANTHROPIC_KEY, baseURL: standin.url, fetch: reporter.fetch });
+    const stream = client.messages.stream(
+      { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] },
+      { headers: { 'x-standin-cache-growth': '1500', 'x-standin-server-tools': '2,1' } },
+    );
+    const final = await stream.finalMessage();
+    expect(final.usage.cache_creation_input_tokens).toBe(3000 + 1500);
+    await reporter.flush();
+    // message_start wrote 1,000 5-minute and 2,000 1-hour tokens: the 1,500 that grew are 5-minute writes (the default).
+    expect(eventsSince(from)).toEqual([
+      expect.objectContaining({ requestId: final.id, inputTokens: 13_025 + 1500, cacheWriteInputTokens: 1000 + 1500, cacheWrite1hInputTokens: 2000, webSearchRequests: 2, webFetchRequests: 1 }),
+    ]);
     await reporter.close();
   });
 

@@ -44,7 +44,7 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error';
+export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error' | 'unpriced_model';
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
   new_key: true,
@@ -54,6 +54,7 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   budget_forecast: true,
   plan_limit: true,
   connection_error: true,
+  unpriced_model: true,
 };
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
 export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];

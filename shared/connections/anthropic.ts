@@ -138,6 +138,8 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
             cacheWriteInputTokens: writes5m,
             cacheWrite1hInputTokens: writes1h,
             outputTokens: count(r.output_tokens, 'output_tokens'),
+            webSearchRequests: count((r.server_tool_use as Record<string, unknown> | null | undefined)?.web_search_requests, 'server_tool_use.web_search_requests'),
+            quantity: 0,
           });
         }
       }

@@ -29,11 +29,15 @@ export interface Counts {
   cacheWriteInputTokens: number;
   cacheWrite1hInputTokens: number;
   outputTokens: number;
+  /** Web searches (Anthropic `server_tool_use.web_search_requests`), priced per 1,000 from the table. */
+  webSearchRequests: number;
+  /** A cell of units, not tokens (OpenAI images, speech, storage, …: shared/connections/units.ts): how many. */
+  quantity: number;
 }
 
-export const COUNT_FIELDS = ['requests', 'inputTokens', 'cachedInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'outputTokens'] as const;
+export const COUNT_FIELDS = ['requests', 'inputTokens', 'cachedInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'outputTokens', 'webSearchRequests', 'quantity'] as const;
 
-export const zeroCounts = (): Counts => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 });
+export const zeroCounts = (): Counts => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0, webSearchRequests: 0, quantity: 0 });
 
 /** One imported cell: a UTC day × provider key (null: no key, the Console or playground) × model × tier. */
 export interface UsageCell extends Counts {
@@ -41,8 +45,10 @@ export interface UsageCell extends Counts {
   keyId: string | null;
   model: string;
   /**
-   * `standard`, `batch` (half price), another service tier of the provider (`priority`, `flex`, ...), or
-   * `embeddings` (OpenAI's embeddings endpoint: its rows never merge with completions of the same model).
+   * `standard`, `batch`, another service tier (OpenAI: `flex`, `priority`, `scale`; Anthropic: its `service_tier` as
+   * reported), each priced at its tier's price (shared/pricing `normalizeTier`), or `embeddings` (OpenAI's embeddings
+   * endpoint: its rows never merge with completions of the same model; priced as standard), or the name of an OpenAI
+   * usage endpoint beyond tokens (`images`, `vector_stores`, …: shared/connections/units.ts; priced per unit).
    */
   tier: string;
   /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */

@@ -1,6 +1,6 @@
 /**
  * OpenAI's organization admin API (research notes §1): `Authorization: Bearer <admin key>`; usage of completions
- * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch`); the key
+ * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch` and `service_tier`); the key
  * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
  * Reports page by `next_page`; lists by `after` = `last_id`.
  */
@@ -8,6 +8,8 @@ import { count, mergeCells, type ProviderClient } from '#shared/connections/prov
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+import { tierOf } from '#shared/pricing/pricing.ts';
+import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/connections/units.ts';
 
 const DAY_S = 86_400;
 const unix = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
@@ -89,6 +91,35 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
           cacheWriteInputTokens: writes,
           cacheWrite1hInputTokens: 0,
           outputTokens: count(r.output_tokens, 'output_tokens'),
+          webSearchRequests: 0,
+          quantity: 0,
+        });
+      }
+    }
+    return cells;
+  }
+
+  /** One usage endpoint beyond tokens: a cell per (day, key, model) with its quantity in the endpoint's unit. */
+  async function unitUsage(e: UnitEndpoint, from: string, toExclusive: string): Promise<UsageCell[]> {
+    const buckets = await report(`/v1/organization/usage/${e.name}`, e.groupBy.map((g) => ['group_by', g] as [string, string]), from, toExclusive, 31);
+    const cells: UsageCell[] = [];
+    for (const bucket of buckets) {
+      const date = dayOf(bucket.start_time);
+      for (const r of bucket.results ?? []) {
+        cells.push({
+          date,
+          keyId: typeof r.api_key_id === 'string' ? r.api_key_id : null,
+          model: unitModelName(e.name, typeof r.model === 'string' && r.model ? r.model.toLowerCase() : null),
+          tier: e.name,
+          projectId: typeof r.project_id === 'string' ? r.project_id : null,
+          requests: e.requests ? count(r[e.requests], e.requests) : 0,
+          inputTokens: 0,
+          cachedInputTokens: 0,
+          cacheWriteInputTokens: 0,
+          cacheWrite1hInputTokens: 0,
+          outputTokens: 0,
+          webSearchRequests: 0,
+          quantity: count(r[e.quantity], e.quantity),
         });
       }
     }
@@ -122,11 +153,17 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
       return perProject.flat();
     },
     async readUsage(from, toExclusive) {
-      const [completions, embeddings] = await Promise.all([
-        usage('/v1/organization/usage/completions', ['api_key_id', 'model', 'project_id', 'batch'], from, toExclusive, (r) => (r.batch === true ? 'batch' : 'standard')),
+      const [completions, embeddings, ...units] = await Promise.all([
+        // Grouped by batch AND service_tier: batch rows report service_tier "default" and are priced at the batch
+        // price once; the others at their tier's price (default/auto: standard, flex, priority, scale).
+        usage('/v1/organization/usage/completions', ['api_key_id', 'model', 'project_id', 'batch', 'service_tier'], from, toExclusive, (r) =>
+          tierOf({ batch: r.batch === true, service_tier: typeof r.service_tier === 'string' ? r.service_tier : null }),
+        ),
         usage('/v1/organization/usage/embeddings', ['api_key_id', 'model', 'project_id'], from, toExclusive, () => 'embeddings'),
+        // Images, speech, transcription, moderation, storage, code interpreter, web and file search (shared/connections/units.ts).
+        ...UNIT_ENDPOINTS.map((e) => unitUsage(e, from, toExclusive)),
       ]);
-      return mergeCells([...completions, ...embeddings]);
+      return mergeCells([...completions, ...embeddings, ...units.flat()]);
     },
     async readBilled(from, toExclusive) {
       const buckets = await report('/v1/organization/costs', [], from, toExclusive, 180);

@@ -31,6 +31,8 @@ export function mergeCells(cells: Iterable<UsageCell>): UsageCell[] {
       seen.cacheWriteInputTokens += c.cacheWriteInputTokens;
       seen.cacheWrite1hInputTokens += c.cacheWrite1hInputTokens;
       seen.outputTokens += c.outputTokens;
+      seen.webSearchRequests += c.webSearchRequests;
+      seen.quantity += c.quantity;
     }
   }
   return [...byId.values()];

@@ -19,7 +19,9 @@ import { aggregateItems, compose, planCounterItems, writeActions, type Built } f
 import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
-import { priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { unitEndpointOf } from '#shared/connections/units.ts';
+import { raiseUnpricedModelAlerts, unpricedModels, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
@@ -149,6 +151,8 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
       ':cacheWriteInputTokens': cell.cacheWriteInputTokens,
       ':cacheWrite1hInputTokens': cell.cacheWrite1hInputTokens,
       ':outputTokens': cell.outputTokens,
+      ':webSearchRequests': cell.webSearchRequests,
+      ':quantity': cell.quantity,
       ':costMicros': c.costMicros,
       ':next': (c.previous?.version ?? 0) + 1,
     };
@@ -160,7 +164,7 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
         UpdateExpression:
           'SET #date = :date, keyId = :keyId, model = :model, tier = :tier, projectId = :projectId, requests = :requests, inputTokens = :inputTokens, ' +
           'cachedInputTokens = :cachedInputTokens, cacheWriteInputTokens = :cacheWriteInputTokens, cacheWrite1hInputTokens = :cacheWrite1hInputTokens, ' +
-          'outputTokens = :outputTokens, costMicros = :costMicros, v = :next',
+          'outputTokens = :outputTokens, webSearchRequests = :webSearchRequests, quantity = :quantity, costMicros = :costMicros, v = :next',
         ConditionExpression: c.previous ? 'v = :v' : 'attribute_not_exists(pk)',
         ExpressionAttributeNames: { '#date': 'date' },
         ExpressionAttributeValues: values,
@@ -224,15 +228,28 @@ class Importer {
     return keyAttributes(this.conn, keyId, keyId === null ? undefined : this.inventory.get(keyId), this.ctx.knownKeys.get(hash));
   }
 
+  /** Models read that neither the account's own prices nor the table price (the `unpriced_model` alert). */
+  readonly unpriced = new Map<string, ModelName>();
+
+  /** A cell at its tier's price; not exact (unpriced requests) when the model, its tier or its web searches have no price. */
   private price = (cell: CellChange['cell']) => {
-    const cost = priceUsage({ ...cell, provider: this.provider, tier: cell.tier === 'batch' ? 'batch' : 'standard' }, this.ctx.ownPrices);
-    return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
+    const units = unitEndpointOf(cell.tier);
+    if (units) {
+      // Units, not tokens: the quantity at the table's unit price of the model (`images:dall-e-3`), else of the endpoint.
+      const model = cell.model.startsWith(`${cell.tier}:`) ? cell.model.slice(cell.tier.length + 1) : null;
+      const cost = unitCost(cell.quantity, unitPriceFor(this.provider, units.item, model));
+      return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
+    }
+    const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier) }, this.ctx.ownPrices);
+    return { costMicros: BigInt(cost.costMicros), priced: isExact(cost) };
   };
 
   /** Reads the days from…to (inclusive) and writes what changed; re-diffs when another writer changed a cell first. */
   async importSlice(from: string, to: string): Promise<void> {
     const toExclusive = addDays(to, 1);
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
+    const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
+    for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
     for (let attempt = 0; ; attempt++) {
       const stored = new Map<string, StoredCell>((await loadCells(this.conn.accountId, this.provider, from, to)).map((item) => {
         const cell = toStoredCell(item);
@@ -310,11 +327,13 @@ class Importer {
   }
 
   private contributionOf(c: CellChange) {
+    const units = unitEndpointOf(c.cell.tier);
     return {
       keyHash: connectionKeyHash(this.provider, c.cell.keyId),
       date: c.cell.date,
       provider: this.provider,
       model: c.cell.model,
+      ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
       sums: {
         costMicros: c.costDelta,
         requests: BigInt(c.delta.requests),
@@ -521,6 +540,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
       });
       if (reached.length > 0) await raisePlanLimitAlert(accountId, ctx.account, ctx.period, reached, now);
       if (importer.result.cellsChanged > 0 || importer.result.keysCreated > 0) await evaluateAfterIngest(accountId, importer.discovered, now);
+      await raiseUnpricedModelAlerts(accountId, [...importer.unpriced.values()], now);
       return { ...importer.result, limitsReached: reached };
     } catch (error) {
       const partial = importer?.result ?? skipped;

@@ -270,6 +270,9 @@ export function toStoredCell(item: Item): StoredCell {
     cacheWriteInputTokens: readNumber(item.cacheWriteInputTokens),
     cacheWrite1hInputTokens: readNumber(item.cacheWrite1hInputTokens),
     outputTokens: readNumber(item.outputTokens),
+    // Cells written before web searches were read hold none.
+    webSearchRequests: item.webSearchRequests === undefined ? 0 : readNumber(item.webSearchRequests),
+    quantity: item.quantity === undefined ? 0 : readNumber(item.quantity),
     costMicros: readInt(item.costMicros),
     version: readNumber(item.v),
   };

@@ -9,6 +9,7 @@ import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
 import { readNumber } from '#shared/db/numbers.ts';
+import type { PricedTier, TierPrices, TierRates } from '#shared/pricing/pricing.ts';
 
 export interface OwnPrice {
   provider: string;
@@ -20,7 +21,25 @@ export interface OwnPrice {
   cacheWrite: number;
   cacheWrite1h: number;
   output: number;
+  /** The batch, flex and priority rates the account set (µ$ per 1M tokens), where it set them. */
+  tiers?: TierPrices;
   updatedAt: string;
+}
+
+/** A stored map of tier → rates in µ$ (an item written before tiers existed has none). */
+function readTiers(value: unknown): TierPrices | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const out: Partial<Record<PricedTier, TierRates>> = {};
+  for (const [tier, r] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+    out[tier as PricedTier] = {
+      input: readNumber(r.input),
+      cachedInput: readNumber(r.cachedInput),
+      cacheWrite: readNumber(r.cacheWrite),
+      cacheWrite1h: readNumber(r.cacheWrite1h),
+      output: readNumber(r.output),
+    };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export function toOwnPrice(item: Item): OwnPrice {
@@ -33,6 +52,7 @@ export function toOwnPrice(item: Item): OwnPrice {
     cacheWrite: item.cacheWriteMicros === undefined ? input : readNumber(item.cacheWriteMicros),
     cacheWrite1h: item.cacheWrite1hMicros === undefined ? input : readNumber(item.cacheWrite1hMicros),
     output: readNumber(item.outputMicros),
+    ...(readTiers(item.tiersMicros) ? { tiers: readTiers(item.tiersMicros) } : {}),
     updatedAt: item.updatedAt as string,
   };
 }
@@ -47,6 +67,7 @@ const toItem = (accountId: string, p: OwnPrice): Item => ({
   cacheWriteMicros: p.cacheWrite,
   cacheWrite1hMicros: p.cacheWrite1h,
   outputMicros: p.output,
+  ...(p.tiers ? { tiersMicros: p.tiers } : {}),
   updatedAt: p.updatedAt,
 });
 

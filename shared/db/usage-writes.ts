@@ -124,12 +124,14 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
   for (const kdm of kdms) {
     const add = addSums(kdm.sums);
     const row = exportRowAttributes(accountId, kdm);
+    // A row of units (a connection's images, storage, …) also carries its unit and quantity.
+    const units = kdm.unit !== undefined;
     out.actions.push({
       Update: {
         TableName,
         Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set} ADD ${add.expr}`,
-        ExpressionAttributeNames: { '#date': 'date' },
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}`,
+        ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}) },
         ExpressionAttributeValues: {
           ':date': kdm.date,
           ':provider': kdm.provider,
@@ -137,6 +139,7 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
           ':keyHash': kdm.keyHash,
           ...row.values,
           ...add.values,
+          ...(units ? { ':unit': kdm.unit, ':quantity': kdm.quantity ?? 0n } : {}),
         },
       },
     });

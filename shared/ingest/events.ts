@@ -5,7 +5,7 @@
 import { safeParse } from 'zod/mini';
 import { IngestEvent } from '#shared/ingest/schemas.ts';
 import { issuesToFieldErrors } from '#shared/http/validate.ts';
-import { costMicros, hasAtMostSixDecimals, usdToMicros } from '#shared/pricing/pricing.ts';
+import { costMicros, hasAtMostSixDecimals, isExact, usdToMicros, type Tier } from '#shared/pricing/pricing.ts';
 import { isoDate } from '#shared/time/periods.ts';
 
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
@@ -44,8 +44,16 @@ export interface PricedEvent {
   cacheWriteInputTokens: number;
   cacheWrite1hInputTokens: number;
   outputTokens: number;
+  /** The tier it ran in (`standard` unless the event says otherwise). */
+  tier?: Tier;
+  /** Web searches and fetches of the call (priced per 1,000 from the table). */
+  webSearchRequests?: number;
+  webFetchRequests?: number;
   costMicros: number;
-  /** false: an unknown model without costUsd (tracked at cost 0, counted in `unpricedRequests`). */
+  /**
+   * false: not priced exactly without costUsd, counted in `unpricedRequests`: an unknown model (tracked at cost 0), or
+   * a tier (or web searches) the price has no figure for (tracked at the standard price).
+   */
   priced: boolean;
   /** The event carried `costUsd` (an account's own price never overrides it). */
   costGiven?: true;
@@ -91,6 +99,9 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
     cacheWriteInputTokens: cacheWrite,
     cacheWrite1hInputTokens: cacheWrite1h,
     outputTokens: e.outputTokens,
+    tier: e.serviceTier ?? 'standard',
+    webSearchRequests: e.webSearchRequests ?? 0,
+    webFetchRequests: e.webFetchRequests ?? 0,
   };
   const computed = e.costUsd !== undefined ? { costMicros: usdToMicros(e.costUsd), priced: true } : costMicros(usage);
   return {
@@ -100,7 +111,7 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
     ...(e.keyHint === undefined ? {} : { keyHint: e.keyHint }),
     ...usage,
     costMicros: computed.costMicros,
-    priced: computed.priced,
+    priced: isExact(computed),
     ...(e.costUsd !== undefined ? { costGiven: true as const } : {}),
     timestamp: at.toISOString(),
     date: isoDate(at),

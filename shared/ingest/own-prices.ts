@@ -5,7 +5,7 @@
  * applied by priceEvent). The lookup itself is shared/pricing's `resolvePrice`, which the connections sync uses too.
  */
 import type { PricedEvent } from '#shared/ingest/events.ts';
-import { familyOf, priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { familyOf, isExact, priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
 
 export { priceId, type OwnPriceLookup };
 
@@ -30,6 +30,6 @@ export function applyOwnPrices(events: PricedEvent[], prices: OwnPriceLookup): P
   return events.map((e) => {
     if (e.costGiven) return e;
     const cost = priceUsage(e, prices); // without an own price: the built-in price priceEvent applied already
-    return { ...e, costMicros: cost.costMicros, priced: cost.priced };
+    return { ...e, costMicros: cost.costMicros, priced: isExact(cost) };
   });
 }

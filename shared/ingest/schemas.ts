@@ -42,6 +42,24 @@ export const IngestEvent = z.strictObject({
   /** Parts of inputTokens written to the provider's cache: 5-minute and 1-hour lifetimes (Anthropic prices them apart). */
   cacheWriteInputTokens: z.optional(tokens('cacheWriteInputTokens')),
   cacheWrite1hInputTokens: z.optional(tokens('cacheWrite1hInputTokens')),
+  /** The tier the call ran in (priced at that tier's price); default `standard`. */
+  serviceTier: z.optional(z.enum(['standard', 'batch', 'flex', 'priority'], 'serviceTier must be one of standard, batch, flex, priority.')),
+  /** Web searches the call made (server tool use), priced per 1,000 from the price table. */
+  webSearchRequests: z.optional(
+    z.number('webSearchRequests must be a number.').check(
+      z.int('webSearchRequests must be an integer.'),
+      z.minimum(0, 'webSearchRequests must be ≥ 0.'),
+      z.maximum(1_000_000, 'webSearchRequests must be at most 1000000.'),
+    ),
+  ),
+  /** Web fetches the call made (Anthropic server tool use), priced from the table (no charge beyond tokens today). */
+  webFetchRequests: z.optional(
+    z.number('webFetchRequests must be a number.').check(
+      z.int('webFetchRequests must be an integer.'),
+      z.minimum(0, 'webFetchRequests must be ≥ 0.'),
+      z.maximum(1_000_000, 'webFetchRequests must be at most 1000000.'),
+    ),
+  ),
   costUsd: z.optional(z.number('costUsd must be a number.').check(z.minimum(0, 'costUsd must be ≥ 0.'), z.maximum(1_000_000_000, 'costUsd must be at most 1000000000.'))),
   timestamp: z.optional(z.iso.datetime({ offset: true, error: 'timestamp must be an ISO 8601 date-time.' })),
 });

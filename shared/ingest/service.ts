@@ -19,6 +19,7 @@ import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
+import { raiseUnpricedModelAlerts, unpricedModels } from '#shared/alerting/unpriced-model.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -112,6 +113,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
 
   let accepted = 0;
   const discovered: Discovered[] = [];
+  /** Events written without a given cost: their models are checked for a price (the `unpriced_model` alert). */
+  const written: PricedEvent[] = [];
   const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
   const queue: { chunk: Chunk; attempt: number }[] = plan(
     await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling),
@@ -122,6 +125,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start, limits });
     if (outcome.status === 'written') {
       accepted += chunk.events.length;
+      for (const e of chunk.events) if (!e.costGiven && !e.priced) written.push(e);
       for (const key of chunk.keys.values()) {
         if (key.isNew) discovered.push({ keyHash: key.keyHash, provider: key.provider, ...(key.hint ? { hint: key.hint } : {}) });
       }
@@ -157,5 +161,6 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   rejected.sort((a, b) => a.index - b.index);
   if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
   if (accepted > 0) await evaluateAfterIngest(accountId, discovered, now);
+  await raiseUnpricedModelAlerts(accountId, unpricedModels(written, context.ownPrices), now);
   return { accepted, duplicates, rejected };
 }

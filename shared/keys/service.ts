@@ -195,14 +195,20 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 /** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
 export function breakdown(items: Item[], from: string, to: string) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
-  const byModel = new Map<string, { provider: string; model: string; totals: Totals }>();
+  const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
   for (const item of items) {
     const day = daily.get(item.date as string);
     if (!day) continue;
     addItem(day, item);
     const id = `${item.provider as string}|${item.model as string}`;
-    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero() });
-    addItem(byModel.get(id)!.totals, item);
+    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
+    const row = byModel.get(id)!;
+    addItem(row.totals, item);
+    // Units, not tokens (a connection's images, speech, storage, tool calls): the unit and how many.
+    if (typeof item.unit === 'string') {
+      row.unit = item.unit;
+      row.quantity += readInt(item.quantity, 'quantity');
+    }
   }
   return {
     from,
@@ -210,7 +216,7 @@ export function breakdown(items: Item[], from: string, to: string) {
     daily: [...daily].map(([date, t]) => ({ date, ...totalsView(t) })),
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
-      .map(({ provider, model, totals }) => ({ provider, model, ...totalsView(totals) })),
+      .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
   };
 }
 

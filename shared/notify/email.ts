@@ -32,6 +32,7 @@ const TYPE_LABELS: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast to be exceeded',
   plan_limit: 'Plan limit reached',
   connection_error: 'Provider connection failing',
+  unpriced_model: 'A model has no price',
 };
 
 export interface EmailSettings {

@@ -20,6 +20,7 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
   connection_error: 'Connection error',
+  unpriced_model: 'Unpriced model',
 };
 
 /**

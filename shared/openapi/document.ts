@@ -109,6 +109,8 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
         '(it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 ' +
         'decimals; `cachedInputTokens` (cache reads), `cacheWriteInputTokens` (5-minute cache writes) and `cacheWrite1hInputTokens` ' +
         '(1-hour cache writes) are parts of `inputTokens`, together at most `inputTokens`, each priced at its own rate; ' +
+        '`serviceTier` (default `standard`) prices the call at its tier’s price; `webSearchRequests` (and `webFetchRequests`) are ' +
+        'priced per 1,000 from the price table; a bad value rejects that event (`invalid_event`), not the batch; ' +
         '`timestamp` at most 5 minutes ahead and 35 days old. A string ' +
         'that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400).',
     },
@@ -349,7 +351,9 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has ' +
       'null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + ' +
-      '1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once); batch usage of a connection at half.',
+      '1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once), at the rates of the call’s tier: ' +
+      '`tiers.<tier>` where named, else batch at half, OpenAI flex at half (Batch API rates), and any other tier at the standard rates ' +
+      'with its requests counted in `unpricedRequests`.',
   },
   'prices/put': {
     summary: 'Set the account’s own price of a model (events ingested from then on use it).',
@@ -359,7 +363,9 @@ export const operations: Record<string, OperationSpec> = {
     response: 'Price',
     errors: [404, 409],
     description:
-      'Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
+      'Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. ' +
+      '`tiers` sets the rates of `batch`, `flex` and `priority` (e.g. an Anthropic Priority Tier commitment); a tier left out follows the rules of GET /prices. ' +
+      'A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
       'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
   },
   'connections/create': {

@@ -225,7 +225,13 @@ export const Breakdown = z.object({
   /** Every day of the range, zeros included. */
   daily: z.array(z.object({ date: CalendarDate, ...totals })),
   /** Most spend first. */
-  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals })),
+  /**
+   * Per model, most spend first. A row of units rather than tokens (a connection's OpenAI images, speech,
+   * transcription, moderations, vector storage, code interpreter sessions, web and file search calls; its model
+   * reads `images:dall-e-3`, `vector_stores`, …) carries its `unit` (`image`, `character`, `second`, `request`,
+   * `byte_day`, `session`, `call`) and `quantity`.
+   */
+  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
 });
 
 /** GET /keys/{hash}. */
@@ -278,6 +284,9 @@ export const SpendExport = z.object({
   createdAt: Timestamp,
 });
 
+/** One tier's rates, dollars per million tokens. */
+const TierRatesView = z.object({ input: Usd, cachedInput: Usd, cacheWrite: Usd, cacheWrite1h: Usd, output: Usd });
+
 /** An entry of GET /prices: dollars per million tokens. */
 export const Price = z.object({
   provider: z.string(),
@@ -290,6 +299,12 @@ export const Price = z.object({
   /** Input written to the cache with the 1-hour lifetime. */
   cacheWrite1h: Usd,
   output: Usd,
+  /**
+   * The rates of the tiers the price names (OpenAI's published Priority processing rates, an own price's tiers).
+   * A tier not named: batch at half of every rate, flex at the provider's published factor (OpenAI: half), priority
+   * and others at the standard rates with their requests counted in `unpricedRequests`.
+   */
+  tiers: z.object({ batch: z.optional(TierRatesView), flex: z.optional(TierRatesView), priority: z.optional(TierRatesView) }),
   source: z.enum(['builtin', 'account']),
   /** A built-in row: the provider's page it was transcribed from; an own price: null. */
   sourceUrl: z.nullable(z.string()),

@@ -28,7 +28,24 @@ export const PriceParams = z.strictObject({
 });
 export type PriceParams = z.infer<typeof PriceParams>;
 
-/** `cachedInput`, `cacheWrite` (5-minute writes) and `cacheWrite1h` (1-hour writes) default to `input`. */
+/** One tier's rates: `cachedInput` is required; the cache writes default to the tier's `input`. */
+const tierRates = (tier: string) =>
+  z.strictObject(
+    {
+      input: price(`tiers.${tier}.input`),
+      cachedInput: price(`tiers.${tier}.cachedInput`),
+      cacheWrite: z.optional(price(`tiers.${tier}.cacheWrite`)),
+      cacheWrite1h: z.optional(price(`tiers.${tier}.cacheWrite1h`)),
+      output: price(`tiers.${tier}.output`),
+    },
+    `tiers.${tier} must be an object of rates.`,
+  );
+
+/**
+ * `cachedInput`, `cacheWrite` (5-minute writes) and `cacheWrite1h` (1-hour writes) default to `input`. `tiers` holds
+ * the rates of the batch, flex and priority tiers where they differ from the rules (batch: half; flex: the provider's
+ * published factor; priority: the standard rates, counted as unpriced).
+ */
 export const PutPriceBody = z.strictObject(
   {
     input: price('input'),
@@ -36,6 +53,12 @@ export const PutPriceBody = z.strictObject(
     cacheWrite: z.optional(price('cacheWrite')),
     cacheWrite1h: z.optional(price('cacheWrite1h')),
     output: price('output'),
+    tiers: z.optional(
+      z.strictObject(
+        { batch: z.optional(tierRates('batch')), flex: z.optional(tierRates('flex')), priority: z.optional(tierRates('priority')) },
+        'tiers must be an object with batch, flex and/or priority.',
+      ),
+    ),
   },
   'The body must be a JSON object.',
 );

@@ -4,12 +4,23 @@
  */
 import * as repo from '#shared/db/prices.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
-import { microsToUsd, PRICE_TABLE, usdToMicros, type ModelPrice } from '#shared/pricing/pricing.ts';
+import { microsToUsd, PRICE_TABLE, PRICED_TIERS, usdToMicros, type ModelPrice, type PricedTier, type TierPrices, type TierRates } from '#shared/pricing/pricing.ts';
 import type { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 
 export const MAX_OWN_PRICES = 200;
 
-type Rates = Pick<ModelPrice, 'provider' | 'model' | 'input' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'output'>;
+type Rates = Pick<ModelPrice, 'provider' | 'model' | 'input' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'output' | 'tiers'>;
+
+/** One tier's rates in dollars (an absent cache-write rate is the tier's input rate). */
+const tierView = (r: TierRates) => ({
+  input: microsToUsd(r.input),
+  cachedInput: microsToUsd(r.cachedInput),
+  cacheWrite: microsToUsd(r.cacheWrite ?? r.input),
+  cacheWrite1h: microsToUsd(r.cacheWrite1h ?? r.input),
+  output: microsToUsd(r.output),
+});
+const tiersView = (tiers: TierPrices | undefined) =>
+  Object.fromEntries(PRICED_TIERS.flatMap((t) => (tiers?.[t] ? [[t, tierView(tiers[t]!)]] : []))) as Partial<Record<PricedTier, ReturnType<typeof tierView>>>;
 /** A built-in row names the page it was transcribed from and the day it was checked; an own price has neither. */
 type Origin = { source: 'builtin'; sourceUrl: string; checkedAt: string } | { source: 'account'; sourceUrl: null; checkedAt: null };
 const view = (p: Rates, origin: Origin, updatedAt: string) => ({
@@ -20,6 +31,8 @@ const view = (p: Rates, origin: Origin, updatedAt: string) => ({
   cacheWrite: microsToUsd(p.cacheWrite),
   cacheWrite1h: microsToUsd(p.cacheWrite1h),
   output: microsToUsd(p.output),
+  /** The tiers the price names rates of (the others follow the rules: batch half, flex the provider's factor, …). */
+  tiers: tiersView(p.tiers),
   source: origin.source,
   sourceUrl: origin.sourceUrl,
   checkedAt: origin.checkedAt,
@@ -51,12 +64,30 @@ export async function putPrice(accountId: string, params: PriceParams, body: Put
     cacheWrite: usdToMicros(body.cacheWrite ?? body.input),
     cacheWrite1h: usdToMicros(body.cacheWrite1h ?? body.input),
     output: usdToMicros(body.output),
+    ...(body.tiers && Object.keys(body.tiers).length > 0 ? { tiers: tierMicros(body.tiers) } : {}),
     updatedAt: now.toISOString(),
   };
   if ((await repo.putOwnPrice(accountId, price, MAX_OWN_PRICES)) === 'cap') {
     throw new Conflict(`An account can have at most ${MAX_OWN_PRICES} own prices. Delete one first.`, 'price-limit');
   }
   return view(price, OWN, price.updatedAt);
+}
+
+function tierMicros(tiers: NonNullable<PutPriceBody['tiers']>): TierPrices {
+  const out: Partial<Record<PricedTier, Required<TierRates>>> = {};
+  for (const t of PRICED_TIERS) {
+    const r = tiers[t];
+    if (!r) continue;
+    const input = usdToMicros(r.input);
+    out[t] = {
+      input,
+      cachedInput: usdToMicros(r.cachedInput),
+      cacheWrite: r.cacheWrite === undefined ? input : usdToMicros(r.cacheWrite),
+      cacheWrite1h: r.cacheWrite1h === undefined ? input : usdToMicros(r.cacheWrite1h),
+      output: usdToMicros(r.output),
+    };
+  }
+  return out;
 }
 
 export async function deletePrice(accountId: string, params: PriceParams): Promise<void> {

@@ -16,11 +16,8 @@ import { priceId } from '#shared/usage/names.ts';
 /** µ$ per 1,000,000 tokens (an integer). */
 export type MicrosPerMillionTokens = number;
 
-/**
- * The rates one call is priced at (the account's own price, or a built-in row). A cache-write rate that is absent
- * is the `input` rate (a provider that does not charge extra for writing its cache, like OpenAI).
- */
-export interface PriceRates {
+/** The five rates of one tier (µ$ per 1M tokens); an absent cache-write rate is the `input` rate. */
+export interface TierRates {
   readonly input: MicrosPerMillionTokens;
   /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
   readonly cachedInput: MicrosPerMillionTokens;
@@ -31,13 +28,45 @@ export interface PriceRates {
   readonly output: MicrosPerMillionTokens;
 }
 
-/** A row of the built-in table: every rate present (a cache-write rate the provider does not list is `input`). */
-export interface ModelPrice extends Required<PriceRates> {
+/** The tiers a price may name apart from its standard rates (absent: see `tierRates`). */
+export const PRICED_TIERS = ['batch', 'flex', 'priority'] as const;
+export type PricedTier = (typeof PRICED_TIERS)[number];
+export type TierPrices = { readonly [T in PricedTier]?: TierRates };
+
+/**
+ * The rates one call is priced at (the account's own price, or a built-in row): the standard tier's rates, and the
+ * rates of other tiers where the price names them. A cache-write rate that is absent is the `input` rate (a provider
+ * that does not charge extra for writing its cache).
+ */
+export interface PriceRates extends TierRates {
+  readonly tiers?: TierPrices;
+}
+
+/** A row of the built-in table: every standard rate present (a cache-write rate the provider does not list is `input`). */
+export interface ModelPrice extends Required<TierRates> {
   readonly provider: string;
   readonly model: string;
+  /** The tiers the provider publishes prices of (present only when it does). */
+  readonly tiers?: TierPrices;
   /** The page this row was transcribed from (a URL). */
   readonly source: string;
   /** The UTC day the row was last checked against `source` (YYYY-MM-DD). */
+  readonly checkedAt: string;
+}
+
+/** A price per unit of something other than tokens (a web search, an image, a character of speech), from the table. */
+export interface UnitPrice {
+  readonly provider: string;
+  /** What is counted: `web_search`, `images`, `audio_speeches`, … */
+  readonly item: string;
+  /** The model it applies to, or null: every model of the provider without a row of its own. */
+  readonly model: string | null;
+  /** The unit the quantity is counted in (`request`, `image`, `character`, `second`, `session`, `gibibyte_day`). */
+  readonly unit: string;
+  /** µ$ per `per` units (an integer). */
+  readonly micros: number;
+  readonly per: number;
+  readonly source: string;
   readonly checkedAt: string;
 }
 
@@ -45,20 +74,72 @@ export interface PriceTable {
   readonly source: string;
   readonly asOf: string;
   readonly models: readonly ModelPrice[];
+  readonly units: readonly UnitPrice[];
 }
 
 /**
- * The tier a call ran in. `batch` (OpenAI `batch: true`, Anthropic `service_tier: "batch"`) costs half of every
- * rate; any other tier is priced as `standard`.
+ * The tier a call ran in. `standard` is the API's default (OpenAI `default`/`auto`); `batch` (OpenAI `batch: true`,
+ * Anthropic `service_tier: "batch"`), `flex` and `priority` each have their own price (`tierRates`); `scale` (OpenAI's
+ * Scale Tier, billed as reserved capacity) has no per-token price in the table and is estimated at the standard price.
  */
-export type Tier = 'standard' | 'batch';
+export const TIERS = ['standard', 'batch', 'flex', 'priority', 'scale'] as const;
+export type Tier = (typeof TIERS)[number];
 
 /**
- * The tier of a provider's usage row: OpenAI's `batch: true` (completions grouped by `batch`) or Anthropic's
- * `service_tier: "batch"` is `batch`; anything else (standard, priority, flex, null) is `standard`.
+ * A provider's `service_tier` (or a tier name an event sends) → Burnrate's tier. OpenAI `default`/`auto` and
+ * Anthropic `standard`/`standard_only` are `standard`; Anthropic `priority_on_demand` is `priority` and
+ * `flex_discount` is `flex`; null/absent is `standard`. An unknown value is `standard` too.
+ */
+export function normalizeTier(value: string | null | undefined): Tier {
+  switch ((value ?? '').toLowerCase()) {
+    case 'batch':
+      return 'batch';
+    case 'flex':
+    case 'flex_discount':
+      return 'flex';
+    case 'priority':
+    case 'priority_on_demand':
+      return 'priority';
+    case 'scale':
+      return 'scale';
+    default:
+      return 'standard';
+  }
+}
+
+/**
+ * The tier of a provider's usage row: OpenAI's `batch: true` is `batch` whatever its `service_tier` says (batch usage
+ * reports `service_tier: "default"`: priced at the batch price once, never halved twice); otherwise its
+ * `service_tier` (Anthropic `batch`, `priority`, …; OpenAI `default`, `flex`, `priority`, `scale`).
  */
 export function tierOf(row: { readonly batch?: boolean | null; readonly service_tier?: string | null }): Tier {
-  return row.batch === true || row.service_tier === 'batch' ? 'batch' : 'standard';
+  return row.batch === true ? 'batch' : normalizeTier(row.service_tier);
+}
+
+/**
+ * The factor of the standard price a provider publishes for a tier it does not list per model: OpenAI prices Flex
+ * processing "at Batch API rates" (developers.openai.com/api/docs/guides/flex-processing), i.e. half.
+ */
+const PUBLISHED_FACTORS: Readonly<Record<string, Partial<Record<PricedTier, { num: bigint; den: bigint }>>>> = {
+  openai: { flex: { num: 1n, den: 2n } },
+};
+/** Every provider's batch tier is half of every rate (OpenAI's and Anthropic's Batch APIs). */
+const HALF = { num: 1n, den: 2n };
+
+/**
+ * The rates a tier is priced at, from a price: the tier's own rates when the price names them; else batch = half of
+ * the standard rates, flex = the provider's published factor (OpenAI: half), and otherwise (priority without a
+ * published price, scale, Anthropic flex) the standard rates with `exact: false` (the requests count as unpriced).
+ */
+export function tierRates(price: PriceRates, provider: string, tier: Tier = 'standard'): { rates: TierRates; num: bigint; den: bigint; exact: boolean } {
+  if (tier === 'standard') return { rates: price, num: 1n, den: 1n, exact: true };
+  if (tier !== 'scale') {
+    const own = price.tiers?.[tier];
+    if (own) return { rates: own, num: 1n, den: 1n, exact: true };
+    const factor = tier === 'batch' ? HALF : PUBLISHED_FACTORS[provider.toLowerCase()]?.[tier];
+    if (factor) return { rates: price, ...factor, exact: true };
+  }
+  return { rates: price, num: 1n, den: 1n, exact: false };
 }
 
 /** One call's (or one provider usage row's) token counts. The three cache parts are parts of `inputTokens`. */
@@ -79,13 +160,24 @@ export interface Usage extends TokenCounts {
   readonly model: string;
   /** Default `standard`. */
   readonly tier?: Tier;
+  /** Web searches and web fetches of the call (server tool use), priced from the table's unit prices. */
+  readonly webSearchRequests?: number;
+  readonly webFetchRequests?: number;
 }
 
 export interface Cost {
   /** Integer µ$; 0 when the model is not priced. */
   readonly costMicros: number;
   readonly priced: boolean;
+  /**
+   * Present (true) when the model is priced but its tier is not (a priority call of a model without a published
+   * priority price, Scale Tier): the cost is at the standard price and the requests count as unpriced.
+   */
+  readonly tierUnpriced?: true;
 }
+
+/** True when a cost is exact: the model and its tier both priced (else the requests count in `unpricedRequests`). */
+export const isExact = (cost: Pick<Cost, 'priced' | 'tierUnpriced'>): boolean => cost.priced && cost.tierUnpriced !== true;
 
 const MICROS_PER_USD = 1_000_000n;
 const USD_DECIMALS = 6;
@@ -210,25 +302,74 @@ export function loadPriceTable(data: unknown): PriceTable {
     const key = indexKey(provider, model);
     if (seen.has(key)) throw new Error(`${where}: duplicate ${provider}/${model}`);
     seen.add(key);
-    const input = priceString(row.input, `${where}.input`);
-    const optional = (field: 'cacheWrite' | 'cacheWrite1h') => (row[field] === undefined ? input : priceString(row[field], `${where}.${field}`));
-    const checkedAt = nonEmptyString(row.checkedAt, `${where}.checkedAt`);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(checkedAt)) throw new Error(`${where}.checkedAt must be YYYY-MM-DD, got "${checkedAt}"`);
-    const source = nonEmptyString(row.source, `${where}.source`);
-    if (!/^https:\/\/\S+$/.test(source)) throw new Error(`${where}.source must be an https URL, got "${source}"`);
+    const rates = tierRatesOf(row, where);
+    const checkedAt = checkedAtOf(row.checkedAt, where);
+    const source = sourceOf(row.source, where);
+    const tiers = tiersOf(row.tiers, where);
+    return { provider, model, ...rates, ...(tiers ? { tiers } : {}), source, checkedAt };
+  });
+  if (doc.units !== undefined && !Array.isArray(doc.units)) throw new Error('price table: units must be an array');
+  const seenUnits = new Set<string>();
+  const units = ((doc.units as unknown[] | undefined) ?? []).map((entry: unknown, index): UnitPrice => {
+    const where = `price table: units[${index}]`;
+    if (typeof entry !== 'object' || entry === null) throw new Error(`${where}: not an object`);
+    const row = entry as Record<string, unknown>;
+    const provider = nonEmptyString(row.provider, `${where}.provider`);
+    const item = nonEmptyString(row.item, `${where}.item`);
+    const model = row.model === undefined || row.model === null ? null : nonEmptyString(row.model, `${where}.model`).toLowerCase();
+    const key = `${provider}/${item}/${model ?? ''}`;
+    if (seenUnits.has(key)) throw new Error(`${where}: duplicate ${key}`);
+    seenUnits.add(key);
+    if (typeof row.per !== 'number' || !Number.isSafeInteger(row.per) || row.per < 1) throw new Error(`${where}.per must be a positive integer`);
     return {
       provider,
+      item,
       model,
-      input,
-      cachedInput: priceString(row.cachedInput, `${where}.cachedInput`),
-      cacheWrite: optional('cacheWrite'),
-      cacheWrite1h: optional('cacheWrite1h'),
-      output: priceString(row.output, `${where}.output`),
-      source,
-      checkedAt,
+      unit: nonEmptyString(row.unit, `${where}.unit`),
+      micros: priceString(row.usd, `${where}.usd`),
+      per: row.per,
+      source: sourceOf(row.source, where),
+      checkedAt: checkedAtOf(row.checkedAt, where),
     };
   });
-  return { source, asOf, models };
+  return { source, asOf, models, units };
+}
+
+function checkedAtOf(value: unknown, where: string): string {
+  const checkedAt = nonEmptyString(value, `${where}.checkedAt`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(checkedAt)) throw new Error(`${where}.checkedAt must be YYYY-MM-DD, got "${checkedAt}"`);
+  return checkedAt;
+}
+
+function sourceOf(value: unknown, where: string): string {
+  const source = nonEmptyString(value, `${where}.source`);
+  if (!/^https:\/\/\S+$/.test(source)) throw new Error(`${where}.source must be an https URL, got "${source}"`);
+  return source;
+}
+
+/** The five rates of a row or of one of its tiers (a cache-write rate not listed is the input rate). */
+function tierRatesOf(row: Record<string, unknown>, where: string): Required<TierRates> {
+  const input = priceString(row.input, `${where}.input`);
+  const optional = (field: 'cacheWrite' | 'cacheWrite1h') => (row[field] === undefined ? input : priceString(row[field], `${where}.${field}`));
+  return {
+    input,
+    cachedInput: priceString(row.cachedInput, `${where}.cachedInput`),
+    cacheWrite: optional('cacheWrite'),
+    cacheWrite1h: optional('cacheWrite1h'),
+    output: priceString(row.output, `${where}.output`),
+  };
+}
+
+function tiersOf(value: unknown, where: string): TierPrices | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new Error(`${where}.tiers: not an object`);
+  const out: Partial<Record<PricedTier, TierRates>> = {};
+  for (const [name, rates] of Object.entries(value)) {
+    if (!(PRICED_TIERS as readonly string[]).includes(name)) throw new Error(`${where}.tiers: unknown tier "${name}" (batch, flex, priority)`);
+    if (typeof rates !== 'object' || rates === null) throw new Error(`${where}.tiers.${name}: not an object`);
+    out[name as PricedTier] = tierRatesOf(rates as Record<string, unknown>, `${where}.tiers.${name}`);
+  }
+  return out;
 }
 
 function indexKey(provider: string, model: string): string {
@@ -288,6 +429,35 @@ export function resolvePrice(provider: string, model: string, own?: OwnPriceLook
   return priceFor(provider, model);
 }
 
+const UNIT_INDEX: ReadonlyMap<string, UnitPrice> = new Map(PRICE_TABLE.units.map((u) => [`${u.provider}/${u.item}/${u.model ?? ''}`, u]));
+
+/**
+ * The table's price of a unit other than tokens: the row of the exact model (or its family), else the provider's row
+ * for every model; undefined: the table has no price for it.
+ */
+export function unitPriceFor(provider: string, item: string, model?: string | null): UnitPrice | undefined {
+  const p = provider.toLowerCase();
+  if (model) {
+    const m = model.toLowerCase();
+    const exact = UNIT_INDEX.get(`${p}/${item}/${m}`);
+    if (exact) return exact;
+    const family = familyOf(p, m);
+    const ofFamily = family === undefined ? undefined : UNIT_INDEX.get(`${p}/${item}/${family}`);
+    if (ofFamily) return ofFamily;
+  }
+  return UNIT_INDEX.get(`${p}/${item}/`);
+}
+
+/** The cost in µ$ of `quantity` units at `price` (rounded half-up once); undefined price: 0, not priced. */
+export function unitCost(quantity: number, price: UnitPrice | undefined): Cost {
+  const q = tokenCount(quantity, 'quantity');
+  if (!price) return { costMicros: 0, priced: quantity === 0 };
+  const per = BigInt(price.per);
+  const rounded = (q * BigInt(price.micros) + per / 2n) / per;
+  if (rounded > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
+  return { costMicros: Number(rounded), priced: true };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Cost of one call
 
@@ -300,30 +470,45 @@ function tokenCount(value: number, name: string): bigint {
  * The cost of one provider call in integer µ$:
  *   ((inputTokens − cachedInputTokens − cacheWriteInputTokens − cacheWrite1hInputTokens) × input
  *    + cachedInputTokens × cachedInput + cacheWriteInputTokens × cacheWrite + cacheWrite1hInputTokens × cacheWrite1h
- *    + outputTokens × output) / 1,000,000   (÷ 2 more in the `batch` tier)
- * with prices in µ$ per 1M tokens and an absent cache-write rate taken as `input`. The sum is computed exactly in
- * BigInt; ROUNDING: the exact result (batch: the exact half) is rounded HALF-UP to the nearest whole micro-dollar,
- * once, at the end (0.45 µ$ → 0, 0.5 µ$ → 1, 1.5 µ$ → 2). An unknown model costs 0 and is reported as not priced.
+ *    + outputTokens × output) / 1,000,000   × the tier's factor
+ * with prices in µ$ per 1M tokens, an absent cache-write rate taken as `input`, and the tier's rates and factor from
+ * `tierRates` (its own rates where the price names them, else batch = half, OpenAI flex = half, else the standard
+ * rates, not exact). The sum is computed exactly in BigInt; ROUNDING: the exact result (batch: the exact half) is
+ * rounded HALF-UP to the nearest whole micro-dollar, once, at the end (0.45 µ$ → 0, 0.5 µ$ → 1, 1.5 µ$ → 2). An
+ * unknown model costs 0 and is reported as not priced. Web searches are added at the table's unit price.
  * Throws RangeError on a negative or non-integer count, on cache parts that together exceed inputTokens (callers
  * validate first; this is a guard), and on a cost past Number.MAX_SAFE_INTEGER µ$.
  */
 export function costMicros(usage: Usage): Cost {
-  return costAt(usage, priceFor(usage.provider, usage.model));
+  return withTools(usage, costAt(usage, priceFor(usage.provider, usage.model)));
 }
 
 /**
  * THE PRICING ENTRY POINT FOR BOTH PRODUCERS (ingestion's events and the connections sync's usage rows).
- * Prices `usage` (token counts incl. both cache-write classes, and its tier) at the account's own prices `own`
- * (read with the account's other context; may be empty), falling back to the built-in table; see resolvePrice.
- * Example (a connection's Anthropic batch row, counts mapped as in API.md "What a sync reads and how it counts"):
+ * Prices `usage` (token counts incl. both cache-write classes, its tier and its web searches) at the account's own
+ * prices `own` (read with the account's other context; may be empty), falling back to the built-in table; see
+ * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in API.md):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
- *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row) }, ownPrices)
+ *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row), webSearchRequests }, ownPrices)
  * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);
  * to write a snapshot's difference, price the new snapshot and the old one and subtract (token deltas can be
  * negative after a downward revision, and counts must be ≥ 0 here).
  */
 export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
-  return costAt(usage, resolvePrice(usage.provider, usage.model, own));
+  return withTools(usage, costAt(usage, resolvePrice(usage.provider, usage.model, own)));
+}
+
+/** Adds the web searches and fetches of `usage` at the table's unit prices (a tool the table can't price makes the call not exact). */
+function withTools(usage: Usage, cost: Cost): Cost {
+  let out = cost;
+  for (const [item, quantity] of [['web_search', usage.webSearchRequests ?? 0], ['web_fetch', usage.webFetchRequests ?? 0]] as const) {
+    if (quantity === 0) continue;
+    const tool = unitCost(quantity, unitPriceFor(usage.provider, item, usage.model));
+    const total = out.costMicros + tool.costMicros;
+    if (!Number.isSafeInteger(total)) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
+    out = { ...out, costMicros: total, ...(out.priced && !tool.priced ? { tierUnpriced: true as const } : {}) };
+  }
+  return out;
 }
 
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */
@@ -339,19 +524,20 @@ export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
   }
 
   if (!price) return { costMicros: 0, priced: false };
+  const { rates, num, den, exact: tierExact } = tierRates(price, usage.provider, usage.tier);
 
   // Units of this sum: tokens × µ$ per 1M tokens, i.e. millionths of a micro-dollar.
   const exact =
-    (input - cached - write - write1h) * BigInt(price.input) +
-    cached * BigInt(price.cachedInput) +
-    write * BigInt(price.cacheWrite ?? price.input) +
-    write1h * BigInt(price.cacheWrite1h ?? price.input) +
-    output * BigInt(price.output);
-  // Half-up of exact / divisor, exact ≥ 0 so `/` is floor. Batch: half of every rate is half of the exact sum.
-  const divisor = usage.tier === 'batch' ? 2n * TOKENS_PER_PRICE : TOKENS_PER_PRICE;
-  const rounded = (exact + divisor / 2n) / divisor;
+    (input - cached - write - write1h) * BigInt(rates.input) +
+    cached * BigInt(rates.cachedInput) +
+    write * BigInt(rates.cacheWrite ?? rates.input) +
+    write1h * BigInt(rates.cacheWrite1h ?? rates.input) +
+    output * BigInt(rates.output);
+  // Half-up of exact × num / divisor, exact ≥ 0 so `/` is floor. Batch: half of every rate is half of the exact sum.
+  const divisor = den * TOKENS_PER_PRICE;
+  const rounded = (exact * num + divisor / 2n) / divisor;
   if (rounded > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
-  return { costMicros: Number(rounded), priced: true };
+  return tierExact ? { costMicros: Number(rounded), priced: true } : { costMicros: Number(rounded), priced: true, tierUnpriced: true };
 }
 
 /** `$12.50`, `$0.075`, `$1,234.5678`: an amount shown once, exact, at least 2 decimals, thousands separated. */

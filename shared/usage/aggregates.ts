@@ -25,6 +25,9 @@ export interface KeyDayModel {
   provider: string;
   model: string;
   sums: Sums;
+  /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
+  unit?: string;
+  quantity?: bigint;
 }
 
 export interface KeyUpdate {
@@ -83,6 +86,9 @@ export interface Contribution {
   model: string;
   keyHint?: string;
   sums: Sums;
+  /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
+  unit?: string;
+  quantity?: bigint;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
@@ -154,6 +160,10 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
     a.keyDayModels.set(id, kdm);
   }
   addSums(kdm.sums, c.sums);
+  if (c.unit !== undefined) {
+    kdm.unit = c.unit;
+    kdm.quantity = (kdm.quantity ?? 0n) + (c.quantity ?? 0n);
+  }
 
   const key = keyUpdateOf(a, c.keyHash, c.provider, ctx);
   if (key.hint === undefined && c.keyHint !== undefined) key.hint = c.keyHint;

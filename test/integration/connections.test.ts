@@ -11,7 +11,7 @@ import { db } from '#shared/db/client.ts';
 import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
-import { keyHash, pricedTruth, type PricedCell } from './standins.ts';
+import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 
 type Provider = 'openai' | 'anthropic';
 const today = () => new Date().toISOString().slice(0, 10);
@@ -409,6 +409,65 @@ describe('plan limits', () => {
     expect(result.limitsReached).toEqual([]);
     await expectExact(user.token, 'openai');
     expect((await call(`/connections/${id}`, { token: user.token })).body.statusDetail).toBeNull();
+  });
+});
+
+describe('tiers: each at its own price', () => {
+  it('estimates OpenAI priority and flex usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
+    // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its clock frozen.
+    const org = await newStandInOrg('openai', { now: frozenAt, late: null });
+    try {
+      const user = await registerUser();
+      await setPlan(user.accountId, 'SCALE');
+      const res = await call('/connections', { method: 'POST', token: user.token, body: { provider: 'openai', adminKey: org.adminKey } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect((await sync(user.accountId, res.body.id)).status).toBe('done');
+      const state = await org.state();
+      const tiered = (state.series as any[]).filter((s) => s.tier === 'priority' || s.tier === 'flex');
+      expect(new Set(tiered.map((s) => s.tier))).toEqual(new Set(['priority', 'flex']));
+      const yesterday = new Date(Date.parse(frozenAt) - 86_400_000).toISOString().slice(0, 10);
+      const start = Date.parse(`${yesterday}T00:00:00Z`) / 1000;
+      for (const keyId of new Set(tiered.map((s) => s.keyId as string))) {
+        // What the provider bills the key that day (its priority and flex lines at their own prices).
+        const billed = await org.get(`/v1/organization/costs?start_time=${start}&end_time=${start + 86_400}&group_by=api_key_id&group_by=line_item&api_key_ids=${keyId}`);
+        expect(billed.status).toBe(200);
+        const lines = billed.body.data.flatMap((b: any) => b.results) as any[];
+        expect(lines.some((l) => /\((priority|flex)\)$/.test(l.line_item))).toBe(true);
+        const billedUsd = lines.reduce((sum, l) => sum + l.amount.value, 0);
+        const key = await call(`/keys/${keyHash('openai', keyId)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
+        expect(key.status).toBe(200);
+        const day = (key.body.breakdown.daily as any[]).find((d) => d.date === yesterday);
+        // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$ per cell).
+        expect(Math.abs(day.costUsd - billedUsd), `${keyId}: ${day.costUsd} vs ${billedUsd}`).toBeLessThan(0.00001);
+      }
+      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in counted it.
+      const truthDay = await org.control(`/truth?from=${yesterday}&to=${yesterday}`);
+      const unitsOf = (kind: string, keyId: string | null, metric: string) =>
+        (truthDay.cells as any[]).filter((c) => c.kind === kind && c.apiKeyId === keyId).reduce((n, c) => n + c[metric], 0);
+      const webProd = (state.keys as any[]).find((k) => k.name === 'web-prod').id;
+      const prodDay = await call(`/keys/${keyHash('openai', webProd)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
+      const rows = new Map((prodDay.body.breakdown.byModel as any[]).map((r) => [r.model, r]));
+      expect(rows.get('images:dall-e-3')).toMatchObject({ unit: 'image', quantity: unitsOf('images', webProd, 'images'), requests: unitsOf('images', webProd, 'requests') });
+      expect(rows.get('web_search_calls:gpt-5.1-2025-11-13')).toMatchObject({ unit: 'call', quantity: unitsOf('web_search_calls', webProd, 'calls'), requests: 0 });
+      expect(rows.get('images:dall-e-3').costUsd).toBeGreaterThan(0);
+      expect(rows.get('gpt-5.1-2025-11-13')).not.toHaveProperty('unit');
+      // Storage and code interpreter sessions carry no key: on the organization's key for usage without one.
+      const noKey = await call(`/keys/${keyHash('openai', null)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
+      expect((noKey.body.breakdown.byModel as any[]).find((r) => r.model === 'vector_stores')).toMatchObject({ unit: 'byte_day', quantity: unitsOf('vector_stores', null, 'bytes') });
+
+      // A model the table can't price: one unpriced_model alert (admins), however often it is synced.
+      const someKey = (state.keys as any[]).find((k) => k.status === 'active');
+      await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });
+      expect((await sync(user.accountId, res.body.id)).status).toBe('done');
+      await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });
+      expect((await sync(user.accountId, res.body.id)).status).toBe('done');
+      const alerts = await call('/alerts?type=unpriced_model&limit=100', { token: user.token });
+      expect(alerts.body.items).toEqual([expect.objectContaining({ type: 'unpriced_model', title: 'No price for OpenAI model gpt-7-preview' })]);
+      const k = await call(`/keys/${keyHash('openai', someKey.id)}`, { token: user.token });
+      expect(k.body.unpricedRequests).toBeGreaterThanOrEqual(6);
+    } finally {
+      await org.remove();
+    }
   });
 });
 

@@ -152,6 +152,49 @@ describe('POST /ingest', () => {
     expect(k.spend.total).toBe(2.5);
   });
 
+  it('prices an event in its serviceTier with its web searches; a bad serviceTier or webSearchRequests rejects only that event', async () => {
+    const hash = newKeyHash();
+    const M = 1_000_000;
+    const res = await ingest(t, [
+      // gpt-5.1 priority: $2.50 / $0.25 / $20 per 1M (standard would be $1.25 / $0.125 / $10).
+      event(hash, { model: 'gpt-5.1', inputTokens: M, cachedInputTokens: 0, outputTokens: M, serviceTier: 'priority' }),
+      // flex: OpenAI's Batch API rates, half of $1.25 + $10.
+      event(hash, { model: 'gpt-5.1', inputTokens: M, outputTokens: M, serviceTier: 'flex' }),
+      event(hash, { model: 'gpt-5.1', inputTokens: M, outputTokens: M, serviceTier: 'turbo' }),
+      event(hash, { model: 'gpt-5.1', inputTokens: M, outputTokens: M, webSearchRequests: -1 }),
+      event(hash, { model: 'gpt-5.1', inputTokens: M, outputTokens: M, webSearchRequests: 1.5 }),
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(2);
+    expect(res.body.rejected).toEqual([
+      { index: 2, code: 'invalid_event', message: expect.stringContaining('serviceTier') },
+      { index: 3, code: 'invalid_event', message: expect.stringContaining('webSearchRequests') },
+      { index: 4, code: 'invalid_event', message: expect.stringContaining('webSearchRequests') },
+    ]);
+    expect((await key(t, hash)).spend.total).toBe(22.5 + 5.625);
+    // Anthropic: 4 web searches at $10 per 1,000 on top of 1M input of claude-sonnet-4-5 ($3).
+    const searcher = newKeyHash();
+    expect((await ingest(t, [event(searcher, { provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: M, outputTokens: 0, webSearchRequests: 4 })])).body.accepted).toBe(1);
+    expect(await key(t, searcher)).toMatchObject({ spend: { total: 3.04 }, unpricedRequests: 0 });
+    // A priority call of a model without a published priority price: the standard price, counted as unpriced.
+    const noPriority = newKeyHash();
+    expect((await ingest(t, [event(noPriority, { provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: M, outputTokens: 0, serviceTier: 'priority' })])).body.accepted).toBe(1);
+    expect(await key(t, noPriority)).toMatchObject({ spend: { total: 3 }, unpricedRequests: 1 });
+  });
+
+  it('raises one unpriced_model alert per model, however many events and batches bring it', async () => {
+    const own = await tenant();
+    const model = `gpt-unlisted-${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 3; i++) {
+      const res = await ingest(own, [event(newKeyHash(), { model }), event(newKeyHash(), { model }), event(newKeyHash(), { model: 'gpt-4o-mini' })]);
+      expect(res.body.accepted).toBe(3);
+    }
+    const alerts = await api('/alerts?type=unpriced_model&limit=100', { token: own.user.token });
+    expect(alerts.status).toBe(200);
+    expect(alerts.body.items).toHaveLength(1);
+    expect(alerts.body.items[0]).toMatchObject({ type: 'unpriced_model', title: expect.stringContaining(model), message: expect.stringContaining(`PUT /prices/openai/${model}`) });
+  });
+
   it('answers 400 for a malformed batch: no events, too many, not an array, unknown fields', async () => {
     const bodies = [{ events: [] }, { events: Array(1001).fill(event(newKeyHash())) }, { events: {} }, { events: [event(newKeyHash())], accountId: 'x' }, {}];
     for (const body of bodies) {

@@ -26,11 +26,35 @@ async function costOf(model: string, provider = 'openai'): Promise<number> {
 }
 
 describe('own prices', () => {
+  it('PUT and GET carry tier rates; an event of that tier is priced at them, the other tiers by the rules', async () => {
+    const tiers = { priority: { input: 6, cachedInput: 0.6, output: 30 } };
+    const put = await api('/prices/anthropic/claude-opus-4-5', { method: 'PUT', token: user.token, body: { input: 5, cachedInput: 0.5, output: 25, tiers } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.tiers).toEqual({ priority: { input: 6, cachedInput: 0.6, cacheWrite: 6, cacheWrite1h: 6, output: 30 } });
+    const listed = (await api('/prices', { token: user.token })).body.items.find((p: any) => p.provider === 'anthropic' && p.model === 'claude-opus-4-5');
+    expect(listed).toMatchObject({ source: 'account', tiers: put.body.tiers });
+    const spend = async (serviceTier: string) => {
+      const keyHash = sha256(randomUUID());
+      const event = { requestId: randomUUID(), keyHash, provider: 'anthropic', model: 'claude-opus-4-5', inputTokens: 1_000_000, cachedInputTokens: 100_000, outputTokens: 1_000_000, serviceTier };
+      expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event] } })).body.accepted).toBe(1);
+      return (await api(`/keys/${keyHash}`, { token: user.token })).body;
+    };
+    // 900k × $6 + 100k × $0.60 + 1M × $30
+    expect(await spend('priority')).toMatchObject({ spend: { total: 35.46 }, unpricedRequests: 0 });
+    // batch: half of the standard rates (900k × $5 + 100k × $0.50 + 1M × $25) / 2
+    expect(await spend('batch')).toMatchObject({ spend: { total: 14.775 }, unpricedRequests: 0 });
+    const bad = await api('/prices/anthropic/claude-opus-4-5', { method: 'PUT', token: user.token, body: { input: 5, output: 25, tiers: { turbo: { input: 1, cachedInput: 1, output: 1 } } } });
+    expect(bad.status).toBe(400);
+    expect((await api('/prices/anthropic/claude-opus-4-5', { method: 'DELETE', token: user.token })).status).toBe(204);
+  });
+
   it('GET /prices lists the built-in table with both cache-write prices, and each row with its source page and check date', async () => {
     const res = await api('/prices', { token: user.token });
     expect(res.status).toBe(200);
     const builtin = { source: 'builtin', sourceUrl: expect.stringMatching(/^https:\/\//), checkedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), updatedAt: expect.any(String) };
-    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15, output: 0.6, ...builtin });
+    // With OpenAI's published Priority processing rates.
+    const priority = { input: 0.25, cachedInput: 0.125, cacheWrite: 0.25, cacheWrite1h: 0.25, output: 1 };
+    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15, output: 0.6, tiers: { priority }, ...builtin });
     expect(res.body.items).toContainEqual({
       provider: 'anthropic',
       model: 'claude-sonnet-4-5',
@@ -39,6 +63,7 @@ describe('own prices', () => {
       cacheWrite: 3.75,
       cacheWrite1h: 6,
       output: 15,
+      tiers: {},
       ...builtin,
       sourceUrl: 'https://platform.claude.com/docs/en/about-claude/pricing',
     });
@@ -46,7 +71,7 @@ describe('own prices', () => {
   });
 
   it('PUT and GET carry cacheWrite and cacheWrite1h (each defaults to input); an own price has no source page', async () => {
-    const own = { source: 'account', sourceUrl: null, checkedAt: null, updatedAt: expect.any(String) };
+    const own = { tiers: {}, source: 'account', sourceUrl: null, checkedAt: null, updatedAt: expect.any(String) };
     const put = await api('/prices/selfhosted/cache-model', { method: 'PUT', token: user.token, body: { input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const written = { provider: 'selfhosted', model: 'cache-model', input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10, ...own };
@@ -82,6 +107,7 @@ describe('own prices', () => {
       cacheWrite: 1,
       cacheWrite1h: 1,
       output: 2,
+      tiers: {},
       source: 'account',
       sourceUrl: null,
       checkedAt: null,

@@ -136,18 +136,21 @@ describe('OpenAI admin stand-in', () => {
     org.adminKey = rotated.adminKey;
   });
 
-  it('gives the same answer for group_by and filters in all three array spellings', async () => {
+  it('takes group_by only as OpenAI documents it (repeated), the filters in all three array spellings', async () => {
     const state = await org.state();
     const keyA = state.keys[0].id;
     const keyB = state.keys[1].id;
     const start = dayOf(now) - 5 * DAY;
     const base = `/v1/organization/usage/completions?start_time=${start}&bucket_width=1d`;
     const repeated = await org.get(`${base}&group_by=api_key_id&group_by=model&api_key_ids=${keyA}&api_key_ids=${keyB}`);
-    const brackets = await org.get(`${base}&group_by[]=api_key_id&group_by[]=model&api_key_ids[]=${keyA}&api_key_ids[]=${keyB}`);
-    const commas = await org.get(`${base}&group_by=api_key_id,model&api_key_ids=${keyA},${keyB}`);
+    const brackets = await org.get(`${base}&group_by=api_key_id&group_by=model&api_key_ids[]=${keyA}&api_key_ids[]=${keyB}`);
+    const commas = await org.get(`${base}&group_by=api_key_id&group_by=model&api_key_ids=${keyA},${keyB}`);
     expect(repeated.status).toBe(200);
     expect(brackets.body).toEqual(repeated.body);
     expect(commas.body).toEqual(repeated.body);
+    // group_by[] and a comma-joined group_by are not OpenAI's spelling: refused, as a misspelling client should be.
+    expect((await org.get(`${base}&group_by[]=api_key_id&group_by[]=model`)).status).toBe(400);
+    expect((await org.get(`${base}&group_by=api_key_id,model`)).status).toBe(400);
     const rows = repeated.body.data.flatMap((b: any) => b.results);
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((r: any) => r.api_key_id))).toEqual(new Set([keyA, keyB]));
@@ -187,12 +190,13 @@ describe('OpenAI admin stand-in', () => {
     expect((await org.get(`${usage}&group_by=colour`)).status).toBe(400);
   });
 
-  it('pages with opaque tokens bound to the query, every bucket exactly once, in every spelling', async () => {
+  it('pages with opaque tokens bound to the query, every bucket exactly once, whatever the filters\' spelling', async () => {
     const start = unix(org.importFrom);
     const full = await allPages(org, `/v1/organization/usage/completions?start_time=${start}&bucket_width=1d&limit=31&group_by=api_key_id`);
     const days = (dayOf(now) - start) / DAY + 1;
     expect(full.buckets).toHaveLength(days);
-    for (const spelling of ['group_by=api_key_id&group_by=model', 'group_by[]=api_key_id&group_by[]=model', 'group_by=api_key_id,model']) {
+    const keys = (await org.state()).keys.map((k: any) => k.id).slice(0, 3);
+    for (const spelling of [`group_by=api_key_id&group_by=model`, `group_by=api_key_id&group_by=model&api_key_ids[]=${keys.join('&api_key_ids[]=')}`, `group_by=api_key_id&group_by=model&api_key_ids=${keys.join(',')}`]) {
       const paged = await allPages(org, `/v1/organization/usage/completions?start_time=${start}&bucket_width=1d&limit=4&${spelling}`);
       expect(paged.pages).toBe(Math.ceil(days / 4));
       const starts = paged.buckets.map(startOf);
@@ -227,14 +231,14 @@ describe('OpenAI admin stand-in', () => {
       expect(typeof row.model).toBe('string');
       expect(row.input_tokens).toBe(row.input_uncached_tokens + row.input_cached_tokens + row.input_cache_write_tokens);
     }
-    const byKey = await org.get(`/v1/organization/usage/completions?start_time=${start}&end_time=${dayOf(now)}&group_by=api_key_id,project_id,batch`);
+    const byKey = await org.get(`/v1/organization/usage/completions?start_time=${start}&end_time=${dayOf(now)}&group_by=api_key_id&group_by=project_id&group_by=batch`);
     const keyRows = byKey.body.data[0].results;
     const playground = keyRows.filter((r: any) => r.api_key_id === null);
     expect(playground).toHaveLength(1);
     expect(playground[0].project_id).toMatch(/^proj_/);
     expect(keyRows.some((r: any) => r.batch === true)).toBe(true);
     expect(sumRows(keyRows, OPENAI_FIELDS)).toEqual(sumRows(rows, OPENAI_FIELDS));
-    const embeddings = await org.get(`/v1/organization/usage/embeddings?start_time=${start}&end_time=${dayOf(now)}&group_by=api_key_id,model`);
+    const embeddings = await org.get(`/v1/organization/usage/embeddings?start_time=${start}&end_time=${dayOf(now)}&group_by=api_key_id&group_by=model`);
     expect(embeddings.body.data[0].results[0]).toMatchObject({ object: 'organization.usage.embeddings.result', model: 'text-embedding-3-small' });
     expect(embeddings.body.data[0].results[0]).not.toHaveProperty('batch');
     expect((await org.get(`/v1/organization/usage/embeddings?start_time=${start}&batch=true`)).status).toBe(400);
@@ -249,7 +253,7 @@ describe('OpenAI admin stand-in', () => {
     expect(await read('1m', 1440)).toEqual(daily);
 
     const truth = await org.control(`/truth?from=${org.importFrom}`);
-    const usage = await allPages(org, `/v1/organization/usage/completions?start_time=${unix(org.importFrom)}&bucket_width=1d&limit=31&group_by=api_key_id,model,batch`);
+    const usage = await allPages(org, `/v1/organization/usage/completions?start_time=${unix(org.importFrom)}&bucket_width=1d&limit=31&group_by=api_key_id&group_by=model&group_by=batch`);
     const fromApi = new Map<string, number[]>();
     for (const b of usage.buckets) {
       for (const r of b.results) fromApi.set(`${iso(b.start_time).slice(0, 10)}|${r.api_key_id}|${r.model}|${r.batch}`, [r.input_tokens, r.input_cached_tokens, r.output_tokens, r.num_model_requests]);
@@ -266,8 +270,9 @@ describe('OpenAI admin stand-in', () => {
 
   it('keeps the current bucket partial and growing with the clock; revisions and additions show exactly', async () => {
     const state = await org.state();
-    const key = state.keys[0].id;
-    const todayPath = `/v1/organization/usage/completions?start_time=${dayOf(now)}&group_by=api_key_id,model&api_key_ids=${key}`;
+    // A key with one series per model (web-prod's gpt-5.1 runs in two tiers, which rows grouped by model add up).
+    const key = state.keys.find((k: any) => (state.series as any[]).filter((s) => s.keyId === k.id).length === 1).id;
+    const todayPath = `/v1/organization/usage/completions?start_time=${dayOf(now)}&group_by=api_key_id&group_by=model&api_key_ids=${key}`;
     const before = await org.get(todayPath);
     await org.control('/clock', { now: now + 3600 });
     const later = await org.get(todayPath);
@@ -283,7 +288,7 @@ describe('OpenAI admin stand-in', () => {
 
     const model = before.body.data[0].results[0].model;
     const yesterday = new Date((dayOf(now) - DAY) * 1000).toISOString().slice(0, 10);
-    const dayPath = `/v1/organization/usage/completions?start_time=${dayOf(now) - DAY}&end_time=${dayOf(now)}&group_by=api_key_id,model&api_key_ids=${key}&models=${model}`;
+    const dayPath = `/v1/organization/usage/completions?start_time=${dayOf(now) - DAY}&end_time=${dayOf(now)}&group_by=api_key_id&group_by=model&api_key_ids=${key}&models=${model}`;
     const row = async () => (await org.get(dayPath)).body.data[0].results[0];
     const original = await row();
     await org.control('/usage', { apiKeyId: key, model, date: yesterday, add: { output: 1000, requests: 3 } });
@@ -362,7 +367,7 @@ describe('OpenAI admin stand-in', () => {
 
   it('bills in dollars per line item, project and key; the line items add up to the total', async () => {
     const start = dayOf(now) - 3 * DAY;
-    const byItem = await org.get(`/v1/organization/costs?start_time=${start}&end_time=${dayOf(now)}&group_by=line_item,project_id,api_key_id&limit=3`);
+    const byItem = await org.get(`/v1/organization/costs?start_time=${start}&end_time=${dayOf(now)}&group_by=line_item&group_by=project_id&group_by=api_key_id&limit=3`);
     const total = await org.get(`/v1/organization/costs?start_time=${start}&end_time=${dayOf(now)}&limit=3`);
     expect(byItem.body.data).toHaveLength(3);
     for (const [i, bucket] of byItem.body.data.entries()) {
@@ -381,7 +386,7 @@ describe('OpenAI admin stand-in', () => {
       expect(state.keys).toHaveLength(1000);
       expect(state.series).toBe(5000);
       const y = dayOf(Math.floor(Date.now() / 1000)) - DAY;
-      const pages = await allPages(big, `/v1/organization/usage/completions?start_time=${y - 2 * DAY}&end_time=${y + DAY}&bucket_width=1d&limit=31&group_by=api_key_id,model`);
+      const pages = await allPages(big, `/v1/organization/usage/completions?start_time=${y - 2 * DAY}&end_time=${y + DAY}&bucket_width=1d&limit=31&group_by=api_key_id&group_by=model`);
       expect(pages.buckets.map(startOf)).toEqual([y - 2 * DAY, y - DAY, y]);
       for (const b of pages.buckets) expect(b.results).toHaveLength(5000);
       expect(pages.pages).toBeGreaterThan(1);
@@ -441,14 +446,16 @@ describe('Anthropic admin stand-in', () => {
     expect((await org.get(path)).status).toBe(200);
   });
 
-  it('gives the same answer in all three array spellings', async () => {
+  it('takes group_by only as Anthropic documents it (group_by[]), the filters in all three array spellings', async () => {
     const start = iso(dayOf(now) - 4 * DAY);
     const a = await org.get(usagePath(`starting_at=${start}&group_by[]=api_key_id&group_by[]=model&service_tiers[]=standard&service_tiers[]=batch`));
-    const b = await org.get(usagePath(`starting_at=${start}&group_by=api_key_id&group_by=model&service_tiers=standard&service_tiers=batch`));
-    const c = await org.get(usagePath(`starting_at=${start}&group_by=api_key_id,model&service_tiers=standard,batch`));
+    const b = await org.get(usagePath(`starting_at=${start}&group_by[]=api_key_id&group_by[]=model&service_tiers=standard&service_tiers=batch`));
+    const c = await org.get(usagePath(`starting_at=${start}&group_by[]=api_key_id&group_by[]=model&service_tiers=standard,batch`));
     expect(a.status).toBe(200);
     expect(b.body).toEqual(a.body);
     expect(c.body).toEqual(a.body);
+    expect((await org.get(usagePath(`starting_at=${start}&group_by=api_key_id&group_by=model`))).status).toBe(400);
+    expect((await org.get(usagePath(`starting_at=${start}&group_by=api_key_id,model`))).status).toBe(400);
     expect(a.body.data).toHaveLength(5);
   });
 
@@ -491,11 +498,11 @@ describe('Anthropic admin stand-in', () => {
     const days = (dayOf(now) - unix(org.importFrom)) / DAY + 1;
     const full = await allPages(org, usagePath(`starting_at=${start}&limit=31&group_by[]=api_key_id`));
     expect(full.buckets).toHaveLength(days);
-    const paged = await allPages(org, usagePath(`starting_at=${start}&limit=3&group_by=api_key_id`));
+    const paged = await allPages(org, usagePath(`starting_at=${start}&limit=3&group_by[]=api_key_id`));
     expect(paged.pages).toBe(Math.ceil(days / 3));
     expect(paged.buckets).toEqual(full.buckets);
     const token = paged.tokens[0]!;
-    const other = await org.get(usagePath(`starting_at=${start}&limit=3&group_by=model&page=${encodeURIComponent(token)}`));
+    const other = await org.get(usagePath(`starting_at=${start}&limit=3&group_by[]=model&page=${encodeURIComponent(token)}`));
     expect(other.status).toBe(400);
 
     const y = dayOf(now) - DAY;

@@ -4,7 +4,8 @@
  * faults and request counts, so files running side by side never disturb each other.
  */
 import { createHash } from 'node:crypto';
-import { priceUsage } from '#shared/pricing/pricing.ts';
+import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import { unitEndpointOf, unitModelName } from '#shared/connections/units.ts';
 import { stack } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic';
@@ -102,8 +103,27 @@ export const keyHash = (provider: Provider, keyId: string | null) => sha256(`${p
  */
 export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[] }): Map<string, PricedCell> {
   const out = new Map<string, PricedCell>();
-  const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number }>();
+  const rows = new Map<string, { model: string; requests: number; inputTokens: number; cachedInputTokens: number; cacheWriteInputTokens: number; cacheWrite1hInputTokens: number; outputTokens: number; webSearchRequests: number }>();
+  // OpenAI usage beyond tokens: a row per (day, key, endpoint:model), its quantity priced per unit from the table.
+  const units = new Map<string, { item: string; model: string | null; requests: number; quantity: number }>();
+  const QUANTITY: Record<string, string> = { images: 'images', audio_speeches: 'characters', audio_transcriptions: 'seconds', moderations: 'requests', vector_stores: 'bytes', code_interpreter_sessions: 'sessions', web_search_calls: 'calls', file_search_calls: 'calls' };
   for (const c of t.cells as Record<string, any>[]) {
+    const endpoint = provider === 'openai' ? unitEndpointOf(c.kind) : undefined;
+    if (!endpoint) continue;
+    const model = c.model ? String(c.model).toLowerCase() : null;
+    const id = `${keyHash(provider, c.apiKeyId)}|${c.date}|${unitModelName(c.kind, model)}`;
+    const row = units.get(id) ?? { item: endpoint.item, model, requests: 0, quantity: 0 };
+    row.requests += endpoint.requests ? (c.requests ?? 0) : 0;
+    row.quantity += c[QUANTITY[c.kind]!] ?? 0;
+    units.set(id, row);
+  }
+  for (const [id, row] of units) {
+    const costMicros = BigInt(unitCost(row.quantity, unitPriceFor(provider, row.item, row.model)).costMicros);
+    if (row.requests === 0 && costMicros === 0n) continue;
+    out.set(id, { requests: row.requests, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros });
+  }
+  for (const c of t.cells as Record<string, any>[]) {
+    if (provider === 'openai' && unitEndpointOf(c.kind)) continue;
     const model = String(c.model).toLowerCase();
     const counts =
       provider === 'anthropic'
@@ -114,6 +134,7 @@ export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[
             cacheWriteInputTokens: c.cache5m,
             cacheWrite1hInputTokens: c.cache1h,
             outputTokens: c.output,
+            webSearchRequests: c.webSearch ?? 0,
           }
         : c.kind === 'embeddings'
           ? { requests: c.requests, inputTokens: c.input, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 }
@@ -125,18 +146,18 @@ export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[
               cacheWrite1hInputTokens: 0,
               outputTokens: c.output,
             };
-    // One provider row per (day, key, model, tier as grouped): OpenAI batch or not (its other tiers are not grouped),
-    // embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
-    const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : c.tier === 'batch' ? 'batch' : 'standard';
+    // One provider row per (day, key, model, tier as grouped): OpenAI by batch and service tier (batch rows say
+    // service_tier "default"), embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
+    const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier });
     const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}`;
-    const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0 };
-    for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + v;
+    const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0, webSearchRequests: 0 };
+    for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + (v as number);
     rows.set(rowId, row);
   }
   for (const [rowId, row] of rows) {
     if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
     const [hash, date, , tier] = rowId.split('|');
-    const cost = BigInt(priceUsage({ provider, ...row, tier: tier === 'batch' ? 'batch' : 'standard' }).costMicros);
+    const cost = BigInt(priceUsage({ provider, ...row, tier: normalizeTier(tier) }).costMicros);
     const id = `${hash}|${date}|${row.model}`;
     const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
     cell.requests += row.requests;

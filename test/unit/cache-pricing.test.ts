@@ -5,13 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costAt, priceFor, priceUsage, resolvePrice, tierOf, type OwnPriceLookup, type PriceRates, type Usage } from '#shared/pricing/pricing.ts';
+import { costAt, priceFor, priceUsage, resolvePrice, tierOf, type OwnPriceLookup, type PriceRates, type TierRates, type Usage } from '#shared/pricing/pricing.ts';
 import { isRejection, priceEvent, CACHE_PARTS_MESSAGE } from '#shared/ingest/events.ts';
 import { toOwnPrice } from '#shared/db/prices.ts';
 
 const M = 1_000_000;
 /** Distinct rates (µ$ per 1M tokens) so a token class priced at another's rate shows. */
-const RATES: Required<PriceRates> = { input: 3_000_000, cachedInput: 300_000, cacheWrite: 3_750_000, cacheWrite1h: 6_000_000, output: 15_000_000 };
+const RATES: Required<TierRates> = { input: 3_000_000, cachedInput: 300_000, cacheWrite: 3_750_000, cacheWrite1h: 6_000_000, output: 15_000_000 };
 const usage = (counts: Partial<Usage>): Usage => ({ provider: 'x', model: 'y', inputTokens: 0, outputTokens: 0, ...counts });
 const at = (counts: Partial<Usage>, rates: PriceRates = RATES) => costAt(usage(counts), rates).costMicros;
 
@@ -93,7 +93,14 @@ describe('tierOf: the tier of a provider usage row', () => {
     [{ batch: null }, 'standard'],
     [{ service_tier: 'batch' }, 'batch'],
     [{ service_tier: 'standard' }, 'standard'],
-    [{ service_tier: 'priority' }, 'standard'],
+    [{ service_tier: 'priority' }, 'priority'],
+    [{ service_tier: 'priority_on_demand' }, 'priority'],
+    [{ service_tier: 'flex' }, 'flex'],
+    [{ service_tier: 'default' }, 'standard'],
+    [{ service_tier: 'auto' }, 'standard'],
+    [{ service_tier: 'scale' }, 'scale'],
+    // OpenAI batch usage reports service_tier "default": the batch price, once.
+    [{ batch: true, service_tier: 'default' }, 'batch'],
     [{ service_tier: null }, 'standard'],
     [{}, 'standard'],
   ] as const)('%j is %s', (row, tier) => {
@@ -220,5 +227,44 @@ describe('own prices stored before cache-write prices existed', () => {
     const before = { provider: 'selfhosted', model: 'm', inputMicros: 2_000_000, cachedInputMicros: 500_000, outputMicros: 8_000_000, updatedAt: '2026-01-01T00:00:00.000Z' };
     expect(toOwnPrice(before)).toMatchObject({ input: 2_000_000, cachedInput: 500_000, cacheWrite: 2_000_000, cacheWrite1h: 2_000_000, output: 8_000_000 });
     expect(toOwnPrice({ ...before, cacheWriteMicros: 2_500_000, cacheWrite1hMicros: 4_000_000 })).toMatchObject({ cacheWrite: 2_500_000, cacheWrite1h: 4_000_000 });
+  });
+});
+
+describe('tiers: each at its own price', () => {
+  const row = (model: string, tier: Usage['tier'], provider = 'openai'): Usage => ({ provider, model, inputTokens: 2 * M, cachedInputTokens: M, outputTokens: M, tier });
+
+  it('prices OpenAI priority at the published priority rates (gpt-5.1: $2.50 / $0.25 / $20)', () => {
+    expect(priceUsage(row('gpt-5.1-2025-11-13', 'priority'))).toEqual({ costMicros: 2_500_000 + 250_000 + 20_000_000, priced: true });
+    expect(priceUsage(row('gpt-5.1-2025-11-13', 'standard'))).toEqual({ costMicros: 1_250_000 + 125_000 + 10_000_000, priced: true });
+  });
+
+  it('prices OpenAI flex at the published factor (Batch API rates: half), batch at half once', () => {
+    const standard = priceUsage(row('gpt-5-mini', 'standard')).costMicros;
+    expect(priceUsage(row('gpt-5-mini', 'flex'))).toEqual({ costMicros: standard / 2, priced: true });
+    expect(priceUsage(row('gpt-5-mini', tierOf({ batch: true, service_tier: 'default' })))).toEqual({ costMicros: standard / 2, priced: true });
+  });
+
+  it('a tier without a published price: the standard price, not exact (Anthropic priority and flex, OpenAI scale, a model without priority rates)', () => {
+    const anthropic = priceUsage(row('claude-opus-4-5', 'standard', 'anthropic')).costMicros;
+    expect(priceUsage(row('claude-opus-4-5', 'priority', 'anthropic'))).toEqual({ costMicros: anthropic, priced: true, tierUnpriced: true });
+    expect(priceUsage(row('claude-opus-4-5', 'flex', 'anthropic'))).toEqual({ costMicros: anthropic, priced: true, tierUnpriced: true });
+    const o3pro = priceUsage(row('o3-pro', 'standard')).costMicros;
+    expect(priceUsage(row('o3-pro', 'priority'))).toEqual({ costMicros: o3pro, priced: true, tierUnpriced: true });
+    expect(priceUsage(row('gpt-4o', 'scale'))).toEqual({ costMicros: priceUsage(row('gpt-4o', 'standard')).costMicros, priced: true, tierUnpriced: true });
+  });
+
+  it("takes an own price's tier rates first, and its absent tiers by the same rules", () => {
+    const own: OwnPriceLookup = new Map([
+      ['anthropic/claude-opus-4-5', { input: 10 * M, cachedInput: M, output: 50 * M, tiers: { priority: { input: 12 * M, cachedInput: 2 * M, output: 60 * M } } }],
+    ]);
+    expect(priceUsage(row('claude-opus-4-5-20251101', 'priority', 'anthropic'), own)).toEqual({ costMicros: 12 * M + 2 * M + 60 * M, priced: true });
+    expect(priceUsage(row('claude-opus-4-5-20251101', 'batch', 'anthropic'), own)).toEqual({ costMicros: (10 * M + M + 50 * M) / 2, priced: true });
+  });
+
+  it('adds web searches at the table price per 1,000 (Anthropic $10 / 1,000)', () => {
+    const base = priceUsage(row('claude-opus-4-5', 'standard', 'anthropic')).costMicros;
+    expect(priceUsage({ ...row('claude-opus-4-5', 'standard', 'anthropic'), webSearchRequests: 3 })).toEqual({ costMicros: base + 30_000, priced: true });
+    // A provider the table has no search price for: the tokens priced, the call not exact.
+    expect(priceUsage({ ...row('gemini-2.5-pro', 'standard', 'google'), webSearchRequests: 1 })).toMatchObject({ priced: true, tierUnpriced: true });
   });
 });

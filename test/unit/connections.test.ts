@@ -53,7 +53,7 @@ describe('sealing admin keys', () => {
 describe('the snapshot diff', () => {
   const cell = (over: Partial<UsageCell> = {}): UsageCell => ({
     date: '2026-11-20', keyId: 'key_a', model: 'gpt-4o', tier: 'standard', projectId: null,
-    requests: 10, inputTokens: 1000, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 100, ...over,
+    requests: 10, inputTokens: 1000, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 100, webSearchRequests: 0, quantity: 0, ...over,
   });
   const stored = (c: UsageCell, costMicros: bigint): StoredCell => ({ ...c, costMicros, version: 1 });
   const price = (c: UsageCell) => ({ costMicros: BigInt(c.inputTokens + c.outputTokens), priced: true });

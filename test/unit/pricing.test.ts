@@ -51,6 +51,7 @@ const LISTED: [provider: string, model: string, input: string, cachedInput: stri
   ['openai', 'o4-mini', '1.10', '0.275', '4.40'],
   ['openai', 'gpt-4-turbo', '10.00', '10.00', '30.00'],
   ['openai', 'gpt-3.5-turbo', '0.50', '0.50', '1.50'],
+  ['anthropic', 'claude-fable-5-2', '8.00', '0.20', '40.00', '10.00', '16.00'],
   ['anthropic', 'claude-fable-5-1', '10.00', '0.25', '50.00', '12.50', '20.00'],
   ['anthropic', 'claude-mythos-5-1', '10.00', '0.25', '50.00', '12.50', '20.00'],
   ['anthropic', 'claude-fable-5', '10.00', '1.00', '50.00', '12.50', '20.00'],
@@ -99,6 +100,31 @@ const LISTED: [provider: string, model: string, input: string, cachedInput: stri
   ['deepseek', 'deepseek-reasoner', '0.28', '0.028', '0.42'],
 ];
 
+/** OpenAI's published Priority processing rates (input, cached input, output), the only per-model tier rates listed. */
+const PRIORITY: Record<string, [string, string, string]> = {
+  'gpt-5.4': ['5.00', '0.50', '30.00'],
+  'gpt-5.4-mini': ['1.50', '0.15', '9.00'],
+  'gpt-5.2': ['3.50', '0.35', '28.00'],
+  'gpt-5.1': ['2.50', '0.25', '20.00'],
+  'gpt-5': ['2.50', '0.25', '20.00'],
+  'gpt-5-mini': ['0.45', '0.045', '3.60'],
+  'gpt-4.1': ['3.50', '0.875', '14.00'],
+  'gpt-4.1-mini': ['0.70', '0.175', '2.80'],
+  'gpt-4.1-nano': ['0.20', '0.05', '0.80'],
+  'gpt-4o': ['4.25', '2.125', '17.00'],
+  'gpt-4o-2024-05-13': ['8.75', '8.75', '26.25'],
+  'gpt-4o-mini': ['0.25', '0.125', '1.00'],
+  o3: ['3.50', '0.875', '14.00'],
+  'o4-mini': ['2.00', '0.50', '8.00'],
+};
+const priorityRates = ([input, cached, output]: [string, string, string]) => ({
+  input: micros(input),
+  cachedInput: micros(cached),
+  cacheWrite: micros(input),
+  cacheWrite1h: micros(input),
+  output: micros(output),
+});
+
 /** Test-side conversion "0.075" → 75_000 µ$ per 1M tokens, independent of the module's. */
 const micros = (usd: string): number => {
   const [whole = '', fraction = ''] = usd.split('.');
@@ -129,6 +155,7 @@ describe('price table', () => {
       cacheWrite: micros(cacheWrite),
       cacheWrite1h: micros(cacheWrite1h),
       output: micros(output),
+      ...(PRIORITY[model] ? { tiers: { priority: priorityRates(PRIORITY[model]) } } : {}),
       source: expect.stringMatching(/^https:\/\/\S+$/),
       checkedAt: expect.stringMatching(/^20\d\d-\d\d-\d\d$/),
     });
@@ -144,7 +171,7 @@ describe('price table', () => {
 
   it("holds Anthropic's cache multipliers: 5-minute writes 1.25×, 1-hour writes 2×, reads 0.1× input (the exceptions as listed)", () => {
     /** Reads below 0.1× input: the newest models' footnotes (Haiku 3's prices are not multiples at all). */
-    const reads: Record<string, number> = { 'claude-fable-5-1': 0.025, 'claude-mythos-5-1': 0.025, 'claude-opus-5-5': 0.05, 'claude-sonnet-5-5': 0.05 };
+    const reads: Record<string, number> = { 'claude-fable-5-2': 0.025, 'claude-fable-5-1': 0.025, 'claude-mythos-5-1': 0.025, 'claude-opus-5-5': 0.05, 'claude-sonnet-5-5': 0.05 };
     for (const p of PRICE_TABLE.models.filter((m) => m.provider === 'anthropic' && m.model !== 'claude-3-haiku')) {
       expect([p.cacheWrite * 4, p.cacheWrite1h, p.cachedInput], p.model).toEqual([p.input * 5, p.input * 2, p.input * (reads[p.model] ?? 0.1)]);
     }

@@ -805,7 +805,7 @@ export interface paths {
         };
         /**
          * Prices in dollars per million tokens: the built-in table with the account’s own prices over it.
-         * @description A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + 1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once); batch usage of a connection at half. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + 1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once), at the rates of the call’s tier: `tiers.<tier>` where named, else batch at half, OpenAI flex at half (Batch API rates), and any other tier at the standard rates with its requests counted in `unpricedRequests`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["pricesList"];
         put?: never;
@@ -826,7 +826,7 @@ export interface paths {
         get?: never;
         /**
          * Set the account’s own price of a model (events ingested from then on use it).
-         * @description Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. `tiers` sets the rates of `batch`, `flex` and `priority` (e.g. an Anthropic Priority Tier commitment); a tier left out follows the rules of GET /prices. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         put: operations["pricesPut"];
         post?: never;
@@ -1125,6 +1125,8 @@ export interface components {
                 inputTokens: number;
                 cachedInputTokens: number;
                 outputTokens: number;
+                unit?: string;
+                quantity?: number;
             }[];
         };
         KeyDetail: {
@@ -1241,6 +1243,29 @@ export interface components {
             cacheWrite: number;
             cacheWrite1h: number;
             output: number;
+            tiers: {
+                batch?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite: number;
+                    cacheWrite1h: number;
+                    output: number;
+                };
+                flex?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite: number;
+                    cacheWrite1h: number;
+                    output: number;
+                };
+                priority?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite: number;
+                    cacheWrite1h: number;
+                    output: number;
+                };
+            };
             /** @enum {string} */
             source: "builtin" | "account";
             sourceUrl: string | null;
@@ -1338,7 +1363,7 @@ export interface components {
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
@@ -1515,6 +1540,29 @@ export interface components {
             cacheWrite?: number;
             cacheWrite1h?: number;
             output: number;
+            tiers?: {
+                batch?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite?: number;
+                    cacheWrite1h?: number;
+                    output: number;
+                };
+                flex?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite?: number;
+                    cacheWrite1h?: number;
+                    output: number;
+                };
+                priority?: {
+                    input: number;
+                    cachedInput: number;
+                    cacheWrite?: number;
+                    cacheWrite1h?: number;
+                    output: number;
+                };
+            };
         };
         /** @description The range, as `GET /spend`: default the current month to today (UTC), at most 366 days. */
         CreateExportRequest: {
@@ -1524,7 +1572,7 @@ export interface components {
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
         };
-        /** @description One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer (it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 decimals; `cachedInputTokens` (cache reads), `cacheWriteInputTokens` (5-minute cache writes) and `cacheWrite1hInputTokens` (1-hour cache writes) are parts of `inputTokens`, together at most `inputTokens`, each priced at its own rate; `timestamp` at most 5 minutes ahead and 35 days old. A string that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400). */
+        /** @description One provider call. Each event is checked on its own: an invalid one is reported in `rejected` of the 200 answer (it does not fail the batch). `provider` and `model` are trimmed and lower-cased first; `costUsd` has at most 6 decimals; `cachedInputTokens` (cache reads), `cacheWriteInputTokens` (5-minute cache writes) and `cacheWrite1hInputTokens` (1-hour cache writes) are parts of `inputTokens`, together at most `inputTokens`, each priced at its own rate; `serviceTier` (default `standard`) prices the call at its tier’s price; `webSearchRequests` (and `webFetchRequests`) are priced per 1,000 from the price table; a bad value rejects that event (`invalid_event`), not the batch; `timestamp` at most 5 minutes ahead and 35 days old. A string that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400). */
         IngestEvent: {
             requestId: string;
             keyHash: string;
@@ -1536,6 +1584,10 @@ export interface components {
             cachedInputTokens?: number;
             cacheWriteInputTokens?: number;
             cacheWrite1hInputTokens?: number;
+            /** @enum {string} */
+            serviceTier?: "standard" | "batch" | "flex" | "priority";
+            webSearchRequests?: number;
+            webFetchRequests?: number;
             costUsd?: number;
             /** Format: date-time */
             timestamp?: string;
@@ -1648,7 +1700,7 @@ export interface components {
             /** @constant */
             all: true;
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
             keyHash?: string;
         };
         /** @description A Stripe event, exactly as Stripe signed it. */
@@ -2535,7 +2587,9 @@ export interface operations {
                  *           "outputTokens": 900,
                  *           "cachedInputTokens": 48000,
                  *           "cacheWriteInputTokens": 3000,
-                 *           "cacheWrite1hInputTokens": 0
+                 *           "cacheWrite1hInputTokens": 0,
+                 *           "serviceTier": "priority",
+                 *           "webSearchRequests": 2
                  *         }
                  *       ]
                  *     }
@@ -3237,7 +3291,7 @@ export interface operations {
                 /** @description Only alerts in this status. */
                 status?: "triggered" | "acknowledged";
                 /** @description Only alerts of this type. */
-                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error";
+                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
                 /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
                 keyHash?: string;
                 /** @description Page size, 1–100 (default 50). */
@@ -4275,6 +4329,7 @@ export interface operations {
                      *           "cacheWrite": 3.75,
                      *           "cacheWrite1h": 6,
                      *           "output": 15,
+                     *           "tiers": {},
                      *           "source": "builtin",
                      *           "sourceUrl": "https://platform.claude.com/docs/en/about-claude/pricing",
                      *           "checkedAt": "2026-11-24",
@@ -4288,6 +4343,15 @@ export interface operations {
                      *           "cacheWrite": 2.5,
                      *           "cacheWrite1h": 2.5,
                      *           "output": 10,
+                     *           "tiers": {
+                     *             "priority": {
+                     *               "input": 4.25,
+                     *               "cachedInput": 2.125,
+                     *               "cacheWrite": 4.25,
+                     *               "cacheWrite1h": 4.25,
+                     *               "output": 17
+                     *             }
+                     *           },
                      *           "source": "account",
                      *           "sourceUrl": null,
                      *           "checkedAt": null,
@@ -4326,7 +4390,14 @@ export interface operations {
                  *       "cachedInput": 1.25,
                  *       "cacheWrite": 3.125,
                  *       "cacheWrite1h": 5,
-                 *       "output": 10
+                 *       "output": 10,
+                 *       "tiers": {
+                 *         "priority": {
+                 *           "input": 4.25,
+                 *           "cachedInput": 2.125,
+                 *           "output": 17
+                 *         }
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["PutPriceRequest"];
@@ -4349,6 +4420,15 @@ export interface operations {
                      *       "cacheWrite": 2.5,
                      *       "cacheWrite1h": 2.5,
                      *       "output": 10,
+                     *       "tiers": {
+                     *         "priority": {
+                     *           "input": 4.25,
+                     *           "cachedInput": 2.125,
+                     *           "cacheWrite": 4.25,
+                     *           "cacheWrite1h": 4.25,
+                     *           "output": 17
+                     *         }
+                     *       },
                      *       "source": "account",
                      *       "sourceUrl": null,
                      *       "checkedAt": null,

@@ -27,6 +27,7 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
   connection_error: 'Connection needs attention',
+  unpriced_model: 'A model has no price',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {

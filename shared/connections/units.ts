@@ -1,0 +1,43 @@
+/**
+ * OpenAI's usage endpoints beyond completions and embeddings (research notes §1.3): what each counts, how it is
+ * grouped, and how its counts become a cell. Each cell's `tier` is the endpoint's name (its rows never merge with
+ * token rows), its `quantity` the endpoint's metric in `unit`s, priced per unit from the table's `units` rows
+ * (`item`). Requests are the endpoint's model requests where they are calls of their own (images, speech,
+ * transcription, moderation); tool calls made inside a model request (web and file search) and project-level usage
+ * (storage, code interpreter sessions, which carry no key) count no request.
+ */
+export interface UnitEndpoint {
+  /** `/v1/organization/usage/<name>` */
+  name: string;
+  /** The table's `units` item that prices it. */
+  item: string;
+  unit: string;
+  /** The `group_by` values Burnrate asks for (the reference's dimensions this endpoint has). */
+  groupBy: readonly string[];
+  /** The result field counted in `unit`s. */
+  quantity: string;
+  /** The result field counted as requests, if any. */
+  requests: string | null;
+}
+
+export const UNIT_ENDPOINTS: readonly UnitEndpoint[] = [
+  { name: 'images', item: 'images', unit: 'image', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'images', requests: 'num_model_requests' },
+  { name: 'audio_speeches', item: 'audio_speeches', unit: 'character', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'characters', requests: 'num_model_requests' },
+  { name: 'audio_transcriptions', item: 'audio_transcriptions', unit: 'second', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'seconds', requests: 'num_model_requests' },
+  { name: 'moderations', item: 'moderations', unit: 'request', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_model_requests', requests: 'num_model_requests' },
+  { name: 'vector_stores', item: 'vector_stores', unit: 'byte_day', groupBy: ['project_id'], quantity: 'usage_bytes', requests: null },
+  { name: 'code_interpreter_sessions', item: 'code_interpreter_sessions', unit: 'session', groupBy: ['project_id'], quantity: 'num_sessions', requests: null },
+  { name: 'web_search_calls', item: 'web_search', unit: 'call', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_requests', requests: null },
+  { name: 'file_search_calls', item: 'file_search', unit: 'call', groupBy: ['api_key_id', 'project_id'], quantity: 'num_requests', requests: null },
+];
+
+const BY_NAME = new Map(UNIT_ENDPOINTS.map((e) => [e.name, e]));
+
+/** The endpoint a cell's tier names, if the cell is one of units (not tokens). */
+export const unitEndpointOf = (tier: string): UnitEndpoint | undefined => BY_NAME.get(tier);
+
+/**
+ * The model name a unit cell's usage is shown under (a breakdown row of its own, never merged with the same model's
+ * tokens): `images:dall-e-3`, `web_search_calls:gpt-5.1`; the endpoint's name alone when its rows have no model.
+ */
+export const unitModelName = (endpoint: string, model: string | null): string => (model ? `${endpoint}:${model}` : endpoint);
