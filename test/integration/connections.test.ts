@@ -413,7 +413,7 @@ describe('plan limits', () => {
 });
 
 describe('tiers: each at its own price', () => {
-  it('estimates OpenAI priority and flex usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
+  it('estimates OpenAI priority, flex and batch usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
     // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its clock frozen.
     const org = await newStandInOrg('openai', { now: frozenAt, late: null });
     try {
@@ -423,8 +423,9 @@ describe('tiers: each at its own price', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       expect((await sync(user.accountId, res.body.id)).status).toBe('done');
       const state = await org.state();
-      const tiered = (state.series as any[]).filter((s) => s.tier === 'priority' || s.tier === 'flex');
-      expect(new Set(tiered.map((s) => s.tier))).toEqual(new Set(['priority', 'flex']));
+      // Batch rows say service_tier "default" with batch: true: priced at the batch price once, never halved twice.
+      const tiered = (state.series as any[]).filter((s) => s.tier === 'priority' || s.tier === 'flex' || s.tier === 'batch');
+      expect(new Set(tiered.map((s) => s.tier))).toEqual(new Set(['priority', 'flex', 'batch']));
       const yesterday = new Date(Date.parse(frozenAt) - 86_400_000).toISOString().slice(0, 10);
       const start = Date.parse(`${yesterday}T00:00:00Z`) / 1000;
       for (const keyId of new Set(tiered.map((s) => s.keyId as string))) {
@@ -432,7 +433,7 @@ describe('tiers: each at its own price', () => {
         const billed = await org.get(`/v1/organization/costs?start_time=${start}&end_time=${start + 86_400}&group_by=api_key_id&group_by=line_item&api_key_ids=${keyId}`);
         expect(billed.status).toBe(200);
         const lines = billed.body.data.flatMap((b: any) => b.results) as any[];
-        expect(lines.some((l) => /\((priority|flex)\)$/.test(l.line_item))).toBe(true);
+        expect(lines.some((l) => /\((priority|flex|batch)\)$/.test(l.line_item))).toBe(true);
         const billedUsd = lines.reduce((sum, l) => sum + l.amount.value, 0);
         const key = await call(`/keys/${keyHash('openai', keyId)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
         expect(key.status).toBe(200);

@@ -116,10 +116,11 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                     <tr key={`${m.provider}/${m.model}`}>
                       <td>
                         {m.provider}/{m.model}
+                        {m.unit !== undefined && <span class="muted"> · {quantityText(m.quantity ?? 0, m.unit)}</span>}
                       </td>
                       <td class="num">{noRequests ? <abbr title="not available">n/a</abbr> : number(m.requests)}</td>
-                      <td class="num">{number(m.inputTokens)}</td>
-                      <td class="num">{number(m.outputTokens)}</td>
+                      <td class="num">{m.unit !== undefined ? '–' : number(m.inputTokens)}</td>
+                      <td class="num">{m.unit !== undefined ? '–' : number(m.outputTokens)}</td>
                       <td class="num"><Money value={m.costUsd} /></td>
                     </tr>
                   ))}
@@ -132,4 +133,19 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
       )}
     </Screen>
   );
+}
+
+/** Usage counted in units other than tokens (images, characters, …), as a person reads it: `60 images`, `1 call`. */
+const UNIT_NAMES: Record<string, [string, string]> = {
+  image: ['image', 'images'],
+  character: ['character', 'characters'],
+  second: ['second', 'seconds'],
+  request: ['request', 'requests'],
+  byte_day: ['byte-day of storage', 'byte-days of storage'],
+  session: ['session', 'sessions'],
+  call: ['call', 'calls'],
+};
+function quantityText(quantity: number, unit: string): string {
+  const [one, many] = UNIT_NAMES[unit] ?? [unit, unit];
+  return `${number(quantity)} ${quantity === 1 ? one : many}`;
 }
