@@ -37,6 +37,14 @@ export interface Connection {
   manualSyncAt: string | null;
   /** The UTC day of the last `connection_error` alert (once per connection and day). */
   errorAlertDay: string | null;
+  /**
+   * A backfill runs newest first: the days `cursor`…`backfillTo` are still to import (null: up to today, or no
+   * backfill when `cursor` is null too).
+   */
+  backfillTo?: string | null;
+  /** After the last sync: keys listed untracked past the key limit, and the first day the period's requests held back. */
+  untrackedKeys?: number;
+  requestsHeldFrom?: string | null;
 }
 
 export const SHARDS = 16;
@@ -65,6 +73,9 @@ export function toConnection(item: Item): Connection {
     nextSyncAt: opt(item.nextSyncAt),
     manualSyncAt: opt(item.manualSyncAt),
     errorAlertDay: opt(item.errorAlertDay),
+    backfillTo: opt(item.backfillTo),
+    untrackedKeys: typeof item.untrackedKeys === 'number' ? item.untrackedKeys : 0,
+    requestsHeldFrom: opt(item.requestsHeldFrom),
   };
 }
 

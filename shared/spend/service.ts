@@ -13,6 +13,7 @@ import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/fo
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { coverageOf } from '#shared/spend/coverage.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -72,6 +73,15 @@ const sumAll = (groups: { totals: Totals }[]) => {
  */
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
+  const provider = query.provider?.trim().toLowerCase();
+  const [answer, coverage] = await Promise.all([spendOf(accountId, query, from, to, now), coverageOf(accountId, { from, to, ...(provider ? { provider } : {}) }, now)]);
+  const { settled, ...notes } = coverage;
+  // groupBy=day: each day says whether the providers' bills settled it.
+  for (const g of answer.groups) if ('settled' in g) g.settled = settled.has(g.date);
+  return { ...answer, coverage: notes };
+}
+
+async function spendOf(accountId: string, query: SpendQuery, from: string, to: string, now: Date) {
   if (query.model !== undefined && query.provider === undefined) {
     throw new ValidationError('model filters need provider.', [{ path: 'query.model', message: 'Give provider with model (e.g. provider=openai&model=gpt-4o).' }]);
   }
@@ -133,7 +143,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
       to,
       groupBy,
       total: totalsView(sumAll([...days.values()].map((totals) => ({ totals })))),
-      groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })),
+      groups: [...days].map(([date, t]) => ({ date, settled: false, ...totalsView(t) })),
       forecast: figures ? forecastOf(figures) : null,
       readDays: items,
     };
@@ -252,7 +262,7 @@ function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: stri
   if (groupBy === 'day') {
     const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
     for (const item of items) addItem(days.get(item.date as string)!, item);
-    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
+    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, settled: false, ...totalsView(t) })) };
   }
   if (groupBy === 'key') {
     const groups = grouped(items, () => filter.keyHash!, () => ({ provider: '', model: '' }));
