@@ -60,7 +60,7 @@ export async function settleSlice(
   billed: readonly BilledDay[],
   stored: readonly StoredCell[],
   write: (changes: SettleChange[]) => Promise<void>,
-): Promise<{ changes: number; days: number }> {
+): Promise<{ changes: number; days: number; unsettled: string[] }> {
   const basis = byDate<Estimate>(
     read.map((c) => {
       const ws = webSearchOf(c);
@@ -76,6 +76,7 @@ export async function settleSlice(
   const reconByDay = new Map(recon.map((d) => [d.date, d]));
   const changes: SettleChange[] = [];
   const days: ReconSettlement[] = [];
+  const unsettled: string[] = [];
   for (const date of daysBetween(from, to)) {
     const estimates = basis.get(date) ?? [];
     const day = billedByDay.get(date);
@@ -84,6 +85,7 @@ export async function settleSlice(
     if (!settles(day, estimates, ctx.today, date)) {
       // Not billed yet: the estimate stands (corrections of an earlier bill, if any, stay until the bill returns).
       desired = { date, billedMicros: null, settled: false, lines: [] };
+      unsettled.push(date);
     } else {
       const s = settleDay(ctx.provider, day ?? { date, rows: [] }, estimates, (keyId) => ctx.tracked(keyId, date));
       const wanted = corrections(s, held.get(date) ?? []);
@@ -105,5 +107,5 @@ export async function settleSlice(
   }
   if (changes.length > 0) await write(changes);
   await setReconSettlements(ctx.accountId, ctx.provider, days);
-  return { changes: changes.length, days: days.length };
+  return { changes: changes.length, days: days.length, unsettled };
 }

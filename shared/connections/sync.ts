@@ -23,7 +23,7 @@ import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_AC
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { priceId, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
-import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
+import { addDays, daysBetween, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
@@ -271,7 +271,7 @@ class Importer {
     // Settlement: the days the provider has billed move to the bill (only the differences are written).
     for (let attempt = 0; ; attempt++) {
       try {
-        await settleSlice(
+        const settled = await settleSlice(
           { accountId: this.conn.accountId, provider: this.provider, today: this.ctx.chunkContext.today, price: this.price, tracked: (keyId, date) => this.trackedForBill(keyId, date) },
           from,
           to,
@@ -280,6 +280,7 @@ class Importer {
           [...stored.values()],
           (changes) => this.writeSettlement(changes),
         );
+        for (const date of daysBetween(from, to)) this.daysRead.set(date, !settled.unsettled.includes(date));
         break;
       } catch (error) {
         if (!(error instanceof SliceConflict) || attempt >= 5) throw error;
@@ -287,6 +288,15 @@ class Importer {
         stored = await loadStored();
       }
     }
+  }
+
+  /** Each day this sync read: whether the provider's bill settled it. */
+  daysRead = new Map<string, boolean>();
+
+  /** The connection's days not settled after this sync: those it read unsettled, and the earlier list's days it did not read. */
+  unsettledDays(previous: readonly string[] | undefined): string[] {
+    const kept = (previous ?? []).filter((d) => !this.daysRead.has(d) && d < this.ctx.chunkContext.today);
+    return [...kept, ...[...this.daysRead].filter(([, settled]) => !settled).map(([d]) => d)].sort();
   }
 
   private admittedForBill = new Set<string>();
@@ -693,7 +703,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         const backfillTo = addDays(from, -1);
         if (Date.now() - started > (options.budgetMs ?? 240_000)) {
           // Out of time mid-backfill: the next run (due now) goes on with the days before `from`.
-          await setConnectionFields(conn, { backfillTo, lastSyncAt: at, nextSyncAt: at, updatedAt: at });
+          await setConnectionFields(conn, { backfillTo, unsettledDays: importer.unsettledDays(conn.unsettledDays), lastSyncAt: at, nextSyncAt: at, updatedAt: at });
           return { ...importer.result, status: 'partial' };
         }
         await setConnectionFields(conn, { backfillTo });
@@ -709,6 +719,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         backfillTo: null,
         untrackedKeys,
         requestsHeldFrom: importer.requestsHeldFrom ?? null,
+        unsettledDays: importer.unsettledDays(conn.unsettledDays),
         lastSyncAt: at,
         lastSuccessAt: at,
         nextSyncAt,

@@ -45,6 +45,8 @@ export interface Connection {
   /** After the last sync: keys listed untracked past the key limit, and the first day the period's requests held back. */
   untrackedKeys?: number;
   requestsHeldFrom?: string | null;
+  /** Days from `importedFrom` on that the provider has not billed yet (today aside): their spend is an estimate. */
+  unsettledDays?: string[];
 }
 
 export const SHARDS = 16;
@@ -76,6 +78,7 @@ export function toConnection(item: Item): Connection {
     backfillTo: opt(item.backfillTo),
     untrackedKeys: typeof item.untrackedKeys === 'number' ? item.untrackedKeys : 0,
     requestsHeldFrom: opt(item.requestsHeldFrom),
+    unsettledDays: Array.isArray(item.unsettledDays) ? (item.unsettledDays as string[]) : [],
   };
 }
 
@@ -124,6 +127,20 @@ export async function listConnections(accountId: string): Promise<Connection[]> 
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
   });
   return items.map(toConnection);
+}
+
+/** The account item and its connections (ONE Query of the account partition: coverage). */
+export async function accountWithConnections(accountId: string): Promise<{ account: Item | undefined; connections: Connection[] }> {
+  const q = queries.accountAndConnections(accountId);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': q.pk, ':from': q.skFrom, ':to': q.skTo },
+  });
+  const account = keys.account(accountId);
+  return {
+    account: items.find((item) => item.sk === account.sk),
+    connections: items.filter((item) => item.type === 'Connection').map(toConnection),
+  };
 }
 
 /**

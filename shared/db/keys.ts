@@ -165,6 +165,11 @@ export const queries = {
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
+  /**
+   * The account item and its connections in ONE Query (the sort keys between them: `ACCOUNT`, the `CFG#` budgets and
+   * rules, `CONNECTION#…`): what coverage reads.
+   */
+  accountAndConnections: (accountId: string) => ({ pk: accountPk(accountId), skFrom: 'ACCOUNT', skTo: 'CONNECTION#~' }),
   /** An account's alerts, newest first: all (base table) or one status (gsi1). */
   alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
   alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),

@@ -3,15 +3,11 @@
  * if not, why — derived, never stored as a second truth: from the connections (their backfill, status, the keys
  * and requests their last sync held back at a plan limit), the account's plan, the unpriced counters of the days
  * asked, and which days the providers' bills have settled. `complete` is false when a note other than `estimated`
- * applies. Reads: the connections (ONE Query), the account (ONE GetItem), the settled days of each connection in
- * scope (ONE Query each, also the `settled` flags of groupBy=day) and the day items when the caller has none.
+ * applies. Reads: ONE Query of the account partition (the account item and its connections, each of which keeps
+ * the days its provider has not billed yet); the unpriced requests come from the aggregates the answer read.
  */
-import { getAccount } from '#shared/db/accounts.ts';
-import { listConnections, type Connection } from '#shared/db/connections.ts';
-import type { Item } from '#shared/db/client.ts';
-import { readInt } from '#shared/db/numbers.ts';
-import { settledDays } from '#shared/db/settlement.ts';
-import * as repo from '#shared/db/spend.ts';
+import { toAccount } from '#shared/db/accounts.ts';
+import { accountWithConnections, type Connection } from '#shared/db/connections.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { daysBetween, isoDate } from '#shared/time/periods.ts';
@@ -48,23 +44,29 @@ export interface CoverageInput {
   from: string;
   to: string;
   provider?: string;
-  /** The account's day items of the range, when the caller read them already (groupBy=day): no second read. */
-  days?: Item[];
+  /** Requests of models without a price in the range and filters asked (from the aggregates the answer read). */
+  unpricedRequests: bigint;
+}
+
+/** Whether a connection's day is settled: imported, past, not pending, billed (not in its unsettled days). */
+export function isSettled(c: Pick<Connection, 'cursor' | 'backfillTo' | 'lastSuccessAt' | 'importedFrom' | 'unsettledDays'>, date: string, today: string): boolean {
+  if (date < c.importedFrom || date >= today) return false;
+  const pending = pendingDays(c, today);
+  if (pending && date >= pending[0] && date <= pending[1]) return false;
+  return !(c.unsettledDays ?? []).includes(date);
 }
 
 /** The notes of one range (pure but for the reads named above); `settled` per day for groupBy=day. */
 export async function coverageOf(accountId: string, input: CoverageInput, now = new Date()): Promise<Coverage & { settled: Set<string> }> {
   const today = isoDate(now);
-  const [connections, account, days] = await Promise.all([
-    listConnections(accountId),
-    getAccount(accountId),
-    input.days ?? repo.accountDays(accountId, input.from, input.to),
-  ]);
+  const { account: accountItem, connections } = await accountWithConnections(accountId);
+  const account = accountItem ? toAccount(accountItem) : undefined;
   const inScope = connections.filter((c) => input.provider === undefined || c.provider === input.provider);
   const notes: CoverageNote[] = [];
   const plan = PLAN_NAMES[account?.plan ?? 'FREE'] ?? account?.plan ?? 'Free';
   const limits = account ? limitsInForce(account, now) : undefined;
-  const settledSets = await Promise.all(inScope.map((c) => settledDays(accountId, c.provider, input.from, input.to)));
+  const range = daysBetween(input.from, input.to);
+  const settledSets = inScope.map((c) => new Set(range.filter((d) => isSettled(c, d, today))));
   for (const [i, c] of inScope.entries()) {
     const name = providerName(c.provider);
     if ((c.untrackedKeys ?? 0) > 0) {
@@ -117,8 +119,7 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
       });
     }
   }
-  let unpriced = 0n;
-  for (const d of days) if ((d.date as string) >= input.from && (d.date as string) <= input.to) unpriced += readInt(d.unpricedRequests, 'unpricedRequests');
+  const unpriced = input.unpricedRequests;
   if (unpriced > 0n) {
     notes.push({
       code: 'unpriced',
@@ -128,6 +129,6 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
   }
   // A day is settled when every connection in scope has its bill (and there is one).
   const settled = new Set<string>();
-  if (inScope.length > 0) for (const d of daysBetween(input.from, input.to)) if (settledSets.every((s) => s.has(d))) settled.add(d);
+  if (inScope.length > 0) for (const d of range) if (settledSets.every((s) => s.has(d))) settled.add(d);
   return { complete: notes.every((n) => n.code === 'estimated'), notes, settled };
 }

@@ -61,6 +61,9 @@ function grouped(items: Item[], idOf: (item: Item) => string, fieldsOf: (item: I
   return [...groups.values()].sort(byCost);
 }
 
+/** The answer's `total`, and the unpriced requests behind it (for the coverage note; not part of the answer). */
+const totalOf = (t: Totals) => ({ total: totalsView(t), unpricedRequests: t.unpricedRequests });
+
 const sumAll = (groups: { totals: Totals }[]) => {
   const total = zero();
   for (const g of groups) addTotals(total, g.totals);
@@ -74,11 +77,11 @@ const sumAll = (groups: { totals: Totals }[]) => {
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
-  const [answer, coverage] = await Promise.all([spendOf(accountId, query, from, to, now), coverageOf(accountId, { from, to, ...(provider ? { provider } : {}) }, now)]);
-  const { settled, ...notes } = coverage;
+  const { unpricedRequests, ...answer } = await spendOf(accountId, query, from, to, now);
+  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups) if ('settled' in g) g.settled = settled.has(g.date);
-  return { ...answer, coverage: notes };
+  return { ...answer, coverage };
 }
 
 async function spendOf(accountId: string, query: SpendQuery, from: string, to: string, now: Date) {
@@ -94,7 +97,7 @@ async function spendOf(accountId: string, query: SpendQuery, from: string, to: s
     accountSpend(accountId, prev && groupBy === 'day' ? prev.from : from, from, to, groupBy, now),
     prev && groupBy !== 'day' ? repo.accountDays(accountId, prev.from, prev.to) : undefined,
   ]);
-  const { readDays, ...answer } = current;
+  const { readDays, ...answer } = current as typeof current & { readDays?: Item[] };
   return prev ? { ...answer, previous: sumOf(previous ?? readDays ?? [], prev) } : answer;
 }
 
@@ -124,7 +127,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
       from,
       to,
       groupBy,
-      total: totalsView(sumAll(groups)),
+      ...totalOf(sumAll(groups)),
       groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
       forecast: withForecast ? forecastOf(figures) : null,
     };
@@ -142,7 +145,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
       from,
       to,
       groupBy,
-      total: totalsView(sumAll([...days.values()].map((totals) => ({ totals })))),
+      ...totalOf(sumAll([...days.values()].map((totals) => ({ totals })))),
       groups: [...days].map(([date, t]) => ({ date, settled: false, ...totalsView(t) })),
       forecast: figures ? forecastOf(figures) : null,
       readDays: items,
@@ -159,7 +162,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
     from,
     to,
     groupBy,
-    total: totalsView(sumAll(groups)),
+    ...totalOf(sumAll(groups)),
     groups: groups.map((g) =>
       byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
@@ -253,7 +256,7 @@ async function filteredSpend(accountId: string, filter: SpendFilter, range: { fr
     const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => byDay.get(d) ?? 0n, ...(since ? { since } : {}) });
     forecast = { monthEnd: microsToUsd(monthEnd), method: FORECAST_METHOD };
   }
-  const answer = { from, to, groupBy, total: totalsView(sumAll(result.totals)), groups: result.groups, forecast };
+  const answer = { from, to, groupBy, ...totalOf(sumAll(result.totals)), groups: result.groups, forecast };
   return prev ? { ...answer, previous: sumOf(days, prev) } : answer;
 }
 
