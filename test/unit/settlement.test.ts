@@ -4,6 +4,8 @@ import { corrections, largestRemainder, settleAnthropicDay, settleOpenAiDay, set
 import { centsToPicos, dollarsToPicos } from '#shared/connections/decimal.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
+import { readPlan } from '#shared/connections/sync.ts';
+import { isSettled, pendingDays } from '#shared/spend/coverage.ts';
 
 const D = '2026-11-20';
 const est = (keyId: string | null, projectId: string | null, model: string, tier: string, costMicros: bigint, tokens = 1000n): Estimate => ({ date: D, keyId, projectId, model, tier, costMicros, tokens });
@@ -125,5 +127,46 @@ describe('cost queries as the references spell them', () => {
     expect(asked).toEqual([
       '/v1/organizations/cost_report?starting_at=2026-11-01T00%3A00%3A00Z&ending_at=2026-11-08T00%3A00%3A00Z&bucket_width=1d&group_by%5B%5D=workspace_id&group_by%5B%5D=description&limit=31',
     ]);
+  });
+});
+
+describe('what a sync reads, newest first', () => {
+  const conn = { importedFrom: '2026-10-01', lastSuccessAt: null, backfillTo: null };
+  it('a first sync: this month first (today included), newest slices first, never across a month; then the month before', () => {
+    const plan = readPlan({ ...conn, cursor: '2026-10-01' }, '2026-11-12', 7);
+    expect(plan.recent).toEqual([]);
+    expect(plan.backfill).toEqual([
+      ['2026-11-06', '2026-11-12'],
+      ['2026-11-01', '2026-11-05'],
+      ['2026-10-25', '2026-10-31'],
+      ['2026-10-18', '2026-10-24'],
+      ['2026-10-11', '2026-10-17'],
+      ['2026-10-04', '2026-10-10'],
+      ['2026-10-01', '2026-10-03'],
+    ]);
+  });
+  it('a backfill resumed: the recent days after it first, then on from where it stopped', () => {
+    const plan = readPlan({ ...conn, cursor: '2026-10-01', backfillTo: '2026-10-24', lastSuccessAt: null }, '2026-11-12', 7);
+    expect(plan.recent).toEqual([['2026-11-09', '2026-11-12']]);
+    expect(plan.backfill[0]).toEqual(['2026-10-18', '2026-10-24']);
+  });
+  it('no backfill: the 3 days before today and today', () => {
+    expect(readPlan({ ...conn, cursor: null, lastSuccessAt: '2026-11-12T08:00:00Z' }, '2026-11-12', 7)).toEqual({ recent: [['2026-11-09', '2026-11-12']], backfill: [] });
+  });
+});
+
+describe('coverage: pending and settled days of a connection', () => {
+  const c = { importedFrom: '2026-10-01', cursor: null, backfillTo: null, lastSuccessAt: '2026-11-12T08:00:00Z', unsettledDays: ['2026-11-10', '2026-11-12'] };
+  it('a day is settled when imported, past, not pending and billed', () => {
+    expect(isSettled(c, '2026-11-11', '2026-11-12')).toBe(true);
+    expect(isSettled(c, '2026-11-10', '2026-11-12')).toBe(false);
+    expect(isSettled(c, '2026-11-12', '2026-11-12')).toBe(false);
+    expect(isSettled(c, '2026-09-30', '2026-11-12')).toBe(false);
+    expect(isSettled({ ...c, cursor: '2026-10-01', backfillTo: '2026-10-20' }, '2026-10-05', '2026-11-12')).toBe(false);
+  });
+  it('pending: every day until the first sync is done; the rest of a backfill under way', () => {
+    expect(pendingDays({ ...c, lastSuccessAt: null }, '2026-11-12')).toEqual(['2026-10-01', '2026-11-12']);
+    expect(pendingDays({ ...c, lastSuccessAt: null, cursor: '2026-10-01', backfillTo: '2026-10-31' }, '2026-11-12')).toEqual(['2026-10-01', '2026-10-31']);
+    expect(pendingDays(c, '2026-11-12')).toBeNull();
   });
 });
