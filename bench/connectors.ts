@@ -6,8 +6,9 @@
  *   1. The first sync: the backfill from the first day of the previous UTC month to today (62 days when both
  *      months have 31), run as the worker runs it: `syncConnection` again and again (each run stops starting
  *      slices after its 240 s budget and leaves a cursor) until it is done. Wall time, runs, provider requests,
- *      DynamoDB requests and write units. Then every figure is checked against the stand-in's truth: requests and
- *      tokens, and the cost of every (day, key, model) cell priced by the table, summed (exit 1 on a mismatch).
+ *      DynamoDB requests and write units, the settlement's corrections (settled lines) among them. Then every figure
+ *      is checked against the stand-in's truth: requests and tokens of every cell; today's cost priced by the table;
+ *      every settled day shown equal to its bill (the reconciliation; exit 1 on a mismatch).
  *   2. A re-sync with nothing new (the last 3 days and today read again): goal 0 writes of spend; what it writes
  *      is bookkeeping (the lease, the connection's last sync).
  *   3. A re-sync after GROWN (default 1%) of the cells it reads grew: goal writes ∝ changed cells.
@@ -112,6 +113,8 @@ interface Phase {
   ms: number;
   providerRequests: number;
   cellsChanged: number;
+  /** Settlement corrections written (one per changed (day, key, line)). */
+  settleCellsChanged: number;
   transactions: number;
   counts: Counts;
 }
@@ -153,11 +156,13 @@ async function run(): Promise<number> {
     const started = performance.now();
     let runs = 0;
     let cellsChanged = 0;
+    let settleCellsChanged = 0;
     let transactions = 0;
     for (;;) {
       runs += 1;
       const result = await syncConnection(tenant.accountId, connection.id, { now });
       cellsChanged += result.cellsChanged;
+      settleCellsChanged += result.settleCellsChanged;
       transactions += result.transactions;
       if (result.status === 'partial') {
         process.stderr.write(`  ${name}: run ${runs} partial (${num(cellsChanged)} cells so far, ${Math.round((performance.now() - started) / 1000)} s)\n`);
@@ -169,7 +174,7 @@ async function run(): Promise<number> {
     }
     const elapsed = performance.now() - started;
     const requests = await control<{ total: number }>('/requests');
-    const p: Phase = { name, runs, ms: elapsed, providerRequests: requests.total, cellsChanged, transactions, counts };
+    const p: Phase = { name, runs, ms: elapsed, providerRequests: requests.total, cellsChanged, settleCellsChanged, transactions, counts };
     phases.push(p);
     return p;
   };
@@ -178,7 +183,7 @@ async function run(): Promise<number> {
   const first = await phase('first sync (backfill)', NOW);
   const from = importStart(NOW);
   const today = isoDate(NOW);
-  const mismatches = await check(tenant.token, stack.apiUrl, control, from, today);
+  const mismatches = await check(tenant.token, stack.apiUrl, control, from, today, connection.id);
 
   // 2. Nothing new: the same frozen clock, 15 minutes later for the sync.
   const later = new Date(NOW.getTime() + 15 * 60_000);
@@ -196,18 +201,19 @@ async function run(): Promise<number> {
     await Promise.all(picked.slice(i, i + 20).map((c) => control('/usage', 'POST', { apiKeyId: c.apiKeyId, model: c.model, date: c.date, add })));
   }
   const grown = await phase(`re-sync, ${num(grow)} of ${num(cells.length)} cells grew`, new Date(later.getTime() + 15 * 60_000));
-  const mismatchesAfter = await check(tenant.token, stack.apiUrl, control, from, today);
+  const mismatchesAfter = await check(tenant.token, stack.apiUrl, control, from, today, connection.id);
 
   console.log(heading('Results'));
   console.log(
     table([
-      ['phase', 'runs', 'wall (s)', 'provider requests', 'cells changed', 'transactions', 'items written in transactions', 'other writes', 'write units', 'read units', 'DynamoDB requests'],
+      ['phase', 'runs', 'wall (s)', 'provider requests', 'cells changed', 'settled lines changed', 'transactions', 'items written in transactions', 'other writes', 'write units', 'read units', 'DynamoDB requests'],
       ...phases.map((p) => [
         p.name,
         String(p.runs),
         num(p.ms / 1000, 1),
         num(p.providerRequests),
         num(p.cellsChanged),
+        num(p.settleCellsChanged),
         num(p.transactions),
         num(p.counts.transactItems),
         num(p.counts.singleWrites),
@@ -217,12 +223,14 @@ async function run(): Promise<number> {
       ]),
     ]),
   );
-  console.log(`  first sync: ${num(first.cellsChanged / (first.ms / 1000))} cells/s; ${num(wcu(first.counts) / Math.max(1, first.cellsChanged), 2)} write units per cell`);
+  console.log(
+    `  first sync: ${num(first.cellsChanged / (first.ms / 1000))} cells/s; ${num(wcu(first.counts) / Math.max(1, first.cellsChanged + first.settleCellsChanged), 2)} write units per cell or settled line (${num(first.cellsChanged)} cells, ${num(first.settleCellsChanged)} settled lines)`,
+  );
   console.log(`  nothing new: ${num(idle.counts.transactItems)} items written in transactions (goal 0); ${num(idle.counts.singleWrites)} other writes (lease, last sync)`);
   console.log(`  grown: ${num(wcu(grown.counts) / Math.max(1, grown.cellsChanged), 2)} write units per changed cell (first sync: ${num(wcu(first.counts) / Math.max(1, first.cellsChanged), 2)})`);
   const all = [...mismatches, ...mismatchesAfter];
-  console.log(all.length === 0 ? '  every figure equals the stand-in\'s truth (requests, tokens, cost of every cell priced by the table)' : `  MISMATCHES:\n    ${all.join('\n    ')}`);
-  return all.length === 0 && idle.counts.transactItems === 0 && grown.cellsChanged === grow ? 0 : 1;
+  console.log(all.length === 0 ? '  every figure equals the stand-in\'s truth (requests, tokens; today priced by the table; every settled day its bill)' : `  MISMATCHES:\n    ${all.join('\n    ')}`);
+  return all.length === 0 && idle.counts.transactItems === 0 && idle.settleCellsChanged === 0 && grown.cellsChanged === grow ? 0 : 1;
 }
 
 /** Picks `n` of `list` (a fixed stride: reproducible, spread over days, keys and models). */
@@ -237,7 +245,7 @@ async function modelsOf(control: <T>(path: string) => Promise<T>, today: string)
 }
 
 /** GET /spend over [from, to] against the stand-in's truth: requests, tokens, and the cost of each cell priced. */
-async function check(token: string, apiUrl: string, control: <T>(path: string) => Promise<T>, from: string, to: string): Promise<string[]> {
+async function check(token: string, apiUrl: string, control: <T>(path: string) => Promise<T>, from: string, to: string, connectionId: string): Promise<string[]> {
   const t = await control<{ cells: Record<string, any>[] }>(`/truth?from=${from}&to=${to}`);
   const want = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
   // One provider row per (day, key, model, tier), priced as the provider reports it.
@@ -251,16 +259,29 @@ async function check(token: string, apiUrl: string, control: <T>(path: string) =
     want.inputTokens += counts.inputTokens;
     want.cachedInputTokens += counts.cachedInputTokens;
     want.outputTokens += counts.outputTokens;
-    want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.kind === 'embeddings' ? 'standard' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier }) }).costMicros);
+    // Cost as the table prices it: what today (not billed yet) shows.
+    if (c.date === to) want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.kind === 'embeddings' ? 'standard' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier }) }).costMicros);
   }
   const res = await fetch(`${apiUrl}/spend?from=${from}&to=${to}&groupBy=day`, { headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) return [`GET /spend: ${res.status} ${await res.text()}`];
   const body = (await res.json()) as { total: { costUsd: number; requests: number; inputTokens: number; cachedInputTokens: number; outputTokens: number } };
-  const got = { ...body.total, costMicros: BigInt(usdToMicros(body.total.costUsd)) };
+  const got = { ...body.total };
   const out: string[] = [];
-  for (const f of ['requests', 'inputTokens', 'cachedInputTokens', 'outputTokens', 'costMicros'] as const) {
+  for (const f of ['requests', 'inputTokens', 'cachedInputTokens', 'outputTokens'] as const) {
     if (String(got[f]) !== String(want[f])) out.push(`${f}: GET /spend ${got[f]}, stand-in ${want[f]}`);
   }
+  // Money: every settled day shown equals its bill (Anthropic Priority Tier apart), today its estimate, the total the days'.
+  const recon = (await (await fetch(`${apiUrl}/connections/${connectionId}/reconciliation?from=${from}&to=${to}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+    days: { date: string; settled: boolean; computedUsd: number; billedUsd: number | null; lines: { estimatedUsd: number; reason: string | null }[] }[];
+    total: { computedUsd: number };
+  };
+  for (const d of recon.days) {
+    const priority = d.lines.filter((l) => l.reason === 'priority_tier').reduce((n, l) => n + BigInt(usdToMicros(l.estimatedUsd)), 0n);
+    if (d.settled && BigInt(usdToMicros(d.computedUsd)) !== BigInt(usdToMicros(d.billedUsd ?? 0)) + priority) out.push(`${d.date}: shown ${d.computedUsd}, billed ${d.billedUsd}`);
+    if (!d.settled && d.date !== to) out.push(`${d.date}: not settled`);
+    if (d.date === to && BigInt(usdToMicros(d.computedUsd)) !== want.costMicros) out.push(`today: shown ${d.computedUsd}, estimate ${Number(want.costMicros) / 1e6}`);
+  }
+  if (usdToMicros(recon.total.computedUsd) !== usdToMicros(body.total.costUsd)) out.push(`GET /spend ${body.total.costUsd}, reconciliation ${recon.total.computedUsd}`);
   console.log(`  checked ${from} → ${to}: ${num(t.cells.length)} cells, ${num(want.requests)} requests, $${(Number(want.costMicros) / 1e6).toFixed(6)}${out.length ? '' : ' — equal'}`);
   return out;
 }

@@ -393,7 +393,8 @@ function costReport(store: OrgStore, tokens: PageTokens, params: URLSearchParams
   });
 }
 
-function keyView(k: OrgKey) {
+/** The current `APIKey` shape: `scope` (the default workspace by its real id), no `workspace_id`. */
+function keyView(store: OrgStore, k: OrgKey) {
   return {
     id: k.id,
     type: 'api_key',
@@ -403,7 +404,7 @@ function keyView(k: OrgKey) {
     created_at: new Date(k.createdAt * 1000).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
     created_by: { id: k.owner.id, type: k.owner.type === 'user' ? 'user' : 'service_account' },
     expires_at: k.status === 'expired' ? rfc3339(k.createdAt + 30 * DAY_S) : null,
-    workspace_id: k.projectId,
+    scope: { type: 'workspace', workspace_id: k.projectId ?? defaultWorkspace(store).id },
   };
 }
 
@@ -414,9 +415,9 @@ function listKeys(store: OrgStore, params: URLSearchParams) {
   const createdBy = scalarParam(params, 'created_by_user_id');
   // Newest first; keys deleted in the Console are not listed (their usage stays in the reports).
   const all = store.org.keys
-    .filter((k) => k.status !== 'deleted' && (!status || k.status === status) && (workspace === undefined || k.projectId === workspace) && (!createdBy || k.owner.id === createdBy))
+    .filter((k) => k.status !== 'deleted' && (!status || k.status === status) && (workspace === undefined || (k.projectId ?? defaultWorkspace(store).id) === workspace) && (!createdBy || k.owner.id === createdBy))
     .sort((a, b) => b.createdAt - a.createdAt || b.id.localeCompare(a.id));
-  return cursorPage(all, params, keyView);
+  return cursorPage(all, params, (k) => keyView(store, k));
 }
 
 /** Anthropic's list paging: `limit` 1..1000 (20), `after_id` | `before_id`, `first_id` / `last_id` / `has_more`. */
@@ -491,7 +492,7 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
       for (const s of store.org.series) if (s.keyId === key.id) s.until = key.status === 'active' ? null : (s.until ?? store.now());
     }
     await store.save();
-    return keyView(key);
+    return keyView(store, key);
   }
   if (method !== 'GET') throw new StandInError(405, 'invalid_request', `Method ${method} not allowed on ${path}`);
   if (path === '/v1/organizations/usage_report/messages') return usageReport(store, tokens, req, params);
@@ -507,7 +508,7 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (one) {
     const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
     if (!key) throw new StandInError(404, 'not_found', 'API key not found');
-    return keyView(key);
+    return keyView(store, key);
   }
   throw new StandInError(404, 'not_found', 'Not found');
 }

@@ -6,9 +6,12 @@
  * no request count: imported Anthropic rows count 0 requests.
  */
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
-import { centsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
+import { centsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import type { BilledDay, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';
+import type { BilledDay, BillRow, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';
+
+/** The cost report's grouping (`group_by[]`, the reference's form): per workspace and description (model, tier, cost type). */
+export const COST_REPORT_GROUP_BY = ['workspace_id', 'description'] as const;
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const STATUSES = new Set<ProviderKeyStatus>(['active', 'inactive', 'archived', 'expired']);
@@ -146,15 +149,27 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
       return mergeCells(cells);
     },
     async readBilled(from, toExclusive) {
-      const buckets = await report('/v1/organizations/cost_report', [], from, toExclusive);
-      const byDay = new Map<string, bigint>();
+      const buckets = await report('/v1/organizations/cost_report', COST_REPORT_GROUP_BY.map((g) => ['group_by[]', g] as [string, string]), from, toExclusive);
+      const byDay = new Map<string, BillRow[]>();
+      const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
       for (const bucket of buckets) {
         const date = dayOf(bucket.starting_at);
-        let micros = byDay.get(date) ?? 0n;
-        for (const r of bucket.results ?? []) if (typeof r.amount === 'string') micros += centsToPicos(r.amount);
-        byDay.set(date, micros);
+        const rows = byDay.get(date) ?? [];
+        byDay.set(date, rows);
+        for (const r of bucket.results ?? []) {
+          if (typeof r.amount !== 'string') continue;
+          rows.push({
+            date,
+            projectId: text(r.workspace_id),
+            line: text(r.description) ?? text(r.cost_type) ?? 'other',
+            costType: text(r.cost_type) ?? 'other',
+            model: text(r.model),
+            tier: text(r.service_tier),
+            picos: centsToPicos(r.amount),
+          });
+        }
       }
-      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
+      return [...byDay].map(([date, rows]): BilledDay => ({ date, rows }));
     },
   };
 }

@@ -55,8 +55,5 @@ export interface UsageCell extends Counts {
   projectId: string | null;
 }
 
-/** What the provider bills the organization on one UTC day, in micro-dollars. */
-export interface BilledDay {
-  date: string;
-  billedMicros: bigint;
-}
+/** What the provider's cost endpoint says about one UTC day: its result rows (shared/connections/settle.ts). */
+export type { BilledDay, BillRow } from '#shared/connections/settle.ts';

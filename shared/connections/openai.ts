@@ -5,11 +5,14 @@
  * Reports page by `next_page`; lists by `after` = `last_id`.
  */
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
-import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
+import { dollarsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+import type { BilledDay, BillRow, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { tierOf } from '#shared/pricing/pricing.ts';
 import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/connections/units.ts';
+
+/** The costs endpoint's grouping: the provider's dollars per key and line item (repeated `group_by`, the reference's form). */
+export const COSTS_GROUP_BY = ['project_id', 'line_item', 'api_key_id'] as const;
 
 const DAY_S = 86_400;
 const unix = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
@@ -166,18 +169,26 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
       return mergeCells([...completions, ...embeddings, ...units.flat()]);
     },
     async readBilled(from, toExclusive) {
-      const buckets = await report('/v1/organization/costs', [], from, toExclusive, 180);
-      const byDay = new Map<string, bigint>();
+      const buckets = await report('/v1/organization/costs', COSTS_GROUP_BY.map((g) => ['group_by', g] as [string, string]), from, toExclusive, 180);
+      const byDay = new Map<string, BillRow[]>();
       for (const bucket of buckets) {
         const date = dayOf(bucket.start_time);
-        let micros = byDay.get(date) ?? 0n;
+        const rows = byDay.get(date) ?? [];
+        byDay.set(date, rows);
         for (const r of bucket.results ?? []) {
-          const value = (r.amount as { value?: unknown } | undefined)?.value;
-          if (typeof value === 'number') micros += dollarsToPicos(value);
+          const amount = r.amount as { value?: unknown; currency?: unknown } | undefined;
+          if (typeof amount?.currency === 'string' && amount.currency.toLowerCase() !== 'usd') throw new ProviderBadResponse(`A cost is in ${amount.currency.slice(0, 8)}, not USD.`);
+          if (typeof amount?.value !== 'number') continue;
+          rows.push({
+            date,
+            keyId: typeof r.api_key_id === 'string' ? r.api_key_id : null,
+            projectId: typeof r.project_id === 'string' ? r.project_id : null,
+            line: typeof r.line_item === 'string' && r.line_item ? r.line_item : 'other',
+            picos: dollarsToPicos(amount.value),
+          });
         }
-        byDay.set(date, micros);
       }
-      return [...byDay].map(([date, picos]): BilledDay => ({ date, billedMicros: picosToMicros(picos) }));
+      return [...byDay].map(([date, rows]): BilledDay => ({ date, rows }));
     },
   };
 }

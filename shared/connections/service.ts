@@ -14,12 +14,12 @@ import {
   deleteConnection as removeConnection,
   getConnection,
   listConnections as loadConnections,
-  loadReconDays,
   putNewConnection,
   replaceConnection,
   type Connection,
 } from '#shared/db/connections.ts';
 import { providerClient } from '#shared/connections/client.ts';
+import { loadReconDetails } from '#shared/db/settlement.ts';
 import { ProviderRefused } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
 import { sealSecret } from '#shared/connections/secrets.ts';
@@ -193,7 +193,12 @@ export async function syncNow(accountId: string, id: string, now = new Date()) {
   return { queuedAt: now.toISOString() };
 }
 
-/** GET /connections/:id/reconciliation: per UTC day, what Burnrate computed for the connection's keys and what the provider bills. */
+/**
+ * GET /connections/:id/reconciliation: per UTC day, what Burnrate shows for the connection's keys (`computedUsd`),
+ * its token estimate, and what the provider bills (`billedUsd`, null: not billed yet), with the bill's lines. A
+ * settled day's computed figure equals its bill, except Anthropic's Priority Tier, never billed in its cost report,
+ * which stays an estimate on its own line.
+ */
 export async function reconciliation(accountId: string, id: string, query: ReconciliationQuery, now = new Date()) {
   const c = await mustGet(accountId, id);
   const { from, to } = breakdownRange(query, now);
@@ -201,14 +206,29 @@ export async function reconciliation(accountId: string, id: string, query: Recon
   if (span > MAX_RECONCILIATION_DAYS) {
     throw new ValidationError(`The range may span at most ${MAX_RECONCILIATION_DAYS} days.`, [{ path: 'query.from', message: `The range spans ${span} days.` }]);
   }
-  const byDay = new Map((await loadReconDays(accountId, c.provider, from, to)).map((d) => [d.date, d]));
+  const byDay = new Map((await loadReconDetails(accountId, c.provider, from, to)).map((d) => [d.date, d]));
   let computed = 0n;
   let billed = 0n;
+  let estimated = 0n;
   const days = daysBetween(from, to).map((date) => {
     const d = byDay.get(date);
+    const billedMicros = d?.settled ? d.billedMicros : null;
     computed += d?.computedMicros ?? 0n;
-    billed += d?.billedMicros ?? 0n;
-    return { date, computedUsd: microsToUsd(d?.computedMicros ?? 0n), billedUsd: d?.billedMicros === undefined || d.billedMicros === null ? null : microsToUsd(d.billedMicros) };
+    estimated += d?.estimatedMicros ?? 0n;
+    billed += billedMicros ?? 0n;
+    return {
+      date,
+      settled: d?.settled ?? false,
+      computedUsd: microsToUsd(d?.computedMicros ?? 0n),
+      estimatedUsd: microsToUsd(d?.estimatedMicros ?? 0n),
+      billedUsd: billedMicros === null ? null : microsToUsd(billedMicros),
+      lines: (d?.settled ? d.lines : []).map((l) => ({
+        line: l.line,
+        estimatedUsd: microsToUsd(l.estimatedMicros),
+        billedUsd: l.billedMicros === null ? null : microsToUsd(l.billedMicros),
+        reason: l.reason,
+      })),
+    };
   });
-  return { from, to, days, total: { computedUsd: microsToUsd(computed), billedUsd: microsToUsd(billed) } };
+  return { from, to, days, total: { computedUsd: microsToUsd(computed), estimatedUsd: microsToUsd(estimated), billedUsd: microsToUsd(billed) } };
 }

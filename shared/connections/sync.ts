@@ -14,7 +14,10 @@ import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { listOwnPrices } from '#shared/db/prices.ts';
 import { recentDays } from '#shared/db/rolling.ts';
-import { acquireLease, getConnection, loadCells, loadReconDays, releaseLease, setBilledDays, setConnectionFields, toStoredCell, type Connection } from '#shared/db/connections.ts';
+import { acquireLease, getConnection, loadCells, releaseLease, setConnectionFields, toStoredCell, type Connection } from '#shared/db/connections.ts';
+import { settleSlice, type SettleChange } from '#shared/connections/settlement.ts';
+import { settleCellItems } from '#shared/db/settlement.ts';
+import { promoteKeys, putUntrackedKeys } from '#shared/db/untracked-keys.ts';
 import { aggregateItems, compose, planCounterItems, writeActions, type Built } from '#shared/db/usage-writes.ts';
 import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
@@ -22,10 +25,14 @@ import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
 import { unitEndpointOf } from '#shared/connections/units.ts';
 import { raiseUnpricedModelAlerts, unpricedModels, type ModelName } from '#shared/alerting/unpriced-model.ts';
-import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
+import { addDays, daysBetween, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
+import { acknowledgeAlerts, triggeredAlertIds } from '#shared/db/alerts.ts';
+
+/** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
+export const BURNRATE_ACTOR = 'burnrate';
 import { providerClient, type ProviderClient } from '#shared/connections/client.ts';
 import { cellId, diffCells, UNATTRIBUTED, type CellChange, type StoredCell } from '#shared/connections/diff.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
@@ -58,6 +65,8 @@ export interface SyncResult {
   status: 'done' | 'partial' | 'busy' | 'skipped' | 'refused' | 'unavailable';
   /** Snapshot cells changed (each one write of its cell plus the aggregates it moves). */
   cellsChanged: number;
+  /** Settlement corrections changed (each one write of its cell plus the aggregates it moves). */
+  settleCellsChanged: number;
   transactions: number;
   keysCreated: number;
   keysUpdated: number;
@@ -112,6 +121,8 @@ interface ImportContext {
   limits: { trackedRequests: number; keys: number };
   room: { requests: number; keys: number };
   knownKeys: Map<string, Item>;
+  /** Keys listed past the key limit (`tracked: false`): not in `chunkContext.knownKeys`, promoted once there is room. */
+  untracked: Set<string>;
   ownPrices: OwnPriceLookup;
   chunkContext: ChunkContext & { knownKeys: Set<string> };
 }
@@ -123,14 +134,16 @@ async function loadContext(accountId: string, now: Date): Promise<ImportContext 
   const limits = limitsInForce(account, now);
   const used = await trackedRequests(accountId, period.start, true);
   const knownKeys = new Map(keyItems.map((item) => [item.keyHash as string, item]));
+  const untracked = new Set(keyItems.filter((item) => item.tracked === false).map((item) => item.keyHash as string));
   return {
     account,
     period,
     limits,
     room: { requests: limits.trackedRequests - used, keys: limits.keys - (account.keyCount ?? 0) },
     knownKeys,
+    untracked,
     ownPrices: new Map(prices.map((p) => [priceId(p.provider, p.model), p])),
-    chunkContext: { knownKeys: new Set(knownKeys.keys()), today: isoDate(now), month: isoMonth(now), recentDays: new Set(recentDays(isoDate(now))) },
+    chunkContext: { knownKeys: new Set([...knownKeys.keys()].filter((h) => !untracked.has(h))), today: isoDate(now), month: isoMonth(now), recentDays: new Set(recentDays(isoDate(now))) },
   };
 }
 
@@ -175,17 +188,20 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
   return out;
 }
 
-/** Family: each day's computed cost of the connection's keys (reconciliation), moved by the transaction's differences. */
-export function reconDayItems(accountId: string, provider: string, costByDay: ReadonlyMap<string, bigint>): Built {
+/**
+ * Family: each day's computed cost of the connection's keys (reconciliation), moved by the transaction's differences;
+ * and its token estimate, moved by the usage cells' differences only (a settlement's corrections move the computed cost).
+ */
+export function reconDayItems(accountId: string, provider: string, costByDay: ReadonlyMap<string, bigint>, estimateByDay: ReadonlyMap<string, bigint> = costByDay): Built {
   const out: Built = { actions: [], meaning: [] };
   for (const [date, delta] of costByDay) {
     out.actions.push({
       Update: {
         TableName: tableName(),
         Key: keys.importDay(accountId, provider, date),
-        UpdateExpression: 'SET #date = :date ADD computedMicros :d',
+        UpdateExpression: 'SET #date = :date ADD computedMicros :d, estimatedMicros :e',
         ExpressionAttributeNames: { '#date': 'date' },
-        ExpressionAttributeValues: { ':date': date, ':d': delta },
+        ExpressionAttributeValues: { ':date': date, ':d': delta, ':e': estimateByDay.get(date) ?? 0n },
       },
     });
     out.meaning.push(null);
@@ -201,7 +217,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A sync in progress: the connection, the provider client, the account's context and what happened so far. */
 class Importer {
-  result: SyncResult = { status: 'done', cellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
+  result: SyncResult = { status: 'done', cellsChanged: 0, settleCellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
   discovered: Discovered[] = [];
   private limitsReached = new Set<PlanLimitReached>();
   /** The first day whose usage a plan limit held back: the next sync reads again from there. */
@@ -250,51 +266,140 @@ class Importer {
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
     const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
-    for (let attempt = 0; ; attempt++) {
-      const stored = new Map<string, StoredCell>((await loadCells(this.conn.accountId, this.provider, from, to)).map((item) => {
+    const loadStored = async () =>
+      new Map<string, StoredCell>((await loadCells(this.conn.accountId, this.provider, from, to)).map((item) => {
         const cell = toStoredCell(item);
         return [cellId(cell), cell];
       }));
+    let stored = await loadStored();
+    for (let attempt = 0; ; attempt++) {
       const changes = diffCells(read, stored, this.price);
       if (changes.length === 0) break;
       try {
         await this.writeChanges(changes);
+        stored = await loadStored();
         break;
       } catch (error) {
         if (!(error instanceof SliceConflict) || attempt >= 5) throw error;
         await sleep(Math.random() * 50 * 2 ** attempt);
+        stored = await loadStored();
       }
     }
-    const recorded = new Map((await loadReconDays(this.conn.accountId, this.provider, from, to)).map((d) => [d.date, d.billedMicros]));
-    // One figure per day (the client sums a day's lines), written only where it changed.
-    const changed = new Map(billed.filter((day) => day.date >= from && day.date <= to && recorded.get(day.date) !== day.billedMicros).map((d) => [d.date, d]));
-    await setBilledDays(this.conn.accountId, this.provider, [...changed.values()]);
+    // Settlement: the days the provider has billed move to the bill (only the differences are written).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const settled = await settleSlice(
+          { accountId: this.conn.accountId, provider: this.provider, today: this.ctx.chunkContext.today, price: this.price, tracked: (keyId, date) => this.trackedForBill(keyId, date) },
+          from,
+          to,
+          read,
+          billed,
+          [...stored.values()],
+          (changes) => this.writeSettlement(changes),
+        );
+        for (const date of daysBetween(from, to)) this.daysRead.set(date, !settled.unsettled.includes(date));
+        break;
+      } catch (error) {
+        if (!(error instanceof SliceConflict) || attempt >= 5) throw error;
+        await sleep(Math.random() * 50 * 2 ** attempt);
+        stored = await loadStored();
+      }
+    }
   }
 
-  /** Fits the changes under the plan's limits (the rest waits for room), then writes them in transactions of ≤ 100 actions. */
+  /** Each day this sync read: whether the provider's bill settled it. */
+  daysRead = new Map<string, boolean>();
+
+  /** The connection's days not settled after this sync: those it read unsettled, and the earlier list's days it did not read. */
+  unsettledDays(previous: readonly string[] | undefined): string[] {
+    const kept = (previous ?? []).filter((d) => !this.daysRead.has(d) && d < this.ctx.chunkContext.today);
+    return [...kept, ...[...this.daysRead].filter(([, settled]) => !settled).map(([d]) => d)].sort();
+  }
+
+  private admittedForBill = new Set<string>();
+  /** Whether a key's billed money may be shown: a tracked key, or a new one while the plan has room for it. */
+  private trackedForBill(keyId: string | null, date: string): boolean {
+    const hash = connectionKeyHash(this.provider, keyId);
+    if (this.ctx.chunkContext.knownKeys.has(hash) || this.admittedForBill.has(hash)) return true;
+    if (this.ctx.untracked.has(hash) || this.ctx.room.keys <= 0) {
+      this.refusedKeys.add(hash);
+      this.refuse('keys', date);
+      return false;
+    }
+    this.ctx.room.keys -= 1;
+    this.admittedForBill.add(hash);
+    return true;
+  }
+
+  /** Writes settlement corrections in transactions of ≤ 100 actions (cell, aggregates, reconciliation day). */
+  private async writeSettlement(changes: SettleChange[]): Promise<void> {
+    const sorted = [...changes].sort((a, b) => {
+      const ka = connectionKeyHash(this.provider, a.keyId);
+      const kb = connectionKeyHash(this.provider, b.keyId);
+      return ka < kb ? -1 : ka > kb ? 1 : a.date < b.date ? -1 : a.date > b.date ? 1 : a.row < b.row ? -1 : 1;
+    });
+    let batch: SettleChange[] = [];
+    let aggregates = emptyAggregates();
+    let days = new Set<string>();
+    const flush = async () => {
+      if (batch.length > 0) await this.writeBatch([], aggregates, batch);
+      batch = [];
+      aggregates = emptyAggregates();
+      days = new Set();
+    };
+    for (const c of sorted) {
+      const contribution = {
+        keyHash: connectionKeyHash(this.provider, c.keyId),
+        date: c.date,
+        provider: this.provider,
+        model: c.row,
+        sums: { costMicros: c.delta, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n },
+      };
+      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(c.date) ? 0 : 1);
+      if (batch.length > 0 && batch.length + aggregateCount(aggregates) + days.size + 2 + actions > MAX_ACTIONS) await flush();
+      batch.push(c);
+      days.add(c.date);
+      addContribution(aggregates, contribution, this.ctx.chunkContext);
+    }
+    await flush();
+  }
+
+  /** Requests of a cell's difference that count against the plan: only days of the current period (history is free). */
+  private trackedRequestsOf(c: CellChange): number {
+    return c.cell.date >= this.ctx.period.start.slice(0, 10) ? Math.max(0, c.delta.requests) : 0;
+  }
+
+  /**
+   * Fits the changes under the plan's limits (the rest waits for room), then writes them in transactions of ≤ 100
+   * actions. Newest days first: the current month is what the plan's room goes to.
+   */
   private async writeChanges(changes: CellChange[]): Promise<void> {
     const admitted: CellChange[] = [];
     const admittedNewKeys = new Set<string>();
-    const ordered = [...changes].sort((a, b) => (a.cell.date < b.cell.date ? -1 : a.cell.date > b.cell.date ? 1 : a.id < b.id ? -1 : 1));
+    const promotions = new Set<string>();
+    const ordered = [...changes].sort((a, b) => (a.cell.date > b.cell.date ? -1 : a.cell.date < b.cell.date ? 1 : a.id < b.id ? -1 : 1));
     for (const c of ordered) {
       const hash = connectionKeyHash(this.provider, c.cell.keyId);
-      const isNewKey = !this.ctx.chunkContext.knownKeys.has(hash) && !admittedNewKeys.has(hash);
+      this.hashToKeyId.set(hash, c.cell.keyId);
+      const isNewKey = !this.ctx.chunkContext.knownKeys.has(hash) && !admittedNewKeys.has(hash) && !promotions.has(hash);
       if (isNewKey && this.ctx.room.keys <= 0) {
-        this.refuse('keys', c.cell.date);
+        this.refuse('keys', c.cell.date, hash);
         continue;
       }
-      const requests = Math.max(0, c.delta.requests);
+      const requests = this.trackedRequestsOf(c);
       if (requests > this.ctx.room.requests) {
         this.refuse('trackedRequests', c.cell.date);
         continue;
       }
       if (isNewKey) {
-        admittedNewKeys.add(hash);
+        if (this.ctx.untracked.has(hash)) promotions.add(hash);
+        else admittedNewKeys.add(hash);
         this.ctx.room.keys -= 1;
       }
       this.ctx.room.requests -= requests;
       admitted.push(c);
     }
+    await this.promote([...promotions]);
     // Clustered by key, then day: a transaction touches few key items.
     admitted.sort((a, b) => {
       const ka = connectionKeyHash(this.provider, a.cell.keyId);
@@ -321,8 +426,15 @@ class Importer {
     await flush();
   }
 
-  private refuse(limit: PlanLimitReached, date: string): void {
+  /** Keys past the key limit seen by this sync (listed untracked at its end). */
+  refusedKeys = new Set<string>();
+  /** The first day whose usage the period's tracked requests held back. */
+  requestsHeldFrom: string | undefined;
+
+  private refuse(limit: PlanLimitReached, date: string, keyHash?: string): void {
     this.limitsReached.add(limit);
+    if (keyHash) this.refusedKeys.add(keyHash);
+    if (limit === 'trackedRequests' && (this.requestsHeldFrom === undefined || date < this.requestsHeldFrom)) this.requestsHeldFrom = date;
     if (this.earliestRefused === undefined || date < this.earliestRefused) this.earliestRefused = date;
   }
 
@@ -359,25 +471,30 @@ class Importer {
     return this.hashToKeyId.get(hash);
   }
 
-  private async writeBatch(batch: CellChange[], aggregates: Aggregates): Promise<void> {
+  private async writeBatch(batch: CellChange[], aggregates: Aggregates, settle: SettleChange[] = []): Promise<void> {
     for (const c of batch) this.hashToKeyId.set(connectionKeyHash(this.provider, c.cell.keyId), c.cell.keyId);
+    for (const c of settle) this.hashToKeyId.set(connectionKeyHash(this.provider, c.keyId), c.keyId);
     this.decorateKeys(aggregates);
     const costByDay = new Map<string, bigint>();
     for (const c of batch) costByDay.set(c.cell.date, (costByDay.get(c.cell.date) ?? 0n) + c.costDelta);
-    const requests = batch.reduce((n, c) => n + Math.max(0, c.delta.requests), 0);
+    const estimateByDay = new Map(costByDay);
+    for (const c of settle) costByDay.set(c.date, (costByDay.get(c.date) ?? 0n) + c.delta);
+    const requests = batch.reduce((n, c) => n + this.trackedRequestsOf(c), 0);
     const { accountId } = this.conn;
     for (let attempt = 0; ; attempt++) {
       const outcome = await writeActions(
         compose(
           snapshotCellItems(accountId, this.provider, batch),
+          settleCellItems(accountId, this.provider, settle),
           aggregateItems(accountId, aggregates, { now: this.now, today: this.ctx.chunkContext.today, month: this.ctx.chunkContext.month }),
-          reconDayItems(accountId, this.provider, costByDay),
+          reconDayItems(accountId, this.provider, costByDay, estimateByDay),
           planCounterItems(accountId, this.ctx.period.start, requests, aggregates.newKeys, this.ctx.limits),
         ),
       );
       if (outcome.status === 'written') {
         this.result.transactions += 1;
         this.result.cellsChanged += batch.length;
+        this.result.settleCellsChanged += settle.length;
         for (const key of aggregates.keys.values()) {
           if (key.isNew) {
             this.result.keysCreated += 1;
@@ -420,9 +537,20 @@ class Importer {
       if (!this.ctx.chunkContext.knownKeys.has(hash)) {
         if (this.ctx.room.keys <= 0) {
           this.limitsReached.add('keys');
+          this.refusedKeys.add(hash);
           continue;
         }
         this.ctx.room.keys -= 1;
+        if (this.ctx.untracked.has(hash)) {
+          try {
+            await this.promote([hash]);
+          } catch (error) {
+            if (error instanceof SliceConflict) continue;
+            throw error;
+          }
+          if (!sameAttributes(attrs, this.ctx.knownKeys.get(hash))) updates.push({ hash, attrs });
+          continue;
+        }
         keyUpdateOf(fresh, hash, this.provider, this.ctx.chunkContext).attributes = attrs;
       } else if (!sameAttributes(attrs, this.ctx.knownKeys.get(hash))) updates.push({ hash, attrs });
     }
@@ -447,6 +575,38 @@ class Importer {
         this.ctx.knownKeys.set(hash, { ...this.ctx.knownKeys.get(hash), ...attrs });
       }),
     );
+  }
+
+  /** Untracked keys made tracked (counted against the key limit) now that the plan has room. */
+  private async promote(hashes: string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    if (!(await promoteKeys(this.conn.accountId, hashes, this.ctx.limits.keys))) {
+      // Another writer took the room meanwhile: they stay untracked.
+      for (const h of hashes) this.refusedKeys.add(h);
+      this.limitsReached.add('keys');
+      this.ctx.room.keys = 0;
+      throw new SliceConflict('the key limit changed');
+    }
+    for (const h of hashes) {
+      this.ctx.untracked.delete(h);
+      this.ctx.chunkContext.knownKeys.add(h);
+      this.result.keysCreated += 1;
+      this.discovered.push({ keyHash: h, provider: this.provider });
+    }
+  }
+
+  /** Lists the keys past the key limit as untracked (name, project, provider status; no spend). */
+  async listUntracked(): Promise<number> {
+    const entries: { keyHash: string; attributes: Record<string, unknown> }[] = [];
+    for (const hash of this.refusedKeys) {
+      if (this.ctx.chunkContext.knownKeys.has(hash)) continue;
+      const keyId = this.keyIdOf(hash) ?? [...this.inventory.keys()].find((id) => connectionKeyHash(this.provider, id) === hash) ?? null;
+      const attributes = this.attributesOf(keyId);
+      if (this.ctx.untracked.has(hash) && sameAttributes(attributes, this.ctx.knownKeys.get(hash))) continue;
+      entries.push({ keyHash: hash, attributes });
+    }
+    if (entries.length > 0) await putUntrackedKeys(this.conn.accountId, this.provider, entries, this.now);
+    return [...this.refusedKeys].filter((h) => !this.ctx.chunkContext.knownKeys.has(h)).length;
   }
 
   get reached(): PlanLimitReached[] {
@@ -474,12 +634,51 @@ async function updateKeyAttributes(accountId: string, keyHash: string, attrs: Ke
   );
 }
 
+const LIMIT_DETAIL = 'Not everything was imported:';
+
+/** The plan_limit alerts still triggered, acknowledged by Burnrate (`acknowledgedBy: "burnrate"`): their limit no longer applies. */
+async function acknowledgeLiftedPlanLimits(accountId: string, now: Date): Promise<void> {
+  const ids = await triggeredAlertIds(accountId, { type: 'plan_limit' });
+  if (ids.length > 0) await acknowledgeAlerts(accountId, ids, BURNRATE_ACTOR, now);
+}
+
+/**
+ * What a sync reads, in order (pure). Without a backfill: the recent days (firstDayToRead) to today, oldest first.
+ * With one (`cursor`…`backfillTo ?? today` still to import): the recent days after it first, then the backfill
+ * newest first — the current month before the months before it, slices of at most `sliceDays` within a month.
+ */
+export function readPlan(conn: Pick<Connection, 'cursor' | 'backfillTo' | 'lastSuccessAt' | 'importedFrom'>, today: string, sliceDays: number): { recent: [string, string][]; backfill: [string, string][] } {
+  const forward = (from: string, to: string) => {
+    const out: [string, string][] = [];
+    for (let f = from; f <= to; ) {
+      const t = addDays(f, sliceDays - 1) < to ? addDays(f, sliceDays - 1) : to;
+      out.push([f, t]);
+      f = addDays(t, 1);
+    }
+    return out;
+  };
+  if (conn.cursor === null) return { recent: forward(firstDayToRead(conn, today), today), backfill: [] };
+  const backTo = conn.backfillTo ?? today;
+  const recentFrom = firstDayToRead({ ...conn, cursor: null }, today);
+  const recent = backTo < today ? forward(recentFrom > backTo ? recentFrom : addDays(backTo, 1), today) : [];
+  const backfill: [string, string][] = [];
+  for (let to = backTo; to >= conn.cursor; ) {
+    const monthStart = `${to.slice(0, 7)}-01`;
+    let from = addDays(to, -(sliceDays - 1));
+    if (from < monthStart) from = monthStart;
+    if (from < conn.cursor) from = conn.cursor;
+    backfill.push([from, to]);
+    to = addDays(from, -1);
+  }
+  return { recent, backfill };
+}
+
 /** The sentence `statusDetail` carries when a plan limit held usage back. */
 export function limitDetail(reached: readonly PlanLimitReached[], limits: { trackedRequests: number; keys: number }): string {
   const names = reached.map((r) =>
     r === 'keys' ? `the plan's key limit (${limits.keys.toLocaleString('en-US')} keys)` : `the plan's tracked requests (${limits.trackedRequests.toLocaleString('en-US')} this period)`,
   );
-  return `Not everything was imported: ${names.join(' and ')} reached. The rest is imported by a later sync once there is room (upgrade the plan).`;
+  return `${LIMIT_DETAIL} ${names.join(' and ')} reached. The rest is imported by a later sync once there is room (upgrade the plan).`;
 }
 
 /** The first day a sync reads: the backfill cursor, else the 3 days before today (and any days missed since the last success). */
@@ -496,7 +695,7 @@ export function firstDayToRead(conn: Pick<Connection, 'cursor' | 'lastSuccessAt'
 export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
   const now = options.now ?? new Date();
   const started = Date.now();
-  const skipped: SyncResult = { status: 'skipped', cellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
+  const skipped: SyncResult = { status: 'skipped', cellsChanged: 0, settleCellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
   const conn = await getConnection(accountId, connectionId, true);
   if (!conn || conn.status === 'paused') return skipped;
   const owner = randomUUID();
@@ -514,31 +713,40 @@ export async function syncConnection(accountId: string, connectionId: string, op
       await importer.readInventory();
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;
-      let from = firstDayToRead(conn, today);
-      while (from <= today) {
-        const to = addDays(from, sliceDays - 1) < today ? addDays(from, sliceDays - 1) : today;
-        await importer.importSlice(from, to);
-        from = addDays(to, 1);
-        if (from <= today && conn.cursor !== null && Date.now() - started > (options.budgetMs ?? 240_000)) {
-          // Out of time mid-backfill: the next run (due now) starts at `from`.
-          await setConnectionFields(conn, { cursor: from, lastSyncAt: at, nextSyncAt: at, updatedAt: at });
+      const plan = readPlan(conn, today, sliceDays);
+      for (const [from, to] of plan.recent) await importer.importSlice(from, to);
+      for (let i = 0; i < plan.backfill.length; i++) {
+        const [from] = plan.backfill[i]!;
+        await importer.importSlice(...plan.backfill[i]!);
+        if (i + 1 === plan.backfill.length) break;
+        const backfillTo = addDays(from, -1);
+        if (Date.now() - started > (options.budgetMs ?? 240_000)) {
+          // Out of time mid-backfill: the next run (due now) goes on with the days before `from`.
+          await setConnectionFields(conn, { backfillTo, unsettledDays: importer.unsettledDays(conn.unsettledDays), lastSyncAt: at, nextSyncAt: at, updatedAt: at });
           return { ...importer.result, status: 'partial' };
         }
-        if (conn.cursor !== null && from <= today) await setConnectionFields(conn, { cursor: from });
+        await setConnectionFields(conn, { backfillTo });
       }
       await importer.reconcileKeys();
+      const untrackedKeys = await importer.listUntracked();
       const reached = importer.reached;
       await setConnectionFields(conn, {
         status: 'active',
         statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
         // Usage a limit held back is read again from its first day by the next sync (imported once there is room).
         cursor: importer.earliestRefused ?? null,
+        backfillTo: null,
+        untrackedKeys,
+        requestsHeldFrom: importer.requestsHeldFrom ?? null,
+        unsettledDays: importer.unsettledDays(conn.unsettledDays),
         lastSyncAt: at,
         lastSuccessAt: at,
         nextSyncAt,
         updatedAt: at,
       });
       if (reached.length > 0) await raisePlanLimitAlert(accountId, ctx.account, ctx.period, reached, now);
+      // A limit that held usage back no longer does (an upgrade): its plan_limit alert is acknowledged by Burnrate.
+      else if (conn.statusDetail !== null && conn.statusDetail.startsWith(LIMIT_DETAIL)) await acknowledgeLiftedPlanLimits(accountId, now);
       if (importer.result.cellsChanged > 0 || importer.result.keysCreated > 0) await evaluateAfterIngest(accountId, importer.discovered, now);
       await raiseUnpricedModelAlerts(accountId, [...importer.unpriced.values()], now);
       return { ...importer.result, limitsReached: reached };

@@ -37,6 +37,16 @@ export interface Connection {
   manualSyncAt: string | null;
   /** The UTC day of the last `connection_error` alert (once per connection and day). */
   errorAlertDay: string | null;
+  /**
+   * A backfill runs newest first: the days `cursor`…`backfillTo` are still to import (null: up to today, or no
+   * backfill when `cursor` is null too).
+   */
+  backfillTo?: string | null;
+  /** After the last sync: keys listed untracked past the key limit, and the first day the period's requests held back. */
+  untrackedKeys?: number;
+  requestsHeldFrom?: string | null;
+  /** Days from `importedFrom` on that the provider has not billed yet (today aside): their spend is an estimate. */
+  unsettledDays?: string[];
 }
 
 export const SHARDS = 16;
@@ -65,6 +75,10 @@ export function toConnection(item: Item): Connection {
     nextSyncAt: opt(item.nextSyncAt),
     manualSyncAt: opt(item.manualSyncAt),
     errorAlertDay: opt(item.errorAlertDay),
+    backfillTo: opt(item.backfillTo),
+    untrackedKeys: typeof item.untrackedKeys === 'number' ? item.untrackedKeys : 0,
+    requestsHeldFrom: opt(item.requestsHeldFrom),
+    unsettledDays: Array.isArray(item.unsettledDays) ? (item.unsettledDays as string[]) : [],
   };
 }
 
@@ -113,6 +127,20 @@ export async function listConnections(accountId: string): Promise<Connection[]> 
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
   });
   return items.map(toConnection);
+}
+
+/** The account item and its connections (ONE Query of the account partition: coverage). */
+export async function accountWithConnections(accountId: string): Promise<{ account: Item | undefined; connections: Connection[] }> {
+  const q = queries.accountAndConnections(accountId);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': q.pk, ':from': q.skFrom, ':to': q.skTo },
+  });
+  const account = keys.account(accountId);
+  return {
+    account: items.find((item) => item.sk === account.sk),
+    connections: items.filter((item) => item.type === 'Connection').map(toConnection),
+  };
 }
 
 /**

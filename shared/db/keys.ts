@@ -48,6 +48,9 @@
  *                                                        snapshot a sync's difference is conditioned on); keyId `unattributed`
  *                                                        for usage without a key
  *   IMPORT#<a>#<provider>   RECON#<date>                 a day's computed cost of the imported keys and the provider's bill
+ *                                                        (its estimate, whether it is settled, its lines)
+ *   IMPORT#<a>#<provider>   SETTLE#<date>#<keyId>#<row>  the correction a settlement applied last to one key's row (model or
+ *                                                        billed line) of a day: the aggregates hold estimate + correction
  *   (the snapshot partition is per account and PROVIDER, not per connection: a provider disconnected and connected
  *    again re-reads the same cells and counts nothing twice)
  *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
@@ -144,6 +147,11 @@ export const keys = {
     sk: `CELL#${date}#${keyId}#${model}#${tier}`,
   }),
   importDay: (accountId: string, provider: string, date: string): Key => ({ pk: `IMPORT#${accountId}#${provider}`, sk: `RECON#${date}` }),
+  /** A settled day's correction of one key's row (model, or a billed line no model names). */
+  settleCell: (accountId: string, provider: string, date: string, keyId: string, row: string): Key => ({
+    pk: `IMPORT#${accountId}#${provider}`,
+    sk: `SETTLE#${date}#${keyId}#${row}`,
+  }),
   /** An account's own price; provider and model lower-cased by the caller. */
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
   spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
@@ -157,6 +165,11 @@ export const queries = {
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
+  /**
+   * The account item and its connections in ONE Query (the sort keys between them: `ACCOUNT`, the `CFG#` budgets and
+   * rules, `CONNECTION#…`): what coverage reads.
+   */
+  accountAndConnections: (accountId: string) => ({ pk: accountPk(accountId), skFrom: 'ACCOUNT', skTo: 'CONNECTION#~' }),
   /** An account's alerts, newest first: all (base table) or one status (gsi1). */
   alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
   alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),
@@ -182,6 +195,8 @@ export const queries = {
   dueConnections: (shard: number, before: string) => ({ gsi2pk: `CONNECTIONS#${shard}`, skBelow: `${before}#~` }),
   /** A provider's imported cells of the days `from`…`to` (inclusive). */
   importCells: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `CELL#${from}`, skTo: `CELL#${to}#~` }),
+  /** A provider's settlement corrections of the days `from`…`to` (inclusive). */
+  settleCells: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `SETTLE#${from}`, skTo: `SETTLE#${to}#~` }),
   /** A provider's reconciliation days `from`…`to` (inclusive). */
   importDays: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `RECON#${from}`, skTo: `RECON#${to}` }),
   /** The export rows (key × day × model) from `from` to `to`, on gsi1. */

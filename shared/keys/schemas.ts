@@ -16,6 +16,7 @@ export const ListKeysQuery = z.strictObject({
   q: z.optional(z.string('q must be text.').check(z.minLength(1, 'q must not be empty.'), z.maxLength(100, 'q must be at most 100 characters.'))),
   provider: z.optional(z.string('provider must be text.').check(z.minLength(1, 'provider must not be empty.'), z.maxLength(100, 'provider must be at most 100 characters.'))),
   source: z.optional(z.enum(KEY_SOURCES, 'source must be ingest or connection.')),
+  tracked: z.optional(z.enum(['true', 'false'], 'tracked must be true or false.')),
   sort: z.optional(z.enum(KEY_SORTS, `sort must be one of ${KEY_SORTS.join(', ')}.`)),
   order: z.optional(z.enum(SORT_ORDERS, 'order must be asc or desc.')),
   limit: Limit,

@@ -9,6 +9,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
+import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
@@ -52,6 +53,7 @@ export function toKeyView(item: Item, now: Date) {
     },
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
+    tracked: item.tracked !== false,
   };
 }
 
@@ -128,7 +130,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
       (item) =>
         (!query.q || keyMatches(item, query.q)) &&
         (!provider || item.provider === provider) &&
-        (!query.source || keySource(item) === query.source),
+        (!query.source || keySource(item) === query.source) &&
+        (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);
@@ -193,7 +196,7 @@ const totalsView = (t: Totals) => ({
 const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 
 /** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
-export function breakdown(items: Item[], from: string, to: string) {
+export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
   const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
   for (const item of items) {
@@ -213,7 +216,7 @@ export function breakdown(items: Item[], from: string, to: string) {
   return {
     from,
     to,
-    daily: [...daily].map(([date, t]) => ({ date, ...totalsView(t) })),
+    daily: [...daily].map(([date, t]) => ({ date, settled: settled.has(date), ...totalsView(t) })),
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
       .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
@@ -225,7 +228,9 @@ export async function getKey(accountId: string, hash: string, query: KeyBreakdow
   if (!HASH.test(hash)) throw new NotFound('No such key.');
   const [item, days] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to)]);
   if (!item) throw new NotFound('No such key.');
-  return { ...toKeyView(item, now), breakdown: breakdown(days, from, to) };
+  // A connection's key: the days its provider's bill settled (ONE Query of the reconciliation days).
+  const settled = keySource(item) === 'connection' ? await settledDays(accountId, item.provider as string, from, to) : new Set<string>();
+  return { ...toKeyView(item, now), breakdown: breakdown(days, from, to, settled) };
 }
 
 export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {

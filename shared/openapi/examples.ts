@@ -57,6 +57,7 @@ const key = {
   spend: { today: 1.25, monthToDate: 84.5, total: 312.075, forecastMonthEnd: 121.3 },
   requests: { today: 120, monthToDate: 8042, total: 30517 },
   unpricedRequests: 0,
+  tracked: true,
 };
 const totals = { costUsd: 1.25, requests: 120, inputTokens: 250000, cachedInputTokens: 50000, outputTokens: 40000 };
 const budget = {
@@ -222,8 +223,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       from: '2026-11-20',
       to: '2026-11-21',
       daily: [
-        { date: '2026-11-20', ...totals },
-        { date: '2026-11-21', ...totals },
+        { date: '2026-11-20', settled: false, ...totals },
+        { date: '2026-11-21', settled: false, ...totals },
       ],
       byModel: [{ provider: 'openai', model: 'gpt-4o', ...totals, costUsd: 2.5, requests: 240 }],
     },
@@ -244,6 +245,25 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       from: '2026-10-01',
       to: '2026-10-21',
       total: { costUsd: 75.4, requests: 7410, inputTokens: 9320000, cachedInputTokens: 1800000, outputTokens: 1650000 },
+    },
+    coverage: {
+      complete: false,
+      notes: [
+        {
+          code: 'plan_key_limit',
+          provider: 'openai',
+          count: 19,
+          message: '19 OpenAI keys are not tracked on the Free plan (5 keys at most): their spend is not in these figures. Upgrade to track them; their history is imported with the next sync.',
+        },
+        {
+          code: 'estimated',
+          provider: 'openai',
+          from: '2026-11-21',
+          to: '2026-11-21',
+          count: 1,
+          message: 'OpenAI: 1 day (2026-11-21) is an estimate from tokens and the price table until OpenAI bills it.',
+        },
+      ],
     },
   },
   SpendCsv:
@@ -323,10 +343,20 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     from: '2026-11-20',
     to: '2026-11-21',
     days: [
-      { date: '2026-11-20', computedUsd: 41.27, billedUsd: 43.1 },
-      { date: '2026-11-21', computedUsd: 12.5, billedUsd: null },
+      {
+        date: '2026-11-20',
+        settled: true,
+        computedUsd: 43.1,
+        estimatedUsd: 41.27,
+        billedUsd: 43.1,
+        lines: [
+          { line: 'gpt-5.1-2025-11-13', estimatedUsd: 41.27, billedUsd: 41.5, reason: null },
+          { line: 'vector store storage', estimatedUsd: 0, billedUsd: 1.6, reason: 'not_estimated' },
+        ],
+      },
+      { date: '2026-11-21', settled: false, computedUsd: 12.5, estimatedUsd: 12.5, billedUsd: null, lines: [] },
     ],
-    total: { computedUsd: 53.77, billedUsd: 43.1 },
+    total: { computedUsd: 55.6, estimatedUsd: 53.77, billedUsd: 43.1 },
   },
 };
 

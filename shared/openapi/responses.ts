@@ -209,6 +209,8 @@ export const Key = z.object({
   spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
   requests: z.object({ today: Count, monthToDate: Count, total: Count }),
   unpricedRequests: Count,
+  /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
+  tracked: z.boolean(),
 });
 
 const totals = {
@@ -222,8 +224,8 @@ const totals = {
 export const Breakdown = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  /** Every day of the range, zeros included. */
-  daily: z.array(z.object({ date: CalendarDate, ...totals })),
+  /** Every day of the range, zeros included; `settled`: the provider's bill for the day is in (a connection's key). */
+  daily: z.array(z.object({ date: CalendarDate, settled: z.boolean(), ...totals })),
   /** Most spend first. */
   /**
    * Per model, most spend first. A row of units rather than tokens (a connection's OpenAI images, speech,
@@ -247,7 +249,8 @@ export const Spend = z.object({
   total: z.object(totals),
   groups: z.array(
     z.union([
-      z.object({ date: CalendarDate, ...totals }),
+      /** `settled`: every connection in the query's scope has the provider's bill for the day. */
+      z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
       z.object({ provider: z.string(), ...totals }),
       z.object({
@@ -265,6 +268,21 @@ export const Spend = z.object({
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
   /** With `compare=previous` only: the sums of the previous range (same length just before; a month from its 1st: the same days of the previous month). */
   previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
+  /** Whether the figures are whole for the range and filters asked; `complete` is false when a note other than `estimated` applies. */
+  coverage: z.object({
+    complete: z.boolean(),
+    notes: z.array(
+      z.object({
+        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
+        /** What it means and what to do, in words to show. */
+        message: z.string(),
+        provider: z.optional(z.string()),
+        from: z.optional(CalendarDate),
+        to: z.optional(CalendarDate),
+        count: z.optional(Count),
+      }),
+    ),
+  }),
 });
 
 /** An asynchronous export (POST /spend/exports, GET /spend/exports/{id}). */
@@ -401,7 +419,8 @@ export const Alert = z.object({
   ),
   triggeredAt: Timestamp,
   acknowledgedAt: z.nullable(Timestamp),
-  acknowledgedBy: z.nullable(UserId),
+  /** The user who acknowledged it, or `burnrate` for an alert Burnrate closed itself (a plan limit an upgrade lifted). */
+  acknowledgedBy: z.nullable(z.union([UserId, z.literal('burnrate')])),
 });
 
 /** GET /webhook-secret: the account's signing secret for webhook deliveries and how to check a signature. */
@@ -485,9 +504,36 @@ export const Connection = z.object({
 export const Reconciliation = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  /** Every day of the range: what Burnrate computed for the connection's keys, what the provider bills (null: no figure yet). */
-  days: z.array(z.object({ date: CalendarDate, computedUsd: Usd, billedUsd: z.nullable(Usd) })),
-  total: z.object({ computedUsd: Usd, billedUsd: Usd }),
+  /**
+   * Every day of the range: what Burnrate shows for the connection's keys (`computedUsd`; on a settled day the bill,
+   * plus Anthropic Priority Tier's estimate), the token estimate, and what the provider bills (null: not billed yet).
+   */
+  days: z.array(
+    z.object({
+      date: CalendarDate,
+      /** The provider's cost endpoint has this day: its spend is the bill. */
+      settled: z.boolean(),
+      computedUsd: Usd,
+      estimatedUsd: Usd,
+      billedUsd: z.nullable(Usd),
+      /** The bill's lines (models and tiers, tools, storage) next to their estimate; empty while not settled. */
+      lines: z.array(
+        z.object({
+          line: z.string(),
+          estimatedUsd: Usd,
+          /** null: not in the provider's bill (Anthropic Priority Tier). */
+          billedUsd: z.nullable(Usd),
+          /**
+           * Why it differs from its estimate: `priority_tier` (billed under the Priority Tier commitment, not in the
+           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a price),
+           * `plan_key_limit` (keys not tracked on the plan), or null.
+           */
+          reason: z.nullable(z.enum(['priority_tier', 'not_estimated', 'unpriced', 'plan_key_limit'])),
+        }),
+      ),
+    }),
+  ),
+  total: z.object({ computedUsd: Usd, estimatedUsd: Usd, billedUsd: Usd }),
 });
 
 export const responseComponents = {

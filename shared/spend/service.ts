@@ -13,6 +13,7 @@ import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/fo
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { coverageOf } from '#shared/spend/coverage.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -60,6 +61,9 @@ function grouped(items: Item[], idOf: (item: Item) => string, fieldsOf: (item: I
   return [...groups.values()].sort(byCost);
 }
 
+/** The answer's `total`, and the unpriced requests behind it (for the coverage note; not part of the answer). */
+const totalOf = (t: Totals) => ({ total: totalsView(t), unpricedRequests: t.unpricedRequests });
+
 const sumAll = (groups: { totals: Totals }[]) => {
   const total = zero();
   for (const g of groups) addTotals(total, g.totals);
@@ -72,6 +76,15 @@ const sumAll = (groups: { totals: Totals }[]) => {
  */
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
+  const provider = query.provider?.trim().toLowerCase();
+  const { unpricedRequests, ...answer } = await spendOf(accountId, query, from, to, now);
+  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
+  // groupBy=day: each day says whether the providers' bills settled it.
+  for (const g of answer.groups) if ('settled' in g) g.settled = settled.has(g.date);
+  return { ...answer, coverage };
+}
+
+async function spendOf(accountId: string, query: SpendQuery, from: string, to: string, now: Date) {
   if (query.model !== undefined && query.provider === undefined) {
     throw new ValidationError('model filters need provider.', [{ path: 'query.model', message: 'Give provider with model (e.g. provider=openai&model=gpt-4o).' }]);
   }
@@ -84,7 +97,7 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
     accountSpend(accountId, prev && groupBy === 'day' ? prev.from : from, from, to, groupBy, now),
     prev && groupBy !== 'day' ? repo.accountDays(accountId, prev.from, prev.to) : undefined,
   ]);
-  const { readDays, ...answer } = current;
+  const { readDays, ...answer } = current as typeof current & { readDays?: Item[] };
   return prev ? { ...answer, previous: sumOf(previous ?? readDays ?? [], prev) } : answer;
 }
 
@@ -114,7 +127,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
       from,
       to,
       groupBy,
-      total: totalsView(sumAll(groups)),
+      ...totalOf(sumAll(groups)),
       groups: top.map((g) => keyGroup(g, figures.keyItems.get(g.id))),
       forecast: withForecast ? forecastOf(figures) : null,
     };
@@ -132,8 +145,8 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
       from,
       to,
       groupBy,
-      total: totalsView(sumAll([...days.values()].map((totals) => ({ totals })))),
-      groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })),
+      ...totalOf(sumAll([...days.values()].map((totals) => ({ totals })))),
+      groups: [...days].map(([date, t]) => ({ date, settled: false, ...totalsView(t) })),
       forecast: figures ? forecastOf(figures) : null,
       readDays: items,
     };
@@ -149,7 +162,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
     from,
     to,
     groupBy,
-    total: totalsView(sumAll(groups)),
+    ...totalOf(sumAll(groups)),
     groups: groups.map((g) =>
       byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
@@ -243,7 +256,7 @@ async function filteredSpend(accountId: string, filter: SpendFilter, range: { fr
     const monthEnd = forecastMonthEnd({ today, monthToDate, daySpend: (d) => byDay.get(d) ?? 0n, ...(since ? { since } : {}) });
     forecast = { monthEnd: microsToUsd(monthEnd), method: FORECAST_METHOD };
   }
-  const answer = { from, to, groupBy, total: totalsView(sumAll(result.totals)), groups: result.groups, forecast };
+  const answer = { from, to, groupBy, ...totalOf(sumAll(result.totals)), groups: result.groups, forecast };
   return prev ? { ...answer, previous: sumOf(days, prev) } : answer;
 }
 
@@ -252,7 +265,7 @@ function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: stri
   if (groupBy === 'day') {
     const days = new Map(daysBetween(from, to).map((d) => [d, zero()]));
     for (const item of items) addItem(days.get(item.date as string)!, item);
-    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, ...totalsView(t) })) };
+    return { totals: [...days.values()].map((totals) => ({ totals })), groups: [...days].map(([date, t]) => ({ date, settled: false, ...totalsView(t) })) };
   }
   if (groupBy === 'key') {
     const groups = grouped(items, () => filter.keyHash!, () => ({ provider: '', model: '' }));

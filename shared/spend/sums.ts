@@ -9,9 +9,11 @@ export interface Totals {
   inputTokens: bigint;
   cachedInputTokens: bigint;
   outputTokens: bigint;
+  /** Requests of models without a price (not shown in totalsView: the coverage's `unpriced` note counts them). */
+  unpricedRequests: bigint;
 }
 
-export const zero = (): Totals => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n });
+export const zero = (): Totals => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
 
 export function addItem(t: Totals, item: Item): void {
   t.costMicros += readInt(item.costMicros, 'an amount of micro-dollars');
@@ -19,6 +21,7 @@ export function addItem(t: Totals, item: Item): void {
   t.inputTokens += readInt(item.inputTokens, 'inputTokens');
   t.cachedInputTokens += readInt(item.cachedInputTokens, 'cachedInputTokens');
   t.outputTokens += readInt(item.outputTokens, 'outputTokens');
+  t.unpricedRequests += readInt(item.unpricedRequests, 'unpricedRequests');
 }
 
 export function addTotals(t: Totals, other: Totals): void {
@@ -27,6 +30,7 @@ export function addTotals(t: Totals, other: Totals): void {
   t.inputTokens += other.inputTokens;
   t.cachedInputTokens += other.cachedInputTokens;
   t.outputTokens += other.outputTokens;
+  t.unpricedRequests += other.unpricedRequests;
 }
 
 export const totalsView = (t: Totals) => ({

@@ -85,14 +85,123 @@ async function exported(token: string, provider: Provider, from: string, to: str
   return out;
 }
 
+/**
+ * Every (key, day, model) of the stand-in's usage imported exactly: requests and tokens always; the cost the table
+ * gives on days not settled (today), and on settled days the provider's bill (expectSettled).
+ */
 async function expectExact(token: string, provider: Provider, from = firstOfPreviousMonth(), to = today()) {
   const [want, got] = await Promise.all([truth(provider, from, to), exported(token, provider, from, to)]);
-  const missing = [...want.keys()].filter((k) => !got.has(k));
-  const extra = [...got.keys()].filter((k) => !want.has(k));
+  // Rows of a billed line no model names (storage, tools) carry money only: not usage.
+  const usage = new Map([...got].filter(([, c]) => c.requests !== 0 || c.inputTokens !== 0 || c.outputTokens !== 0));
+  const missing = [...want.keys()].filter((k) => !usage.has(k));
+  const extra = [...usage.keys()].filter((k) => !want.has(k));
   expect({ missing: missing.slice(0, 5), extra: extra.slice(0, 5) }).toEqual({ missing: [], extra: [] });
-  expect(got.size).toBe(want.size);
-  for (const [id, cell] of want) expect(got.get(id), id).toEqual(cell);
+  expect(usage.size).toBe(want.size);
+  for (const [id, cell] of want) {
+    const { costMicros, ...counts } = cell;
+    const { costMicros: gotCost, ...gotCounts } = usage.get(id)!;
+    expect(gotCounts, id).toEqual(counts);
+    if (id.split('|')[1] === today()) expect(gotCost, `${id}: today is an estimate`).toBe(costMicros);
+  }
+  await expectSettled(token, provider, from, to);
   return want;
+}
+
+/** Exact decimal text (dollars or cents) → units of 10^-14 $. */
+const picos = (text: string, centsUnit: boolean) => {
+  const negative = text.startsWith('-');
+  const [w, f = ''] = text.replace('-', '').split('.');
+  const v = BigInt(w!) * 10n ** (centsUnit ? 12n : 14n) + BigInt(f.padEnd(centsUnit ? 12 : 14, '0').slice(0, centsUnit ? 12 : 14));
+  return negative ? -v : v;
+};
+const picosToMicros = (p: bigint) => (p + 50_000_000n) / 100_000_000n;
+
+/** Every result of a stand-in cost endpoint over [from, to] (all pages), with its day. */
+async function billRows(provider: Provider, from: string, to: string): Promise<{ date: string; row: any }[]> {
+  const key = await adminKey(provider);
+  const end = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  const out: { date: string; row: any }[] = [];
+  let page: string | null = null;
+  do {
+    const url =
+      provider === 'openai'
+        ? `/v1/organization/costs?start_time=${Date.parse(`${from}T00:00:00Z`) / 1000}&end_time=${Date.parse(`${end}T00:00:00Z`) / 1000}&bucket_width=1d&group_by=api_key_id&group_by=line_item&limit=180`
+        : `/v1/organizations/cost_report?starting_at=${from}T00:00:00Z&ending_at=${end}T00:00:00Z&group_by[]=workspace_id&group_by[]=description&limit=31`;
+    const res = await fetch(`${standIn(provider).url}${url}${page ? `&page=${page}` : ''}`, {
+      headers: provider === 'openai' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    });
+    const body = (await res.json()) as any;
+    for (const b of body.data) {
+      const date = provider === 'openai' ? new Date(b.start_time * 1000).toISOString().slice(0, 10) : b.starting_at.slice(0, 10);
+      for (const row of b.results) out.push({ date, row });
+    }
+    page = body.has_more ? body.next_page : null;
+  } while (page);
+  return out;
+}
+
+/** Within a hundredth of a cent (the bill's rows are rounded to the micro-dollar once per key and line). */
+const TO_THE_CENT = 100n;
+
+/**
+ * Every settled (past) day equals the provider's bill: OpenAI per key; Anthropic per workspace (the keys whose usage
+ * is in it, token lines, Priority Tier's estimate apart) and in total (bill + Priority Tier's estimate).
+ */
+async function expectSettled(token: string, provider: Provider, from: string, to: string) {
+  const last = to < today() ? to : new Date(Date.parse(`${today()}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  if (last < from) return;
+  const [rows, got, cells] = await Promise.all([billRows(provider, from, last), exported(token, provider, from, last), control(provider, 'GET', `/truth?from=${from}&to=${last}`)]);
+  const ours = new Map<string, bigint>();
+  for (const [id, c] of got) {
+    const [hash, date, model] = id.split('|');
+    ours.set(`${hash}|${date}`, (ours.get(`${hash}|${date}`) ?? 0n) + c.costMicros);
+    if (provider === 'anthropic' && model!.startsWith('claude-')) ours.set(`tokens|${hash}|${date}`, (ours.get(`tokens|${hash}|${date}`) ?? 0n) + c.costMicros);
+  }
+  const close = (a: bigint, b: bigint, what: string) => expect(a - b <= TO_THE_CENT && b - a <= TO_THE_CENT, `${what}: ${a} µ$ shown, ${b} µ$ billed`).toBe(true);
+  if (provider === 'openai') {
+    const bill = new Map<string, bigint>();
+    for (const { date, row } of rows) {
+      const id = `${keyHash('openai', row.api_key_id)}|${date}`;
+      bill.set(id, (bill.get(id) ?? 0n) + picos(String(row.amount.value), false));
+    }
+    expect(bill.size).toBeGreaterThan(10);
+    for (const id of new Set([...bill.keys(), ...ours.keys()])) close(ours.get(id) ?? 0n, picosToMicros(bill.get(id) ?? 0n), `OpenAI key|day ${id}`);
+    return;
+  }
+  // Anthropic: Priority Tier's estimate per workspace and day (never in the cost report).
+  const priority = new Map<string, bigint>();
+  const keyWorkspace = new Map<string, string | null>();
+  for (const c of cells.cells as any[]) {
+    keyWorkspace.set(keyHash('anthropic', c.apiKeyId), c.projectId);
+    if (c.tier !== 'priority') continue;
+    const one = pricedTruth('anthropic', { cells: [c] });
+    for (const cell of one.values()) priority.set(`${c.projectId}|${c.date}`, (priority.get(`${c.projectId}|${c.date}`) ?? 0n) + cell.costMicros);
+  }
+  const billByDay = new Map<string, bigint>();
+  const tokensByWorkspace = new Map<string, bigint>();
+  for (const { date, row } of rows) {
+    const p = picos(row.amount, true);
+    billByDay.set(date, (billByDay.get(date) ?? 0n) + p);
+    if (row.cost_type === 'tokens') tokensByWorkspace.set(`${row.workspace_id}|${date}`, (tokensByWorkspace.get(`${row.workspace_id}|${date}`) ?? 0n) + p);
+  }
+  for (const [date, billed] of billByDay) {
+    let shown = 0n;
+    for (const [id, v] of ours) if (!id.startsWith('tokens|') && id.endsWith(`|${date}`)) shown += v;
+    let prio = 0n;
+    for (const [id, v] of priority) if (id.endsWith(`|${date}`)) prio += v;
+    close(shown, picosToMicros(billed) + prio, `Anthropic ${date} in total`);
+  }
+  // Per workspace (other than the default one, where the Console's keyless usage shares the bill).
+  let checked = 0;
+  for (const [id, billed] of tokensByWorkspace) {
+    const [workspace, date] = id.split('|');
+    if (workspace === 'null') continue;
+    let shown = 0n;
+    for (const [hash, ws] of keyWorkspace) if (ws === workspace && hash !== keyHash('anthropic', null)) shown += ours.get(`tokens|${hash}|${date}`) ?? 0n;
+    close(shown - (priority.get(`${workspace}|${date}`) ?? 0n), picosToMicros(billed), `Anthropic workspace ${workspace} on ${date}`);
+    checked += 1;
+  }
+  expect(checked).toBeGreaterThan(10);
 }
 
 let restore: () => void;
@@ -188,9 +297,10 @@ describe('the sync', () => {
   it('backfills every (key, day, model) exactly: the stand-ins’ counts priced by the table, in the export and GET /spend', { timeout: 180_000 }, async () => {
     expect((await sync(user.accountId, openai)).status).toBe('done');
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
-    const o = await expectExact(user.token, 'openai');
-    const a = await expectExact(user.token, 'anthropic');
-    const total = [...o.values(), ...a.values()].reduce((s, c) => s + c.costMicros, 0n);
+    await expectExact(user.token, 'openai');
+    await expectExact(user.token, 'anthropic');
+    const shown = [...(await exported(user.token, 'openai', firstOfPreviousMonth(), today())).values(), ...(await exported(user.token, 'anthropic', firstOfPreviousMonth(), today())).values()];
+    const total = shown.reduce((s, c) => s + c.costMicros, 0n);
     const spend = await call(`/spend?from=${firstOfPreviousMonth()}&to=${today()}&groupBy=provider`, { token: user.token });
     const micros = (usd: number) => BigInt(Math.round(usd * 1e6));
     expect(spend.body.groups.reduce((s: bigint, g: any) => s + micros(g.costUsd), 0n)).toBe(total);
@@ -259,13 +369,25 @@ describe('the sync', () => {
     await control('openai', 'POST', '/usage', { apiKeyId: key.id, model: series.model, tier: series.tier, add: { uncached: 123_456, output: 7_890, requests: 17 } });
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     await control('openai', 'POST', '/revise', { apiKeyId: key.id, model: series.model, tier: series.tier, date: yesterday, set: { uncached: 1000, cached: 0, cacheWrite: 0, output: 10, requests: 2 } });
+    const dayBefore = (await call(`/spend?from=${yesterday}&to=${yesterday}&groupBy=day`, { token: user.token })).body.groups[0];
+    const alertsBefore = (await call('/alerts?limit=100', { token: user.token })).body.items.map((a: any) => a.id);
+    expect(alertsBefore.length).toBeGreaterThan(0);
     const before = sent.get('TransactWriteItemsCommand') ?? 0;
     const result = await sync(user.accountId, openai);
     expect(result.status).toBe('done');
-    // Two cells changed: one transaction of cells; and one for the days whose billed figure moved with them.
-    expect(result).toMatchObject({ cellsChanged: 2, transactions: 1 });
-    expect((sent.get('TransactWriteItemsCommand') ?? 0) - before).toBe(2);
+    // Two cells changed (one transaction); yesterday's bill moved with its usage: its corrections (one transaction)
+    // and its reconciliation day (one).
+    // Two cells changed (one transaction); yesterday's bill moved with its usage: its reconciliation day is written
+    // again (one transaction), and its corrections too where the bill moved otherwise than the estimate.
+    expect(result.cellsChanged).toBe(2);
+    expect((sent.get('TransactWriteItemsCommand') ?? 0) - before).toBe(result.transactions + 1);
     await expectExact(user.token, 'openai');
+    // The bill revised down moved the settled day down; no alert was withdrawn.
+    const dayAfter = (await call(`/spend?from=${yesterday}&to=${yesterday}&groupBy=day`, { token: user.token })).body.groups[0];
+    expect(dayBefore.settled && dayAfter.settled).toBe(true);
+    expect(dayAfter.costUsd).toBeLessThan(dayBefore.costUsd);
+    const alertsAfter = (await call('/alerts?limit=100', { token: user.token })).body.items.map((a: any) => a.id);
+    expect(alertsAfter).toEqual(expect.arrayContaining(alertsBefore));
   });
 
   it('pages through many pages, honours 429 Retry-After and retries 5xx', async () => {
@@ -292,30 +414,39 @@ describe('the sync', () => {
     await expectExact(user.token, 'anthropic');
   });
 
-  it('reconciles: per day what Burnrate computed and what Anthropic bills (cents → dollars exactly)', async () => {
+  it('reconciles: every settled day shown equals its bill exactly, by line; Priority Tier apart; today not billed yet', async () => {
     const from = firstOfPreviousMonth();
-    const res = await call(`/connections/${anthropic}/reconciliation?from=${from}&to=${today()}`, { token: user.token });
-    expect(res.status).toBe(200);
-    const want = await truth('anthropic', from, today());
-    const computed = [...want.values()].reduce((s, c) => s + c.costMicros, 0n);
-    expect(BigInt(Math.round(res.body.total.computedUsd * 1e6))).toBe(computed);
-    // Billed: the cost report's cents, summed here as exact decimals.
-    const state = await control('anthropic', 'GET', '/state');
-    const report = await fetch(`${standIn('anthropic').url}/v1/organizations/cost_report?starting_at=${from}T00:00:00Z&ending_at=${today()}T00:00:00Z&limit=31`, {
-      headers: { 'x-api-key': state.adminKey, 'anthropic-version': '2023-06-01' },
-    });
-    const body = (await report.json()) as any;
-    // Cents as exact decimals: cents × 10^12 (every digit the stand-in wrote), then to micro-dollars once.
-    const cents = (text: string) => {
-      const [w, f = ''] = text.split('.');
-      expect(f.length).toBeLessThanOrEqual(12);
-      return BigInt(w!) * 10n ** 12n + BigInt(f.padEnd(12, '0'));
-    };
-    const firstDay = body.data[0];
-    const billedDay = res.body.days.find((d: any) => d.date === firstDay.starting_at.slice(0, 10));
-    const dayCents = (firstDay.results as any[]).reduce((s, r) => s + cents(r.amount), 0n);
-    // $ = cents / 100, so micro-dollars = cents × 10^12 / 10^8, rounded half up once for the day.
-    expect(BigInt(Math.round(billedDay.billedUsd * 1e6))).toBe((dayCents + 50_000_000n) / 100_000_000n);
+    for (const [provider, id] of [['openai', openai], ['anthropic', anthropic]] as const) {
+      const res = await call(`/connections/${id}/reconciliation?from=${from}&to=${today()}`, { token: user.token });
+      expect(res.status).toBe(200);
+      const micros = (usd: number | null) => BigInt(Math.round((usd ?? 0) * 1e6));
+      const days = res.body.days as any[];
+      const todays = days.at(-1);
+      expect(todays).toMatchObject({ date: today(), settled: false, billedUsd: null, lines: [] });
+      expect(todays.computedUsd).toBe(todays.estimatedUsd);
+      const settled = days.filter((d) => d.settled);
+      expect(settled.length).toBe(days.length - 1);
+      for (const d of settled) {
+        const priority = (d.lines as any[]).filter((l) => l.reason === 'priority_tier');
+        expect(micros(d.computedUsd), `${provider} ${d.date}`).toBe(micros(d.billedUsd) + priority.reduce((s, l) => s + micros(l.estimatedUsd), 0n));
+        // The lines add up to the day: billed and estimated.
+        expect((d.lines as any[]).reduce((s, l) => s + micros(l.billedUsd), 0n)).toBe(micros(d.billedUsd));
+        expect((d.lines as any[]).reduce((s, l) => s + micros(l.estimatedUsd), 0n)).toBe(micros(d.estimatedUsd));
+      }
+      if (provider === 'anthropic') {
+        // Priority Tier (the research key's Opus) stays an estimate on its own line; code execution no key explains.
+        expect(settled[0].lines).toContainEqual({ line: 'claude-opus-4-5-20251101 (priority)', estimatedUsd: expect.any(Number), billedUsd: null, reason: 'priority_tier' });
+        expect((settled[0].lines as any[]).find((l) => l.line === 'Code Execution Usage')).toMatchObject({ estimatedUsd: 0, reason: 'not_estimated' });
+      } else {
+        expect((settled[0].lines as any[]).find((l) => l.line === 'vector store storage')).toMatchObject({ estimatedUsd: 0, reason: 'not_estimated' });
+      }
+      // The key breakdown and GET /spend flag settled days.
+      const spend = await call(`/spend?from=${from}&to=${today()}&groupBy=day`, { token: user.token });
+      expect((spend.body.groups as any[]).map((g) => g.settled)).toEqual(days.map((d) => d.settled));
+    }
+    const key = await call(`/keys/${keyHash('anthropic', null)}?from=${firstOfPreviousMonth()}`, { token: user.token });
+    expect(key.body.breakdown.daily.at(-1).settled).toBe(false);
+    expect(key.body.breakdown.daily[0].settled).toBe(true);
   });
 
   it('imported spend fires the budget and the new_key rule', async () => {
@@ -400,7 +531,7 @@ describe('plan limits', () => {
     expect(conn.body.statusDetail).toMatch(/key limit \(5 keys\)/);
     const billing = await call('/billing/status', { token: user.token });
     expect(billing.body.usage.keys).toBe(5);
-    expect((await call('/keys?limit=100', { token: user.token })).body.items).toHaveLength(5);
+    expect((await call('/keys?limit=100&tracked=true', { token: user.token })).body.items).toHaveLength(5);
     await sync(user.accountId, id);
     const alerts = await call('/alerts?limit=100', { token: user.token });
     expect((alerts.body.items as any[]).filter((a) => a.type === 'plan_limit')).toHaveLength(1);
@@ -409,6 +540,60 @@ describe('plan limits', () => {
     expect(result.limitsReached).toEqual([]);
     await expectExact(user.token, 'openai');
     expect((await call(`/connections/${id}`, { token: user.token })).body.statusDetail).toBeNull();
+  });
+
+  it('FREE with more usage than its limits: this month first, history free of the request limit, notes that say what is missing; an upgrade fills it in', { timeout: 120_000 }, async () => {
+    const user = await registerUser();
+    const id = await connect(user, 'openai');
+    const month = `${today().slice(0, 7)}-01`;
+    const spendOf = async (from: string, to = today()) => (await call(`/spend?from=${from}&to=${to}&groupBy=day`, { token: user.token })).body;
+    // A first sync that runs out of time after its first slice has imported the newest days, not the oldest.
+    const first = await sync(user.accountId, id, { budgetMs: 0 });
+    expect(first.status).toBe('partial');
+    const partial = await spendOf(month);
+    expect(partial.total.costUsd).toBeGreaterThan(0);
+    expect((partial.groups as any[]).at(-1).costUsd).toBeGreaterThan(0);
+    expect(partial.coverage.complete).toBe(false);
+    const pendingNote = (partial.coverage.notes as any[]).find((n) => n.code === 'sync_pending');
+    const whole = await spendOf(firstOfPreviousMonth());
+    expect((whole.coverage.notes as any[]).find((n) => n.code === 'sync_pending')).toMatchObject({ provider: 'openai', from: firstOfPreviousMonth() });
+    // The first slice is this month's newest days: the days pending lie before it.
+    if (pendingNote) expect(pendingNote.to < addDaysIso(today(), -6)).toBe(true);
+
+    await sync(user.accountId, id);
+    const mtd = await spendOf(month);
+    expect(mtd.total.costUsd).toBeGreaterThan(0);
+    expect(mtd.coverage.complete).toBe(false);
+    const codes = (mtd.coverage.notes as any[]).map((n) => n.code);
+    expect(codes).toEqual(expect.arrayContaining(['plan_key_limit', 'plan_request_limit', 'estimated']));
+    expect(codes).not.toContain('sync_pending');
+    const untracked = await call('/keys?limit=100&tracked=false', { token: user.token });
+    const keyNote = (mtd.coverage.notes as any[]).find((n) => n.code === 'plan_key_limit');
+    expect(keyNote.count).toBe(untracked.body.total);
+    expect(keyNote.message).toMatch(/not tracked on the Free plan.*Upgrade/);
+    expect(untracked.body.total).toBeGreaterThan(3);
+    for (const k of untracked.body.items as any[]) expect(k).toMatchObject({ tracked: false, source: 'connection', spend: { total: 0 } });
+    // Named as the provider names them (a key deleted before it was listed has no name left).
+    for (const k of untracked.body.items as any[]) expect(typeof k.name === 'string' || k.providerStatus === 'deleted', JSON.stringify(k)).toBe(true);
+    // History before the period is free: the tracked keys' last month is imported whole, though this period's requests are used up.
+    const billing = await call('/billing/status', { token: user.token });
+    expect(billing.body.usage.trackedRequests).toBeLessThanOrEqual(10_000);
+    const lastMonth = await spendOf(firstOfPreviousMonth(), addDaysIso(month, -1));
+    expect(lastMonth.total.requests).toBeGreaterThan(10_000);
+    const alerts = await call('/alerts?limit=100&type=plan_limit', { token: user.token });
+    expect(alerts.body.items).toHaveLength(1);
+
+    // The upgrade: the next sync imports the rest, history included, and the notes go.
+    await setPlan(user.accountId, 'SCALE');
+    expect((await sync(user.accountId, id)).limitsReached).toEqual([]);
+    await expectExact(user.token, 'openai');
+    const after = await spendOf(month);
+    expect(after.coverage.complete).toBe(true);
+    expect((after.coverage.notes as any[]).map((n) => n.code)).toEqual(['estimated']);
+    expect((await call('/keys?limit=100&tracked=false', { token: user.token })).body.total).toBe(0);
+    // The plan_limit alert no longer applies: acknowledged by Burnrate.
+    const closed = await call('/alerts?limit=100&type=plan_limit', { token: user.token });
+    expect(closed.body.items).toEqual([expect.objectContaining({ status: 'acknowledged', acknowledgedBy: 'burnrate' })]);
   });
 });
 
@@ -471,6 +656,8 @@ describe('tiers: each at its own price', () => {
     }
   });
 });
+
+const addDaysIso = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 describe('the admin key stays secret', () => {
   it('appears in no response body, no log line of a sync, no e-mail', async () => {

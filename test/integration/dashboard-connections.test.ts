@@ -151,8 +151,10 @@ describe('Connections in Chromium', () => {
     const recon = (await api(`/connections/${connection.id}/reconciliation?from=${connection.importedFrom}&to=${today}`, { token: admin.token })).body;
     expect(await page.getByTestId('recon-computed').textContent()).toBe(money(recon.total.computedUsd));
     expect(await page.getByTestId('recon-billed').textContent()).toBe(money(recon.total.billedUsd));
-    await page.getByText('Billed but not explained by any key: storage, tools, Console use, or a price the table misses.').first().waitFor();
-    if (recon.days.some((d: { billedUsd: number | null }) => d.billedUsd === null)) await page.getByText('not yet billed').first().waitFor();
+    expect(await page.getByTestId('recon-estimated').textContent()).toBe(money(recon.total.estimatedUsd));
+    // Each billed line explained: storage billed with no token usage behind it; today not billed yet, never $0.00.
+    await page.getByTestId('recon-lines').getByText('Billed with no token usage behind it').first().waitFor();
+    if (recon.days.some((d: { billedUsd: number | null }) => d.billedUsd === null)) await page.getByText('not billed yet').first().waitFor();
 
     // Disconnect asks first and says what stays; "Keep it connected" keeps it.
     await page.getByRole('link', { name: '← Connections' }).click();

@@ -572,7 +572,9 @@ describe('Anthropic admin stand-in', () => {
     expect(new Set(all.body.data.map((k: any) => k.status))).toEqual(new Set(['active', 'inactive', 'archived', 'expired']));
     for (const k of all.body.data) {
       expect(k).toMatchObject({ type: 'api_key', id: expect.stringMatching(/^apikey_01/), partial_key_hint: expect.stringMatching(/^sk-ant-api03-\w{3}\.\.\.\w{4}$/) });
-      expect(k).toHaveProperty('workspace_id');
+      // The current APIKey shape: `scope` (the default workspace by its real id), no `workspace_id`.
+      expect(k.scope).toEqual({ type: 'workspace', workspace_id: expect.stringMatching(/^wrkspc_01/) });
+      expect(k).not.toHaveProperty('workspace_id');
     }
     const forward: string[] = [];
     let after = '';
@@ -636,7 +638,7 @@ describe('Anthropic admin stand-in', () => {
     }
     const keys = await org.get('/v1/organizations/api_keys?limit=1000');
     const named = new Set(all.body.data.map((w: any) => w.id));
-    for (const k of keys.body.data) if (k.workspace_id !== null) expect(named).toContain(k.workspace_id);
+    for (const k of keys.body.data) expect(named).toContain(k.scope.workspace_id);
     const one = await org.get(`/v1/organizations/workspaces/${listed.body.data[0].id}`);
     expect(one.body).toEqual(listed.body.data[0]);
     expect((await org.get('/v1/organizations/workspaces/wrkspc_nope')).status).toBe(404);

@@ -321,7 +321,7 @@ async function cursorAfterFirstPage(path: string, token: string): Promise<string
   return res.body.nextCursor as string;
 }
 
-const readCases: ReadCase[] = [
+const readCaseList: ReadCase[] = [
   { route: 'GET /health', detail: '', path: () => '/health', as: 'none' },
   { route: 'GET /openapi.json', detail: '', path: () => '/openapi.json', as: 'none' },
   { route: 'GET /auth/me', detail: '', path: () => '/auth/me' },
@@ -388,6 +388,9 @@ const readCases: ReadCase[] = [
   { route: 'GET /billing/status', detail: 'SCALE, set directly', path: () => '/billing/status' },
   { route: 'GET /billing/status', detail: 'GROWTH via webhook', path: () => '/billing/status', as: 'billing' },
 ];
+
+/** GET /spend answers its coverage too: ONE more Query (the account item and its connections, API.md part 5). */
+const readCases: ReadCase[] = readCaseList.map((c) => (c.route === 'GET /spend' ? { ...c, max: (c.max ?? MAX_READ_REQUESTS) + 1 } : c));
 
 // ---------------------------------------------------------------------------------------------------------------
 

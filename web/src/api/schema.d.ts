@@ -1100,6 +1100,7 @@ export interface components {
                 total: number;
             };
             unpricedRequests: number;
+            tracked: boolean;
         };
         KeyList: {
             items: components["schemas"]["Key"][];
@@ -1111,6 +1112,7 @@ export interface components {
             to: components["schemas"]["CalendarDate"];
             daily: {
                 date: components["schemas"]["CalendarDate"];
+                settled: boolean;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1157,6 +1159,7 @@ export interface components {
                 total: number;
             };
             unpricedRequests: number;
+            tracked: boolean;
             breakdown: components["schemas"]["Breakdown"];
         };
         Spend: {
@@ -1173,6 +1176,7 @@ export interface components {
             };
             groups: ({
                 date: components["schemas"]["CalendarDate"];
+                settled: boolean;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1220,6 +1224,18 @@ export interface components {
                     cachedInputTokens: number;
                     outputTokens: number;
                 };
+            };
+            coverage: {
+                complete: boolean;
+                notes: {
+                    /** @enum {string} */
+                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    message: string;
+                    provider?: string;
+                    from?: components["schemas"]["CalendarDate"];
+                    to?: components["schemas"]["CalendarDate"];
+                    count?: number;
+                }[];
             };
         };
         SpendCsv: string;
@@ -1385,7 +1401,7 @@ export interface components {
             }[];
             triggeredAt: components["schemas"]["Timestamp"];
             acknowledgedAt: components["schemas"]["Timestamp"] | null;
-            acknowledgedBy: string | null;
+            acknowledgedBy: (string | "burnrate") | null;
         };
         AlertList: {
             items: components["schemas"]["Alert"][];
@@ -1487,11 +1503,20 @@ export interface components {
             to: components["schemas"]["CalendarDate"];
             days: {
                 date: components["schemas"]["CalendarDate"];
+                settled: boolean;
                 computedUsd: number;
+                estimatedUsd: number;
                 billedUsd: number | null;
+                lines: {
+                    line: string;
+                    estimatedUsd: number;
+                    billedUsd: number | null;
+                    reason: ("priority_tier" | "not_estimated" | "unpriced" | "plan_key_limit") | null;
+                }[];
             }[];
             total: {
                 computedUsd: number;
+                estimatedUsd: number;
                 billedUsd: number;
             };
         };
@@ -2638,6 +2663,7 @@ export interface operations {
                 provider?: string;
                 /** @description Only keys of this source. */
                 source?: "ingest" | "connection";
+                tracked?: "true" | "false";
                 /** @description What the list is ordered by. */
                 sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
@@ -2686,7 +2712,8 @@ export interface operations {
                      *             "monthToDate": 8042,
                      *             "total": 30517
                      *           },
-                     *           "unpricedRequests": 0
+                     *           "unpricedRequests": 0,
+                     *           "tracked": true
                      *         }
                      *       ],
                      *       "nextCursor": "eyJ2IjoxLCJrIjoiLi4uIn0",
@@ -2752,12 +2779,14 @@ export interface operations {
                      *         "total": 30517
                      *       },
                      *       "unpricedRequests": 0,
+                     *       "tracked": true,
                      *       "breakdown": {
                      *         "from": "2026-11-20",
                      *         "to": "2026-11-21",
                      *         "daily": [
                      *           {
                      *             "date": "2026-11-20",
+                     *             "settled": false,
                      *             "costUsd": 1.25,
                      *             "requests": 120,
                      *             "inputTokens": 250000,
@@ -2766,6 +2795,7 @@ export interface operations {
                      *           },
                      *           {
                      *             "date": "2026-11-21",
+                     *             "settled": false,
                      *             "costUsd": 1.25,
                      *             "requests": 120,
                      *             "inputTokens": 250000,
@@ -2850,7 +2880,8 @@ export interface operations {
                      *         "monthToDate": 8042,
                      *         "total": 30517
                      *       },
-                     *       "unpricedRequests": 0
+                     *       "unpricedRequests": 0,
+                     *       "tracked": true
                      *     }
                      */
                     "application/json": components["schemas"]["Key"];
@@ -4156,6 +4187,25 @@ export interface operations {
                      *           "cachedInputTokens": 1800000,
                      *           "outputTokens": 1650000
                      *         }
+                     *       },
+                     *       "coverage": {
+                     *         "complete": false,
+                     *         "notes": [
+                     *           {
+                     *             "code": "plan_key_limit",
+                     *             "provider": "openai",
+                     *             "count": 19,
+                     *             "message": "19 OpenAI keys are not tracked on the Free plan (5 keys at most): their spend is not in these figures. Upgrade to track them; their history is imported with the next sync."
+                     *           },
+                     *           {
+                     *             "code": "estimated",
+                     *             "provider": "openai",
+                     *             "from": "2026-11-21",
+                     *             "to": "2026-11-21",
+                     *             "count": 1,
+                     *             "message": "OpenAI: 1 day (2026-11-21) is an estimate from tokens and the price table until OpenAI bills it."
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -4782,17 +4832,37 @@ export interface operations {
                      *       "days": [
                      *         {
                      *           "date": "2026-11-20",
-                     *           "computedUsd": 41.27,
-                     *           "billedUsd": 43.1
+                     *           "settled": true,
+                     *           "computedUsd": 43.1,
+                     *           "estimatedUsd": 41.27,
+                     *           "billedUsd": 43.1,
+                     *           "lines": [
+                     *             {
+                     *               "line": "gpt-5.1-2025-11-13",
+                     *               "estimatedUsd": 41.27,
+                     *               "billedUsd": 41.5,
+                     *               "reason": null
+                     *             },
+                     *             {
+                     *               "line": "vector store storage",
+                     *               "estimatedUsd": 0,
+                     *               "billedUsd": 1.6,
+                     *               "reason": "not_estimated"
+                     *             }
+                     *           ]
                      *         },
                      *         {
                      *           "date": "2026-11-21",
+                     *           "settled": false,
                      *           "computedUsd": 12.5,
-                     *           "billedUsd": null
+                     *           "estimatedUsd": 12.5,
+                     *           "billedUsd": null,
+                     *           "lines": []
                      *         }
                      *       ],
                      *       "total": {
-                     *         "computedUsd": 53.77,
+                     *         "computedUsd": 55.6,
+                     *         "estimatedUsd": 53.77,
                      *         "billedUsd": 43.1
                      *       }
                      *     }

@@ -5,6 +5,7 @@ import { useSubmit } from '../../ui/form.tsx';
 import { percent, UTC_NOTE } from '../../ui/format.ts';
 import { keyNames } from '../../ui/key-names.ts';
 import { useLoad } from '../../ui/load.ts';
+import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
@@ -82,10 +83,13 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
 export function Budgets() {
   const canEdit = useCan('member');
   const budgets = useLoad(loadBudgets, []);
+  // Budgets compare the month's spend: what that spend misses is said here too.
+  const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), []);
   document.title = 'Budgets · Burnrate';
   return (
     <Screen title="Budgets">
       <p class="muted">Monthly limits on spend (calendar months). {UTC_NOTE}</p>
+      <CoverageNotes coverage={coverage.data?.coverage} quiet />
       <Show state={budgets}>
         {({ items, names }) =>
           items.length === 0 ? (

@@ -9,6 +9,7 @@ import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { UTC_NOTE } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
+import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
 import { ConnectionCard } from './connection-card.tsx';
@@ -26,6 +27,8 @@ const syncPending = (c: Connection, askedAt: string | undefined) =>
 export function Connections() {
   const isAdmin = useCan('admin');
   const list = useLoad(() => ok(api.GET('/connections')), []);
+  // What this month's figures miss because of the connections (a sync under way or failing, plan limits).
+  const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), [list.data]);
   // When each connection's Sync now was asked for (by id): the screen reloads until its lastSyncAt passes it.
   const [asked, setAsked] = useState<Record<string, string>>({});
   const waiting = (list.data?.items ?? []).some((c) => syncPending(c, asked[c.id]));
@@ -45,6 +48,7 @@ export function Connections() {
         While a provider is connected, its spend comes from the connection only: events of that provider sent to the ingest API are refused, so nothing
         is counted twice. {UTC_NOTE}
       </p>
+      <CoverageNotes coverage={coverage.data?.coverage} />
       <Show state={list}>
         {({ items }) => {
           const free = PROVIDERS.filter((p) => !items.some((c) => c.provider === p));

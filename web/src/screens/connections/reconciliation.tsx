@@ -1,8 +1,9 @@
 /**
- * A connection's reconciliation (GET /connections/:id/reconciliation): per UTC day, what Burnrate computed for the
- * connection's keys next to what the provider bills the organization, and the difference named. The chart stacks
- * each day's bill: the part the keys explain, and on top what no key explains. Days the provider has not billed yet
- * say so. By default the range runs from the first imported day to today (at most 92 days, the API's limit).
+ * A connection's reconciliation (GET /connections/:id/reconciliation): per UTC day, the token estimate of the
+ * connection's keys, what the provider bills, and what Burnrate shows (the bill once settled); then the billed days by
+ * line, each difference explained (Priority Tier, tools, an unpriced model, a plan cap). The chart stacks each day's
+ * shown figure: billed, and estimated (days not billed yet, Priority Tier) — the table's "Shown" column. Days the
+ * provider has not billed yet say so. By default the range runs from the first imported day to today (at most 92 days, the API's limit).
  */
 import { useMemo } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
@@ -13,7 +14,7 @@ import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Loading, Screen, Show } from '../../ui/states.tsx';
-import { DIFFERENCE_MEANING, difference, PROVIDER_NAMES } from './words.ts';
+import { DIFFERENCE_MEANING, difference, lineReason, PROVIDER_NAMES } from './words.ts';
 
 type Reconciliation = Schemas['Reconciliation'];
 const MAX_DAYS = 92;
@@ -26,30 +27,83 @@ function defaultRange(query: URLSearchParams, importedFrom: string | undefined):
 }
 
 function Amount({ value }: { value: number | null }) {
-  return value === null ? <span class="muted">not yet billed</span> : <Money value={value} />;
+  return value === null ? <span class="muted">not billed yet</span> : <Money value={value} />;
+}
+
+type Line = Reconciliation['days'][number]['lines'][number];
+
+/** The settled days' lines of the range, summed by line (most billed first). */
+function linesOf(data: Reconciliation): Line[] {
+  const byLine = new Map<string, { line: string; estimated: number; billed: number | null; reason: Line['reason'] }>();
+  for (const d of data.days) {
+    for (const l of d.lines) {
+      const seen = byLine.get(l.line) ?? { line: l.line, estimated: 0, billed: null, reason: l.reason };
+      seen.estimated += Math.round(l.estimatedUsd * 1e6);
+      if (l.billedUsd !== null) seen.billed = (seen.billed ?? 0) + Math.round(l.billedUsd * 1e6);
+      seen.reason ??= l.reason;
+      byLine.set(l.line, seen);
+    }
+  }
+  return [...byLine.values()]
+    .map((l) => ({ line: l.line, estimatedUsd: l.estimated / 1e6, billedUsd: l.billed === null ? null : l.billed / 1e6, reason: l.reason }))
+    .sort((a, b) => (b.billedUsd ?? b.estimatedUsd) - (a.billedUsd ?? a.estimatedUsd));
+}
+
+function LinesTable({ data, provider }: { data: Reconciliation; provider: string }) {
+  const lines = linesOf(data);
+  if (lines.length === 0) return <p class="muted">No day of this range is billed yet: every figure is an estimate.</p>;
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="The bill by line">
+      <table class="recon" data-testid="recon-lines">
+        <caption class="muted">The billed days by line: what the estimate from tokens said, what {provider} billed, and why they differ.</caption>
+        <thead>
+          <tr>
+            <th scope="col">Line</th>
+            <th scope="col" class="num">
+              Estimate
+            </th>
+            <th scope="col" class="num">
+              Billed by {provider}
+            </th>
+            <th scope="col">Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {lines.map((l) => (
+            <tr key={l.line}>
+              <th scope="row">{l.line}</th>
+              <td class="num">
+                <Money value={l.estimatedUsd} />
+              </td>
+              <td class="num">{l.billedUsd === null ? <span class="muted">not in the bill</span> : <Money value={l.billedUsd} />}</td>
+              <td>{lineReason(l.reason, l.estimatedUsd, l.billedUsd)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 function ReconciliationTable({ data, provider }: { data: Reconciliation; provider: string }) {
-  const billedDays = data.days.filter((d) => d.billedUsd !== null);
-  const computedOfBilled = billedDays.reduce((sum, d) => sum + Math.round(d.computedUsd * 1e6), 0) / 1e6;
-  const totalDifference = billedDays.length ? difference(computedOfBilled, data.total.billedUsd) : null;
+  const open = data.days.filter((d) => !d.settled).length;
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Computed and billed per day">
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="Estimated, billed and shown per day">
       <table class="recon">
         <caption class="muted">
-          Difference: what {provider} bills minus what the keys explain. {DIFFERENCE_MEANING}
+          Shown: what Burnrate counts for the day — the bill once {provider} has billed it (plus Priority Tier, which it bills apart), else the estimate.
         </caption>
         <thead>
           <tr>
             <th scope="col">Day</th>
             <th scope="col" class="num">
-              Computed from keys
+              Estimate from tokens
             </th>
             <th scope="col" class="num">
               Billed by {provider}
             </th>
             <th scope="col" class="num">
-              Difference
+              Shown
             </th>
           </tr>
         </thead>
@@ -62,32 +116,36 @@ function ReconciliationTable({ data, provider }: { data: Reconciliation; provide
                 <span class="wide-only">, {d.date.slice(0, 4)}</span>
               </th>
               <td class="num">
-                <Money value={d.computedUsd} />
+                <Money value={d.estimatedUsd} />
               </td>
               <td class="num">
                 <Amount value={d.billedUsd} />
               </td>
-              <td class="num">{d.billedUsd === null ? <span class="muted">—</span> : <Money value={difference(d.computedUsd, d.billedUsd)!} />}</td>
+              <td class="num">
+                <Money value={d.computedUsd} />
+              </td>
             </tr>
           ))}
         </tbody>
         <tfoot>
           <tr>
             <th scope="row">Total</th>
-            <td class="num" data-testid="recon-computed">
-              <Money value={data.total.computedUsd} />
+            <td class="num" data-testid="recon-estimated">
+              <Money value={data.total.estimatedUsd} />
             </td>
             <td class="num" data-testid="recon-billed">
               <Money value={data.total.billedUsd} />
             </td>
-            <td class="num" data-testid="recon-difference">
-              {totalDifference === null ? <span class="muted">—</span> : <Money value={totalDifference} />}
+            <td class="num" data-testid="recon-computed">
+              <Money value={data.total.computedUsd} />
             </td>
           </tr>
         </tfoot>
       </table>
-      {billedDays.length < data.days.length && billedDays.length > 0 && (
-        <p class="muted">The total difference counts the {billedDays.length} billed days only; days not yet billed are left out.</p>
+      {open > 0 && (
+        <p class="muted">
+          {open === 1 ? '1 day is' : `${open} days are`} not billed yet: {open === 1 ? 'it is' : 'they are'} shown at the estimate, and the billed total counts the billed days only.
+        </p>
       )}
     </div>
   );
@@ -107,8 +165,9 @@ export function ConnectionReconciliation({ params, query }: { params: Record<str
     () =>
       recon.data
         ? [
-            { name: 'Explained by keys', values: recon.data.days.map((d) => d.computedUsd) },
-            { name: 'Billed, not explained by any key', values: recon.data.days.map((d) => Math.max(0, difference(d.computedUsd, d.billedUsd) ?? 0)) },
+            // Stacked, the two make each day's "Shown" figure of the table.
+            { name: 'Billed', values: recon.data.days.map((d) => (d.settled ? (d.billedUsd ?? 0) : 0)) },
+            { name: 'Estimate (not billed yet, or Priority Tier)', values: recon.data.days.map((d) => (d.settled ? (difference(d.billedUsd ?? 0, d.computedUsd) ?? 0) : d.computedUsd)) },
           ]
         : [],
     [recon.data],
@@ -125,8 +184,8 @@ export function ConnectionReconciliation({ params, query }: { params: Record<str
       {connection.data && (
         <>
           <p>
-            Per day, what Burnrate computed for the keys of this {provider} connection (their usage priced by your price table) next to what {provider} bills
-            the organization. {DIFFERENCE_MEANING}
+            Per day, the estimate for the keys of this {provider} connection (their usage priced by your price table) next to what {provider} bills the
+            organization. {DIFFERENCE_MEANING}
           </p>
           <div class="toolbar">
             <RangePicker query={query.has('range') ? query : new URLSearchParams({ range: 'custom', ...range })} path={`/connections/${id}`} />
@@ -142,8 +201,9 @@ export function ConnectionReconciliation({ params, query }: { params: Record<str
                 <Empty>No days in this range.</Empty>
               ) : (
                 <>
-                  <DailyChart days={days} series={series} label={`${provider}: explained by keys and billed beyond them`} />
+                  <DailyChart days={days} series={series} label={`${provider}: billed, and estimated where not billed`} />
                   <ReconciliationTable data={data} provider={provider} />
+                  <LinesTable data={data} provider={provider} />
                 </>
               )
             }

@@ -43,8 +43,24 @@ export const ADMIN_KEY_HELP: Record<Provider, { where: string; who: string; look
   },
 };
 
-/** The difference a reconciliation names: what the provider bills that no key explains. */
-export const DIFFERENCE_MEANING = 'Billed but not explained by any key: storage, tools, Console use, or a price the table misses.';
+/** How a reconciliation reads: estimates until the provider bills a day, then the bill. */
+export const DIFFERENCE_MEANING =
+  'Until the provider bills a day, its spend is an estimate from tokens and your price table; once billed, the day shows the bill, to the cent.';
+
+/** Why a line of a settled day differs from its estimate, in words a person can act on. */
+export const LINE_REASONS: Record<'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit', string> = {
+  priority_tier: "Priority Tier: billed under your Priority Tier commitment, never in Anthropic's cost report. Shown at the estimate from your price table.",
+  not_estimated: 'Billed with no token usage behind it (storage, tools, Console use): shown as billed, on the key that explains it, else on "No API key".',
+  unpriced: 'A model your price table lacks: counted at $0 until the bill settled it. Set its price under Prices for the days not billed yet.',
+  plan_key_limit: 'Part of this is billed to keys not tracked on your plan: it is not in your figures. Upgrade to track them.',
+};
+
+/** A line's words: its reason, else (a difference only) a price the table has otherwise than the provider. */
+export function lineReason(reason: keyof typeof LINE_REASONS | null, estimatedUsd: number, billedUsd: number | null): string {
+  if (reason) return LINE_REASONS[reason];
+  if (billedUsd !== null && Math.round(billedUsd * 1e6) !== Math.round(estimatedUsd * 1e6)) return 'Priced otherwise than your table (discounts, tiers, rounding): the bill wins.';
+  return 'As estimated.';
+}
 
 /** billed − computed, or null while the provider has no figure yet. */
 export function difference(computedUsd: number, billedUsd: number | null): number | null {

@@ -7,6 +7,7 @@ import { Money } from '../../ui/money.tsx';
 import { keyName, providerStatusWords, REQUESTS_UNKNOWN_NOTE, requestsUnknown, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
+import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Loading, Screen } from '../../ui/states.tsx';
@@ -60,6 +61,12 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
     [key.data],
   );
   const days = useMemo(() => key.data?.breakdown.daily.map((d) => d.date) ?? [], [key.data]);
+  // The notes that qualify this key's figures: its provider's, over the range shown.
+  const provider = key.data?.provider;
+  const coverage = useLoad(
+    () => (provider ? ok(api.GET('/spend', { params: { query: { from: range.from, to: range.to, groupBy: 'provider', provider } } })) : new Promise<never>(() => undefined)),
+    [provider, range.from, range.to],
+  );
   const title = key.data ? `Key ${keyName(key.data)}` : 'Key';
   const noRequests = key.data ? requestsUnknown(key.data) : false;
   document.title = `${title} · Burnrate`;
@@ -72,6 +79,13 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
       {!key.data && !key.error && <Loading />}
       {key.data && (
         <>
+          {!key.data.tracked && (
+            <p class="notice warn" role="status" data-testid="untracked">
+              This key is past your plan's key limit: it is listed, but its spend is not imported. <Link href="/billing">Upgrade</Link> to track it; its
+              history is imported with the next sync.
+            </p>
+          )}
+          <CoverageNotes coverage={coverage.data?.coverage} />
           <div class="cards">
             <div class="card stat">
               <div class="muted">Month to date</div>

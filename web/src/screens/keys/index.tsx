@@ -12,6 +12,7 @@ import { number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
 import { keyName, projectWords, providerStatusWords, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
+import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
@@ -77,6 +78,11 @@ export function KeyFacts({ k }: { k: Key }) {
         </>
       )}
       {status && <span class="badge warning">{status}</span>}
+      {!k.tracked && (
+        <span class="badge warning" title="Past the plan's key limit: listed without spend until the plan has room for it.">
+          not tracked on your plan
+        </span>
+      )}
     </div>
   );
 }
@@ -146,6 +152,8 @@ export function Keys({ query }: { query: URLSearchParams }) {
       ),
     [key, cursor],
   );
+  // What the month's figures miss (untracked keys, a sync under way, …): one call, the month to date.
+  const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), []);
   const sortBy = (s: (typeof SORTS)[number]) =>
     navigate(toQuery({ ...f, sort: s.id, order: f.sort === s.id ? (f.order === 'asc' ? 'desc' : 'asc') : s.num || s.id === 'lastSeenAt' ? 'desc' : 'asc' }), { replace: true });
   const filtered = Boolean(f.q || f.provider || f.source);
@@ -153,6 +161,7 @@ export function Keys({ query }: { query: URLSearchParams }) {
   return (
     <Screen title="Keys">
       <p class="muted">Provider keys seen in your events and connections, with their spend. {UTC_NOTE}</p>
+      <CoverageNotes coverage={coverage.data?.coverage} quiet />
       <form class="toolbar" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
         <Field label="Search keys" type="search" hint="Part of the label, the provider or the hint, or the start of the hash." value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
         <Field label="Provider" value={typedProvider} autoComplete="off" placeholder="any" onInput={(e) => setTypedProvider(e.currentTarget.value)} />

@@ -6,6 +6,7 @@ import { change, isoDay, providerWords, readable, utcDay, UTC_NOTE, when } from 
 import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
+import { CoverageNotes } from '../../ui/coverage.tsx';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
@@ -80,6 +81,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
           return (
             <>
               <Figures data={d} preset={range.preset} />
+              <CoverageNotes coverage={d.days.coverage} />
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 ? (
                 <div class="empty">

@@ -1,0 +1,286 @@
+/**
+ * Settlement (pure): what a provider bills for a UTC day, attributed to the connection's keys, and what that means
+ * for the aggregates. A settled day's cost of a key is the bill's lines that belong to it; the aggregates hold the
+ * token estimate (written by the usage import) plus a correction per (day, key, row) — row: the model, or the
+ * provider's line where no model names it ("vector store storage", "Code Execution Usage") — that brings each row
+ * to the bill. This module computes, per settled day, the bill per (key, row) and the reconciliation lines; the
+ * writer (settlement-writes.ts) turns the targets into differences against the corrections it applied last.
+ *
+ * - OpenAI bills per `api_key_id` × `line_item` × `project_id`: each amount belongs to its key (null: the provider's
+ *   `unattributed` key); a line item `"<model>, <what>"` whose model the day's usage has is that model's row.
+ * - Anthropic bills per workspace × description (model, service tier, cost type): a token bill of a (workspace,
+ *   model, tier) is allocated to the keys with usage of the same (day, workspace, model, tier) in proportion to their
+ *   estimated cost (their tokens when none of them is priced), largest remainder, exact to the micro-dollar; web
+ *   search by the keys' web-search requests; anything no key explains (code execution, session usage, a model no key
+ *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
+ *   usage keeps its estimate, on its own line.
+ */
+
+/** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
+export interface BillRow {
+  date: string;
+  /** OpenAI: the row's `api_key_id` (null: no key). Anthropic has no key dimension: undefined. */
+  keyId?: string | null;
+  /** OpenAI project, Anthropic workspace (null: none, or Anthropic's default workspace). */
+  projectId: string | null;
+  /** OpenAI `line_item`; Anthropic `description`. */
+  line: string;
+  /** Anthropic: `tokens`, `web_search`, `code_execution`, `session_usage`, ... (OpenAI: undefined). */
+  costType?: string;
+  /** Anthropic token rows: the model and service tier (`standard` | `batch`). */
+  model?: string | null;
+  tier?: string | null;
+  picos: bigint;
+}
+
+/** What the provider's cost endpoint says about one UTC day: its rows (none: an empty bucket). */
+export interface BilledDay {
+  date: string;
+  rows: BillRow[];
+}
+
+/**
+ * A usage cell's estimate: what the provider's usage report says now, priced (every key, untracked ones too: they
+ * weigh in an allocation even though their spend is not shown), or what the snapshot holds (the corrections).
+ */
+export interface Estimate {
+  date: string;
+  keyId: string | null;
+  projectId: string | null;
+  model: string;
+  tier: string;
+  costMicros: bigint;
+  /** Tokens (the weight when no key's usage of a model is priced). */
+  tokens: bigint;
+  webSearchRequests?: number;
+}
+
+/** Why a reconciliation line differs from its estimate (the dashboard says it in words). */
+export type LineReason = 'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit';
+
+export interface Line {
+  line: string;
+  estimatedMicros: bigint;
+  /** null: not in the provider's bill (Anthropic Priority Tier). */
+  billedMicros: bigint | null;
+  reason: LineReason | null;
+}
+
+/** The bill of one settled day: per (key, row) the billed micro-dollars, its total and its lines. */
+export interface DaySettlement {
+  date: string;
+  /** `keyId|row` → µ$ (keyId `null` for the unattributed key: see rowKey). */
+  targets: Map<string, { keyId: string | null; row: string; micros: bigint }>;
+  billedMicros: bigint;
+  lines: Line[];
+}
+
+export const PICOS_PER_MICRO = 100_000_000n;
+const roundPicos = (picos: bigint): bigint => {
+  const half = PICOS_PER_MICRO / 2n;
+  return picos >= 0n ? (picos + half) / PICOS_PER_MICRO : -((-picos + half) / PICOS_PER_MICRO);
+};
+
+/**
+ * Splits `total` over `weights` in proportion, largest remainder: integers that sum to `total` exactly, each within
+ * one unit of its exact share. Zero or negative weights take nothing; all weights zero → everything in `fallback`
+ * (its index). Negative totals (credits) split the same way, by magnitude.
+ */
+export function largestRemainder(total: bigint, weights: readonly bigint[]): bigint[] | undefined {
+  const positive = weights.map((w) => (w > 0n ? w : 0n));
+  const sum = positive.reduce((a, b) => a + b, 0n);
+  if (sum === 0n) return undefined;
+  const sign = total < 0n ? -1n : 1n;
+  const magnitude = total * sign;
+  const shares = positive.map((w) => (magnitude * w) / sum);
+  const remainders = positive.map((w, i) => ({ i, r: (magnitude * w) % sum }));
+  let left = magnitude - shares.reduce((a, b) => a + b, 0n);
+  // Largest remainder first; ties by the larger weight, then by position (deterministic).
+  remainders.sort((a, b) => (a.r !== b.r ? (b.r > a.r ? 1 : -1) : positive[b.i]! !== positive[a.i]! ? (positive[b.i]! > positive[a.i]! ? 1 : -1) : a.i - b.i));
+  for (const { i } of remainders) {
+    if (left === 0n) break;
+    if (positive[i] === 0n) continue;
+    shares[i]! += 1n;
+    left -= 1n;
+  }
+  return shares.map((s) => s * sign);
+}
+
+const keyOf = (keyId: string | null, row: string) => `${keyId ?? ''}|${row}`;
+
+function addTarget(s: DaySettlement, keyId: string | null, row: string, micros: bigint): void {
+  const id = keyOf(keyId, row);
+  const t = s.targets.get(id);
+  if (t) t.micros += micros;
+  else s.targets.set(id, { keyId, row, micros });
+}
+
+class Lines {
+  private byName = new Map<string, Line>();
+  add(line: string, estimated: bigint, billed: bigint | null, reason: LineReason | null = null): void {
+    const l = this.byName.get(line);
+    if (!l) this.byName.set(line, { line, estimatedMicros: estimated, billedMicros: billed, reason });
+    else {
+      l.estimatedMicros += estimated;
+      if (billed !== null) l.billedMicros = (l.billedMicros ?? 0n) + billed;
+      if (reason && !l.reason) l.reason = reason;
+    }
+  }
+  list(): Line[] {
+    return [...this.byName.values()].sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+  }
+}
+
+/** The model a line item names (`"gpt-4.1-2025-04-14, cached input (batch)"` → `gpt-4.1-2025-04-14`), if the day's usage has it. */
+export function modelOfLineItem(line: string, models: ReadonlySet<string>): string | undefined {
+  const head = line.split(',')[0]!.trim().toLowerCase();
+  return models.has(head) ? head : undefined;
+}
+
+/**
+ * OpenAI: the bill of one day per (key, row), amounts rounded to the micro-dollar once per (key, row). `tracked`
+ * tells whether a key's spend may be shown (an untracked key's bill stays out of the aggregates, on its own line).
+ */
+export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+  const models = new Set(estimates.map((e) => e.model));
+  const picos = new Map<string, { keyId: string | null; row: string; picos: bigint }>();
+  for (const r of day.rows) {
+    const keyId = r.keyId ?? null;
+    const row = modelOfLineItem(r.line, models) ?? r.line;
+    const id = keyOf(keyId, row);
+    const p = picos.get(id);
+    if (p) p.picos += r.picos;
+    else picos.set(id, { keyId, row, picos: r.picos });
+  }
+  const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
+  const lines = new Lines();
+  const estimateOf = new Map<string, bigint>();
+  for (const e of estimates) if (tracked(e.keyId)) estimateOf.set(keyOf(e.keyId, e.model), (estimateOf.get(keyOf(e.keyId, e.model)) ?? 0n) + e.costMicros);
+  for (const [id, { keyId, row, picos: p }] of picos) {
+    const micros = roundPicos(p);
+    s.billedMicros += micros;
+    if (!tracked(keyId)) {
+      lines.add(row, 0n, micros, 'plan_key_limit');
+      continue;
+    }
+    addTarget(s, keyId, row, micros);
+    const estimated = estimateOf.get(id) ?? 0n;
+    lines.add(row, estimated, micros, estimated === 0n ? (models.has(row) ? 'unpriced' : 'not_estimated') : null);
+  }
+  // Estimates the bill has no row for: their rows go to 0 (the bill wins), shown with what was estimated.
+  for (const e of estimates) {
+    if (!tracked(e.keyId) || picos.has(keyOf(e.keyId, e.model))) continue;
+    addTarget(s, e.keyId, e.model, 0n);
+    lines.add(e.model, e.costMicros, 0n);
+  }
+  s.lines = lines.list();
+  return s;
+}
+
+/** Anthropic's line of a model and tier as the reconciliation names it (`claude-opus-4-5 (batch)`). */
+export const anthropicLine = (model: string, tier: string) => (tier === 'standard' ? model : `${model} (${tier})`);
+/** The usage tier a cost report's `service_tier` bills: only standard and batch exist there. */
+const billedTier = (tier: string) => (tier === 'batch' ? 'batch' : 'standard');
+export const PRIORITY_TIER = 'priority';
+
+/**
+ * Anthropic: the day's bill allocated to keys. Token rows per (workspace, model, tier) over the keys' estimates of
+ * the same (workspace, model, tier); web search by web-search requests; the rest to the workspace's share of the
+ * unattributed key (row: the model's line, or the cost's description). Priority Tier usage is not billed: its
+ * estimate stays, on its own line.
+ */
+export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+  const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
+  const lines = new Lines();
+  // Bill groups (picos summed, rounded once per group).
+  const groups = new Map<string, { projectId: string | null; kind: 'tokens' | 'web_search' | 'other'; model: string; tier: string; line: string; picos: bigint }>();
+  for (const r of day.rows) {
+    const kind = r.costType === 'tokens' && r.model ? 'tokens' : r.costType === 'web_search' ? 'web_search' : 'other';
+    const model = kind === 'tokens' ? r.model!.toLowerCase() : '';
+    const tier = kind === 'tokens' ? billedTier(r.tier ?? 'standard') : '';
+    const line = kind === 'tokens' ? anthropicLine(model, tier) : r.line;
+    const id = `${r.projectId ?? ''}|${kind}|${kind === 'other' ? r.line : `${model}|${tier}`}`;
+    const g = groups.get(id);
+    if (g) g.picos += r.picos;
+    else groups.set(id, { projectId: r.projectId, kind, model, tier, line, picos: r.picos });
+  }
+  const inWorkspace = (e: Estimate, projectId: string | null) => (e.projectId ?? null) === projectId;
+  for (const g of groups.values()) {
+    const micros = roundPicos(g.picos);
+    s.billedMicros += micros;
+    let basis: Estimate[] = [];
+    let weights: bigint[] = [];
+    if (g.kind === 'tokens') {
+      basis = estimates.filter((e) => inWorkspace(e, g.projectId) && e.tier !== PRIORITY_TIER && e.model === g.model && billedTier(e.tier) === g.tier);
+      weights = basis.map((e) => e.costMicros);
+      if (!weights.some((w) => w > 0n)) weights = basis.map((e) => e.tokens);
+    } else if (g.kind === 'web_search') {
+      basis = estimates.filter((e) => inWorkspace(e, g.projectId) && (e.webSearchRequests ?? 0) > 0);
+      weights = basis.map((e) => BigInt(e.webSearchRequests ?? 0));
+    }
+    const shares = basis.length > 0 ? largestRemainder(micros, weights) : undefined;
+    if (!shares) {
+      // No key explains it: the workspace's share of the unattributed key.
+      addTarget(s, null, g.kind === 'tokens' ? g.model : g.line, micros);
+      lines.add(g.line, 0n, micros, 'not_estimated');
+      continue;
+    }
+    const estimated = g.kind === 'tokens' ? basis.reduce((a, e) => a + (tracked(e.keyId) ? e.costMicros : 0n), 0n) : 0n;
+    let untracked = 0n;
+    basis.forEach((e, i) => {
+      const share = shares[i]!;
+      if (tracked(e.keyId)) addTarget(s, e.keyId, g.kind === 'tokens' ? e.model : g.line, share);
+      else untracked += share;
+    });
+    const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' ? 'not_estimated' : null;
+    lines.add(g.line, estimated, micros, reason);
+  }
+  // Estimates without a bill behind them go to 0, except Priority Tier, which keeps its estimate on its own line.
+  const billedEstimate = new Set<Estimate>();
+  for (const g of groups.values()) {
+    if (g.kind !== 'tokens') continue;
+    for (const e of estimates) if (inWorkspace(e, g.projectId) && e.tier !== PRIORITY_TIER && e.model === g.model && billedTier(e.tier) === g.tier) billedEstimate.add(e);
+  }
+  for (const e of estimates) {
+    if (!tracked(e.keyId)) continue;
+    if (e.tier === PRIORITY_TIER) {
+      // The row keeps the estimate: a target equal to it.
+      addTarget(s, e.keyId, e.model, e.costMicros);
+      lines.add(anthropicLine(e.model, PRIORITY_TIER), e.costMicros, null, 'priority_tier');
+      continue;
+    }
+    if (billedEstimate.has(e)) continue;
+    addTarget(s, e.keyId, e.model, 0n);
+    lines.add(anthropicLine(e.model, billedTier(e.tier)), e.costMicros, 0n);
+  }
+  s.lines = lines.list();
+  return s;
+}
+
+/** The bill of a day for a provider. */
+export function settleDay(provider: 'openai' | 'anthropic', day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+  return provider === 'openai' ? settleOpenAiDay(day, estimates, tracked) : settleAnthropicDay(day, estimates, tracked);
+}
+
+/**
+ * Whether a past day settles: a bucket with rows does; an empty bucket only when the day has no usage either
+ * (settled at 0) — otherwise the day is "not billed yet". Today and later never settle (their bucket is partial).
+ */
+export function settles(day: BilledDay | undefined, estimates: readonly Estimate[], today: string, date: string): boolean {
+  if (date >= today) return false;
+  if (day && day.rows.length > 0) return true;
+  return estimates.every((e) => e.costMicros === 0n && e.tokens === 0n);
+}
+
+/**
+ * The corrections a settled day needs: per (key, row), what the aggregates must add beside the estimate they hold
+ * (`stored`: the snapshot's cells) so the row equals its bill — `target − estimate(key, row)`. Anthropic's priority
+ * rows have target = estimate (nothing added). A stored estimate whose row has no target keeps correction 0.
+ */
+export function corrections(s: DaySettlement, stored: readonly Estimate[]): Map<string, { keyId: string | null; row: string; micros: bigint }> {
+  const estimateOf = new Map<string, bigint>();
+  for (const e of stored) estimateOf.set(keyOf(e.keyId, e.model), (estimateOf.get(keyOf(e.keyId, e.model)) ?? 0n) + e.costMicros);
+  const out = new Map<string, { keyId: string | null; row: string; micros: bigint }>();
+  for (const [id, t] of s.targets) out.set(id, { keyId: t.keyId, row: t.row, micros: t.micros - (estimateOf.get(id) ?? 0n) });
+  return out;
+}
