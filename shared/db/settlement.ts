@@ -8,7 +8,7 @@ import { queryAll, tableName, transactWrite, type Item } from '#shared/db/client
 import { keys, queries } from '#shared/db/keys.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { Built } from '#shared/db/usage-writes.ts';
-import { UNATTRIBUTED } from '#shared/connections/diff.ts';
+import { UNATTRIBUTED } from '#shared/usage/names.ts';
 import type { Line } from '#shared/connections/settle.ts';
 
 export interface SettleCell {
