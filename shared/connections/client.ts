@@ -7,6 +7,7 @@ import type { BilledDay, Provider, ProviderKey, UsageCell } from '#shared/connec
 import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
+import { openRouterClient, openRouterOldestDay } from '#shared/connections/openrouter.ts';
 
 export interface ProviderClient {
   readonly provider: Provider;
@@ -18,16 +19,30 @@ export interface ProviderClient {
   readUsage(from: string, toExclusive: string): Promise<UsageCell[]>;
   /** What the provider bills per UTC day in [from, toExclusive) (days it has no figure for are absent). */
   readBilled(from: string, toExclusive: string): Promise<BilledDay[]>;
+  /**
+   * Provider key ids known from earlier syncs that `readUsage` must read too, listed or not (OpenRouter reads usage
+   * key by key: a key deleted since keeps its recent days instead of reading as empty).
+   */
+  readAlso?(keyIds: readonly string[]): void;
 }
 
-/** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL`. */
+/** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` / `OPENROUTER_URL`. */
 export function providerBaseUrl(provider: Provider): string {
   return config().providerUrls[provider];
 }
 
 export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
   const base = providerBaseUrl(provider);
+  if (provider === 'openrouter') return openRouterClient(base, adminKey, options);
   return provider === 'openai' ? openAiClient(base, adminKey, options) : anthropicClient(base, adminKey, options);
+}
+
+/**
+ * The oldest UTC day the provider still reports, seen on `today` (undefined: no such limit). A sync never reads
+ * before it: a day the provider no longer holds would read as empty and undo what was imported.
+ */
+export function firstReadableDay(provider: Provider, today: string): string | undefined {
+  return provider === 'openrouter' ? openRouterOldestDay(today) : undefined;
 }
 
 /** Sums cells with the same (day, key, model, tier) (a row per project or per page of the same group). */

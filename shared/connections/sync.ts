@@ -24,7 +24,8 @@ import { addDays, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
-import { providerClient, type ProviderClient } from '#shared/connections/client.ts';
+import { firstReadableDay, providerClient, type ProviderClient } from '#shared/connections/client.ts';
+import { providerName } from '#shared/connections/alerts.ts';
 import { cellId, diffCells, UNATTRIBUTED, type CellChange, type StoredCell } from '#shared/connections/diff.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { Provider, ProviderKey } from '#shared/connections/model.ts';
@@ -91,6 +92,7 @@ export function keyAttributes(connection: Pick<Connection, 'id'>, keyId: string 
     project: listed.project,
     providerStatus: listed.status,
     ...(listed.redactedValue ? { hint: listed.redactedValue } : {}),
+    ...(listed.limitUsd !== undefined ? { providerLimitUsd: listed.limitUsd } : {}),
   };
 }
 
@@ -217,6 +219,9 @@ class Importer {
 
   async readInventory(): Promise<void> {
     for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
+    // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).
+    const known = [...this.ctx.knownKeys.values()].filter((item) => item.source === 'connection' && item.provider === this.provider && typeof item.providerKeyId === 'string');
+    this.client.readAlso?.(known.map((item) => item.providerKeyId as string));
   }
 
   private attributesOf(keyId: string | null): KeyAttributes {
@@ -225,6 +230,8 @@ class Importer {
   }
 
   private price = (cell: CellChange['cell']) => {
+    // OpenRouter reports what it charges: counted as reported, never priced from the table.
+    if (cell.reportedCostMicros !== undefined || this.provider === 'openrouter') return { costMicros: cell.reportedCostMicros ?? 0n, priced: true };
     const cost = priceUsage({ ...cell, provider: this.provider, tier: cell.tier === 'batch' ? 'batch' : 'standard' }, this.ctx.ownPrices);
     return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
   };
@@ -496,6 +503,8 @@ export async function syncConnection(accountId: string, connectionId: string, op
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;
       let from = firstDayToRead(conn, today);
+      const oldest = firstReadableDay(conn.provider, today);
+      if (oldest !== undefined && from < oldest) from = oldest;
       while (from <= today) {
         const to = addDays(from, sliceDays - 1) < today ? addDays(from, sliceDays - 1) : today;
         await importer.importSlice(from, to);
@@ -525,7 +534,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     } catch (error) {
       const partial = importer?.result ?? skipped;
       if (error instanceof ProviderRefused) {
-        const detail = `${conn.provider === 'openai' ? 'OpenAI' : 'Anthropic'} refused the admin key (${error.status}): ${error.providerMessage}. Create a new admin key and rotate it here, or check that it was not revoked.`;
+        const detail = `${providerName(conn.provider)} refused the admin key (${error.status}): ${error.providerMessage}. Create a new ${conn.provider === 'openrouter' ? 'management' : 'admin'} key and rotate it here, or check that it was not revoked.`;
         await setConnectionFields(conn, { status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: at });
         await raiseConnectionErrorAlert(conn, detail, now);
         return { ...partial, status: 'refused' };
@@ -534,7 +543,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         logger.warn('connection sync failed', { connectionId, provider: conn.provider, reason: error.message });
         await setConnectionFields(conn, {
           // The provider by its name: `… could not finish: OpenAI answered 503: …`.
-          statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, conn.provider === 'openai' ? 'OpenAI' : 'Anthropic')} What was imported stays; the next sync fetches the rest.`,
+          statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, providerName(conn.provider))} What was imported stays; the next sync fetches the rest.`,
           lastSyncAt: at,
           nextSyncAt,
           updatedAt: at,
