@@ -128,7 +128,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
       (item) =>
         (!query.q || keyMatches(item, query.q)) &&
         (!provider || item.provider === provider) &&
-        (!query.source || keySource(item) === query.source),
+        (!query.source || keySource(item) === query.source) &&
+        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);

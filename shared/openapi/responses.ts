@@ -237,12 +237,14 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project']),
   total: z.object(totals),
   groups: z.array(
     z.union([
       z.object({ date: CalendarDate, ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
+      /** groupBy=project: an OpenAI project, an Anthropic workspace; null for the provider's keys without one. */
+      z.object({ provider: z.string(), project: z.nullable(z.object({ id: z.string(), name: z.string() })), ...totals }),
       z.object({ provider: z.string(), ...totals }),
       z.object({
         hash: KeyHash,
@@ -452,7 +454,7 @@ export const OpenApiDocument = z.looseObject({
 /** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
   id: ConnectionId,
-  provider: z.enum(members<'openai' | 'anthropic'>({ openai: true, anthropic: true })),
+  provider: z.enum(members<'openai' | 'anthropic' | 'openrouter'>({ openai: true, anthropic: true, openrouter: true })),
   name: z.string(),
   /** The admin key's last 4 characters. */
   keyHint: z.string(),

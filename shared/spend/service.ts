@@ -13,6 +13,7 @@ import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/fo
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { projectSpend } from '#shared/spend/projects.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -78,6 +79,13 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const filter = spendFilter(query);
   const groupBy = query.groupBy ?? 'day';
   const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
+  if (groupBy === 'project' || query.projectId !== undefined) {
+    return projectSpend(accountId, { ...spendFilter(query), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }, { from, to }, groupBy, now, prev, {
+      keyReadPlan,
+      keyGroup,
+      topKeys: TOP_KEYS,
+    });
+  }
   if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);
   // groupBy=day reads the account's days of the previous range in its own Query (they lie just before `from`).
   const [current, previous] = await Promise.all([
@@ -292,7 +300,7 @@ async function keyGroupsOf(accountId: string, filter: SpendFilter, from: string,
 }
 
 /** A groupBy=key entry: the key's names from its item (`name`: the provider's name of a connection's key). */
-function keyGroup(g: Group, key: Item | undefined) {
+function keyGroup(g: Pick<Group, 'id' | 'totals'>, key: Item | undefined) {
   return {
     hash: g.id,
     label: (key?.label as string | null | undefined) ?? null,

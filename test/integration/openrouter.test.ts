@@ -61,7 +61,10 @@ let connectionId: string;
 beforeAll(async () => {
   org = await newStandInOrg('openrouter', { now: `${today()}T12:00:00Z` });
   const dataDir = dirname(stack().outboxDir);
-  restore = pointAtStack({ CONNECTIONS_LOCAL_KEY: (await readFile(join(dataDir, 'connections-key'), 'utf8')).trim(), OPENROUTER_URL: `${stack().openrouter.url}/api/v1` });
+  restore = pointAtStack({ CONNECTIONS_LOCAL_KEY: (await readFile(join(dataDir, 'connections-key'), 'utf8')).trim(), OPENROUTER_URL: `${stack().openrouter.url}/api/v1`,
+    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
+    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
+  });
   db().middlewareStack.add(
     (next, context) => async (args) => {
       const name = (context as { commandName?: string }).commandName ?? 'unknown';
@@ -226,5 +229,58 @@ describe('the OpenRouter sync', () => {
     expect((await usageAt()).usage_daily).toBeGreaterThan(stopped.usage_daily);
     expect((await sync(user.accountId, connectionId)).status).toBe('done');
     expect((await api(`/keys/${keyHash('openrouter', staging.id)}`, { token: user.token })).body.providerStatus).toBe('active');
+  });
+});
+
+describe('three providers in one ledger: projects as a dimension', () => {
+  let owner: RegisteredUser;
+  const orgs: StandInOrg[] = [];
+  let from: string;
+
+  beforeAll(async () => {
+    owner = await registerUser();
+    await setPlan(owner.accountId, 'SCALE');
+    const noon = `${today()}T12:00:00Z`;
+    for (const provider of ['openai', 'anthropic', 'openrouter'] as const) {
+      const o = await newStandInOrg(provider, { now: noon, late: null });
+      orgs.push(o);
+      const res = await api('/connections', { method: 'POST', token: owner.token, body: { provider, adminKey: o.adminKey } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect((await sync(owner.accountId, res.body.id)).status).toBe('done');
+    }
+    from = addDays(today(), -20);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const o of orgs) await o.remove();
+  });
+
+  it('groupBy=project: one group per (provider, project), most cost first, summing to the total; projectId filters /spend and /keys', async () => {
+    const all = await api(`/spend?from=${from}&to=${today()}&groupBy=provider`, { token: owner.token });
+    const byProject = await api(`/spend?from=${from}&to=${today()}&groupBy=project`, { token: owner.token });
+    expect(byProject.status, JSON.stringify(byProject.body)).toBe(200);
+    const groups = byProject.body.groups as any[];
+    expect(micros(byProject.body.total.costUsd)).toBe(micros(all.body.total.costUsd));
+    expect(groups.reduce((s, g) => s + micros(g.costUsd), 0n)).toBe(micros(all.body.total.costUsd));
+    for (let i = 1; i < groups.length; i++) expect(groups[i - 1].costUsd).toBeGreaterThanOrEqual(groups[i].costUsd);
+    const openai = await orgs[0]!.state();
+    const active = (openai.projects as any[]).filter((p) => groups.some((g) => g.project?.id === p.id));
+    expect(active.length).toBeGreaterThanOrEqual(2);
+    for (const p of active) expect(groups.find((g) => g.project?.id === p.id)).toMatchObject({ provider: 'openai', project: { id: p.id, name: p.name } });
+    expect(groups.find((g) => g.provider === 'openrouter')).toMatchObject({ project: null });
+    expect(groups.some((g) => g.provider === 'anthropic' && g.project?.name === 'Default workspace')).toBe(true);
+
+    const top = groups.find((g) => g.project !== null)!;
+    const one = await api(`/spend?from=${from}&to=${today()}&projectId=${encodeURIComponent(top.project.id)}&groupBy=key`, { token: owner.token });
+    expect(one.status).toBe(200);
+    expect(micros(one.body.total.costUsd)).toBe(micros(top.costUsd));
+    const days = await api(`/spend?from=${from}&to=${today()}&projectId=${encodeURIComponent(top.project.id)}`, { token: owner.token });
+    expect(micros(days.body.total.costUsd)).toBe(micros(top.costUsd));
+    const keys = await api(`/keys?projectId=${encodeURIComponent(top.project.id)}&limit=100`, { token: owner.token });
+    expect(keys.body.items.length).toBeGreaterThan(0);
+    expect(keys.body.total).toBe(keys.body.items.length);
+    for (const k of keys.body.items as any[]) expect(k.project.id).toBe(top.project.id);
+    expect(new Set((one.body.groups as any[]).map((g) => g.hash)).size).toBeLessThanOrEqual(keys.body.items.length);
+    for (const g of one.body.groups as any[]) expect((keys.body.items as any[]).some((k) => k.hash === g.hash)).toBe(true);
   });
 });
