@@ -266,6 +266,8 @@ export const Spend = z.object({
 /** An asynchronous export (POST /spend/exports, GET /spend/exports/{id}). */
 export const SpendExport = z.object({
   id: ExportId,
+  /** `csv` (the columns of GET /spend/export) or `focus` (FOCUS 1.2 cost and usage). */
+  format: z.enum(['csv', 'focus']),
   from: CalendarDate,
   to: CalendarDate,
   /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 20 minutes. */

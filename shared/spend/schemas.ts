@@ -26,7 +26,15 @@ export const ExportQuery = z.strictObject({ from: z.optional(queryDate('from')),
 export type ExportQuery = z.infer<typeof ExportQuery>;
 
 /** POST /spend/exports: the range, with the rules and defaults of `GET /spend` (at most 366 days). */
-export const CreateExportBody = z.strictObject({ from: z.optional(queryDate('from')), to: z.optional(queryDate('to')) });
+export const EXPORT_FORMATS = ['csv', 'focus'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** `format`: `csv` (default, the columns of GET /spend/export) or `focus` (FOCUS 1.2 cost and usage, shared/spend/focus.ts). */
+export const CreateExportBody = z.strictObject({
+  from: z.optional(queryDate('from')),
+  to: z.optional(queryDate('to')),
+  format: z.optional(z.enum(EXPORT_FORMATS, 'format must be csv or focus.')),
+});
 export type CreateExportBody = z.infer<typeof CreateExportBody>;
 
 export const ExportParams = z.strictObject({ id: z.string() });

@@ -5,6 +5,7 @@
  * stand-in's clock is frozen at noon UTC today, so its figures only change when a test changes them.
  */
 import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
@@ -283,4 +284,77 @@ describe('three providers in one ledger: projects as a dimension', () => {
     expect(new Set((one.body.groups as any[]).map((g) => g.hash)).size).toBeLessThanOrEqual(keys.body.items.length);
     for (const g of one.body.groups as any[]) expect((keys.body.items as any[]).some((k) => k.hash === g.hash)).toBe(true);
   });
+
+  it('a FOCUS export of the month reads as FOCUS 1.2 and its BilledCost sums to GET /spend to the micro-dollar', { timeout: 60_000 }, async () => {
+    const first = `${today().slice(0, 8)}01`;
+    const created = await api('/spend/exports', { method: 'POST', token: owner.token, body: { from: first, to: today(), format: 'focus' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    expect(created.body.format).toBe('focus');
+    let ready: any;
+    for (let i = 0; i < 600 && ready?.status !== 'ready'; i++) {
+      ready = (await api(`/spend/exports/${created.body.id}`, { token: owner.token })).body;
+      expect(ready.status).not.toBe('failed');
+      if (ready.status !== 'ready') await new Promise((r) => setTimeout(r, 50));
+    }
+    const download = await fetch(ready.url);
+    expect(download.headers.get('content-disposition')).toBe(`attachment; filename="burnrate-focus-${first}-to-${today()}.csv.gz"`);
+    const rows = parseCsv(gunzipSync(Buffer.from(await download.arrayBuffer())).toString('utf8'));
+    const [header, ...data] = rows;
+    const required = ['BilledCost', 'BillingCurrency', 'BillingPeriodStart', 'BillingPeriodEnd', 'ChargeCategory', 'ChargeDescription', 'ChargePeriodStart', 'ChargePeriodEnd',
+      'ConsumedQuantity', 'ConsumedUnit', 'EffectiveCost', 'ListCost', 'ProviderName', 'PublisherName', 'ServiceName', 'ServiceCategory', 'ResourceId', 'ResourceName',
+      'SubAccountId', 'SubAccountName', 'Tags'];
+    for (const column of required) expect(header, column).toContain(column);
+    const records = data.map((r) => Object.fromEntries(header!.map((c, i) => [c, r[i]!])));
+    expect(records.length).toBeGreaterThan(100);
+    const decimal = /^-?\d+(\.\d+)?$/;
+    const utc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+    const providers = new Set<string>();
+    let billed = 0n;
+    for (const r of records) {
+      for (const c of ['BilledCost', 'EffectiveCost', 'ListCost', 'ConsumedQuantity']) expect(r[c], c).toMatch(decimal);
+      for (const c of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd']) expect(r[c], c).toMatch(utc);
+      expect(Date.parse(r.ChargePeriodEnd!) - Date.parse(r.ChargePeriodStart!)).toBe(86_400_000);
+      expect(r.BillingPeriodStart).toBe(`${r.ChargePeriodStart!.slice(0, 8)}01T00:00:00Z`);
+      expect(r).toMatchObject({ BillingCurrency: 'USD', ChargeCategory: 'Usage', ServiceCategory: 'AI and Machine Learning', ConsumedUnit: 'Tokens' });
+      expect(r.ResourceId).toMatch(/^[0-9a-f]{64}$/);
+      const tags = JSON.parse(r.Tags!);
+      expect(tags).toMatchObject({ source: 'connection', settled: expect.stringMatching(/^(true|false)$/) });
+      for (const v of Object.values(tags)) expect(typeof v).toBe('string');
+      providers.add(r.ProviderName!);
+      const [whole, frac = ''] = r.BilledCost!.split('.');
+      billed += BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
+    }
+    expect([...providers].sort()).toEqual(['Anthropic', 'OpenAI', 'OpenRouter']);
+    // Projects as sub-accounts: OpenAI projects and Anthropic workspaces named, OpenRouter keys without one.
+    expect(records.some((r) => r.ProviderName === 'OpenAI' && r.SubAccountId!.startsWith('proj_') && r.SubAccountName !== '')).toBe(true);
+    expect(records.filter((r) => r.ProviderName === 'OpenRouter').every((r) => r.SubAccountId === '' && r.SubAccountName === '')).toBe(true);
+    const spend = await api(`/spend?from=${first}&to=${today()}`, { token: owner.token });
+    expect(billed).toBe(micros(spend.body.total.costUsd));
+  });
 });
+
+/** RFC 4180: quoted fields (quotes doubled), CRLF line ends; what a FOCUS reader does before anything else. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), (field = '');
+    else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  if (field !== '' || row.length > 0) rows.push([...row, field]);
+  return rows;
+}

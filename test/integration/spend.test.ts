@@ -257,7 +257,7 @@ describe('GET /spend/export', () => {
     const text = res.body as string;
     expect(text.endsWith('\r\n')).toBe(true);
     const [header, ...rows] = parseCsv(text);
-    expect(header).toEqual(['date', 'key_hash', 'key_label', 'provider', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd']);
+    expect(header).toEqual(['date', 'key_hash', 'key_label', 'key_name', 'project_id', 'project_name', 'settled', 'provider', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd']);
     const expected = sumBy(inRange(from, today), (e) => [e.timestamp.slice(0, 10), e.keyHash, e.provider, e.model].join('|'));
     expect(rows).toHaveLength(expected.size);
     expect(rows.map((r) => r[0])).toEqual(rows.map((r) => r[0]).sort());
