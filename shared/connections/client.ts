@@ -31,7 +31,8 @@ export function providerBaseUrl(provider: Provider): string {
   return config().providerUrls[provider];
 }
 
-export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
+/** `now`: the sync's clock (OpenRouter's client decides by it which UTC day is today). */
+export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions & { now?: () => Date } = {}): ProviderClient {
   const base = providerBaseUrl(provider);
   if (provider === 'openrouter') return openRouterClient(base, adminKey, options);
   return provider === 'openai' ? openAiClient(base, adminKey, options) : anthropicClient(base, adminKey, options);

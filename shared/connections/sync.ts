@@ -498,7 +498,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     let importer: Importer | undefined;
     try {
       const adminKey = await openSecret(conn.secret, { accountId, connectionId });
-      importer = new Importer(conn, providerClient(conn.provider, adminKey, options.http), ctx, now);
+      importer = new Importer(conn, providerClient(conn.provider, adminKey, { ...options.http, now: () => now }), ctx, now);
       await importer.readInventory();
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;

@@ -13,6 +13,7 @@ import { syncConnection, type SyncOptions, type SyncResult } from '#shared/conne
 import { openRouterClient, OPENROUTER_TODAY_MODEL } from '#shared/connections/openrouter.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
+import { parseCsv } from './csv.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const addDays = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
@@ -34,12 +35,10 @@ async function sync(accountId: string, connectionId: string, options: SyncOption
 async function exportedDays(token: string, from: string, to: string) {
   const res = await api<string>(`/spend/export?from=${from}&to=${to}`, { token });
   expect(res.status, String(res.body)).toBe(200);
-  const [header, ...lines] = res.body.trim().split('\r\n');
-  const cols = header!.split(',');
-  const at = (name: string) => cols.indexOf(name);
+  const [cols, ...lines] = parseCsv(res.body);
+  const at = (name: string) => cols!.indexOf(name);
   const out = new Map<string, { costMicros: bigint; requests: number; inputTokens: number; outputTokens: number }>();
-  for (const line of lines) {
-    const f = line.split(',');
+  for (const f of lines) {
     if (f[at('provider')] !== 'openrouter') continue;
     const id = `${f[at('key_hash')]}|${f[at('date')]}`;
     const row = out.get(id) ?? { costMicros: 0n, requests: 0, inputTokens: 0, outputTokens: 0 };
@@ -332,29 +331,3 @@ describe('three providers in one ledger: projects as a dimension', () => {
     expect(billed).toBe(micros(spend.body.total.costUsd));
   });
 });
-
-/** RFC 4180: quoted fields (quotes doubled), CRLF line ends; what a FOCUS reader does before anything else. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
-}

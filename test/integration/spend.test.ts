@@ -262,10 +262,12 @@ describe('GET /spend/export', () => {
     expect(rows).toHaveLength(expected.size);
     expect(rows.map((r) => r[0])).toEqual(rows.map((r) => r[0]).sort());
     for (const r of rows) {
-      const s = expected.get([r[0], r[1], r[3], r[4]].join('|'))!;
+      const s = expected.get([r[0], r[1], r[7], r[8]].join('|'))!;
       expect(s, r.join(',')).toBeDefined();
       const micros = s.cost;
-      expect(r.slice(5)).toEqual([String(s.requests), String(s.input), String(s.cached), String(s.output), `${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`]);
+      // Keys sent in events: no provider name, no project; estimates (not settled).
+      expect(r.slice(3, 7)).toEqual(['', '', '', 'false']);
+      expect(r.slice(9)).toEqual([String(s.requests), String(s.input), String(s.cached), String(s.output), `${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`]);
       const label = r[1] === keyHashes[0] ? `'=HYPERLINK("http://evil","click"), me` : r[1] === keyHashes[1] ? 'batch jobs' : '';
       expect(r[2]).toBe(label);
     }
