@@ -27,10 +27,18 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
         <dt>Name at {providerWords(k.provider)}</dt>
         <dd>{k.name ?? '—'}</dd>
       </div>
-      <div>
-        <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
-        <dd>{k.project ? k.project.name : '—'}</dd>
-      </div>
+      {k.provider !== 'openrouter' && (
+        <div>
+          <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
+          <dd>{k.project ? <Link href={`/projects?projectId=${encodeURIComponent(k.project.id)}`}>{k.project.name}</Link> : '—'}</dd>
+        </div>
+      )}
+      {k.providerKeyId && k.provider === 'openrouter' && (
+        <div>
+          <dt>Key hash at OpenRouter</dt>
+          <dd class="mono">{k.providerKeyId}</dd>
+        </div>
+      )}
       {k.providerKeyId && (
         <div>
           <dt>Key id</dt>
