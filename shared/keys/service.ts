@@ -42,6 +42,8 @@ export function toKeyView(item: Item, now: Date) {
     providerKeyId: typeof item.providerKeyId === 'string' ? item.providerKeyId : null,
     project: (item.project as { id: string; name: string } | null | undefined) ?? null,
     providerStatus: typeof item.providerStatus === 'string' ? (item.providerStatus as 'active' | 'inactive' | 'archived' | 'expired' | 'deleted') : null,
+    // OpenRouter: the key's own credit limit in dollars as OpenRouter lists it (null: none, or another provider).
+    providerLimitUsd: typeof item.providerLimitUsd === 'number' ? item.providerLimitUsd : null,
     firstSeenAt: item.firstSeenAt as string,
     lastSeenAt: item.lastSeenAt as string,
     spend: {

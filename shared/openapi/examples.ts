@@ -51,6 +51,7 @@ const key = {
   providerKeyId: null,
   project: null,
   providerStatus: null,
+  providerLimitUsd: null,
   firstSeenAt: CREATED,
   lastSeenAt: NOW,
   spend: { today: 1.25, monthToDate: 84.5, total: 312.075, forecastMonthEnd: 121.3 },

@@ -203,6 +203,8 @@ export const Key = z.object({
   /** OpenAI project, Anthropic workspace (its default workspace: `Default workspace`); null for an ingest key. */
   project: z.nullable(z.object({ id: z.string(), name: z.string() })),
   providerStatus: z.nullable(z.enum(members<'active' | 'inactive' | 'archived' | 'expired' | 'deleted'>({ active: true, inactive: true, archived: true, expired: true, deleted: true }))),
+  /** An OpenRouter key's own credit limit in dollars, as OpenRouter lists it; null when it has none (and for other providers). */
+  providerLimitUsd: z.nullable(z.number()),
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */

@@ -115,6 +115,7 @@ describe('the OpenRouter sync', () => {
     const byHash = new Map((keys.body.items as any[]).map((k) => [k.hash, k]));
     const listed = (state.keys as any[]).filter((k) => k.status !== 'deleted');
     expect(listed.some((k) => k.status === 'inactive')).toBe(true);
+    expect(listed.some((k) => typeof k.limit === 'number')).toBe(true);
     for (const k of listed) {
       expect(byHash.get(keyHash('openrouter', k.id)), k.name).toMatchObject({
         source: 'connection',
@@ -124,6 +125,7 @@ describe('the OpenRouter sync', () => {
         providerKeyId: k.id,
         project: null,
         providerStatus: k.status === 'active' ? 'active' : 'inactive',
+        providerLimitUsd: k.limit ?? null,
       });
     }
     // A key deleted before the connection was made is in no listing: its spend is only in the account's total.

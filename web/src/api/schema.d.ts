@@ -1086,6 +1086,7 @@ export interface components {
                 name: string;
             } | null;
             providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
+            providerLimitUsd: number | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -1141,6 +1142,7 @@ export interface components {
                 name: string;
             } | null;
             providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
+            providerLimitUsd: number | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -2635,6 +2637,7 @@ export interface operations {
                      *           "providerKeyId": null,
                      *           "project": null,
                      *           "providerStatus": null,
+                     *           "providerLimitUsd": null,
                      *           "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *           "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *           "spend": {
@@ -2700,6 +2703,7 @@ export interface operations {
                      *       "providerKeyId": null,
                      *       "project": null,
                      *       "providerStatus": null,
+                     *       "providerLimitUsd": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {
@@ -2799,6 +2803,7 @@ export interface operations {
                      *       "providerKeyId": null,
                      *       "project": null,
                      *       "providerStatus": null,
+                     *       "providerLimitUsd": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {

@@ -33,6 +33,12 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
           <dd>{k.project ? <Link href={`/projects?projectId=${encodeURIComponent(k.project.id)}`}>{k.project.name}</Link> : '—'}</dd>
         </div>
       )}
+      {k.provider === 'openrouter' && k.source === 'connection' && (
+        <div>
+          <dt>Credit limit at OpenRouter</dt>
+          <dd>{k.providerLimitUsd === null ? 'None' : <Money value={k.providerLimitUsd} />}</dd>
+        </div>
+      )}
       {k.providerKeyId && k.provider === 'openrouter' && (
         <div>
           <dt>Key hash at OpenRouter</dt>
