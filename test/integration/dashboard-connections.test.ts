@@ -225,6 +225,8 @@ describe('Connections in Chromium', () => {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     await page.setViewportSize({ width: 1280, height: 900 });
     await signIn(page, admin);
+    // OpenAI's and Anthropic's months of requests fill GROWTH's tracked requests: SCALE, so OpenRouter's history fits.
+    await setPlan(admin.accountId, 'SCALE');
     await page.goto(`${origin()}/connections`);
     await screen(page, 'Connections', ' (OpenRouter form)');
     await page.getByLabel('Provider', { exact: true }).selectOption('openrouter');
@@ -243,6 +245,16 @@ describe('Connections in Chromium', () => {
     for (const k of listedKeys) await page.locator('table.keys tbody').getByText(k.name).first().waitFor();
     await page.getByText('inactive at OpenRouter').first().waitFor();
     await page.screenshot({ path: 'docs/screenshots/keys-openrouter-light.png', fullPage: true });
+    // The key page of an OpenRouter key: its credit limit and its hash at OpenRouter.
+    const limited = listedKeys.find((k) => k.name === 'Production')!;
+    await page.goto(`${origin()}/keys/${keyHash('openrouter', limited.id)}`);
+    await page.getByRole('heading', { level: 1, name: /Production/ }).waitFor();
+    await page.getByText('Credit limit at OpenRouter').waitFor();
+    await page.getByText('$500.00').first().waitFor();
+    // Its history (the activity's days, per model) as well as today.
+    await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).waitFor();
+    await page.getByText(limited.id).waitFor();
+    await page.screenshot({ path: 'docs/screenshots/key-openrouter-light.png', fullPage: true });
 
     const today = new Date().toISOString().slice(0, 10);
     await page.goto(`${origin()}/projects`);

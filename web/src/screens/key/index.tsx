@@ -39,16 +39,12 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
           <dd>{k.providerLimitUsd === null ? 'None' : <Money value={k.providerLimitUsd} />}</dd>
         </div>
       )}
-      {k.providerKeyId && k.provider === 'openrouter' && (
-        <div>
-          <dt>Key hash at OpenRouter</dt>
-          <dd class="mono">{k.providerKeyId}</dd>
-        </div>
-      )}
       {k.providerKeyId && (
         <div>
           <dt>Key id</dt>
-          <dd class="mono">{k.providerKeyId}</dd>
+          <dd class="mono" style={{ overflowWrap: 'anywhere' }}>
+            {k.providerKeyId}
+          </dd>
         </div>
       )}
       {status && (
