@@ -20,7 +20,10 @@
  * 2 units per item in a transaction, 1 per other write; DynamoDB Local under-reports a transaction's
  * `ConsumedCapacity`); read units are what DynamoDB Local reports (`ReturnConsumedCapacity: TOTAL`).
  *
- * Options (env or argv): KEYS 1000  MODELS 5  DAYS 62  PROVIDER openai|anthropic  GROWN 0.01  REQUESTS 20 (a
+ * OpenRouter (`PROVIDER=openrouter`, local/openrouter-admin.ts): 200 keys × 3 models with usage on each of the last
+ * 31 days (30 completed days from its activity, today from the keys' `usage_daily`), at today's date.
+ *
+ * Options (env or argv): KEYS 1000  MODELS 5  DAYS 62  PROVIDER openai|anthropic|openrouter  GROWN 0.01  REQUESTS 20 (a
  * series' typical requests a day: 1,000 × 5 × 62 × 20 stays under SCALE's 10,000,000 tracked requests)  NOW (ISO)
  */
 import { existsSync } from 'node:fs';
@@ -40,10 +43,12 @@ const { createConnection, importStart } = await import('#shared/connections/serv
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
 const { syncConnection, REREAD_DAYS } = await import('#shared/connections/sync.ts');
 
-type Provider = 'openai' | 'anthropic';
+type Provider = 'openai' | 'anthropic' | 'openrouter';
 const PROVIDER = (process.env.PROVIDER ?? 'openai') as Provider;
-if (PROVIDER !== 'openai' && PROVIDER !== 'anthropic') throw new Error('PROVIDER must be openai or anthropic');
-const SHAPE = { keys: intOption('keys', 1000), models: intOption('models', 5), days: intOption('days', 62), requests: intOption('requests', 20) };
+if (PROVIDER !== 'openai' && PROVIDER !== 'anthropic' && PROVIDER !== 'openrouter') throw new Error('PROVIDER must be openai, anthropic or openrouter');
+// OpenRouter: 200 keys × 30 days (its activity holds the last 30 completed days).
+const ROUTER = PROVIDER === 'openrouter';
+const SHAPE = { keys: intOption('keys', ROUTER ? 200 : 1000), models: intOption('models', ROUTER ? 3 : 5), days: intOption('days', ROUTER ? 31 : 62), requests: intOption('requests', 20) };
 const GROWN = Number(process.env.GROWN ?? 0.01);
 
 /** The last day (18:00 UTC) of the most recent month that, like the month before it, has 31 days. */
@@ -58,7 +63,8 @@ function defaultNow(): Date {
     if (days(y, m) === 31 && days(y, m - 1 < 0 ? 11 : m - 1) === 31) return new Date(Date.UTC(y, m, 31, 18));
   }
 }
-const NOW = process.env.NOW ? new Date(process.env.NOW) : defaultNow();
+// OpenRouter's window is the last 30 days before today, whatever the month: today at 18:00 UTC (or now, if later).
+const NOW = process.env.NOW ? new Date(process.env.NOW) : ROUTER ? new Date(Math.max(Date.now(), Date.parse(`${new Date().toISOString().slice(0, 10)}T18:00:00Z`))) : defaultNow();
 
 // ---------------------------------------------------------------------------------------------------------------
 // Counting DynamoDB requests, items written and write units on the handlers' own client
@@ -122,13 +128,13 @@ interface Phase {
 async function run(): Promise<number> {
   console.log(heading('Provider connection sync benchmark'));
   console.log(`  organization: ${PROVIDER}, ${num(SHAPE.keys)} keys × ${SHAPE.models} models × ${SHAPE.days} days (${num(SHAPE.keys * SHAPE.models * SHAPE.days)} cells)`);
-  console.log(`  clock frozen at ${NOW.toISOString()}; the first sync reads ${importStart(NOW)} → ${isoDate(NOW)}`);
+  console.log(`  clock frozen at ${NOW.toISOString()}; the first sync reads ${importStart(NOW, PROVIDER)} → ${isoDate(NOW)}`);
   console.log(`  machine: ${machine()}`);
   const { stack } = await startBenchStack(session);
   installCounter();
   setLocalSyncSink(undefined);
   const tenant = await benchTenant(stack, 'connectors');
-  const standIn = PROVIDER === 'openai' ? stack.openaiAdmin.url : stack.anthropicAdmin.url;
+  const standIn = PROVIDER === 'openai' ? stack.openaiAdmin.url : ROUTER ? stack.openrouter.url : stack.anthropicAdmin.url;
 
   const made = await fetch(`${standIn}/_burnrate/orgs`, {
     method: 'POST',
@@ -181,7 +187,7 @@ async function run(): Promise<number> {
 
   // 1. The first sync.
   const first = await phase('first sync (backfill)', NOW);
-  const from = importStart(NOW);
+  const from = importStart(NOW, PROVIDER);
   const today = isoDate(NOW);
   const mismatches = await check(tenant.token, stack.apiUrl, control, from, today, connection.id);
 
@@ -196,7 +202,9 @@ async function run(): Promise<number> {
   const cells = window.flatMap((date) => state.keys.flatMap((k) => models.map((model) => ({ date, apiKeyId: k.id, model }))));
   const grow = Math.max(1, Math.round(cells.length * GROWN));
   const picked = pick(cells, grow);
-  const add = PROVIDER === 'openai' ? { uncached: 1000, output: 100, requests: 1 } : { uncached: 1000, output: 100 };
+  const add = PROVIDER === 'openai' ? { uncached: 1000, output: 100, requests: 1 } : ROUTER ? { cost: 1000, requests: 1, prompt: 1000, completion: 100 } : { uncached: 1000, output: 100 };
+  // OpenRouter: today's figure is one cell per key (usage_daily has no model breakdown).
+  const changed = new Set(picked.map((c) => (ROUTER && c.date === today ? `${c.date}|${c.apiKeyId}` : `${c.date}|${c.apiKeyId}|${c.model}`))).size;
   for (let i = 0; i < picked.length; i += 20) {
     await Promise.all(picked.slice(i, i + 20).map((c) => control('/usage', 'POST', { apiKeyId: c.apiKeyId, model: c.model, date: c.date, add })));
   }
@@ -230,7 +238,7 @@ async function run(): Promise<number> {
   console.log(`  grown: ${num(wcu(grown.counts) / Math.max(1, grown.cellsChanged), 2)} write units per changed cell (first sync: ${num(wcu(first.counts) / Math.max(1, first.cellsChanged), 2)})`);
   const all = [...mismatches, ...mismatchesAfter];
   console.log(all.length === 0 ? '  every figure equals the stand-in\'s truth (requests, tokens; today priced by the table; every settled day its bill)' : `  MISMATCHES:\n    ${all.join('\n    ')}`);
-  return all.length === 0 && idle.counts.transactItems === 0 && idle.settleCellsChanged === 0 && grown.cellsChanged === grow ? 0 : 1;
+  return all.length === 0 && idle.counts.transactItems === 0 && idle.settleCellsChanged === 0 && grown.cellsChanged === changed ? 0 : 1;
 }
 
 /** Picks `n` of `list` (a fixed stride: reproducible, spread over days, keys and models). */
@@ -250,6 +258,15 @@ async function check(token: string, apiUrl: string, control: <T>(path: string) =
   const want = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
   // One provider row per (day, key, model, tier), priced as the provider reports it.
   for (const c of t.cells) {
+    if (ROUTER) {
+      // OpenRouter's own dollars; today (usage_daily) without requests or tokens.
+      want.costMicros += BigInt(c.cost);
+      if (c.date === to) continue;
+      want.requests += c.requests;
+      want.inputTokens += c.prompt;
+      want.outputTokens += c.completion;
+      continue;
+    }
     const counts =
       PROVIDER === 'anthropic'
         ? { requests: 0, inputTokens: c.uncached + c.cacheRead + c.cache5m + c.cache1h, cachedInputTokens: c.cacheRead, cacheWriteInputTokens: c.cache5m, cacheWrite1hInputTokens: c.cache1h, outputTokens: c.output, webSearchRequests: c.webSearch ?? 0 }

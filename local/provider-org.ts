@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 
 export const DAY_S = 86_400;
-export type ProviderName = 'openai' | 'anthropic';
+export type ProviderName = 'openai' | 'anthropic' | 'openrouter';
 /** Usage counters of one series over some time, integers. Which names exist depends on the series' kind. */
 export type Metrics = Record<string, number>;
 export type SeriesKind =
@@ -33,7 +33,9 @@ export type SeriesKind =
   | 'vector_stores'
   | 'code_interpreter_sessions'
   | 'web_search_calls'
-  | 'file_search_calls';
+  | 'file_search_calls'
+  // OpenRouter's activity.
+  | 'activity';
 
 /** The counters each kind of usage has (the stand-ins render them in each provider's field names). */
 export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
@@ -51,6 +53,8 @@ export const KIND_METRICS: Record<SeriesKind, readonly string[]> = {
   code_interpreter_sessions: ['sessions'],
   web_search_calls: ['calls', 'requests'],
   file_search_calls: ['calls'],
+  // OpenRouter activity: tokens and requests, and what it charged in micro-dollars (`cost`; rendered as dollars).
+  activity: ['requests', 'prompt', 'completion', 'reasoning', 'cost'],
 };
 
 export interface OrgProject {
@@ -75,6 +79,8 @@ export interface OrgKey {
   status: KeyStatus;
   /** Who owns it (OpenAI `owner`, Anthropic `created_by`). */
   owner: { type: 'user' | 'service_account'; id: string; name: string };
+  /** OpenRouter: the key's credit limit in dollars (null: none). */
+  limit?: number | null;
 }
 
 export interface Series {
@@ -604,10 +610,11 @@ export function truth(store: OrgStore, from: number, to: number): Array<{ date: 
 
 function findSeries(store: OrgStore, body: Record<string, unknown>, create: boolean): Series {
   const keyId = body.apiKeyId === null || body.apiKeyId === undefined ? null : String(body.apiKeyId);
-  const kind = (body.kind as SeriesKind | undefined) ?? (store.provider === 'anthropic' ? 'messages' : 'completions');
+  const kind = (body.kind as SeriesKind | undefined) ?? (store.provider === 'anthropic' ? 'messages' : store.provider === 'openrouter' ? 'activity' : 'completions');
   if (!KIND_METRICS[kind]) throw new StandInError(400, 'invalid_request', `Unknown kind ${String(body.kind)}.`);
   const model = String(body.model ?? '');
   if (!model) throw new StandInError(400, 'invalid_request', 'model is required.');
+  // OpenRouter: the tier is the provider endpoint that served the usage (`default`: the model's own vendor).
   const tier = String(body.tier ?? (store.provider === 'anthropic' ? 'standard' : 'default'));
   // Anthropic's long-context usage is its own series (`contextWindow: "200k-1M"`).
   const window = store.provider === 'anthropic' ? String(body.contextWindow ?? '0-200k') : '0-200k';
@@ -829,7 +836,7 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     const status = Number(body.status);
     if (status !== 429 && !(status >= 500 && status <= 599)) throw new StandInError(400, 'invalid_request', 'status: 429 or 5xx');
     const retryAfter = body.retryAfter === undefined || body.retryAfter === null ? null : Number(body.retryAfter);
-    store.faults.push({ status, remaining: Math.max(1, Number(body.count ?? 1)), retryAfter, pathPrefix: String(body.pathPrefix ?? '/v1/') });
+    store.faults.push({ status, remaining: Math.max(1, Number(body.count ?? 1)), retryAfter, pathPrefix: String(body.pathPrefix ?? (store.provider === 'openrouter' ? '/api/v1/' : '/v1/')) });
     return ok({ faults: store.faults });
   }
   if (route === 'DELETE /faults') {
@@ -961,7 +968,7 @@ export function takeFault(store: OrgStore, path: string): Fault | undefined {
 
 export function countRequest(store: OrgStore, path: string): void {
   store.requests.total += 1;
-  const key = path.replace(/\/(proj|key|apikey)_[^/]+/g, '/$1_…');
+  const key = path.replace(/\/(proj|key|apikey)_[^/]+/g, '/$1_…').replace(/\/keys\/[0-9a-f]{64}$/, '/keys/{hash}');
   store.requests.byPath[key] = (store.requests.byPath[key] ?? 0) + 1;
 }
 
@@ -1012,7 +1019,7 @@ export interface StandInSpec {
    * Throws the provider's refusal (missing/unknown/revoked/inference key, missing headers). `store`: the
    * organization whose admin key `key` is, revoked or not.
    */
-  authenticate(store: OrgStore | undefined, key: string, req: IncomingMessage): void;
+  authenticate(store: OrgStore | undefined, key: string, req: IncomingMessage, registry: OrgRegistry): void;
   /** The provider's answer to an authenticated request. */
   route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown>;
   /** An error in the provider's own shape. */
@@ -1064,7 +1071,7 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
       const key = spec.credential(req);
       const store = key ? registry.byAdminKey(key) : undefined;
       if (store) countRequest(store, url.pathname);
-      spec.authenticate(store, key, req);
+      spec.authenticate(store, key, req, registry);
       if (!store) throw new StandInError(401, 'authentication', 'Unknown admin key.');
       const fault = takeFault(store, url.pathname);
       if (fault) throw faultError(fault);

@@ -15,6 +15,7 @@ import { createGateway } from '#local/gateway.ts';
 import { LOCAL_STRIPE_PRICES, LOCAL_STRIPE_SECRET_KEY, startStripeMock } from '#local/stripe-mock.ts';
 import { startOpenAiAdmin } from '#local/openai-admin.ts';
 import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
+import { startOpenRouterAdmin } from '#local/openrouter-admin.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
 import { localExportFiles } from '#local/export-files.ts';
 import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
@@ -58,6 +59,8 @@ export interface LocalStackInfo {
    */
   openaiAdmin: { url: string; adminKey: string };
   anthropicAdmin: { url: string; adminKey: string };
+  /** The OpenRouter stand-in (local/openrouter-admin.ts): `url` without `/api/v1`, `adminKey` its management key. */
+  openrouter: { url: string; adminKey: string };
   /** The processes of the stack (for tools and tests): this one, DynamoDB Local's jar, cognito-local. */
   pids: { stack: number; dynamodb?: number; cognito?: number };
 }
@@ -78,6 +81,8 @@ export interface LocalStackOptions {
   /** Ports of the admin API stand-ins. @default env OPENAI_ADMIN_PORT / ANTHROPIC_ADMIN_PORT, else any free port */
   openaiAdminPort?: number;
   anthropicAdminPort?: number;
+  /** Port of the OpenRouter stand-in. @default env OPENROUTER_PORT, else any free port */
+  openrouterPort?: number;
   /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
   webDir?: string;
 }
@@ -145,17 +150,18 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
   });
   // The providers' admin APIs, each with a made-up organization kept under the data folder (its admin key too).
   // Loopback whatever HOST says: their control API has no authentication and hands out admin keys.
-  const [openaiAdmin, anthropicAdmin] = await Promise.allSettled([
+  const [openaiAdmin, anthropicAdmin, openrouter] = await Promise.allSettled([
     startOpenAiAdmin({ port: options.openaiAdminPort ?? Number(process.env.OPENAI_ADMIN_PORT || 0), host: '127.0.0.1', dataDir: join(dataDir, 'openai-admin') }),
     startAnthropicAdmin({ port: options.anthropicAdminPort ?? Number(process.env.ANTHROPIC_ADMIN_PORT || 0), host: '127.0.0.1', dataDir: join(dataDir, 'anthropic-admin') }),
+    startOpenRouterAdmin({ port: options.openrouterPort ?? Number(process.env.OPENROUTER_PORT || 0), host: '127.0.0.1', dataDir: join(dataDir, 'openrouter') }),
   ]);
-  if (openaiAdmin.status === 'rejected' || anthropicAdmin.status === 'rejected') {
-    await Promise.all([openaiAdmin, anthropicAdmin].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+  if (openaiAdmin.status === 'rejected' || anthropicAdmin.status === 'rejected' || openrouter.status === 'rejected') {
+    await Promise.all([openaiAdmin, anthropicAdmin, openrouter].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
     await stripeMock.stop();
     await stopChildren();
-    throw [openaiAdmin, anthropicAdmin].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+    throw [openaiAdmin, anthropicAdmin, openrouter].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
   }
-  const standIns = [openaiAdmin.value, anthropicAdmin.value];
+  const standIns = [openaiAdmin.value, anthropicAdmin.value, openrouter.value];
   const stopStandIns = () => Promise.all(standIns.map((s) => s.stop())).then(() => undefined);
   const info: LocalStackInfo = {
     apiUrl: `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${options.port}/api`,
@@ -170,6 +176,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     outboxDir: join(dataDir, 'outbox'),
     openaiAdmin: { url: openaiAdmin.value.url, adminKey: openaiAdmin.value.adminKey() },
     anthropicAdmin: { url: anthropicAdmin.value.url, adminKey: anthropicAdmin.value.adminKey() },
+    openrouter: { url: openrouter.value.url, adminKey: openrouter.value.adminKey() },
     pids: { stack: process.pid, dynamodb: dynamo.value.child.pid, cognito: cognito.value.child.pid },
   };
 
@@ -206,6 +213,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     // point elsewhere; else at the stand-ins (shared/config.ts reads them; in AWS they are never set).
     OPENAI_ADMIN_URL: process.env.OPENAI_ADMIN_URL || openaiAdmin.value.url,
     ANTHROPIC_ADMIN_URL: process.env.ANTHROPIC_ADMIN_URL || anthropicAdmin.value.url,
+    // OpenRouter: a base URL with or without /api/v1.
+    OPENROUTER_URL: process.env.OPENROUTER_URL || openrouter.value.url,
     // Admin keys of connections are sealed under a key made once and kept in the data folder (never in the source).
     CONNECTIONS_LOCAL_KEY: await localSecret(join(dataDir, CONNECTIONS_KEY_FILE)),
   });

@@ -4,7 +4,8 @@
  *
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), COGNITO_PORT (9229), STRIPE_PORT (12111),
  * OPENAI_ADMIN_PORT / ANTHROPIC_ADMIN_PORT (the admin API stand-ins; any free port), OPENAI_ADMIN_URL /
- * ANTHROPIC_ADMIN_URL (where connections call the providers, a base URL without /v1; default: the stand-ins), HOST (127.0.0.1;
+ * ANTHROPIC_ADMIN_URL (where connections call the providers, a base URL without /v1; default: the stand-ins), OPENROUTER_PORT /
+ * OPENROUTER_URL (the OpenRouter stand-in; a base URL with or without /api/v1), HOST (127.0.0.1;
  * another address only with ALLOW_REMOTE=1), LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
  * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
  * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup),
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     stripePort: port('STRIPE_PORT', 12111),
     openaiAdminPort: port('OPENAI_ADMIN_PORT', 0),
     anthropicAdminPort: port('ANTHROPIC_ADMIN_PORT', 0),
+    openrouterPort: port('OPENROUTER_PORT', 0),
     host: process.env.HOST || undefined,
     quiet: process.env.LOG_REQUESTS === '0',
     echoChildren: process.env.DEBUG_LOCAL === '1',
@@ -99,8 +101,9 @@ async function main(): Promise<void> {
   console.log(`Stripe stand-in at ${stack.stripeUrl} (checkout and portal pages, signed webhooks to the API)`);
   console.log(`OpenAI admin API stand-in at ${stack.openaiAdmin.url} (admin key ${stack.openaiAdmin.adminKey})`);
   console.log(`Anthropic admin API stand-in at ${stack.anthropicAdmin.url} (admin key ${stack.anthropicAdmin.adminKey})`);
+  console.log(`OpenRouter stand-in at ${stack.openrouter.url}/api/v1 (management key ${stack.openrouter.adminKey})`);
   // The stack set these (to the stand-ins unless given): say so when connections call elsewhere.
-  for (const [name, standIn] of [['OPENAI_ADMIN_URL', stack.openaiAdmin.url], ['ANTHROPIC_ADMIN_URL', stack.anthropicAdmin.url]] as const) {
+  for (const [name, standIn] of [['OPENAI_ADMIN_URL', stack.openaiAdmin.url], ['ANTHROPIC_ADMIN_URL', stack.anthropicAdmin.url], ['OPENROUTER_URL', stack.openrouter.url]] as const) {
     if (process.env[name] !== standIn) console.log(`Connections call ${process.env[name]} (${name}), not the stand-in`);
   }
   console.log(`Outbox (e-mail) in ${shown}/outbox/`);

@@ -43,13 +43,14 @@ export interface Config {
   /** Stripe and billing settings, read on first access (only the billing functions need them). */
   readonly billing: BillingConfig;
   /**
-   * Where connections call the providers' admin APIs: base URLs without `/v1`, `https://api.openai.com` and
-   * `https://api.anthropic.com`. `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` move them ONLY on a local stack
+   * Where connections call the providers' admin APIs: base URLs without `/v1`, `https://api.openai.com`,
+   * `https://api.anthropic.com` and `https://openrouter.ai` (without `/api/v1`). `OPENAI_ADMIN_URL` /
+   * `ANTHROPIC_ADMIN_URL` / `OPENROUTER_URL` move them ONLY on a local stack
    * (`DYNAMODB_ENDPOINT` set, which no deployed function has: test/infra/stack.test.ts); local/stack.ts points them
    * at the stand-ins unless the environment of `npm start` set them. In AWS they are ignored, whoever sets them: the
    * worker sends admin keys to the providers' own hosts only (and shared/connections/http.ts to that origin only).
    */
-  providerUrls: { openai: string; anthropic: string };
+  providerUrls: { openai: string; anthropic: string; openrouter: string };
 }
 
 /**
@@ -115,7 +116,12 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
 function providerUrls(env: NodeJS.ProcessEnv): Config['providerUrls'] {
   const local = Boolean(env.DYNAMODB_ENDPOINT);
   const url = (override: string | undefined, real: string) => ((local && override) || real).replace(/\/+$/, '');
-  return { openai: url(env.OPENAI_ADMIN_URL, 'https://api.openai.com'), anthropic: url(env.ANTHROPIC_ADMIN_URL, 'https://api.anthropic.com') };
+  return {
+    openai: url(env.OPENAI_ADMIN_URL, 'https://api.openai.com'),
+    anthropic: url(env.ANTHROPIC_ADMIN_URL, 'https://api.anthropic.com'),
+    // A base URL with or without `/api/v1` (the client adds it).
+    openrouter: url(env.OPENROUTER_URL, 'https://openrouter.ai').replace(/\/api\/v1$/, ''),
+  };
 }
 
 function readBillingConfig(env: NodeJS.ProcessEnv): BillingConfig {

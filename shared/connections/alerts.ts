@@ -6,7 +6,8 @@ import { publishAlerts } from '#shared/notify/queue.ts';
 import { isoDate } from '#shared/time/periods.ts';
 import type { Connection } from '#shared/db/connections.ts';
 
-export const providerName = (provider: string) => (provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider);
+export const providerName = (provider: string) =>
+  provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider === 'openrouter' ? 'OpenRouter' : provider;
 
 /** Title and message (pure): which provider, what it said, what to do. The admin key never appears (only its last 4). */
 export function connectionErrorText(conn: Pick<Connection, 'provider' | 'keyHint'>, detail: string): { title: string; message: string } {

@@ -8,16 +8,27 @@ import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
 import type { ProviderClient } from '#shared/connections/provider-client.ts';
+import { openRouterClient, openRouterOldestDay } from '#shared/connections/openrouter.ts';
 
 /** The interface and the implementations' helpers live in provider-client.ts; their names stay available here. */
 export { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 
-/** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL`. */
+/** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` / `OPENROUTER_URL`. */
 export function providerBaseUrl(provider: Provider): string {
   return config().providerUrls[provider];
 }
 
-export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
+/** `now`: the sync's clock (OpenRouter's client decides by it which UTC day is today). */
+export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions & { now?: () => Date } = {}): ProviderClient {
   const base = providerBaseUrl(provider);
+  if (provider === 'openrouter') return openRouterClient(base, adminKey, options);
   return provider === 'openai' ? openAiClient(base, adminKey, options) : anthropicClient(base, adminKey, options);
+}
+
+/**
+ * The oldest UTC day the provider still reports, seen on `today` (undefined: no such limit). A sync never reads
+ * before it: a day the provider no longer holds would read as empty and undo what was imported.
+ */
+export function firstReadableDay(provider: Provider, today: string): string | undefined {
+  return provider === 'openrouter' ? openRouterOldestDay(today) : undefined;
 }

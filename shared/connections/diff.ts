@@ -37,7 +37,11 @@ export interface CellChange {
 export const cellId = (c: Pick<UsageCell, 'date' | 'keyId' | 'model' | 'tier'>) => `${c.date}#${c.keyId ?? UNATTRIBUTED}#${c.model}#${c.tier}`;
 
 const sameCounts = (a: Counts, b: Counts) => COUNT_FIELDS.every((f) => a[f] === b[f]);
-const isZero = (c: Counts) => COUNT_FIELDS.every((f) => c[f] === 0);
+/** No counts, and (a cell whose provider reports its cost) no cost either. */
+const isZero = (c: Counts & { reportedCostMicros?: bigint }) => COUNT_FIELDS.every((f) => c[f] === 0) && !c.reportedCostMicros;
+/** The same counts and, where the provider reports the cost, the same cost. */
+const unchanged = (previous: StoredCell, cell: UsageCell) =>
+  sameCounts(previous, cell) && (cell.reportedCostMicros === undefined || cell.reportedCostMicros === previous.costMicros);
 
 /** Prices one cell's counts now: µ$ and whether the model is priced. */
 export type CellPricer = (cell: UsageCell) => { costMicros: bigint; priced: boolean };
@@ -55,6 +59,8 @@ export function diffCells(read: readonly UsageCell[], stored: ReadonlyMap<string
     const now = price(cell);
     let costDelta: bigint;
     if (isZero(cell)) costDelta = -(previous?.costMicros ?? 0n);
+    // A cost the provider reports (OpenRouter) replaces the one held, whatever the counts.
+    else if (cell.reportedCostMicros !== undefined) costDelta = cell.reportedCostMicros - (previous?.costMicros ?? 0n);
     else if (!previous) costDelta = now.costMicros;
     else costDelta = now.costMicros - price({ ...cell, ...pickCounts(previous) }).costMicros;
     changes.push({ id: cellId(cell), cell, previous, delta, costDelta, costMicros: (previous?.costMicros ?? 0n) + costDelta, priced: now.priced });
@@ -63,12 +69,12 @@ export function diffCells(read: readonly UsageCell[], stored: ReadonlyMap<string
     const id = cellId(cell);
     seen.add(id);
     const previous = stored.get(id);
-    if (previous && sameCounts(previous, cell)) continue;
+    if (previous && unchanged(previous, cell)) continue;
     if (!previous && isZero(cell)) continue;
     change(cell, previous);
   }
   for (const [id, previous] of stored) {
-    if (seen.has(id) || isZero(previous)) continue;
+    if (seen.has(id) || (isZero(previous) && previous.costMicros === 0n)) continue;
     change({ date: previous.date, keyId: previous.keyId, model: previous.model, tier: previous.tier, projectId: previous.projectId, ...zeroCounts() }, previous);
   }
   return changes;

@@ -67,6 +67,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 
 export interface ProviderHttp {
   getJson(url: URL): Promise<unknown>;
+  /** A write (a key's status, a limit): JSON body, the same retry rules and errors as `getJson`. */
+  sendJson(method: 'POST' | 'PATCH' | 'DELETE', url: URL, body?: unknown): Promise<unknown>;
 }
 
 /**
@@ -83,8 +85,7 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
   const sleep = options.sleep ?? defaultSleep;
   const backoff = (attempt: number) => Math.random() * backoffMs * 2 ** attempt;
 
-  return {
-    async getJson(url) {
+  async function request(method: string, url: URL, payload?: unknown): Promise<unknown> {
       if (url.origin !== origin) throw new ProviderBadResponse(`Refused to send the admin key to ${url.origin}: the provider's API is ${origin}.`);
       let last = '';
       for (let attempt = 0; attempt < attempts; attempt++) {
@@ -92,7 +93,13 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
         try {
           options.onRequest?.();
           // `manual`: a 3xx comes back as itself (below), never followed to wherever its Location points.
-          res = await doFetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+          res = await doFetch(url, {
+            method,
+            headers: { accept: 'application/json', ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+            ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
+            redirect: 'manual',
+            signal: AbortSignal.timeout(timeoutMs),
+          });
         } catch (error) {
           last = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
           if (attempt + 1 < attempts) await sleep(backoff(attempt));
@@ -126,7 +133,11 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
         throw new ProviderBadResponse(`The provider answered ${url.pathname} with ${res.status}: ${message}`);
       }
       throw new ProviderUnavailable(`The provider ${last} (${url.pathname}, ${attempts} attempts).`);
-    },
+  }
+
+  return {
+    getJson: (url) => request('GET', url),
+    sendJson: (method, url, body) => request(method, url, body),
   };
 }
 

@@ -2,8 +2,8 @@
  * The connections domain's shapes: what a provider client returns (keys, usage cells, billed days), independent of
  * the provider. Token counts follow Burnrate's event fields (API.md part 4 "Mapping").
  */
-export type Provider = 'openai' | 'anthropic';
-export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic'];
+export type Provider = 'openai' | 'anthropic' | 'openrouter';
+export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'openrouter'];
 
 /** A provider key as its inventory lists it (OpenAI: a project's API key; Anthropic: an organization API key). */
 export interface ProviderKey {
@@ -15,6 +15,8 @@ export interface ProviderKey {
   /** OpenAI project, Anthropic workspace (the default workspace: `Default workspace`, id from `scope` or `default`). */
   project: { id: string; name: string } | null;
   status: ProviderKeyStatus;
+  /** OpenRouter: the key's own credit limit in dollars (null: none). Absent for providers without one. */
+  limitUsd?: number | null;
 }
 
 export type ProviderKeyStatus = 'active' | 'inactive' | 'archived' | 'expired' | 'deleted';
@@ -53,6 +55,11 @@ export interface UsageCell extends Counts {
   tier: string;
   /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */
   projectId: string | null;
+  /**
+   * What the provider itself reports the cell cost, in micro-dollars (OpenRouter bills in dollars): the cell is
+   * counted at this figure, not priced from the table. Absent: priced from the price table.
+   */
+  reportedCostMicros?: bigint;
 }
 
 /** What the provider's cost endpoint says about one UTC day: its result rows (shared/connections/settle.ts). */

@@ -15,6 +15,11 @@ export interface ProviderClient {
   readUsage(from: string, toExclusive: string): Promise<UsageCell[]>;
   /** What the provider bills per UTC day in [from, toExclusive) (days it has no figure for are absent). */
   readBilled(from: string, toExclusive: string): Promise<BilledDay[]>;
+  /**
+   * Provider key ids known from earlier syncs that `readUsage` must read too, listed or not (OpenRouter reads usage
+   * key by key: a key deleted since keeps its recent days instead of reading as empty).
+   */
+  readAlso?(keyIds: readonly string[]): void;
 }
 
 /** Sums cells with the same (day, key, model, tier) (a row per project or per page of the same group). */

@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { queryDate } from '#shared/http/dates.ts';
 import { name } from '#shared/budgets/schemas.ts';
 
-const Provider = z.enum(['openai', 'anthropic'], 'provider must be openai or anthropic.');
+const Provider = z.enum(['openai', 'anthropic', 'openrouter'], 'provider must be openai, anthropic or openrouter.');
 const adminKeyMessage = 'adminKey must be a string of 20–500 characters.';
 const AdminKey = z.string(adminKeyMessage).check(z.trim(), z.minLength(20, adminKeyMessage), z.maxLength(500, adminKeyMessage));
 

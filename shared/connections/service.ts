@@ -18,8 +18,8 @@ import {
   replaceConnection,
   type Connection,
 } from '#shared/db/connections.ts';
-import { providerClient } from '#shared/connections/client.ts';
 import { loadReconDetails } from '#shared/db/settlement.ts';
+import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
 import { ProviderRefused } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
 import { sealSecret } from '#shared/connections/secrets.ts';
@@ -46,6 +46,12 @@ export class ProviderUnavailableError extends HttpError {
 /** Whether `key` looks like an admin key of `provider`; else what it looks like instead (the 400's words). */
 export function adminKeyProblem(provider: Provider, key: string): string | undefined {
   if (/\s/.test(key)) return 'adminKey must not contain spaces or line breaks.';
+  if (provider === 'openrouter') {
+    // A management key and an inference key look alike (sk-or-v1- + 64 hex): the check call tells them apart.
+    if (/^sk-or-v1-[0-9a-f]{64}$/.test(key)) return undefined;
+    if (key.startsWith('sk-')) return 'This is not an OpenRouter key: an OpenRouter management key is sk-or-v1- followed by 64 hexadecimal characters (openrouter.ai → Settings → Management keys).';
+    return 'An OpenRouter management key is sk-or-v1- followed by 64 hexadecimal characters.';
+  }
   if (provider === 'openai') {
     if (key.startsWith('sk-admin-')) return undefined;
     if (key.startsWith('sk-ant-')) return 'This is an Anthropic key; an OpenAI admin key starts with sk-admin-.';
@@ -71,7 +77,12 @@ async function checkWithProvider(provider: Provider, adminKey: string): Promise<
     await providerClient(provider, adminKey, { attempts: 1, timeoutMs: 10_000 }).check();
   } catch (error) {
     if (error instanceof ProviderRefused) {
-      throw new ConnectionRefused(`${providerName(provider)} answered ${error.status}: ${error.providerMessage}`);
+      const said = `${providerName(provider)} answered ${error.status}: ${error.providerMessage}`;
+      throw new ConnectionRefused(
+        provider === 'openrouter'
+          ? `${said.replace(/\.$/, '')}. A connection needs an OpenRouter management key (openrouter.ai → Settings → Management keys); an inference key cannot list keys or read activity.`
+          : said,
+      );
     }
     logger.warn('provider check failed', { provider, reason: error instanceof Error ? error.name : 'error' });
     throw new ProviderUnavailableError(provider);
@@ -94,10 +105,14 @@ export function connectionView(c: Connection) {
   };
 }
 
-/** The first day of the previous UTC month: where a new connection's import starts. */
-export function importStart(now: Date): string {
-  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
-  return isoDate(first);
+/**
+ * The first day of the previous UTC month: where a new connection's import starts; for a provider that keeps less
+ * (OpenRouter's activity: the last 30 completed UTC days), its oldest day.
+ */
+export function importStart(now: Date, provider?: Provider): string {
+  const first = isoDate(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)));
+  const oldest = provider ? firstReadableDay(provider, isoDate(now)) : undefined;
+  return oldest !== undefined && oldest > first ? oldest : first;
 }
 
 const hintOf = (adminKey: string) => adminKey.slice(-4);
@@ -106,7 +121,7 @@ export async function createConnection(accountId: string, body: CreateConnection
   await checkWithProvider(body.provider, body.adminKey);
   const id = newId('connection');
   const at = now.toISOString();
-  const importedFrom = importStart(now);
+  const importedFrom = importStart(now, body.provider);
   const connection: Connection = {
     id,
     accountId,

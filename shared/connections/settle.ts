@@ -257,8 +257,19 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
   return s;
 }
 
+/**
+ * OpenRouter: its usage already comes in the dollars it charges (settled as it comes), so nothing is corrected; the
+ * day's bill is the account's whole activity, beside what the keys' activity explains.
+ */
+export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+  const billedMicros = roundPicos(day.rows.reduce((sum, r) => sum + r.picos, 0n));
+  const estimatedMicros = estimates.filter((e) => tracked(e.keyId)).reduce((sum, e) => sum + e.costMicros, 0n);
+  return { date: day.date, targets: new Map(), billedMicros, lines: [{ line: 'activity', estimatedMicros, billedMicros, reason: null }] };
+}
+
 /** The bill of a day for a provider. */
-export function settleDay(provider: 'openai' | 'anthropic', day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+export function settleDay(provider: 'openai' | 'anthropic' | 'openrouter', day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
+  if (provider === 'openrouter') return settleReportedDay(day, estimates, tracked);
   return provider === 'openai' ? settleOpenAiDay(day, estimates, tracked) : settleAnthropicDay(day, estimates, tracked);
 }
 

@@ -23,7 +23,7 @@ export type { SettleChange } from '#shared/db/settlement.ts';
 
 export interface SettleContext {
   accountId: string;
-  provider: 'openai' | 'anthropic';
+  provider: 'openai' | 'anthropic' | 'openrouter';
   today: string;
   /** The estimate of a usage cell now (the sync's pricing). */
   price: (cell: UsageCell) => { costMicros: bigint };

@@ -31,14 +31,16 @@ import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
 import { acknowledgeAlerts, triggeredAlertIds } from '#shared/db/alerts.ts';
 
-/** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
-export const BURNRATE_ACTOR = 'burnrate';
-import { providerClient, type ProviderClient } from '#shared/connections/client.ts';
+import { firstReadableDay, providerClient, type ProviderClient } from '#shared/connections/client.ts';
+import { providerName } from '#shared/connections/alerts.ts';
 import { cellId, diffCells, UNATTRIBUTED, type CellChange, type StoredCell } from '#shared/connections/diff.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { Provider, ProviderKey } from '#shared/connections/model.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
 import { raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
+
+/** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
+export const BURNRATE_ACTOR = 'burnrate';
 
 /** How people read the key of usage without an API key. */
 export const UNATTRIBUTED_NAME = 'No API key (Console, playground)';
@@ -102,6 +104,7 @@ export function keyAttributes(connection: Pick<Connection, 'id'>, keyId: string 
     project: listed.project,
     providerStatus: listed.status,
     ...(listed.redactedValue ? { hint: listed.redactedValue } : {}),
+    ...(listed.limitUsd !== undefined ? { providerLimitUsd: listed.limitUsd } : {}),
   };
 }
 
@@ -237,6 +240,9 @@ class Importer {
 
   async readInventory(): Promise<void> {
     for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
+    // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).
+    const known = [...this.ctx.knownKeys.values()].filter((item) => item.source === 'connection' && item.provider === this.provider && typeof item.providerKeyId === 'string');
+    this.client.readAlso?.(known.map((item) => item.providerKeyId as string));
   }
 
   private attributesOf(keyId: string | null): KeyAttributes {
@@ -249,6 +255,8 @@ class Importer {
 
   /** A cell at its tier's price; not exact (unpriced requests) when the model, its tier or its web searches have no price. */
   private price = (cell: CellChange['cell']) => {
+    // OpenRouter reports what it charges: counted as reported, never priced from the table.
+    if (cell.reportedCostMicros !== undefined || this.provider === 'openrouter') return { costMicros: cell.reportedCostMicros ?? 0n, priced: true };
     const units = unitEndpointOf(cell.tier);
     if (units) {
       // Units, not tokens: the quantity at the table's unit price of the model (`images:dall-e-3`), else of the endpoint.
@@ -673,6 +681,13 @@ export function readPlan(conn: Pick<Connection, 'cursor' | 'backfillTo' | 'lastS
   return { recent, backfill };
 }
 
+/** The plan without the days before `oldest` (a provider that keeps only recent days: they would read as empty). */
+export function clampPlan(plan: ReturnType<typeof readPlan>, oldest: string | undefined): ReturnType<typeof readPlan> {
+  if (oldest === undefined) return plan;
+  const clamp = (slices: [string, string][]) => slices.filter(([, to]) => to >= oldest).map(([from, to]): [string, string] => [from < oldest ? oldest : from, to]);
+  return { recent: clamp(plan.recent), backfill: clamp(plan.backfill) };
+}
+
 /** The sentence `statusDetail` carries when a plan limit held usage back. */
 export function limitDetail(reached: readonly PlanLimitReached[], limits: { trackedRequests: number; keys: number }): string {
   const names = reached.map((r) =>
@@ -709,11 +724,11 @@ export async function syncConnection(accountId: string, connectionId: string, op
     let importer: Importer | undefined;
     try {
       const adminKey = await openSecret(conn.secret, { accountId, connectionId });
-      importer = new Importer(conn, providerClient(conn.provider, adminKey, options.http), ctx, now);
+      importer = new Importer(conn, providerClient(conn.provider, adminKey, { ...options.http, now: () => now }), ctx, now);
       await importer.readInventory();
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;
-      const plan = readPlan(conn, today, sliceDays);
+      const plan = clampPlan(readPlan(conn, today, sliceDays), firstReadableDay(conn.provider, today));
       for (const [from, to] of plan.recent) await importer.importSlice(from, to);
       for (let i = 0; i < plan.backfill.length; i++) {
         const [from] = plan.backfill[i]!;
@@ -753,7 +768,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     } catch (error) {
       const partial = importer?.result ?? skipped;
       if (error instanceof ProviderRefused) {
-        const detail = `${conn.provider === 'openai' ? 'OpenAI' : 'Anthropic'} refused the admin key (${error.status}): ${error.providerMessage}. Create a new admin key and rotate it here, or check that it was not revoked.`;
+        const detail = `${providerName(conn.provider)} refused the admin key (${error.status}): ${error.providerMessage}. Create a new ${conn.provider === 'openrouter' ? 'management' : 'admin'} key and rotate it here, or check that it was not revoked.`;
         await setConnectionFields(conn, { status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: at });
         await raiseConnectionErrorAlert(conn, detail, now);
         return { ...partial, status: 'refused' };
@@ -762,7 +777,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         logger.warn('connection sync failed', { connectionId, provider: conn.provider, reason: error.message });
         await setConnectionFields(conn, {
           // The provider by its name: `… could not finish: OpenAI answered 503: …`.
-          statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, conn.provider === 'openai' ? 'OpenAI' : 'Anthropic')} What was imported stays; the next sync fetches the rest.`,
+          statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, providerName(conn.provider))} What was imported stays; the next sync fetches the rest.`,
           lastSyncAt: at,
           nextSyncAt,
           updatedAt: at,

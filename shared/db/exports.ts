@@ -35,6 +35,8 @@ export interface ExportRecord {
   createdBy: string;
   createdAt: string;
   completedAt: string | null;
+  /** `csv` (absent on exports made before formats existed) or `focus`. */
+  format?: 'csv' | 'focus';
 }
 
 const toRecord = (item: Item): ExportRecord => ({
@@ -52,6 +54,7 @@ const toRecord = (item: Item): ExportRecord => ({
   createdBy: item.createdBy as string,
   createdAt: item.createdAt as string,
   completedAt: (item.completedAt as string | undefined) ?? null,
+  format: item.format === 'focus' ? 'focus' : 'csv',
 });
 
 /** Sends a conditional write: `true` when written, `false` when its condition failed (anything else throws). */

@@ -17,6 +17,8 @@ export const ListKeysQuery = z.strictObject({
   provider: z.optional(z.string('provider must be text.').check(z.minLength(1, 'provider must not be empty.'), z.maxLength(100, 'provider must be at most 100 characters.'))),
   source: z.optional(z.enum(KEY_SOURCES, 'source must be ingest or connection.')),
   tracked: z.optional(z.enum(['true', 'false'], 'tracked must be true or false.')),
+  /** The keys of one project (an OpenAI project's or Anthropic workspace's id, as `project.id` of a key). */
+  projectId: z.optional(z.string('projectId must be text.').check(z.minLength(1, 'projectId must not be empty.'), z.maxLength(200, 'projectId must be at most 200 characters.'))),
   sort: z.optional(z.enum(KEY_SORTS, `sort must be one of ${KEY_SORTS.join(', ')}.`)),
   order: z.optional(z.enum(SORT_ORDERS, 'order must be asc or desc.')),
   limit: Limit,

@@ -43,6 +43,8 @@ export function toKeyView(item: Item, now: Date) {
     providerKeyId: typeof item.providerKeyId === 'string' ? item.providerKeyId : null,
     project: (item.project as { id: string; name: string } | null | undefined) ?? null,
     providerStatus: typeof item.providerStatus === 'string' ? (item.providerStatus as 'active' | 'inactive' | 'archived' | 'expired' | 'deleted') : null,
+    // OpenRouter: the key's own credit limit in dollars as OpenRouter lists it (null: none, or another provider).
+    providerLimitUsd: typeof item.providerLimitUsd === 'number' ? item.providerLimitUsd : null,
     firstSeenAt: item.firstSeenAt as string,
     lastSeenAt: item.lastSeenAt as string,
     spend: {
@@ -131,7 +133,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
         (!query.q || keyMatches(item, query.q)) &&
         (!provider || item.provider === provider) &&
         (!query.source || keySource(item) === query.source) &&
-        (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')),
+        (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')) &&
+        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);

@@ -314,7 +314,7 @@ export const operations: Record<string, OperationSpec> = {
     mediaType: 'text/csv',
     headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
     description:
-      'Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
+      'Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
       '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, ' +
       'and a `\'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). ' +
       'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
@@ -329,7 +329,9 @@ export const operations: Record<string, OperationSpec> = {
     errors: [429],
     headers: { location: '`/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`).' },
     description:
-      'The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: ' +
+      'The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a ' +
+      'FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, ' +
+      '`SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: ' +
       'past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 ' +
       '`/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours.',
   },
@@ -341,7 +343,7 @@ export const operations: Record<string, OperationSpec> = {
     errors: [404],
     description:
       'Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of ' +
-      '`GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a ' +
+      '`GET /spend/export`; a FOCUS export: `burnrate-focus-<from>-to-<to>.csv.gz`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a ' +
       'one-time link (a second download answers 410). Another account’s export id: 404.',
   },
   'prices/list': {

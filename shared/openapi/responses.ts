@@ -203,6 +203,8 @@ export const Key = z.object({
   /** OpenAI project, Anthropic workspace (its default workspace: `Default workspace`); null for an ingest key. */
   project: z.nullable(z.object({ id: z.string(), name: z.string() })),
   providerStatus: z.nullable(z.enum(members<'active' | 'inactive' | 'archived' | 'expired' | 'deleted'>({ active: true, inactive: true, archived: true, expired: true, deleted: true }))),
+  /** An OpenRouter key's own credit limit in dollars, as OpenRouter lists it; null when it has none (and for other providers). */
+  providerLimitUsd: z.nullable(z.number()),
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
@@ -245,13 +247,15 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project']),
   total: z.object(totals),
   groups: z.array(
     z.union([
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
+      /** groupBy=project: an OpenAI project, an Anthropic workspace; null for the provider's keys without one. */
+      z.object({ provider: z.string(), project: z.nullable(z.object({ id: z.string(), name: z.string() })), ...totals }),
       z.object({ provider: z.string(), ...totals }),
       z.object({
         hash: KeyHash,
@@ -288,6 +292,8 @@ export const Spend = z.object({
 /** An asynchronous export (POST /spend/exports, GET /spend/exports/{id}). */
 export const SpendExport = z.object({
   id: ExportId,
+  /** `csv` (the columns of GET /spend/export) or `focus` (FOCUS 1.2 cost and usage). */
+  format: z.enum(['csv', 'focus']),
   from: CalendarDate,
   to: CalendarDate,
   /** `running` until the worker settles it; a running export whose worker is gone reads `failed` after 20 minutes. */
@@ -486,7 +492,7 @@ export const OpenApiDocument = z.looseObject({
 /** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
   id: ConnectionId,
-  provider: z.enum(members<'openai' | 'anthropic'>({ openai: true, anthropic: true })),
+  provider: z.enum(members<'openai' | 'anthropic' | 'openrouter'>({ openai: true, anthropic: true, openrouter: true })),
   name: z.string(),
   /** The admin key's last 4 characters. */
   keyHint: z.string(),

@@ -9,7 +9,31 @@
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 
-export const CSV_HEADER = 'date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
+export const CSV_HEADER =
+  'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
+
+/** What a row says of its key, from the key index: its label, the provider's name, its project. */
+export interface RowKey {
+  label: string | null;
+  name: string | null;
+  project: { id: string; name: string } | null;
+}
+
+/** The key of a key index item (shared/db/discovered-keys.ts). */
+export function rowKeyOf(item: Item): RowKey {
+  const p = item.project as { id?: unknown; name?: unknown } | null | undefined;
+  return {
+    label: (item.label as string | null | undefined) ?? null,
+    name: typeof item.name === 'string' ? item.name : null,
+    project: p && typeof p.id === 'string' ? { id: p.id, name: typeof p.name === 'string' ? p.name : p.id } : null,
+  };
+}
+
+/**
+ * Whether a row's day is settled (the provider's bill), read from the row's `settled` flag where the aggregates carry
+ * one; rows without it are estimates (`false`).
+ */
+export const rowSettled = (item: Item): boolean => item.settled === true;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const FORMULA_AFTER_SEPARATOR = /([;,][ \t]*)([=+\-@])/g;
@@ -30,12 +54,16 @@ export function csvUsd(micros: bigint): string {
 }
 
 /** One key × day × model item as a CSV line (without its line end). */
-export function csvRow(item: Item, label: string | null): string {
+export function csvRow(item: Item, key: RowKey | null): string {
   const int = (name: string) => readInt(item[name], name).toString();
   return [
     item.date as string,
     item.keyHash as string,
-    csvText(label ?? ''),
+    csvText(key?.label ?? ''),
+    csvText(key?.name ?? ''),
+    csvText(key?.project?.id ?? ''),
+    csvText(key?.project?.name ?? ''),
+    String(rowSettled(item)),
     csvText(item.provider as string),
     csvText(item.model as string),
     int('requests'),

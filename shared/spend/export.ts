@@ -10,8 +10,11 @@ import { breakdownRange, MAX_RANGE_DAYS } from '#shared/keys/service.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { exportRows } from '#shared/db/spend.ts';
 import { parseDate } from '#shared/time/periods.ts';
-import { CSV_HEADER, csvRow } from '#shared/spend/csv.ts';
-import type { ExportQuery } from '#shared/spend/schemas.ts';
+import { CSV_HEADER, csvRow, rowKeyOf } from '#shared/spend/csv.ts';
+import { FOCUS_HEADER, focusRow, type FocusKey } from '#shared/spend/focus.ts';
+import { getAccount } from '#shared/db/accounts.ts';
+import { keySource } from '#shared/keys/service.ts';
+import type { ExportFormat, ExportQuery } from '#shared/spend/schemas.ts';
 
 export const MAX_EXPORT_DAYS = 92;
 export const MAX_EXPORT_ROWS = 25_000;
@@ -34,18 +37,34 @@ const spanDays = (from: string, to: string) => (parseDate(to)!.getTime() - parse
  * asynchronous export's worker (shared/spend/exports.ts) streams it into a gzip file. Past `maxRows` rows it throws
  * `tooMany()`.
  */
-export async function* csvChunks(accountId: string, from: string, to: string, maxRows = Infinity, tooMany?: () => Error): AsyncGenerator<{ text: string; rows: number }> {
-  const labels = listProviderKeys(accountId).then((items) => new Map(items.map((k) => [k.keyHash as string, (k.label as string | null | undefined) ?? null])));
-  labels.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
-  yield { text: `${CSV_HEADER}\r\n`, rows: 0 };
+export async function* csvChunks(
+  accountId: string,
+  from: string,
+  to: string,
+  maxRows = Infinity,
+  tooMany?: () => Error,
+  format: ExportFormat = 'csv',
+): AsyncGenerator<{ text: string; rows: number }> {
+  const keysRead = Promise.all([listProviderKeys(accountId), format === 'focus' ? getAccount(accountId) : undefined]).then(([items, account]) => ({
+    byHash: new Map(
+      items.map((k): [string, FocusKey] => [k.keyHash as string, { ...rowKeyOf(k), source: keySource(k), hint: typeof k.hint === 'string' ? k.hint : null }]),
+    ),
+    account: { id: accountId, name: account?.companyName ?? accountId },
+  }));
+  keysRead.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  yield { text: `${format === 'focus' ? FOCUS_HEADER : CSV_HEADER}\r\n`, rows: 0 };
   let rows = 0;
   for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
     rows += page.length;
     if (rows > maxRows) throw tooMany?.() ?? new Error(`more than ${maxRows} rows`);
-    const byHash = await labels;
-    yield { text: page.map((item) => `${csvRow(item, byHash.get(item.keyHash as string) ?? null)}\r\n`).join(''), rows };
+    const { byHash, account } = await keysRead;
+    const line = (item: (typeof page)[number]) => {
+      const key = byHash.get(item.keyHash as string) ?? null;
+      return format === 'focus' ? focusRow(item, key, account) : csvRow(item, key);
+    };
+    yield { text: page.map((item) => `${line(item)}\r\n`).join(''), rows };
   }
-  await labels;
+  await keysRead;
 }
 
 /** `maxRows`: MAX_EXPORT_ROWS (a test may pass less to reach the limit with few rows). */

@@ -48,9 +48,11 @@ export interface ExportView {
   url: string | null;
   expiresAt: string | null;
   createdAt: string;
+  format: 'csv' | 'focus';
 }
 
-const filename = (record: Pick<repo.ExportRecord, 'from' | 'to'>) => `burnrate-spend-${record.from}-to-${record.to}.csv.gz`;
+const filename = (record: Pick<repo.ExportRecord, 'from' | 'to' | 'format'>) =>
+  `burnrate-${record.format === 'focus' ? 'focus' : 'spend'}-${record.from}-to-${record.to}.csv.gz`;
 const objectKey = (record: Pick<repo.ExportRecord, 'accountId' | 'id'>) => `${EXPORT_PREFIX}${record.accountId}/${record.id}.csv.gz`;
 const leaseOver = (record: repo.ExportRecord, now: Date) => record.status === 'running' && now.toISOString() > record.leaseUntil;
 
@@ -71,6 +73,7 @@ export async function startSpendExport(accountId: string, userId: string, body: 
       createdBy: userId,
       createdAt: now.toISOString(),
       completedAt: null,
+      format: body.format ?? 'csv',
     },
     now,
   );
@@ -113,6 +116,7 @@ function toView(record: repo.ExportRecord, link: { url: string; expiresAt: strin
     url: link?.url ?? null,
     expiresAt: link?.expiresAt ?? null,
     createdAt: record.createdAt,
+    format: record.format ?? 'csv',
   };
 }
 
@@ -147,7 +151,7 @@ async function writeFile(record: repo.ExportRecord): Promise<{ rows: number; byt
   let bytes = 0;
   let progressAt = Date.now();
   async function* lines(): AsyncGenerator<Buffer> {
-    for await (const chunk of csvChunks(record.accountId, record.from, record.to)) {
+    for await (const chunk of csvChunks(record.accountId, record.from, record.to, Infinity, undefined, record.format ?? 'csv')) {
       rows = chunk.rows;
       yield Buffer.from(chunk.text, 'utf8');
       if (Date.now() - progressAt >= PROGRESS_EVERY_MS) {

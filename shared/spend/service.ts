@@ -14,6 +14,7 @@ import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shar
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { coverageOf } from '#shared/spend/coverage.ts';
+import { projectSpend } from '#shared/spend/projects.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -77,10 +78,11 @@ const sumAll = (groups: { totals: Totals }[]) => {
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
-  const { unpricedRequests, ...answer } = await spendOf(accountId, query, from, to, now);
+  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
+  const { unpricedRequests = 0n, ...answer } = (await spendOf(accountId, query, from, to, now)) as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
   const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
   // groupBy=day: each day says whether the providers' bills settled it.
-  for (const g of answer.groups) if ('settled' in g) g.settled = settled.has(g.date);
+  for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
   return { ...answer, coverage };
 }
 
@@ -91,6 +93,13 @@ async function spendOf(accountId: string, query: SpendQuery, from: string, to: s
   const filter = spendFilter(query);
   const groupBy = query.groupBy ?? 'day';
   const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
+  if (groupBy === 'project' || query.projectId !== undefined) {
+    return projectSpend(accountId, { ...spendFilter(query), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }, { from, to }, groupBy, now, prev, {
+      keyReadPlan,
+      keyGroup,
+      topKeys: TOP_KEYS,
+    });
+  }
   if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);
   // groupBy=day reads the account's days of the previous range in its own Query (they lie just before `from`).
   const [current, previous] = await Promise.all([
@@ -305,7 +314,7 @@ async function keyGroupsOf(accountId: string, filter: SpendFilter, from: string,
 }
 
 /** A groupBy=key entry: the key's names from its item (`name`: the provider's name of a connection's key). */
-function keyGroup(g: Group, key: Item | undefined) {
+function keyGroup(g: Pick<Group, 'id' | 'totals'>, key: Item | undefined) {
   return {
     hash: g.id,
     label: (key?.label as string | null | undefined) ?? null,

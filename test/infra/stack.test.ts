@@ -593,8 +593,9 @@ describe('alert sweeper', () => {
 
 describe('provider connections: egress', () => {
   it('the worker and the functions that check admin keys get no provider URL, nor the local-stack signal that would honour one', () => {
-    // shared/config.ts honours OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL only with DYNAMODB_ENDPOINT set: deployed, every
-    // function calls https://api.openai.com and https://api.anthropic.com (and shared/connections/http.ts that origin only).
+    // shared/config.ts honours OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL / OPENROUTER_URL only with DYNAMODB_ENDPOINT set:
+    // deployed, every function calls https://api.openai.com, https://api.anthropic.com and https://openrouter.ai (and
+    // shared/connections/http.ts that origin only).
     const all = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
     const callers = all.filter(([, fn]) => 'CONNECTIONS_KMS_KEY_ID' in ((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>));
     // POST and PATCH /connections (they check the key with the provider and seal it) and the sync worker.
@@ -603,7 +604,7 @@ describe('provider connections: egress', () => {
     expect(callers.map(([id]) => id).sort()).toEqual([...sealing, callers.find(([, fn]) => /Syncs one provider connection/.test(props(fn).Description))![0]].sort());
     for (const [id, fn] of all) {
       const names = Object.keys((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>);
-      expect(names.filter((n) => /_ADMIN_URL$|^DYNAMODB_ENDPOINT$|^COGNITO_ENDPOINT$|^AWS_ENDPOINT_URL/.test(n)), id).toEqual([]);
+      expect(names.filter((n) => /_ADMIN_URL$|^OPENROUTER_URL$|^DYNAMODB_ENDPOINT$|^COGNITO_ENDPOINT$|^AWS_ENDPOINT_URL/.test(n)), id).toEqual([]);
     }
   });
 });

@@ -12,6 +12,7 @@ import { syncConnection, type SyncOptions, type SyncResult } from '#shared/conne
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
+import { parseCsv } from './csv.ts';
 
 type Provider = 'openai' | 'anthropic';
 const today = () => new Date().toISOString().slice(0, 10);
@@ -70,13 +71,12 @@ async function truth(provider: Provider, from: string, to: string): Promise<Map<
 async function exported(token: string, provider: Provider, from: string, to: string): Promise<Map<string, Cell>> {
   const res = await call<string>(`/spend/export?from=${from}&to=${to}`, { token });
   expect(res.status, String(res.body)).toBe(200);
-  const [header, ...lines] = res.body.trim().split('\r\n');
-  expect(header).toBe('date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+  const [header, ...lines] = parseCsv(res.body);
+  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
   const out = new Map<string, Cell>();
-  for (const line of lines) {
-    const f = line.split(',');
-    if (f[3] !== provider) continue;
-    const [date, hash, , , model, requests, input, cached, output, cost] = f as string[];
+  for (const f of lines) {
+    if (f[7] !== provider) continue;
+    const [date, hash, , , , , , , model, requests, input, cached, output, cost] = f as string[];
     const [whole, frac = ''] = cost!.split('.');
     const micros = BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
     if (Number(requests) === 0 && Number(input) === 0 && Number(output) === 0 && micros === 0n) continue;

@@ -28,14 +28,17 @@ let admin: RegisteredUser;
 let org: StandInOrg;
 /** An Anthropic organization of this file's own, its clock frozen and no late arrivals: its truth holds still. */
 let anthropicOrg: StandInOrg;
+/** An OpenRouter account of this file's own, its clock frozen. */
+let openrouterOrg: StandInOrg;
 const axeFindings: string[] = [];
 
 beforeAll(async () => {
-  [browser, admin, org, anthropicOrg] = await Promise.all([
+  [browser, admin, org, anthropicOrg, openrouterOrg] = await Promise.all([
     launchChromium({ width: 1280 }),
     registerUser({ companyName: 'Northwind Buyers' }),
     newStandInOrg('openai'),
     newStandInOrg('anthropic', { now: Math.floor(Date.now() / 1000), late: null }),
+    newStandInOrg('openrouter', { now: Math.floor(Date.now() / 1000) }),
   ]);
   // The stand-in's organization has more keys than FREE's five.
   await setPlan(admin.accountId, 'GROWTH');
@@ -47,6 +50,7 @@ afterAll(async () => {
   for (const c of connections as { id: string }[]) await api(`/connections/${c.id}`, { method: 'DELETE', token: admin.token });
   await org?.remove();
   await anthropicOrg?.remove();
+  await openrouterOrg?.remove();
 });
 
 /** Waits for the screen's heading and for loading to settle, then runs axe: serious and critical violations are collected. */
@@ -215,6 +219,59 @@ describe('Connections in Chromium', () => {
     await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${listed.total} keys match`);
     const shown = (await page.locator('table.keys tbody td[data-label="All time"]').allTextContents()).map((t) => t.trim()).sort();
     expect(shown).toEqual(listed.items.map((k) => money(Number(perKey.get(k.hash) ?? 0n) / 1e6)).sort());
+    expect(axeFindings).toEqual([]);
+  });
+
+  it('OpenRouter: connected with its management key → its keys on Keys, the disabled one too → the project view, with a budget for a project', { timeout: 120_000 }, async () => {
+    // After the test above (its OpenAI connection's projects are the project view's).
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await signIn(page, admin);
+    // OpenAI's and Anthropic's months of requests fill GROWTH's tracked requests: SCALE, so OpenRouter's history fits.
+    await setPlan(admin.accountId, 'SCALE');
+    await page.goto(`${origin()}/connections`);
+    await screen(page, 'Connections', ' (OpenRouter form)');
+    await page.getByLabel('Provider', { exact: true }).selectOption('openrouter');
+    await page.getByText('Where to create an OpenRouter management key').waitFor();
+    await page.getByLabel('Admin key').fill(openrouterOrg.adminKey);
+    await page.getByRole('button', { name: 'Connect OpenRouter' }).click();
+    await page.getByRole('article', { name: /OpenRouter organization/ }).getByText('Active').waitFor();
+    const connection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'openrouter');
+    await expect.poll(async () => (await connection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 500 }).not.toBeNull();
+
+    const state = await openrouterOrg.state();
+    const listedKeys = (state.keys as { id: string; name: string; status: string }[]).filter((k) => k.status !== 'deleted');
+    await page.goto(`${origin()}/keys?provider=openrouter`);
+    await screen(page, 'Keys', ' (OpenRouter keys)');
+    await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${listedKeys.length} keys match`);
+    for (const k of listedKeys) await page.locator('table.keys tbody').getByText(k.name).first().waitFor();
+    await page.getByText('inactive at OpenRouter').first().waitFor();
+    await page.screenshot({ path: 'docs/screenshots/keys-openrouter-light.png', fullPage: true });
+    // The key page of an OpenRouter key: its credit limit and its hash at OpenRouter.
+    const limited = listedKeys.find((k) => k.name === 'Production')!;
+    await page.goto(`${origin()}/keys/${keyHash('openrouter', limited.id)}`);
+    await page.getByRole('heading', { level: 1, name: /Production/ }).waitFor();
+    await page.getByText('Credit limit at OpenRouter').waitFor();
+    await page.getByText('$500.00').first().waitFor();
+    // Its history (the activity's days, per model) as well as today.
+    await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).waitFor();
+    await page.getByText(limited.id).waitFor();
+    await page.screenshot({ path: 'docs/screenshots/key-openrouter-light.png', fullPage: true });
+
+    const today = new Date().toISOString().slice(0, 10);
+    await page.goto(`${origin()}/projects`);
+    await screen(page, 'Projects');
+    await page.getByRole('link', { name: 'OpenRouter keys without a project' }).waitFor();
+    const spend = await api(`/spend?groupBy=project&from=${today.slice(0, 8)}01&to=${today}`, { token: admin.token });
+    const project = (spend.body.groups as { provider: string; project: { id: string; name: string } | null }[]).find((g) => g.provider === 'openai' && g.project)!.project!;
+    await page.getByRole('link', { name: project.name, exact: true }).click();
+    await page.getByRole('heading', { level: 2, name: new RegExp(project.name) }).waitFor();
+    const keys = await api(`/keys?projectId=${encodeURIComponent(project.id)}&provider=openai&limit=100`, { token: admin.token });
+    await expect.poll(() => page.getByRole('region', { name: `Keys of ${project.name}` }).locator('tbody tr').count()).toBe(keys.body.items.length);
+    const budget = page.getByRole('link', { name: 'Set a budget for this project' });
+    expect(await budget.getAttribute('href')).toContain(`scope=PROJECT&projectId=${encodeURIComponent(project.id)}`);
+    await screen(page, 'Projects', ' (a project chosen)');
+    await page.screenshot({ path: 'docs/screenshots/projects-light.png', fullPage: true });
     expect(axeFindings).toEqual([]);
   });
 });

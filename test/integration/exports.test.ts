@@ -73,7 +73,7 @@ describe('POST /spend/exports → the worker → GET /spend/exports/{id}', () =>
   it('the decompressed file is byte for byte GET /spend/export of the same range; rows and bytes say so', async () => {
     const from = isoDay(now - 20 * DAY);
     const created = await start(owner, { from, to: today });
-    expect(created).toEqual({ id: expect.stringMatching(/^exp_[0-9A-Z]{26}$/), from, to: today, status: 'running', rows: 0, bytes: 0, url: null, expiresAt: null, createdAt: expect.any(String) });
+    expect(created).toEqual({ id: expect.stringMatching(/^exp_[0-9A-Z]{26}$/), from, to: today, status: 'running', rows: 0, bytes: 0, url: null, expiresAt: null, createdAt: expect.any(String), format: 'csv' });
 
     const ready = await settled(owner, created.id);
     expect(ready).toMatchObject({ id: created.id, from, to: today, status: 'ready', url: expect.any(String), expiresAt: expect.any(String) });

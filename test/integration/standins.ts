@@ -8,7 +8,7 @@ import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shar
 import { unitEndpointOf, unitModelName } from '#shared/connections/units.ts';
 import { stack } from './harness.ts';
 
-export type Provider = 'openai' | 'anthropic';
+export type Provider = 'openai' | 'anthropic' | 'openrouter';
 
 export interface StandInOrg {
   provider: Provider;
@@ -27,13 +27,13 @@ export interface StandInOrg {
 }
 
 export function standInUrl(provider: Provider): string {
-  return provider === 'openai' ? stack().openaiAdmin.url : stack().anthropicAdmin.url;
+  return provider === 'openai' ? stack().openaiAdmin.url : provider === 'openrouter' ? stack().openrouter.url : stack().anthropicAdmin.url;
 }
 
 /** The headers a real client sends with `key` (none when null). */
 export function authHeaders(provider: Provider, key: string | null): Record<string, string> {
   if (key === null) return provider === 'anthropic' ? { 'anthropic-version': '2023-06-01' } : {};
-  return provider === 'openai' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key, 'anthropic-version': '2023-06-01' };
+  return provider === 'anthropic' ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${key}` };
 }
 
 /**

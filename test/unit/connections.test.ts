@@ -11,6 +11,7 @@ import { providerHttp, ProviderBadResponse, ProviderRefused, ProviderUnavailable
 import { connectionKeyHash, firstDayToRead } from '#shared/connections/sync.ts';
 import type { UsageCell } from '#shared/connections/model.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
+import { openRouterClient, OPENROUTER_TODAY_MODEL } from '#shared/connections/openrouter.ts';
 
 describe('admin key shapes', () => {
   it('takes admin keys and names inference keys as such', () => {
@@ -67,6 +68,79 @@ describe('the snapshot diff', () => {
     expect(down).toMatchObject({ delta: { requests: -6, inputTokens: -600 }, costDelta: -600n });
     const [gone] = diffCells([], new Map([[id, stored(cell(), 1234n)]]), price);
     expect(gone).toMatchObject({ delta: { requests: -10 }, costDelta: -1234n, costMicros: 0n });
+  });
+  it('a cost the provider reports (OpenRouter): counted as reported; a revised bill moves the cell with the same tokens; a cost-only cell is a change and goes away', () => {
+    const reported = (over: Partial<UsageCell>, costMicros: bigint) => ({ ...cell(over), reportedCostMicros: costMicros });
+    const [first] = diffCells([reported({}, 5_000n)], new Map(), price);
+    expect(first).toMatchObject({ costDelta: 5_000n, costMicros: 5_000n });
+    expect(diffCells([reported({}, 5_000n)], new Map([[id, stored(cell(), 5_000n)]]), price)).toEqual([]);
+    const [revised] = diffCells([reported({}, 4_200n)], new Map([[id, stored(cell(), 5_000n)]]), price);
+    expect(revised).toMatchObject({ delta: { requests: 0 }, costDelta: -800n, costMicros: 4_200n });
+    const today = reported({ requests: 0, inputTokens: 0, outputTokens: 0 }, 777n);
+    const [estimate] = diffCells([today], new Map(), price);
+    expect(estimate).toMatchObject({ costDelta: 777n });
+    const [replaced] = diffCells([], new Map([[id, stored({ ...today }, 777n)]]), price);
+    expect(replaced).toMatchObject({ costDelta: -777n, costMicros: 0n });
+  });
+});
+
+describe('OpenRouter client', () => {
+  const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const key = (i: number, over: Record<string, unknown> = {}) => ({ hash: i.toString(16).padStart(64, '0'), name: `k${i}`, label: `sk-or-v1-${i}...`, disabled: false, limit: null, usage: 1, usage_daily: 0, ...over });
+
+  it('asks the reference’s exact paths and parameters: keys by offset (disabled ones too), activity per key and for the account; dollars exact; today from usage_daily', async () => {
+    const asked: string[] = [];
+    const keys = [...Array.from({ length: 100 }, (_, i) => key(i + 1, { usage: 0 })), key(101, { disabled: true, limit: 25, usage_daily: 0.000003 }), key(102)];
+    const fake = (async (input: URL | string, init?: RequestInit) => {
+      const url = new URL(String(input));
+      asked.push(`${init?.method ?? 'GET'} ${url.pathname}?${url.searchParams}`);
+      expect(new Headers(init?.headers).get('authorization')).toBe(`Bearer sk-or-v1-${'a'.repeat(64)}`);
+      if (url.pathname === '/api/v1/keys') return json({ data: keys.slice(Number(url.searchParams.get('offset')), Number(url.searchParams.get('offset')) + 100) });
+      const hash = url.searchParams.get('api_key_hash');
+      const row = (date: string, model: string, usage: number) => ({ date, model, provider_name: 'X', usage, requests: 2, prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 1 });
+      if (hash === null) return json({ data: [row('2026-11-24', 'openai/gpt-4.1', 0.3), row('2026-11-24', 'openai/gpt-4.1', 0.000001)] });
+      return json({ data: [row('2026-11-24', 'openai/gpt-4.1', 0.1), row('2026-11-24', 'openai/gpt-4.1', 0.2), row('2026-10-01', 'openai/gpt-4.1', 9)] });
+    }) as typeof fetch;
+    const client = openRouterClient('https://openrouter.test/api/v1/', `sk-or-v1-${'a'.repeat(64)}`, { fetch: fake, now: () => new Date('2026-11-26T12:00:00Z') });
+    const listed = await client.listKeys();
+    expect(listed).toHaveLength(102);
+    expect(listed.find((k) => k.id === key(101).hash)).toMatchObject({ status: 'inactive', limitUsd: 25, redactedValue: 'sk-or-v1-101...', project: null });
+    const cells = await client.readUsage('2026-11-20', '2026-11-27');
+    // Two endpoints' rows of one (day, key, model) summed; a day before the range left out; keys that never spent not asked.
+    expect(cells.filter((c) => c.model === 'openai/gpt-4.1')).toEqual([
+      expect.objectContaining({ date: '2026-11-24', keyId: key(101).hash, requests: 4, inputTokens: 20, outputTokens: 10, reportedCostMicros: 300_000n }),
+      expect.objectContaining({ date: '2026-11-24', keyId: key(102).hash, reportedCostMicros: 300_000n }),
+    ]);
+    expect(cells.filter((c) => c.model === OPENROUTER_TODAY_MODEL)).toEqual([
+      expect.objectContaining({ date: '2026-11-26', keyId: key(101).hash, requests: 0, reportedCostMicros: 3n }),
+    ]);
+    expect(await client.readBilled('2026-11-20', '2026-11-26')).toEqual([{ date: '2026-11-24', billedMicros: 300_001n }]);
+    expect(asked.sort()).toEqual(
+      [
+        'GET /api/v1/keys?include_disabled=true&offset=0',
+        'GET /api/v1/keys?include_disabled=true&offset=100',
+        `GET /api/v1/activity?api_key_hash=${key(101).hash}`,
+        `GET /api/v1/activity?api_key_hash=${key(102).hash}`,
+        'GET /api/v1/activity?',
+      ].sort(),
+    );
+  });
+
+  it('setKeyDisabled: PATCH /keys/{hash} {disabled}, checked against OpenRouter’s answer', async () => {
+    const sent: { method?: string; path: string; body: unknown }[] = [];
+    const fake = (async (input: URL | string, init?: RequestInit) => {
+      const url = new URL(String(input));
+      const body = JSON.parse(String(init?.body)) as { disabled: boolean };
+      sent.push({ method: init?.method, path: url.pathname, body });
+      return json({ data: key(7, { disabled: body.disabled }) });
+    }) as typeof fetch;
+    const client = openRouterClient('https://openrouter.test', `sk-or-v1-${'a'.repeat(64)}`, { fetch: fake });
+    await client.setKeyDisabled(key(7).hash, true);
+    await client.setKeyDisabled(key(7).hash, false);
+    expect(sent).toEqual([
+      { method: 'PATCH', path: `/api/v1/keys/${key(7).hash}`, body: { disabled: true } },
+      { method: 'PATCH', path: `/api/v1/keys/${key(7).hash}`, body: { disabled: false } },
+    ]);
   });
 });
 

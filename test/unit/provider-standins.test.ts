@@ -146,9 +146,9 @@ describe('money', () => {
 });
 
 describe('where connections call', () => {
-  it('the providers\' own hosts; OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL only on a local stack (DYNAMODB_ENDPOINT set)', () => {
-    const real = { openai: 'https://api.openai.com', anthropic: 'https://api.anthropic.com' };
-    const overrides = { OPENAI_ADMIN_URL: 'http://127.0.0.1:4100/', ANTHROPIC_ADMIN_URL: 'http://127.0.0.1:4200' };
+  it('the providers\' own hosts; OPENAI_ADMIN_URL / ANTHROPIC_ADMIN_URL / OPENROUTER_URL only on a local stack (DYNAMODB_ENDPOINT set)', () => {
+    const real = { openai: 'https://api.openai.com', anthropic: 'https://api.anthropic.com', openrouter: 'https://openrouter.ai' };
+    const overrides = { OPENAI_ADMIN_URL: 'http://127.0.0.1:4100/', ANTHROPIC_ADMIN_URL: 'http://127.0.0.1:4200', OPENROUTER_URL: 'http://127.0.0.1:4300/api/v1/' };
     expect(readConfig({}).providerUrls).toEqual(real);
     // AWS (no local endpoint): the overrides are ignored, whoever set them.
     expect(readConfig(overrides).providerUrls).toEqual(real);
@@ -157,6 +157,8 @@ describe('where connections call', () => {
     expect(readConfig({ ...overrides, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }).providerUrls).toEqual({
       openai: 'http://127.0.0.1:4100',
       anthropic: 'http://127.0.0.1:4200',
+      // With or without /api/v1: the base without it.
+      openrouter: 'http://127.0.0.1:4300',
     });
   });
 });

@@ -12,6 +12,7 @@ import { SignUp } from './screens/sign-up/index.tsx';
 import { Overview } from './screens/overview/index.tsx';
 import { Keys } from './screens/keys/index.tsx';
 import { KeyDetail } from './screens/key/index.tsx';
+import { Projects } from './screens/projects/index.tsx';
 import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
@@ -48,6 +49,7 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/get-started', GetStarted, 'Get started'],
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
+  ['/projects', Projects, 'Projects'],
   ['/connections', Connections, 'Connections'],
   ['/connections/:id', ConnectionReconciliation],
   ['/budgets', Budgets, 'Budgets'],

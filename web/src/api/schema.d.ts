@@ -745,7 +745,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
         put?: never;
@@ -767,7 +767,7 @@ export interface paths {
         put?: never;
         /**
          * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
-         * @description The rows, header and quoting of `GET /spend/export`, built off the request path. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, `SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         post: operations["spendExportsCreate"];
         delete?: never;
@@ -785,7 +785,7 @@ export interface paths {
         };
         /**
          * An asynchronous export: its status, and once ready a download link of its gzip CSV file.
-         * @description Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of `GET /spend/export`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a one-time link (a second download answers 410). Another account’s export id: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Once `ready`, `url` downloads `burnrate-spend-<from>-to-<to>.csv.gz` (`application/gzip`; decompressed, exactly the CSV of `GET /spend/export`; a FOCUS export: `burnrate-focus-<from>-to-<to>.csv.gz`) until `expiresAt`, 1 hour; each GET gives a new link. In AWS it is an S3 pre-signed URL; locally a one-time link (a second download answers 410). Another account’s export id: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExportsGet"];
         put?: never;
@@ -1086,6 +1086,7 @@ export interface components {
                 name: string;
             } | null;
             providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
+            providerLimitUsd: number | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -1145,6 +1146,7 @@ export interface components {
                 name: string;
             } | null;
             providerStatus: ("active" | "inactive" | "archived" | "expired" | "deleted") | null;
+            providerLimitUsd: number | null;
             firstSeenAt: components["schemas"]["Timestamp"];
             lastSeenAt: components["schemas"]["Timestamp"];
             spend: {
@@ -1166,7 +1168,7 @@ export interface components {
             from: components["schemas"]["CalendarDate"];
             to: components["schemas"]["CalendarDate"];
             /** @enum {string} */
-            groupBy: "day" | "model" | "provider" | "key";
+            groupBy: "day" | "model" | "provider" | "key" | "project";
             total: {
                 costUsd: number;
                 requests: number;
@@ -1185,6 +1187,17 @@ export interface components {
             } | {
                 provider: string;
                 model: string;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                provider: string;
+                project: {
+                    id: string;
+                    name: string;
+                } | null;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1241,6 +1254,8 @@ export interface components {
         SpendCsv: string;
         SpendExport: {
             id: string;
+            /** @enum {string} */
+            format: "csv" | "focus";
             from: components["schemas"]["CalendarDate"];
             to: components["schemas"]["CalendarDate"];
             /** @enum {string} */
@@ -1479,7 +1494,7 @@ export interface components {
         Connection: {
             id: string;
             /** @enum {string} */
-            provider: "openai" | "anthropic";
+            provider: "openai" | "anthropic" | "openrouter";
             name: string;
             keyHint: string;
             /** @enum {string} */
@@ -1593,6 +1608,8 @@ export interface components {
         CreateExportRequest: {
             from?: string;
             to?: string;
+            /** @enum {string} */
+            format?: "csv" | "focus";
         };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
@@ -1748,7 +1765,7 @@ export interface components {
         /** @description An organization admin key: OpenAI `sk-admin-…`, Anthropic `sk-ant-admin…` (read-only scopes are enough). */
         CreateConnectionRequest: {
             /** @enum {string} */
-            provider: "openai" | "anthropic";
+            provider: "openai" | "anthropic" | "openrouter";
             adminKey: string;
             name?: string;
         };
@@ -2664,6 +2681,7 @@ export interface operations {
                 /** @description Only keys of this source. */
                 source?: "ingest" | "connection";
                 tracked?: "true" | "false";
+                projectId?: string;
                 /** @description What the list is ordered by. */
                 sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
@@ -2699,6 +2717,7 @@ export interface operations {
                      *           "providerKeyId": null,
                      *           "project": null,
                      *           "providerStatus": null,
+                     *           "providerLimitUsd": null,
                      *           "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *           "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *           "spend": {
@@ -2765,6 +2784,7 @@ export interface operations {
                      *       "providerKeyId": null,
                      *       "project": null,
                      *       "providerStatus": null,
+                     *       "providerLimitUsd": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {
@@ -2867,6 +2887,7 @@ export interface operations {
                      *       "providerKeyId": null,
                      *       "project": null,
                      *       "providerStatus": null,
+                     *       "providerLimitUsd": null,
                      *       "firstSeenAt": "2026-11-02T09:15:00.000Z",
                      *       "lastSeenAt": "2026-11-21T22:34:24.123Z",
                      *       "spend": {
@@ -4118,13 +4139,14 @@ export interface operations {
                 /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
                 to?: string;
                 /** @description How `groups` is grouped. */
-                groupBy?: "day" | "model" | "provider" | "key";
+                groupBy?: "day" | "model" | "provider" | "key" | "project";
                 /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider?: string;
                 /** @description Only this model of `provider`. */
                 model?: string;
                 /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
                 keyHash?: string;
+                projectId?: string;
                 /** @description `previous`: also the sums of the previous period. */
                 compare?: "previous";
             };
@@ -4243,8 +4265,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example date,key_hash,key_label,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
-                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),openai,gpt-4o,120,150000,20000,18000,1.25
+                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
+                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000
                      */
                     "text/csv": components["schemas"]["SpendCsv"];
                 };
@@ -4287,6 +4309,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "format": "csv",
                      *       "from": "2025-12-01",
                      *       "to": "2026-11-30",
                      *       "status": "ready",
@@ -4331,6 +4354,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2",
+                     *       "format": "csv",
                      *       "from": "2025-12-01",
                      *       "to": "2026-11-30",
                      *       "status": "ready",

@@ -19,6 +19,7 @@ const month = new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric',
 const PROVIDER_WORDS: Record<string, string> = {
   openai: 'OpenAI',
   anthropic: 'Anthropic',
+  openrouter: 'OpenRouter',
   google: 'Google',
   mistral: 'Mistral',
   xai: 'xAI',

@@ -18,7 +18,7 @@ export function sourceWords(key: Pick<Key, 'source' | 'provider'>): string {
   return `${PROVIDER_TITLES[key.provider] ?? key.provider} connection`;
 }
 
-const PROVIDER_TITLES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic' };
+const PROVIDER_TITLES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', openrouter: 'OpenRouter' };
 
 /** A provider status worth saying (anything but active): `deleted at OpenAI`. */
 export function providerStatusWords(key: Pick<Key, 'providerStatus' | 'provider'>): string | null {

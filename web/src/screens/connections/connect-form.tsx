@@ -12,7 +12,10 @@ export function AdminKeyHelp({ provider, id }: { provider: Provider; id?: string
   return (
     <div class="card help" id={id}>
       <p style={{ marginTop: 0 }}>
-        <strong>Where to create an {PROVIDER_NAMES[provider]} admin key:</strong> {help.where}
+        <strong>
+          Where to create an {PROVIDER_NAMES[provider]} {provider === 'openrouter' ? 'management key' : 'admin key'}:
+        </strong>{' '}
+        {help.where}
       </p>
       <p>{help.who}</p>
       <p style={{ marginBottom: 0 }}>{help.looks}</p>

@@ -17,7 +17,7 @@ import { ConnectForm } from './connect-form.tsx';
 import { PROVIDER_NAMES, type Provider } from './words.ts';
 
 type Connection = Schemas['Connection'];
-const PROVIDERS: Provider[] = ['openai', 'anthropic'];
+const PROVIDERS: Provider[] = ['openai', 'anthropic', 'openrouter'];
 const POLL_MS = 3000;
 
 /** A connection whose sync the screen waits for: never synced yet, or a sync asked for after its last one. */
@@ -41,7 +41,7 @@ export function Connections() {
   return (
     <Screen title="Connections">
       <p>
-        Connect an OpenAI or Anthropic organization with its admin key: Burnrate reads the organization's usage from the provider every few minutes and
+        Connect an OpenAI or Anthropic organization with its admin key, or an OpenRouter account with its management key: Burnrate reads the organization's usage from the provider every few minutes and
         finds every API key in it, with its spend per day and model. No proxy and no code. One connection per provider.
       </p>
       <p class="muted">
@@ -71,7 +71,7 @@ export function Connections() {
               {isAdmin && free.length > 0 && <ConnectForm providers={free} onConnected={list.reload} />}
               {!isAdmin && free.length > 0 && (
                 <p class="muted">
-                  Not connected: {free.map((p) => PROVIDER_NAMES[p]).join(' and ')}. Only an admin can connect a provider; <Link href="/ingest-keys">events sent from code</Link> keep
+                  Not connected: {free.map((p) => PROVIDER_NAMES[p]).join(', ')}. Only an admin can connect a provider; <Link href="/ingest-keys">events sent from code</Link> keep
                   working meanwhile.
                 </p>
               )}

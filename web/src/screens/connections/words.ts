@@ -7,7 +7,7 @@ import type { components } from '../../api/schema.d.ts';
 type Connection = components['schemas']['Connection'];
 export type Provider = Connection['provider'];
 
-export const PROVIDER_NAMES: Record<Provider, string> = { openai: 'OpenAI', anthropic: 'Anthropic' };
+export const PROVIDER_NAMES: Record<Provider, string> = { openai: 'OpenAI', anthropic: 'Anthropic', openrouter: 'OpenRouter' };
 
 /** The status as a person reads it, and the badge's class. */
 export function statusWords(status: Connection['status']): { text: string; badge: 'ok' | 'warning' | 'exceeded' } {
@@ -40,6 +40,11 @@ export const ADMIN_KEY_HELP: Record<Provider, { where: string; who: string; look
     where: 'console.anthropic.com → Settings → Admin keys → Create admin key.',
     who: 'Only an organization member with the admin role can create one (the Admin API is not available to individual accounts). Burnrate only reads usage, costs and API keys.',
     looks: 'It starts with sk-ant-admin. An API key (sk-ant-api…) will not work.',
+  },
+  openrouter: {
+    where: 'openrouter.ai → Settings → Management keys → Create.',
+    who: 'A management key lists the account’s API keys (disabled ones too) and reads their daily activity; it cannot make model calls. OpenRouter keeps the last 30 days of activity, so the import starts at most 30 days back.',
+    looks: 'It is sk-or-v1- followed by 64 characters, exactly like an inference key: OpenRouter itself tells them apart when Burnrate checks it.',
   },
 };
 

@@ -28,14 +28,24 @@ function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
         <dt>Name at {providerWords(k.provider)}</dt>
         <dd>{k.name ?? '—'}</dd>
       </div>
-      <div>
-        <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
-        <dd>{k.project ? k.project.name : '—'}</dd>
-      </div>
+      {k.provider !== 'openrouter' && (
+        <div>
+          <dt>{k.provider === 'anthropic' ? 'Workspace' : 'Project'}</dt>
+          <dd>{k.project ? <Link href={`/projects?projectId=${encodeURIComponent(k.project.id)}`}>{k.project.name}</Link> : '—'}</dd>
+        </div>
+      )}
+      {k.provider === 'openrouter' && k.source === 'connection' && (
+        <div>
+          <dt>Credit limit at OpenRouter</dt>
+          <dd>{k.providerLimitUsd === null ? 'None' : <Money value={k.providerLimitUsd} />}</dd>
+        </div>
+      )}
       {k.providerKeyId && (
         <div>
           <dt>Key id</dt>
-          <dd class="mono">{k.providerKeyId}</dd>
+          <dd class="mono" style={{ overflowWrap: 'anywhere' }}>
+            {k.providerKeyId}
+          </dd>
         </div>
       )}
       {status && (

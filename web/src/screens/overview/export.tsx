@@ -2,6 +2,7 @@
  * "Download CSV": the account's spend of the chosen range, per day, key and model. A small range comes at once
  * (GET /spend/export, saved as a file); a range past its limits (92 days, 25,000 rows) becomes an export job
  * (POST /spend/exports, then GET /spend/exports/:id until it is ready) with its progress and a download link.
+ * The FOCUS format (FOCUS 1.2 cost and usage, for FinOps tools) is always an export job (`format: "focus"`).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, ok, type Schemas } from '../../api/client.ts';
@@ -33,12 +34,15 @@ function saveFile(text: string, filename: string): void {
 
 type Job = Schemas['SpendExport'];
 
+type Format = 'csv' | 'focus';
+
 export function ExportButton({ from, to }: { from: string; to: string }) {
   const submit = useSubmit();
   const [job, setJob] = useState<Job | undefined>();
+  const [format, setFormat] = useState<Format>('csv');
   const days = dayRange(from, to).length;
   const tooLong = days > MAX_RANGE_DAYS;
-  useEffect(() => setJob(undefined), [from, to]);
+  useEffect(() => setJob(undefined), [from, to, format]);
   // Follow a running job until it is ready or failed.
   useEffect(() => {
     if (job?.status !== 'running') return;
@@ -50,9 +54,17 @@ export function ExportButton({ from, to }: { from: string; to: string }) {
     }, POLL_MS);
     return () => clearTimeout(timer);
   }, [job]);
-  const startJob = async () => setJob(await ok(api.POST('/spend/exports', { body: { from, to } })));
+  const startJob = async () => setJob(await ok(api.POST('/spend/exports', { body: { from, to, ...(format === 'focus' ? { format } : {}) } })));
+  const what = format === 'focus' ? 'FOCUS file' : 'CSV';
   return (
     <div class="export">
+      <label>
+        Format{' '}
+        <select value={format} onChange={(e) => setFormat(e.currentTarget.value as Format)}>
+          <option value="csv">CSV (per day, key and model)</option>
+          <option value="focus">FOCUS 1.2 (for FinOps tools)</option>
+        </select>
+      </label>
       <button
         type="button"
         class="secondary"
@@ -61,7 +73,7 @@ export function ExportButton({ from, to }: { from: string; to: string }) {
         onClick={() =>
           void submit.run(async () => {
             setJob(undefined);
-            if (days > MAX_EXPORT_DAYS) return startJob();
+            if (format === 'focus' || days > MAX_EXPORT_DAYS) return startJob();
             try {
               const csv = await ok(api.GET('/spend/export', { params: { query: { from, to } }, parseAs: 'text' }));
               saveFile(csv, exportFilename(from, to));
@@ -73,21 +85,23 @@ export function ExportButton({ from, to }: { from: string; to: string }) {
           })
         }
       >
-        {submit.busy ? 'Preparing the CSV…' : 'Download CSV'}
+        {submit.busy ? `Preparing the ${what}…` : `Download ${what}`}
       </button>
       <small id="export-note" class="muted" aria-live="polite">
         {tooLong
           ? `An export covers at most ${MAX_RANGE_DAYS} days: choose a shorter range.`
           : job?.status === 'running'
-            ? `Preparing the CSV of this range… ${number(job.rows)} rows so far.`
+            ? `Preparing the ${what} of this range… ${number(job.rows)} rows so far.`
             : job?.status === 'failed'
               ? 'The export failed: try again.'
-              : 'Spend of this range per day, key and model.'}
+              : format === 'focus'
+                ? 'Spend of this range in FOCUS 1.2, the FinOps format that Vantage, CloudZero and Finout import (gzip).'
+                : 'Spend of this range per day, key and model.'}
       </small>
       {/* The file is the CSV gzip-compressed (.csv.gz), as the bucket stores it; the link works once, for an hour. */}
       {job?.status === 'ready' && job.url && (
         <a class="download" href={job.url}>
-          Download the CSV ({number(job.rows)} rows, gzip{job.expiresAt ? `; the link works once, until ${when(job.expiresAt)}` : ''})
+          Download the {what} ({number(job.rows)} rows, gzip{job.expiresAt ? `; the link works once, until ${when(job.expiresAt)}` : ''})
         </a>
       )}
       <ErrorBox error={submit.error} />

@@ -1,0 +1,147 @@
+/**
+ * Projects: the month's spend by project (an OpenAI project, an Anthropic workspace; keys without one under their
+ * provider), most cost first (GET /spend?groupBy=project). Choosing a project lists its keys (GET /keys?projectId=)
+ * with their spend, and links to a budget for the project (the budget form with the project filled in). The chosen
+ * project lives in the URL.
+ */
+import { api, ok, type Schemas } from '../../api/client.ts';
+import { Link } from '../../router.tsx';
+import { providerWords, UTC_NOTE } from '../../ui/format.ts';
+import { keyName, providerStatusWords } from '../../ui/key-name.ts';
+import { useLoad } from '../../ui/load.ts';
+import { Money } from '../../ui/money.tsx';
+import { Empty, Screen, Show } from '../../ui/states.tsx';
+
+type ProjectGroup = { provider: string; project: { id: string; name: string } | null; costUsd: number; requests: number };
+
+const monthToDate = () => {
+  const today = new Date().toISOString().slice(0, 10);
+  return { from: `${today.slice(0, 8)}01`, to: today };
+};
+
+/** What a group is called: the project's name, else "<Provider> keys without a project". */
+const groupName = (g: ProjectGroup) => g.project?.name ?? `${providerWords(g.provider)} keys without a project`;
+const groupKind = (provider: string) => (provider === 'anthropic' ? 'Workspace' : 'Project');
+
+function ProjectKeys({ provider, project }: { provider: string; project: { id: string; name: string } }) {
+  const keys = useLoad(() => ok(api.GET('/keys', { params: { query: { projectId: project.id, provider, limit: 100 } } })), [project.id, provider]);
+  const connections = useLoad(() => ok(api.GET('/connections')), []);
+  const connection = connections.data?.items.find((c) => c.provider === provider);
+  const budget = new URLSearchParams({ scope: 'PROJECT', projectId: project.id, ...(connection ? { connectionId: connection.id } : {}), name: `${project.name} (${providerWords(provider)})` });
+  return (
+    <section aria-labelledby="project-keys-title">
+      <h2 id="project-keys-title">
+        {groupKind(provider)} {project.name} <span class="muted">({providerWords(provider)})</span>
+      </h2>
+      <p>
+        <Link class="button secondary" href={`/budgets?${budget}`}>
+          Set a budget for this {groupKind(provider).toLowerCase()}
+        </Link>
+      </p>
+      <Show state={keys}>
+        {({ items, total }) =>
+          items.length === 0 ? (
+            <Empty>No keys in this {groupKind(provider).toLowerCase()}.</Empty>
+          ) : (
+            <div class="table-wrap" tabIndex={0} role="region" aria-label={`Keys of ${project.name}`}>
+              <table>
+                <caption class="muted">
+                  {total} {total === 1 ? 'key' : 'keys'}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Key</th>
+                    <th scope="col" class="num">
+                      Month to date
+                    </th>
+                    <th scope="col" class="num">
+                      All time
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((k: Schemas['Key']) => (
+                    <tr key={k.hash}>
+                      <td data-label="Key">
+                        <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
+                        {providerStatusWords(k) && <span class="badge warning"> {providerStatusWords(k)}</span>}
+                      </td>
+                      <td class="num" data-label="Month to date">
+                        <Money value={k.spend.monthToDate} />
+                      </td>
+                      <td class="num" data-label="All time">
+                        <Money value={k.spend.total} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Show>
+    </section>
+  );
+}
+
+export function Projects({ query }: { query: URLSearchParams }) {
+  const range = monthToDate();
+  const spend = useLoad(() => ok(api.GET('/spend', { params: { query: { ...range, groupBy: 'project' } } })), [range.from, range.to]);
+  const chosenId = query.get('projectId');
+  const chosenProvider = query.get('provider');
+  document.title = 'Projects · Burnrate';
+  return (
+    <Screen title="Projects">
+      <p class="muted">
+        Spend of this month by project: OpenAI projects and Anthropic workspaces as the connections report them; keys without a project (events,
+        OpenRouter) under their provider. {UTC_NOTE}
+      </p>
+      <Show state={spend}>
+        {(data) => {
+          const groups = data.groups as ProjectGroup[];
+          const chosen = groups.find((g) => g.project?.id === chosenId && (!chosenProvider || g.provider === chosenProvider));
+          return groups.length === 0 ? (
+            <Empty>No spend this month yet.</Empty>
+          ) : (
+            <>
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by project">
+                <table>
+                  <caption class="muted">
+                    Month to date: <Money value={data.total.costUsd} />
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Project</th>
+                      <th scope="col">Provider</th>
+                      <th scope="col" class="num">
+                        Spend
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {groups.map((g) => (
+                      <tr key={`${g.provider}|${g.project?.id ?? ''}`} aria-current={g === chosen ? 'true' : undefined}>
+                        <td data-label="Project">
+                          {g.project ? (
+                            <Link href={`/projects?provider=${encodeURIComponent(g.provider)}&projectId=${encodeURIComponent(g.project.id)}`}>{groupName(g)}</Link>
+                          ) : (
+                            <Link href={`/keys?provider=${encodeURIComponent(g.provider)}`}>{groupName(g)}</Link>
+                          )}
+                        </td>
+                        <td data-label="Provider">{providerWords(g.provider)}</td>
+                        <td class="num" data-label="Spend">
+                          <Money value={g.costUsd} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              {chosen?.project && <ProjectKeys provider={chosen.provider} project={chosen.project} />}
+            </>
+          );
+        }}
+      </Show>
+    </Screen>
+  );
+}
