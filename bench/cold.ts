@@ -1,25 +1,27 @@
 /**
- * `npm run bench:cold` — bundle size and module-init time of every function the CDK app builds, beside a FLOOR:
- * a bundle holding only `DynamoDBDocumentClient.from(new DynamoDBClient({}))`, built the same way.
+ * `npm run bench:cold` — bundle size and module-init time of every function the CDK app builds, each beside ITS OWN
+ * FLOOR: a bundle holding only the AWS SDK clients that function itself uses (read from its bundle's metafile), each
+ * constructed at module scope (`DynamoDBDocumentClient.from(new DynamoDBClient({}))`, `new KMSClient({})`, …), built
+ * the same way. A function that uses no AWS client is measured against the DynamoDB floor.
  *
  * The functions are the BurnrateFunction constructs of the real stack (every route of shared/routes.ts and the
  * notifier), constructed with bundling skipped; each is bundled here with esbuild using infra's own options
  * (`esbuildOptions` in infra/burnrate-function.ts: the exact flags NodejsFunction passes to esbuild).
  * Init time: `await import()` of the bundle in a FRESH node process (median of RUNS), with a Lambda-like
  * environment of dummies (no credentials or config of this machine) and the network disabled — module init must
- * not touch it. Each function's import runs right after one of the floor, and its ratio to the floor is the median
+ * not touch it. Each function's import runs right after one of its floor, and its ratio to that floor is the median
  * of those pairs, so a busy machine (other test runs) moves both sides of each ratio alike.
  *
- * Targets: init ≤ 1.5× the floor's; bundle ≤ floor + 150 KB, or floor + 300 KB for the functions that must carry
- * the Stripe SDK (routes with `stripe: true`).
+ * Targets: init ≤ 1.5× its floor's; bundle ≤ its floor + 150 KB, or + 300 KB for the functions that must carry the
+ * Stripe SDK (routes with `stripe: true`).
  *
  * Both the wall time (`performance.now()`) and the CPU time of the process (`process.cpuUsage()`) of the import are
  * recorded; the init target is judged on the CPU ratio by default (`JUDGE=wall` / `--judge=wall` for wall time):
  * module init is CPU-bound, and on Lambda its wall time is its CPU time at the function's CPU share, whereas wall
  * time on a shared development machine also measures whatever else runs there.
  *
- * Options (env or argv): RUNS 5 (measured imports per bundle), WARMUP 1 (unmeasured imports per bundle first),
- * TOP 12 (inputs listed by --why), JUDGE cpu|wall; flags `--why` (what inflates each FAILing bundle, from esbuild's
+ * Options (env or argv): RUNS 7 (measured imports per bundle), WARMUP 1 (unmeasured imports per bundle first),
+ * TOP 12 (inputs listed by --why), JUDGE cpu|wall, ONLY (a regular expression: the functions whose name matches); flags `--why` (what inflates each FAILing bundle, from esbuild's
  * metafile) and `--why-all` (the same for every bundle). Exit code 0 unless a bundle fails to build or to load; FAILs against
  * the targets are reported, not fatal.
  */
@@ -37,7 +39,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const { buildApp } = await import('#infra/app.ts');
 const { BurnrateFunction, esbuildOptions, LAMBDA_BUNDLING, LAMBDA_RUNTIME, PROJECT_ROOT } = await import('#infra/burnrate-function.ts');
 
-const RUNS = intOption('runs', 5);
+const RUNS = intOption('runs', 7);
 const WARMUP = intOption('warmup', 1, 0);
 const TOP = intOption('top', 12);
 const WHY = process.argv.includes('--why') || process.argv.includes('--why-all');
@@ -93,22 +95,64 @@ const NO_NETWORK = [
   'dns.promises.lookup = refuse;',
 ].join(' ');
 
-const FLOOR_SOURCE = [
-  "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
-  "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
-  'export const db = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
-].join('\n');
+/**
+ * The AWS SDK packages a floor may hold, each with what its floor does with it at module scope (what a function that
+ * uses it does at least: one client), and a short name for the table.
+ */
+const CLIENTS: { pkg: string; short: string; code: string[] }[] = [
+  {
+    pkg: '@aws-sdk/client-dynamodb',
+    short: 'ddb',
+    code: [
+      "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
+      "import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';",
+      'export const db = DynamoDBDocumentClient.from(new DynamoDBClient({}));',
+    ],
+  },
+  { pkg: '@aws-sdk/client-kms', short: 'kms', code: ["import { KMSClient } from '@aws-sdk/client-kms';", 'export const kms = new KMSClient({});'] },
+  { pkg: '@aws-sdk/client-sqs', short: 'sqs', code: ["import { SQSClient } from '@aws-sdk/client-sqs';", 'export const sqs = new SQSClient({});'] },
+  { pkg: '@aws-sdk/client-s3', short: 's3', code: ["import { S3Client } from '@aws-sdk/client-s3';", 'export const s3 = new S3Client({});'] },
+  { pkg: '@aws-sdk/lib-storage', short: 'upload', code: ["export { Upload } from '@aws-sdk/lib-storage';"] },
+  { pkg: '@aws-sdk/s3-request-presigner', short: 'presign', code: ["export { getSignedUrl } from '@aws-sdk/s3-request-presigner';"] },
+  { pkg: '@aws-sdk/client-sesv2', short: 'ses', code: ["import { SESv2Client } from '@aws-sdk/client-sesv2';", 'export const ses = new SESv2Client({});'] },
+  {
+    pkg: '@aws-sdk/client-secrets-manager',
+    short: 'secrets',
+    code: ["import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';", 'export const secrets = new SecretsManagerClient({});'],
+  },
+  {
+    pkg: '@aws-sdk/client-cognito-identity-provider',
+    short: 'cognito',
+    code: ["import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';", 'export const cognito = new CognitoIdentityProviderClient({});'],
+  },
+];
+
+/** The floor of a set of client packages (CLIENTS order): its name and its source. */
+function floorOf(pkgs: readonly string[]): { name: string; source: string } {
+  const chosen = CLIENTS.filter((c) => pkgs.includes(c.pkg));
+  const used = chosen.length > 0 ? chosen : CLIENTS.slice(0, 1);
+  return { name: `FLOOR ${used.map((c) => c.short).join('+')}`, source: used.flatMap((c) => c.code).join('\n') };
+}
+
+/** The AWS SDK client packages in a bundle (its metafile's inputs), in CLIENTS order. */
+function clientsIn(metafile: Metafile): string[] {
+  const packages = new Set(byPackage(metafile).map(([name]) => name));
+  return CLIENTS.filter((c) => packages.has(c.pkg)).map((c) => c.pkg);
+}
 
 interface Target {
   name: string;
-  /** Absolute entry; undefined for the floor (built from FLOOR_SOURCE). */
+  /** Absolute entry; undefined for a floor (built from `source`). */
   entry: string | undefined;
+  source?: string;
   sourceMap: boolean;
   stripe: boolean;
 }
 
 interface Built extends Target {
   file: string;
+  /** A function's own floor (set once the floors are built). */
+  floor?: Built;
   bytes: number;
   metafile: Metafile;
   /** Measured imports; for the floor, every import paired with a function's. */
@@ -146,7 +190,7 @@ async function bundle(target: Target, dir: string): Promise<Built> {
   if (!target.entry) {
     // Same options; the source comes from stdin, resolved from the project (its node_modules).
     delete options.entryPoints;
-    options.stdin = { contents: FLOOR_SOURCE, resolveDir: PROJECT_ROOT, sourcefile: 'floor.ts', loader: 'ts' };
+    options.stdin = { contents: target.source ?? '', resolveDir: PROJECT_ROOT, sourcefile: 'floor.ts', loader: 'ts' };
   }
   // The metafile is a side output: it does not change the bundle.
   const result = await build({ ...options, metafile: true, logLevel: 'error' });
@@ -243,26 +287,33 @@ process.exitCode = await session.run(main, (error) => {
 });
 
 async function main(): Promise<number> {
-  const functions = await functionsOfTheApp(join(dir, 'cdk.out'));
-  const targets: Target[] = [{ name: 'FLOOR (document client)', entry: undefined, sourceMap: false, stripe: false }, ...functions];
-  process.stderr.write(`bench:cold: ${functions.length} functions of the CDK app + the floor, into ${dir}\n`);
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? process.env.ONLY;
+  const functions = (await functionsOfTheApp(join(dir, 'cdk.out'))).filter((f) => !only || new RegExp(only).test(f.name));
+  process.stderr.write(`bench:cold: ${functions.length} functions of the CDK app, each with the floor of its own AWS SDK clients, into ${dir}\n`);
 
-  const building = new Progress('build  ', targets.length, 'bundles', 'bundles/s');
-  const builtList = await Promise.all(
-    targets.map(async (t) => {
+  const building = new Progress('build  ', functions.length, 'bundles', 'bundles/s');
+  const built = await Promise.all(
+    functions.map(async (t) => {
       const b = await bundle(t, dir);
       building.add(1);
       return b;
     }),
   );
   building.finish();
+  // One floor per set of clients that some function uses.
+  const floors = new Map<string, Built>();
+  for (const b of built) {
+    const { name, source } = floorOf(clientsIn(b.metafile));
+    if (!floors.has(name)) floors.set(name, await bundle({ name, entry: undefined, source, sourceMap: false, stripe: false }, dir));
+    b.floor = floors.get(name)!;
+  }
 
-  const [floor, ...built] = builtList as [Built, ...Built[]];
   const measuring = new Progress('measure', built.length * 2 * (RUNS + WARMUP), 'imports', 'imports/s');
-  // One process at a time, round-robin over the bundles, each import of a function right after one of the floor:
+  // One process at a time, round-robin over the bundles, each import of a function right after one of its floor:
   // the ratio is taken per pair, so load from elsewhere on the machine shifts both sides of it alike.
   for (let round = 0; round < WARMUP + RUNS; round++) {
     for (const b of built) {
+      const floor = b.floor!;
       const tFloor = await importOnce(floor.file);
       const t = await importOnce(b.file);
       if (round >= WARMUP) {
@@ -277,10 +328,13 @@ async function main(): Promise<number> {
 
   const wall = (list: readonly Sample[]) => median(list.map((x) => x.wall));
   const cpu = (list: readonly Sample[]) => median(list.map((x) => x.cpu));
-  const rows: string[][] = [['function', 'size KB', 'Δ floor KB', 'init ms', '× floor', 'cpu ms', '× floor', 'size', 'init', 'result']];
+  const rows: string[][] = [['function', 'floor', 'size KB', 'Δ floor KB', 'init ms', '× floor', 'cpu ms', '× floor', 'size', 'init', 'result']];
   const failing: Built[] = [];
-  rows.push([floor.name, num(floor.bytes / KB, 1), '–', ms(wall(floor.samples)), '1.00', ms(cpu(floor.samples)), '1.00', '', '', '']);
+  for (const f of [...floors.values()].sort((x, y) => x.bytes - y.bytes)) {
+    rows.push([f.name, '', num(f.bytes / KB, 1), '–', ms(wall(f.samples)), '1.00', ms(cpu(f.samples)), '1.00', '', '', '']);
+  }
   for (const b of built) {
+    const floor = b.floor!;
     const ratio = JUDGE === 'wall' ? wall(b.ratios) : cpu(b.ratios);
     const extraKb = (b.bytes - floor.bytes) / KB;
     const limitKb = b.stripe ? TARGET_EXTRA_KB_STRIPE : TARGET_EXTRA_KB;
@@ -289,6 +343,7 @@ async function main(): Promise<number> {
     if (!sizeOk || !initOk) failing.push(b);
     rows.push([
       b.name + (b.stripe ? ' (stripe)' : ''),
+      floor.name.replace(/^FLOOR /, ''),
       num(b.bytes / KB, 1),
       `${extraKb >= 0 ? '+' : ''}${num(extraKb, 1)}`,
       ms(wall(b.samples)),
@@ -311,22 +366,22 @@ async function main(): Promise<number> {
   console.log(
     `  init = median of ${RUNS} imports, each in a fresh node process (${WARMUP} warm-up), Lambda-like env, network disabled:\n` +
       `  wall ms (performance.now) and cpu ms (process.cpuUsage, user+system); × floor = median of per-pair ratios (each\n` +
-      `  import right after one of the floor; floor = median of all ${floor.samples.length}). The init target is judged on ${JUDGE} time` +
+      `  import right after one of its own floor: the AWS SDK clients that function uses, nothing else). The init target is judged on ${JUDGE} time` +
       (JUDGE === 'cpu' ? ' (JUDGE=wall to change):\n  on a shared machine wall time measures the scheduler as much as the module.' : '.'),
   );
   if (load1 !== undefined && load1 > cpus().length) {
     console.log(`  NOTE: load average ${load1.toFixed(1)} on ${cpus().length} cores while measuring — wall times are noisy, cpu times less so.`);
   }
   console.log(
-    `  targets: init ≤ ${TARGET_INIT_RATIO}× floor; size ≤ floor + ${TARGET_EXTRA_KB} KB (Stripe functions ≤ floor + ${TARGET_EXTRA_KB_STRIPE} KB)\n`,
+    `  targets: init ≤ ${TARGET_INIT_RATIO}× its floor; size ≤ its floor + ${TARGET_EXTRA_KB} KB (Stripe functions ≤ floor + ${TARGET_EXTRA_KB_STRIPE} KB)\n`,
   );
-  console.log(table(rows, { left: [7, 8, 9] }));
+  console.log(table(rows, { left: [1, 8, 9, 10] }));
   console.log(`\n  ${built.length - failing.length} PASS, ${failing.length} FAIL of ${built.length} functions`);
 
   if (WHY) {
     const explain = WHY_ALL ? built : failing;
     if (explain.length > 0) console.log(heading(`What is in the bundles (${WHY_ALL ? 'all' : 'failing'}; floor for reference)`));
-    for (const b of WHY_ALL ? [floor, ...explain] : explain) console.log(await why(b, floor));
+    for (const b of explain) console.log(await why(b, b.floor!));
   } else if (failing.length > 0) {
     console.log('  (run with --why to see what inflates the failing bundles)');
   }

@@ -561,7 +561,10 @@ export async function startStripeMock(options: StripeMockOptions): Promise<Strip
     if (area === 'app' && id === 'billing' && method === 'GET') {
       if (options.dashboardUrl) {
         const outcome = action === 'success' ? '?checkout=success' : action === 'cancel' ? '?checkout=canceled' : '';
-        return redirect(res, `${options.dashboardUrl}/billing${outcome}`);
+        // The API names the origin the user came from when it is the dashboard's loopback twin (127.0.0.1 for localhost).
+        const asked = new URL(req.url ?? '/', 'http://stand-in').searchParams.get('return_origin');
+        const back = asked && /^http:\/\/(localhost|127\.0\.0\.1|\[::1\]):\d+$/.test(asked) ? asked : options.dashboardUrl;
+        return redirect(res, `${back}/billing${outcome}`);
       }
       const text =
         action === 'success'

@@ -16,9 +16,12 @@ export interface ReporterOptions {
   ingestKey: string;
   /** Burnrate's API base, ending in `/api` (e.g. `http://localhost:3000/api`). */
   baseUrl: string;
-  /** Called once per rejection code (e.g. `provider_connected`) with the first event refused for it. */
+  /**
+   * Called once per rejection code (e.g. `provider_connected`) with the first event refused for it. Without it, the
+   * reporter warns once per code through `logger` (the reason and what to do).
+   */
   onRejected?: (rejection: Rejection) => void;
-  /** Where the one warning about a failure to report goes (default: `console`). */
+  /** Where the warnings go (default: `console`): one about a failure to report, one per rejection code without `onRejected`. */
   logger?: Logger;
   /** The fetch the provider calls and the reports go through (default: the platform's `fetch`). */
   fetch?: typeof fetch;

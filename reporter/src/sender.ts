@@ -201,7 +201,14 @@ export class Sender {
       if (this.rejectedCodes.has(r.code)) continue;
       this.rejectedCodes.add(r.code);
       const event = batch[r.index];
-      if (!event || !this.options.onRejected) continue;
+      if (!this.options.onRejected) {
+        // Nobody handles refusals: say so once per reason, or events would vanish without a word.
+        this.warn(
+          `Burnrate reporter: Burnrate refused an event (${r.code}): ${r.message} Later refusals for this reason are only counted in stats().rejected; pass onRejected to handle them.`,
+        );
+        continue;
+      }
+      if (!event) continue;
       try {
         this.options.onRejected({ code: r.code, message: r.message, event });
       } catch {
@@ -227,6 +234,10 @@ export class Sender {
   private warnOnce(message: string): void {
     if (this.warned) return;
     this.warned = true;
+    this.warn(message);
+  }
+
+  private warn(message: string): void {
     try {
       (this.options.logger ?? console).warn(message);
     } catch {

@@ -364,6 +364,38 @@ describe('never in the caller\'s way', () => {
     await reporter.close();
   });
 
+  it('without onRejected, warns once per code with the reason and how to handle refusals; with it, says nothing', async () => {
+    const saved = receiver.answer;
+    const codes = ['provider_connected', 'invalid_event'];
+    receiver.answer = (events) => ({
+      status: 200,
+      body: { accepted: 0, duplicates: 0, rejected: events.map((_, index) => ({ index, code: codes[index % 2], message: `Refused: ${codes[index % 2]}.` })) },
+    });
+    const warnings: string[] = [];
+    const quiet: string[] = [];
+    const reporter = reporterFor({ logger: { warn: (m) => warnings.push(m) } });
+    const handled = reporterFor({ logger: { warn: (m) => quiet.push(m) }, onRejected: () => undefined });
+    try {
+      for (const r of [reporter, handled]) {
+        for (let i = 0; i < 3; i++) {
+          await direct(r.fetch, i);
+          await direct(r.fetch, i + 10);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          await r.flush();
+        }
+      }
+    } finally {
+      receiver.answer = saved;
+    }
+    expect(warnings).toEqual([
+      'Burnrate reporter: Burnrate refused an event (provider_connected): Refused: provider_connected. Later refusals for this reason are only counted in stats().rejected; pass onRejected to handle them.',
+      'Burnrate reporter: Burnrate refused an event (invalid_event): Refused: invalid_event. Later refusals for this reason are only counted in stats().rejected; pass onRejected to handle them.',
+    ]);
+    expect(quiet).toEqual([]);
+    await reporter.close();
+    await handled.close();
+  });
+
   it('lets everything that is not a provider call pass untouched and unreported', async () => {
     const from = receiver.batches.length;
     const reporter = reporterFor();

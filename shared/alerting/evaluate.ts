@@ -6,7 +6,8 @@
  */
 import { newId } from '#shared/ids.ts';
 import { logger } from '#shared/http/logger.ts';
-import { formatUsd, usdToMicros } from '#shared/pricing/pricing.ts';
+import { usdToMicros } from '#shared/pricing/money.ts';
+import { dayWords, momentWords, monthWords, moneyWords } from '#shared/alerting/words.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from '#shared/db/alerts.ts';
 import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
@@ -27,8 +28,8 @@ export interface Candidate {
   alert: Alert;
 }
 
-/** Each amount once, exact (API.md: alert texts give each amount once in dollars). */
-const usd = (micros: number) => formatUsd(BigInt(micros));
+/** Each amount once, in dollars as the dashboard writes them (the exact amounts are the alert's fields). */
+const usd = moneyWords;
 /** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
 const NEW_KEYS_LISTED = 20;
 /** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/keys/name.ts), quoted as user text. */
@@ -78,7 +79,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
         type: 'budget_threshold',
         ...about,
         title: `Budget "${name}" reached ${b.alertThreshold}% of ${usd(b.monthlyLimitMicros)}`,
-        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the alert threshold of ${b.alertThreshold}% (${usd(thresholdMicros)}) of the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${monthWords(spend.month)}: at or past the alert threshold of ${b.alertThreshold}% (${usd(thresholdMicros)}) of the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
         period: spend.month,
         thresholdMicros,
         observedMicros: observed,
@@ -93,7 +94,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
         type: 'budget_exceeded',
         ...about,
         title: `Budget "${name}" exceeded: ${usd(observed)} of ${usd(b.monthlyLimitMicros)}`,
-        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${spend.month}: at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+        message: `Month-to-date spend of ${where} is ${usd(observed)} in ${monthWords(spend.month)}: at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
         period: spend.month,
         thresholdMicros: b.monthlyLimitMicros,
         observedMicros: observed,
@@ -110,7 +111,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
           type: 'budget_forecast',
           ...about,
           title: `Budget "${name}" is forecast to reach ${usd(b.monthlyLimitMicros)} this month`,
-          message: `Spend of ${where} is forecast at ${usd(forecast)} by the end of ${spend.month} (month-to-date ${usd(observed)} plus the average of the last 7 complete days for each day left): at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
+          message: `Spend of ${where} is forecast at ${usd(forecast)} by the end of ${monthWords(spend.month)} (month-to-date ${usd(observed)} plus the average of the last 7 complete days for each day left): at or past the monthly budget of ${usd(b.monthlyLimitMicros)}.`,
           period: spend.month,
           thresholdMicros: b.monthlyLimitMicros,
           observedMicros: forecast,
@@ -130,10 +131,10 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
     const thresholdMicros = usdToMicros(c.threshold);
     const [period, observed, label] =
       c.period === 'daily'
-        ? [spend.today, c.keyHash ? spend.keyToday(c.keyHash) : spend.accountDay(spend.today), `on ${spend.today}`]
+        ? [spend.today, c.keyHash ? spend.keyToday(c.keyHash) : spend.accountDay(spend.today), `on ${dayWords(spend.today)}`]
         : c.period === 'weekly'
-          ? [spend.week, c.keyHash ? spend.keyWeek(c.keyHash) : spend.accountWeek(), `in the week from ${spend.week}`]
-          : [spend.month, c.keyHash ? spend.keyMonth(c.keyHash) : spend.accountMonth(), `in ${spend.month}`];
+          ? [spend.week, c.keyHash ? spend.keyWeek(c.keyHash) : spend.accountWeek(), `in the week from ${dayWords(spend.week)}`]
+          : [spend.month, c.keyHash ? spend.keyMonth(c.keyHash) : spend.accountMonth(), `in ${monthWords(spend.month)}`];
     if (observed < thresholdMicros) return [];
     const keyName = c.keyHash ? spend.keyName(c.keyHash) : undefined;
     const where = keyName !== undefined ? `of ${quotedKey(keyName)}` : 'of the account';
@@ -168,8 +169,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
         alert: makeAlert(accountId, now, {
           ...base,
           type: 'spend_spike',
-          title: `${r.name}: spend spike on ${spend.today}`,
-          message: `Spend on ${spend.today} (UTC) is ${usd(today)}, at least ${c.multiplier}× the average of the 7 days before (${usd(Math.round(before / 7))}) and at least ${usd(minMicros)}.`,
+          title: `${r.name}: spend spike on ${dayWords(spend.today)}`,
+          message: `Spend on ${dayWords(spend.today)} (UTC) is ${usd(today)}, at least ${c.multiplier}× the average of the 7 days before (${usd(Math.round(before / 7))}) and at least ${usd(minMicros)}.`,
           period: spend.today,
           thresholdMicros,
           observedMicros: today,
@@ -200,8 +201,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
             : `${r.name}: ${discovered.length} new keys discovered`,
         message:
           discovered.length === 1
-            ? `A new ${first.provider} key was discovered at ${now.toISOString()}: ${quotedKey(nameOf(first))}.`
-            : `${discovered.length} new keys were discovered at ${now.toISOString()}: ${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`,
+            ? `A new ${first.provider} key was discovered at ${momentWords(now)} (UTC): ${quotedKey(nameOf(first))}.`
+            : `${discovered.length} new keys were discovered at ${momentWords(now)} (UTC): ${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`,
         period: spend.today,
         thresholdMicros: null,
         observedMicros: null,

@@ -3,7 +3,7 @@
  * the evaluation after ingestion (shared/alerting/evaluate.ts) and the notifier (shared/notify/).
  * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
  */
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
 export type BudgetScope = 'ACCOUNT' | 'KEY';

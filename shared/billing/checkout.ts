@@ -6,6 +6,7 @@ import { config } from '#shared/config.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { getAccount, linkStripeCustomer, type Account } from '#shared/db/accounts.ts';
 import { priceForPlan, type PaidPlan } from '#shared/billing/plans.ts';
+import { returnOrigin, returnUrl } from '#shared/billing/return-origin.ts';
 import { stripe } from '#shared/billing/stripe.ts';
 
 /** Repeats of the same checkout within this window reuse one Checkout Session (Stripe idempotency key). */
@@ -27,7 +28,11 @@ export function assertCanCheckout(account: Pick<Account, 'plan' | 'billingStatus
   );
 }
 
-export async function startCheckout(accountId: string, plan: PaidPlan, now = new Date()): Promise<{ url: string; sessionId: string }> {
+/**
+ * `origin`: the request's Origin header; Checkout returns there when it is the dashboard's loopback twin
+ * (shared/billing/return-origin.ts), else to the configured URLs.
+ */
+export async function startCheckout(accountId: string, plan: PaidPlan, now = new Date(), origin?: string): Promise<{ url: string; sessionId: string }> {
   const account = await getAccount(accountId);
   if (!account) throw new NotFound('The account does not exist.');
   assertCanCheckout(account, plan);
@@ -44,8 +49,8 @@ export async function startCheckout(accountId: string, plan: PaidPlan, now = new
       line_items: [{ price, quantity: 1 }],
       metadata: { accountId, plan },
       subscription_data: { metadata: { accountId } },
-      success_url: successUrl,
-      cancel_url: cancelUrl,
+      success_url: returnUrl(successUrl, config().appUrl, returnOrigin(config().appUrl, origin)),
+      cancel_url: returnUrl(cancelUrl, config().appUrl, returnOrigin(config().appUrl, origin)),
     },
     { idempotencyKey: `checkout-${accountId}-${plan}-${bucket}` },
   );
@@ -80,7 +85,8 @@ async function createCustomer(account: Account, now: Date): Promise<string> {
   return linkStripeCustomer(account.accountId, customer.id, now);
 }
 
-export async function openPortal(accountId: string): Promise<{ url: string }> {
+/** `origin`: as for `startCheckout`, where the portal returns. */
+export async function openPortal(accountId: string, origin?: string): Promise<{ url: string }> {
   const account = await getAccount(accountId);
   if (!account) throw new NotFound('The account does not exist.');
   if (!account.stripeCustomerId) {
@@ -88,7 +94,7 @@ export async function openPortal(accountId: string): Promise<{ url: string }> {
   }
   const session = await (await stripe()).billingPortal.sessions.create({
     customer: account.stripeCustomerId,
-    return_url: config().billing.portalReturnUrl,
+    return_url: returnUrl(config().billing.portalReturnUrl, config().appUrl, returnOrigin(config().appUrl, origin)),
   });
   return { url: session.url };
 }

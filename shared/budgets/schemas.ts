@@ -5,7 +5,7 @@
 import * as z from 'zod/mini';
 import type { Budget } from '#shared/alerting/model.ts';
 import { validate } from '#shared/http/validate.ts';
-import { hasAtMostSixDecimals, usdText } from '#shared/pricing/pricing.ts';
+import { hasAtMostSixDecimals, usdText } from '#shared/pricing/money.ts';
 
 export const MAX_MONEY_USD = 1_000_000_000;
 

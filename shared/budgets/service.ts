@@ -9,7 +9,7 @@ import { mergeBudgetPatch, type CreateBudgetBody, type PatchBudgetBody } from '#
 import * as repo from '#shared/db/budgets.ts';
 import { Conflict, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';
-import { usdToMicros } from '#shared/pricing/pricing.ts';
+import { usdToMicros } from '#shared/pricing/money.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;
 

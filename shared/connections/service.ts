@@ -6,7 +6,7 @@
 import { isId, newId } from '#shared/ids.ts';
 import { HttpError, NotFound, Conflict, TooManyRequests, ValidationError } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 import { daysBetween, isoDate, parseDate } from '#shared/time/periods.ts';
 import { breakdownRange } from '#shared/keys/service.ts';
 import {

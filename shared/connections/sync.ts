@@ -8,7 +8,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { tableName } from '#shared/db/client.ts';
+import { db, tableName } from '#shared/db/client.ts';
+// Named, static: a dynamic import() of the package would bundle all of it (every command, the aggregated clients).
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -465,9 +467,14 @@ class Importer {
     };
   }
 
-  /** Key updates of a batch: attributes for keys new to the account or whose provider metadata changed. */
-  private decorateKeys(aggregates: Aggregates): void {
+  /**
+   * Key updates of a batch: attributes for keys new to the account or whose provider metadata changed, and when the
+   * provider last saw each key in use (`lastSeenWith`), never the sync's own time.
+   */
+  private decorateKeys(aggregates: Aggregates, batch: CellChange[]): void {
+    const usedOn = latestUsageDays(this.provider, batch);
     for (const key of aggregates.keys.values()) {
+      key.lastSeenAt = lastSeenWith(this.ctx.knownKeys.get(key.keyHash), usedOn.get(key.keyHash), this.now);
       const keyId = this.keyIdOf(key.keyHash);
       const attrs = this.attributesOf(keyId === undefined ? null : keyId);
       if (key.isNew || !sameAttributes(attrs, this.ctx.knownKeys.get(key.keyHash))) key.attributes = attrs;
@@ -482,7 +489,7 @@ class Importer {
   private async writeBatch(batch: CellChange[], aggregates: Aggregates, settle: SettleChange[] = []): Promise<void> {
     for (const c of batch) this.hashToKeyId.set(connectionKeyHash(this.provider, c.cell.keyId), c.cell.keyId);
     for (const c of settle) this.hashToKeyId.set(connectionKeyHash(this.provider, c.keyId), c.keyId);
-    this.decorateKeys(aggregates);
+    this.decorateKeys(aggregates, batch);
     const costByDay = new Map<string, bigint>();
     for (const c of batch) costByDay.set(c.cell.date, (costByDay.get(c.cell.date) ?? 0n) + c.costDelta);
     const estimateByDay = new Map(costByDay);
@@ -510,6 +517,7 @@ class Importer {
             this.discovered.push({ keyHash: key.keyHash, provider: this.provider, ...(typeof key.attributes?.name === 'string' ? { name: key.attributes.name } : {}) });
           }
           if (key.attributes) this.ctx.knownKeys.set(key.keyHash, { ...this.ctx.knownKeys.get(key.keyHash), keyHash: key.keyHash, ...key.attributes });
+          if (key.lastSeenAt) this.ctx.knownKeys.set(key.keyHash, { ...this.ctx.knownKeys.get(key.keyHash), keyHash: key.keyHash, lastSeenAt: key.lastSeenAt });
         }
         return;
       }
@@ -622,13 +630,37 @@ class Importer {
   }
 }
 
+/** The latest UTC day with usage of each key (by hash) among a batch's cells as the provider reports them now. */
+function latestUsageDays(provider: string, batch: CellChange[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const c of batch) {
+    if (c.cell.requests <= 0 && c.cell.inputTokens <= 0 && c.cell.outputTokens <= 0) continue;
+    const hash = connectionKeyHash(provider, c.cell.keyId);
+    const seen = out.get(hash);
+    if (seen === undefined || c.cell.date > seen) out.set(hash, c.cell.date);
+  }
+  return out;
+}
+
+/**
+ * A connection key's `lastSeenAt`: the midnight (UTC) of the latest day the provider reported usage of it (its usage
+ * comes per day), never earlier than what the key item holds. A key item's value that is not a midnight was a sync's
+ * time (or the moment a key without usage was found) and gives way to the first usage day seen. A key without usage
+ * keeps what it has, or (new) the moment it is found.
+ */
+export function lastSeenWith(known: Item | undefined, usedOn: string | undefined, now: Date): string {
+  const held = typeof known?.lastSeenAt === 'string' ? known.lastSeenAt : undefined;
+  const heldDay = held?.endsWith('T00:00:00.000Z') ? held : undefined;
+  const used = usedOn === undefined ? undefined : `${usedOn}T00:00:00.000Z`;
+  if (used !== undefined) return heldDay !== undefined && heldDay > used ? heldDay : used;
+  return held ?? now.toISOString();
+}
+
 function aggregateCount(a: Aggregates): number {
   return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size;
 }
 
 async function updateKeyAttributes(accountId: string, keyHash: string, attrs: KeyAttributes): Promise<void> {
-  const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { db } = await import('#shared/db/client.ts');
   const entries = Object.entries(attrs);
   await db().send(
     new UpdateCommand({

@@ -157,7 +157,7 @@ export interface WriteClock {
 
 /**
  * Family: the key items: totals, the rolling day/month counters (named after their period: shared/db/rolling.ts),
- * first and last seen. A new key is created by exactly one writer (a condition decides between racing writers); a
+ * first and last seen (the write's time, or `KeyUpdate.lastSeenAt`). A new key is created by exactly one writer (a condition decides between racing writers); a
  * known key's total (which bounds its days and months) stays at or below the money ceiling. `KeyUpdate.attributes`
  * (a connection's key: source, name, project, ...) are SET as given.
  */
@@ -183,8 +183,9 @@ export function keyTotalItems(accountId: string, updates: Iterable<KeyUpdate>, c
       'keyHash = :keyHash',
       'provider = if_not_exists(provider, :provider)',
       'firstSeenAt = if_not_exists(firstSeenAt, :now)',
-      'lastSeenAt = :now',
+      key.lastSeenAt === undefined ? 'lastSeenAt = :now' : 'lastSeenAt = :seen',
     ];
+    if (key.lastSeenAt !== undefined) values[':seen'] = key.lastSeenAt;
     if (key.hint !== undefined) {
       sets.push('hint = if_not_exists(hint, :hint)');
       values[':hint'] = key.hint;

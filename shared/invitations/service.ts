@@ -23,18 +23,9 @@ import type { AuthContext } from '#shared/http/auth-context.ts';
 import type { AcceptInvitationBody, CreateInvitationBody, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
 import * as accounts from '#shared/db/accounts.ts';
 
-/** An invitation as the API shows it. */
-export function invitationView(invitation: repo.Invitation) {
-  return {
-    id: invitation.id,
-    email: invitation.email,
-    role: invitation.role,
-    status: invitation.status,
-    invitedBy: invitation.invitedBy,
-    expiresAt: invitation.expiresAt,
-    createdAt: invitation.createdAt,
-  };
-}
+// The list and the view live apart (list.ts): GET /invitations then loads none of accepting's or inviting's modules.
+import { invitationView } from '#shared/invitations/list.ts';
+export { invitationView, listInvitations } from '#shared/invitations/list.ts';
 
 const invalidToken = () => new InvalidToken('The invitation link is unknown, used, revoked or expired: ask an admin for a new invitation.');
 const emailTaken = () => new Conflict('This address already belongs to a Burnrate user.', 'email-taken');
@@ -93,14 +84,6 @@ export async function invite(auth: AuthContext, body: CreateInvitationBody, now 
     now,
   ).catch((error: unknown) => logger.error('invitation e-mail failed: revoke and invite again', { invitationId: invitation.id, error: String(error) }));
   return invitationView(invitation);
-}
-
-const LIST = 'invitations';
-
-export async function listInvitations(accountId: string, query: ListInvitationsQuery, now = new Date()) {
-  const startKey = itemStartKey(query.cursor, accountId, LIST, 'INVITATION#', (id) => isId('invitation', id), (id) => keys.invitation(accountId, id));
-  const page = await repo.listPendingInvitations(accountId, query.limit ?? DEFAULT_LIMIT, now, startKey);
-  return { items: page.items.map(invitationView), nextCursor: page.lastKey ? encodeCursor(accountId, LIST, page.lastKey) : null };
 }
 
 /** Revokes a pending invitation (its link stops working). Not pending, unknown or another account's: 404. */

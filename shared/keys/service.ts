@@ -3,7 +3,7 @@ import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
 import { isQueryDate, MAX_QUERY_DATE, MIN_QUERY_DATE } from '#shared/http/dates.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 import { daysBetween, isoDate, isoMonth, parseDate } from '#shared/time/periods.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';

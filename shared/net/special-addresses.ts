@@ -155,7 +155,9 @@ function compile(range: SpecialRange): CompiledRange {
 }
 
 /** Most specific first: an address is named by the smallest block that holds it. */
-const COMPILED = SPECIAL_RANGES.map(compile).sort((a, b) => b.prefix - a.prefix);
+/** Compiled on first use, not at module load: a function that never checks an address pays nothing at its start. */
+let compiled: ReturnType<typeof compile>[] | undefined;
+const compiledRanges = () => (compiled ??= SPECIAL_RANGES.map(compile).sort((a, b) => b.prefix - a.prefix));
 
 /** The first and last address of a range (for tests and messages). */
 export function rangeBounds(range: SpecialRange): { first: bigint; last: bigint } {
@@ -173,7 +175,7 @@ export function formatAddress(family: 4 | 6, value: bigint): string {
 export function specialRangeOf(address: string): SpecialRange | undefined {
   const parsed = parseAddress(address);
   if (!parsed) return undefined;
-  return COMPILED.find((c) => c.range.family === parsed.family && parsed.value >= c.first && parsed.value <= c.last)?.range;
+  return compiledRanges().find((c) => c.range.family === parsed.family && parsed.value >= c.first && parsed.value <= c.last)?.range;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { config } from '#shared/config.ts';
 import { queryAll } from '#shared/db/client.ts';
 import { queries } from '#shared/db/keys.ts';
-import { formatUsd } from '#shared/pricing/pricing.ts';
+import { formatUsd } from '#shared/pricing/money.ts';
 import { alertKeyName, type Alert, type AlertType } from '#shared/alerting/model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { hourWindow, takeSlot, targetHash } from '#shared/notify/caps.ts';

@@ -9,7 +9,7 @@
  */
 import { config } from '#shared/config.ts';
 import { alertKeyName, type Alert } from '#shared/alerting/model.ts';
-import { formatUsd } from '#shared/pricing/pricing.ts';
+import { formatUsd } from '#shared/pricing/money.ts';
 
 export const SLACK_TIMEOUT_MS = 5_000;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);

@@ -1,6 +1,6 @@
 /** Request schemas of /prices (zod/mini, strict). Names are normalized as ingestion normalizes them (trimmed, lower-case). */
 import * as z from 'zod/mini';
-import { hasAtMostSixDecimals } from '#shared/pricing/pricing.ts';
+import { hasAtMostSixDecimals } from '#shared/pricing/money.ts';
 
 /** Dollars per million tokens: the most an own price may be (keeps one event's cost far below the money ceiling). */
 export const MAX_PRICE_USD = 1_000_000;

@@ -6,7 +6,7 @@ import { breakdownRange } from '#shared/keys/service.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/spend.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
 import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';

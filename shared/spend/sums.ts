@@ -1,7 +1,7 @@
 /** Exact sums of aggregate items (BigInt: a range's tokens can pass 2^53) and their API view. Pure. */
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 
 export interface Totals {
   costMicros: bigint;

@@ -44,6 +44,8 @@ export interface KeyUpdate {
   recent: Map<string, Sums>;
   /** Attributes SET on the key item as given (a connection's key: source, name, project, ...). */
   attributes?: Record<string, unknown>;
+  /** When the key was last seen in use, if not the write's own time (a connection's key: its latest usage day). */
+  lastSeenAt?: string;
 }
 
 /** An account-wide aggregate of a chunk keyed by `id` (day × model, month × key, day × key). */

@@ -297,8 +297,8 @@ describe('the sync', () => {
   it('backfills every (key, day, model) exactly: the stand-ins’ counts priced by the table, in the export and GET /spend', { timeout: 180_000 }, async () => {
     expect((await sync(user.accountId, openai)).status).toBe('done');
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
-    await expectExact(user.token, 'openai');
-    await expectExact(user.token, 'anthropic');
+    const o = await expectExact(user.token, 'openai');
+    const a = await expectExact(user.token, 'anthropic');
     const shown = [...(await exported(user.token, 'openai', firstOfPreviousMonth(), today())).values(), ...(await exported(user.token, 'anthropic', firstOfPreviousMonth(), today())).values()];
     const total = shown.reduce((s, c) => s + c.costMicros, 0n);
     const spend = await call(`/spend?from=${firstOfPreviousMonth()}&to=${today()}&groupBy=provider`, { token: user.token });
@@ -311,6 +311,19 @@ describe('the sync', () => {
       if (k.status === 'deleted') continue;
       expect(byHash.get(keyHash('openai', k.id)), k.name).toMatchObject({ source: 'connection', name: k.name, providerKeyId: k.id, hint: k.redacted });
     }
+    // Last seen: the latest UTC day the provider reports usage of each key (archived and deleted keys too), never the
+    // sync's time.
+    const latest = new Map<string, string>();
+    for (const id of [...o.keys(), ...a.keys()]) {
+      const [hash, date] = id.split('|') as [string, string];
+      if ((latest.get(hash) ?? '') < date) latest.set(hash, date);
+    }
+    const retired = [
+      ...(state.keys as any[]).map((k) => ({ ...k, provider: 'openai' as const })),
+      ...((await control('anthropic', 'GET', '/state')).keys as any[]).map((k) => ({ ...k, provider: 'anthropic' as const })),
+    ].filter((k) => k.status === 'deleted' || k.status === 'archived');
+    expect(retired.some((k) => latest.has(keyHash(k.provider, k.id)))).toBe(true);
+    for (const [hash, date] of latest) expect(byHash.get(hash)?.lastSeenAt, hash).toBe(`${date}T00:00:00.000Z`);
     // Usage without an API key: its own key, named so.
     expect(byHash.get(keyHash('openai', null))).toMatchObject({ name: 'No API key (Console, playground)', providerKeyId: null });
     expect(byHash.get(keyHash('anthropic', null))).toMatchObject({ name: 'No API key (Console, playground)' });

@@ -110,6 +110,8 @@ describe('Connections in Chromium', () => {
     const failed = card.getByText(/^The last sync could not finish: OpenAI answered 503: .+ What was imported stays; the next sync fetches the rest\.$/);
     await failed.waitFor({ timeout: 60_000 });
     expect(await card.locator('dd').nth(1).textContent()).toBe('not yet');
+    // The sync has run: nothing on the screen says it is running any more.
+    expect(await page.getByText('first sync is running').count()).toBe(0);
     await screen(page, 'Connections', ' (sync failed)');
 
     // Sync now (OpenAI answers again): queued, then the detail goes and the sync succeeded.
@@ -193,6 +195,38 @@ describe('Connections in Chromium', () => {
     expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out']);
     await viewer.getByText('Only an admin can connect a provider').waitFor();
 
+    // Get started with OpenAI connected: the quick start says why it reports Anthropic calls (OpenAI's events are
+    // refused), and the panel turns green only for an event ingestion accepted: not for a refused OpenAI event, not for
+    // a sync of the connection's keys.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${origin()}/get-started`);
+    await screen(page, 'Get started', ' (OpenAI connected)');
+    await page.getByRole('button', { name: 'Create a sending key' }).click();
+    const secret = (await page.getByTestId('ingest-secret').textContent())!.trim();
+    await page.getByTestId('refused-note').filter({ hasText: 'OpenAI is connected' }).waitFor();
+    expect(await page.getByTestId('refused-note').textContent()).toContain('The snippets below report an Anthropic call instead.');
+    const nodeSnippet = (await page.locator('#snippet-panel pre code').textContent())!;
+    expect(nodeSnippet).toContain(`import Anthropic from '@anthropic-ai/sdk';`);
+    expect(nodeSnippet).not.toContain(`from 'openai'`);
+    expect(await page.locator('#snippet-panel p.muted').first().textContent()).toContain('npm install @anthropic-ai/sdk <path to your Burnrate clone>/reporter');
+    // The account has keys, but none from events: the first event accepted is its first.
+    await page.getByTestId('first-event').filter({ hasText: 'Waiting for your first event…' }).waitFor();
+    const send = (events: object[]) =>
+      fetch(`${stack().apiUrl}/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret }, body: JSON.stringify({ events }) }).then((r) => r.json() as Promise<any>);
+    const refused = await send([{ requestId: 'gs-openai', keyHash: 'a'.repeat(64), keyHint: 'oAAA', provider: 'openai', model: 'gpt-4o-mini', inputTokens: 10, outputTokens: 10, costUsd: 0.5 }]);
+    expect(refused.rejected.map((r: { code: string }) => r.code)).toEqual(['provider_connected']);
+    // A sync of the connection (when one may be asked for now), its keys' figures refreshed.
+    const asked = await api(`/connections/${connection.id}/sync`, { method: 'POST', token: admin.token });
+    if (asked.status === 202) {
+      const askedAt = new Date().toISOString();
+      await expect.poll(async () => ((await api(`/connections/${connection.id}`, { token: admin.token })).body.lastSyncAt ?? '') > askedAt, { timeout: 60_000, interval: 500 }).toBe(true);
+    }
+    const taken = await send([{ requestId: 'gs-anthropic', keyHash: 'b'.repeat(64), keyHint: 'x7Qb', provider: 'anthropic', model: 'claude-3-5-haiku-latest', inputTokens: 10, outputTokens: 10, costUsd: 0.0015 }]);
+    expect(taken.accepted).toBe(1);
+    const panel = page.getByTestId('first-event');
+    await panel.filter({ hasText: 'received' }).waitFor({ timeout: 20_000 });
+    expect(await panel.textContent()).toBe('First event received: $0.0015 from key …x7Qb.');
+
     // Anthropic from the same screen: within a minute every key of its organization is on Keys, each key's spend the
     // stand-in's token counts priced by the table.
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -219,6 +253,16 @@ describe('Connections in Chromium', () => {
     await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${listed.total} keys match`);
     const shown = (await page.locator('table.keys tbody td[data-label="All time"]').allTextContents()).map((t) => t.trim()).sort();
     expect(shown).toEqual(listed.items.map((k) => money(Number(perKey.get(k.hash) ?? 0n) / 1e6)).sort());
+
+    // Both providers connected and synced, a range without spend: the Overview says so, with each connection's last
+    // sync, and offers no connection it already has (not "No spend yet… Connect OpenAI / Anthropic").
+    await page.goto(`${origin()}/?range=custom&from=2025-01-01&to=2025-01-07`);
+    await screen(page, 'Overview', ' (both connected, a range without spend)');
+    const noSpend = page.getByTestId('no-spend-in-range');
+    await noSpend.waitFor();
+    expect(await noSpend.textContent()).toMatch(/^No spend in this range; choose a longer one above to see earlier spend\.OpenAI is connected: last synced .+Anthropic is connected: last synced .+Connections$/);
+    expect(await page.locator('main').getByText('No spend yet').count()).toBe(0);
+    expect(await page.locator('main').getByRole('link', { name: 'Connect OpenAI / Anthropic' }).count()).toBe(0);
     expect(axeFindings).toEqual([]);
   });
 

@@ -147,6 +147,9 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Label of …a9Zz').press('Escape');
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Edit label of …a9Zz');
     await page.getByRole('button', { name: 'Edit label of …o7Qa' }).click();
+    // A label past 100 characters is not cut without a word: the field says so.
+    await page.getByLabel('Label of …o7Qa').fill('x'.repeat(120));
+    await page.getByText('At most 100 characters: this one has 120.').waitFor();
     await page.getByLabel('Label of …o7Qa').fill('Search bot');
     await page.getByLabel('Label of …o7Qa').press('Enter');
     // The saved label names the row (its details link is named by keyName, so it is unique once the label is in).
@@ -156,9 +159,19 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: /^Key/ }).click();
     await expect.poll(() => page.locator('table.keys tbody tr td.key-cell > div.muted').allTextContents()).toEqual([expect.stringMatching(/^Anthropic/), expect.stringMatching(/^OpenAI/)]);
 
+    // The provider filter: a choice of the providers Burnrate knows, by name.
+    await page.getByLabel('Provider', { exact: true }).selectOption({ label: 'Anthropic' });
+    await page.waitForURL(/provider=anthropic/);
+    await expect.poll(() => page.getByTestId('keys-total').textContent()).toBe('1 key match');
+    await page.getByLabel('Provider', { exact: true }).selectOption({ label: 'Any provider' });
+    await expect.poll(() => page.getByTestId('keys-total').textContent()).toBe('2 keys');
+
     // The key's screen: its daily chart and its by-model table.
     await page.getByRole('link', { name: 'Details of Search bot' }).click();
     await screen(page, 'Key Search bot');
+    // Its all-time total and its month-end forecast beside the month to date.
+    expect(await page.getByTestId('key-total').textContent()).toBe('$7.50');
+    expect(await page.getByTestId('key-forecast').textContent()).toMatch(/^\$\d[\d,]*\.\d{2}$/);
     await page.getByRole('cell', { name: 'openai/gpt-4o' }).waitFor();
     expect(await page.getByRole('row', { name: /openai\/gpt-4o/ }).textContent()).toContain('$7.50');
     await page.getByLabel('Range').selectOption('7');
@@ -197,6 +210,13 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('Spikes');
     await page.getByRole('button', { name: 'Create rule' }).click();
     await page.getByRole('cell', { name: 'Spikes', exact: true }).waitFor();
+    // A rule whose name holds an amount: shown as typed, here and in its alert (never "Daily over $5.00").
+    await page.getByLabel('Type').selectOption('cost_threshold');
+    await page.getByLabel('Name', { exact: true }).fill('Daily over $5');
+    await page.getByLabel('Amount (US dollars)').fill('5');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByRole('cell', { name: 'Daily over $5', exact: true }).waitFor();
+    await ingest(secret, [{ requestId: 'o-rule', keyHash: openaiKey, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd: 0.597586 }]);
 
     // The alert arrives: the overview lists it, its link (as in alert e-mail: /alerts/<id>) marks it in the inbox.
     await page.getByRole('link', { name: 'Overview' }).click();
@@ -207,6 +227,10 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('li[aria-current="true"]').textContent()).toContain('Budget "Team cap" exceeded');
     await page.getByRole('link', { name: 'Alerts' }).click();
     await screen(page, 'Alerts');
+    // The rule's alert: its name as typed, the amounts as the dashboard writes them (the API wrote them so).
+    const ruleAlert = page.getByRole('listitem').filter({ hasText: 'Daily over $5:' });
+    expect(await ruleAlert.getByRole('heading', { level: 3 }).textContent()).toBe('Daily over $5: daily spend reached $5.00 Open');
+    expect(await ruleAlert.locator('p').first().textContent()).toMatch(/^Spend of the account on [A-Z][a-z]{2} \d{1,2}, \d{4} \(UTC\) is \$\d+\.\d{2}, at or above the rule "Daily over \$5" threshold of \$5\.00\.$/);
     // A short button text; the alert's title is its accessible description. After it, focus goes to the next
     // alert's Acknowledge (or the heading when none is left) and a polite message says what happened.
     const ack = page.getByRole('listitem').filter({ hasText: 'Budget "Team cap" exceeded' }).getByRole('button', { name: 'Acknowledge', exact: true });
@@ -326,6 +350,8 @@ describe('the dashboard in Chromium', () => {
     await viewer.goto(`${url}&company=Evil%20Corp`);
     await screen(viewer, 'Join Acme Labs', ' (360 px, dark)');
     expect(await viewer.locator('main').textContent()).not.toContain('Evil Corp');
+    // Its expiry written as every date of the dashboard (not the browser's "12/3/2026, 5:18:42 PM").
+    expect(await viewer.locator('main').textContent()).toMatch(/The link works until [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2} [AP]M UTC\./);
     await viewer.getByLabel('First name').fill('Vic');
     await viewer.getByLabel('Last name').fill('Viewer');
     await viewer.getByLabel('Password').fill(PASSWORD);
@@ -353,6 +379,16 @@ describe('the dashboard in Chromium', () => {
         await viewer.keyboard.press('Enter');
         expect(await viewer.evaluate(() => document.activeElement?.id)).toBe('main');
       }
+      // The navigation folds behind Menu: the bar takes a tenth of the phone's height at most; Menu opens and closes it.
+      if (path === '/') {
+        expect((await viewer.locator('header.top').boundingBox())!.height).toBeLessThanOrEqual(74);
+        expect(await viewer.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
+        await viewer.getByRole('button', { name: 'Menu' }).click();
+        await viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Keys', exact: true }).waitFor();
+        expect(await viewer.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('true');
+        await viewer.getByRole('button', { name: 'Menu' }).click();
+        await viewer.getByRole('navigation', { name: 'Main' }).waitFor({ state: 'hidden' });
+      }
       // Nothing wider than the phone: tables scroll inside their own box.
       expect(await viewer.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);
       const buttons = await viewer.getByRole('button').allTextContents();
@@ -371,8 +407,13 @@ describe('the dashboard in Chromium', () => {
     }
     await other.close();
 
-    // Billing: upgrade through the local Checkout page, back to the dashboard with the new plan.
-    await page.getByRole('link', { name: 'Billing' }).click();
+    // Billing: upgrade through the local Checkout page, back to the dashboard with the new plan, at the origin the user
+    // came from (here the dashboard's loopback twin, localhost for 127.0.0.1), still signed in.
+    const twin = origin().replace('//127.0.0.1:', '//localhost:');
+    await page.goto(`${twin}/sign-in?next=%2Fbilling`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Password').press('Enter');
     await screen(page, 'Billing');
     // Plans in words, each upgrade with its price and limits.
     expect(await page.getByTestId('plan').textContent()).toBe('You are on the Free plan, active.');
@@ -381,7 +422,7 @@ describe('the dashboard in Chromium', () => {
     await page.waitForURL(/\/checkout\//);
     await page.getByRole('button', { name: 'Pay' }).click();
     // The local Checkout's success page leads back to the dashboard's Billing screen.
-    await page.waitForURL(`${origin()}/billing?checkout=success`);
+    await page.waitForURL(`${twin}/billing?checkout=success`);
     await screen(page, 'Billing', ' (back from Checkout)');
     await expect
       .poll(async () => {

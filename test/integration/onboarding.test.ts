@@ -112,6 +112,11 @@ describe('onboarding in Chromium', () => {
     const quickstart = await page.evaluate(() => navigator.clipboard.readText());
     expect(quickstart).toBe(await page.locator('#snippet-panel pre code').textContent());
     expect(quickstart).toContain(`ingestKey: '${secret}'`);
+    // The install line works as written: the reporter is not on a registry, so the line installs it from the repository.
+    const how = (await page.locator('#snippet-panel p.muted').first().textContent())!;
+    expect(how).toContain('npm install openai <path to your Burnrate clone>/reporter && node quickstart.mjs');
+    expect(how).toContain('@burnrate/reporter is not on npm');
+    expect(how).not.toContain('npm install openai @burnrate/reporter');
     await screen(page, 'Get started', ' (key and quick start)');
 
     // The quick start runs as pasted, with a made-up provider key and OpenAI's base URL pointing at the stand-in.
@@ -142,6 +147,17 @@ describe('onboarding in Chromium', () => {
     await screen(page, 'Overview', ' (first spend)');
     await expect.poll(() => page.getByTestId('range-total').textContent()).toBe(money(spend.total.costUsd));
     expect(await page.getByTestId('range-total').getAttribute('value')).toBe(String(spend.total.costUsd));
+
+    // The address is not verified yet: where alerts are set up and read, the screen says that alert e-mails are
+    // withheld and offers a new link.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alert rules' }).click();
+    await screen(page, 'Alert rules', ' (unverified)');
+    await page.getByTestId('email-withheld').filter({ hasText: `Alert e-mails are withheld from you until your address ${email} is verified` }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alerts' }).click();
+    await screen(page, 'Alerts', ' (unverified)');
+    const withheld = page.getByTestId('email-withheld');
+    await withheld.getByRole('button', { name: 'Send a new link' }).click();
+    await withheld.getByText('A new link is on its way.').waitFor();
 
     // No check after the panel turned green: not while it stayed on screen (axe alone outlasts the 2-second
     // interval), nor after the screen was left.

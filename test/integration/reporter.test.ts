@@ -133,6 +133,18 @@ describe('the snippets, run as pasted, are accepted on two consecutive runs', ()
     expect(unset.stderr).toContain('Set OPENAI_API_KEY');
   });
 
+  it('Node with the reporter while OpenAI is connected: the Anthropic snippet, as pasted', async () => {
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'quickstart-anthropic.mjs');
+    const code = snippets(origin(), ingestKey, ['openai']).find((s) => s.label.startsWith('Node'))!.code;
+    expect(code).toContain("import Anthropic from '@anthropic-ai/sdk';");
+    writeFileSync(file, code);
+    const anthropicKey = 'sk-ant-api03-snippet-test-key-Yy08';
+    const { stdout } = await run(process.execPath, [file], { env: { ...process.env, ANTHROPIC_API_KEY: anthropicKey, ANTHROPIC_BASE_URL: standin.url }, cwd: ROOT });
+    expect(stdout).toContain("Burnrate: { sent: 1, rejected: 0, dropped: 0, failedBatches: 0 }");
+    expect((await keyDetail(sha256(anthropicKey))).provider).toBe('anthropic');
+  });
+
   const python = (() => {
     try {
       execFileSync('python3', ['-c', 'import requests']);

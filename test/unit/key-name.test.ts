@@ -125,7 +125,7 @@ describe('what the channels show', () => {
     const body = renderBody(labelled!, 'https://app.example').join('\n');
     expect(body).toMatch(/^Key: +Prod bot$/m);
     expect(body).not.toContain(LABELLED);
-    expect(body.replaceAll('\n', ' ')).toContain('Spend of key "Prod bot" on 2026-11-21 (UTC) is $3.00, at or above the rule "Watch" threshold of $1.00.');
+    expect(body.replaceAll('\n', ' ')).toContain('Spend of key "Prod bot" on Nov 21, 2026 (UTC) is $3.00, at or above the rule "Watch" threshold of $1.00.');
     expect(body).toMatch(/^Threshold: +\$1\.00$/m);
     expect(body).toMatch(/^Observed spend: +\$3\.00$/m);
     expect(body).not.toMatch(/\$[\d,.]+ \(/); // never "$3.00 (3)"

@@ -261,11 +261,12 @@ describe('new_key alerts', () => {
     expect(daily!.alert).toMatchObject({ type: 'cost_threshold', keyHash: null, keyHashes: [] });
   });
 
-  it('alert texts give each amount once, exact, in dollars (no "$128.09 (128.09053)")', () => {
+  it('alert texts give each amount once, in dollars as the dashboard writes them (no "$128.09 (128.09053)"); the exact amount is the alert\'s field', () => {
     const budget = { id: 'bud_01JD0000000000000000000002', name: 'Eval', monthlyLimitMicros: 40_000_000, alertThreshold: 90, scope: 'ACCOUNT' as const, keyHash: null, alertOnForecast: false, createdAt: '', updatedAt: '' };
     const candidates = planAlerts(ACCOUNT, { budgets: [budget], rules: [] }, { ...spend, accountMonth: () => 128_090_530 }, [], now);
     const exceeded = candidates.find((c) => c.alert.type === 'budget_exceeded')!.alert;
-    expect(exceeded.title).toBe('Budget "Eval" exceeded: $128.09053 of $40.00');
+    expect(exceeded.title).toBe('Budget "Eval" exceeded: $128.09 of $40.00');
+    expect(exceeded.observedMicros).toBe(128_090_530);
     for (const c of candidates) expect(`${c.alert.title} ${c.alert.message}`).not.toMatch(/\$[\d,.]+ \(/);
   });
 

@@ -1,6 +1,6 @@
 /** The dashboard's one money and date format (issue 18: `$0.785181` next to `$1.06`, "11-01" next to "Nov 24, 2026"). */
 import { describe, expect, it } from 'vitest';
-import { axisDay, change, exactMoney, money, moneyInText, period, providerWords, readable, utcDay, when } from '../../web/src/ui/format.ts';
+import { axisDay, change, exactMoney, money, period, providerWords, utcDay, when } from '../../web/src/ui/format.ts';
 
 describe('money', () => {
   it('writes every amount a person reads with 2 decimals', () => {
@@ -20,9 +20,6 @@ describe('money', () => {
     expect(exactMoney(0.785181)).toBe('$0.785181');
     expect(exactMoney(2)).toBe('$2.00');
   });
-  it('rewrites the amounts of an API text the same way', () => {
-    expect(moneyInText('Spend $131.14183 passed $100 (limit $1,000.5)')).toBe('Spend $131.14 passed $100.00 (limit $1,000.50)');
-  });
 });
 
 describe('dates', () => {
@@ -32,13 +29,6 @@ describe('dates', () => {
     expect(axisDay('2026-11-01')).toBe('Nov 1');
     expect(period('2026-11')).toBe('November 2026');
     expect(period('2026-11-03')).toBe('Nov 3, 2026');
-  });
-});
-
-describe('readable', () => {
-  it("writes an API text's amounts, moments, days and months as the rest of the screen", () => {
-    expect(readable('Spend of key "a" is $131.14183 in 2026-11: past $100.')).toBe('Spend of key "a" is $131.14 in November 2026: past $100.00.');
-    expect(readable('12 new keys were discovered at 2026-11-24T06:16:37.902Z on 2026-11-24.')).toBe('12 new keys were discovered at Nov 24, 2026, 6:16 AM on Nov 24, 2026.');
   });
 });
 

@@ -45,7 +45,7 @@ try {
     ['settings', '/settings'],
   ];
   for (const scheme of ['light', 'dark'] as const) {
-    const browser = await launchChromium({ colorScheme: scheme, width: 1200 });
+    const browser = await launchChromium({ colorScheme: scheme, width: 1366 });
     const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
     const shoot = async (name: string, on: Page = page) => {
       await on.waitForFunction(() => !(globalThis as any).document.querySelector('[role="status"][aria-live]'));
@@ -66,9 +66,16 @@ try {
       await page.locator('h1').waitFor();
       await shoot(name);
     }
-    // The phone: the overview, the keys, the prices, the connections and a reconciliation at 360 px.
+    // The phone: the overview, the keys, a key, the alerts, the prices, the connections and a reconciliation at 360 px.
     await page.setViewportSize({ width: 360, height: 780 });
-    const phone: [string, string][] = [['overview', '/'], ['keys', '/keys'], ['prices', '/prices'], ['connections', '/connections']];
+    const phone: [string, string][] = [
+      ['overview', '/'],
+      ['keys', '/keys'],
+      ['key', `/keys/${demo.keyHashes[0]}`],
+      ['alerts', '/alerts'],
+      ['prices', '/prices'],
+      ['connections', '/connections'],
+    ];
     if (demo.connections[0]) phone.push(['reconciliation-openai', `/connections/${demo.connections[0].id}`]);
     for (const [name, path] of phone) {
       await page.goto(`${origin}${path}`);
@@ -107,7 +114,7 @@ async function shootGetStarted(api: string, origin: string, context: Awaited<Ret
   await shoot('get-started-key', page);
   await page.setViewportSize({ width: 360, height: 780 });
   await shoot('get-started-key-360', page);
-  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.setViewportSize({ width: 1366, height: 900 });
   const keyHash = createHash('sha256').update('sk-proj-screenshot-made-up-key-x7Qa').digest('hex');
   const event = { requestId: `shot-${Date.now()}`, keyHash, keyHint: 'x7Qa', provider: 'openai', model: 'gpt-4o-mini', inputTokens: 1200, outputTokens: 300 };
   const res = await fetch(`${api}/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret }, body: JSON.stringify({ events: [event] }) });
@@ -126,7 +133,7 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
     body: JSON.stringify({ email: `new-${Date.now()}@example.com`, password: 'Newcomer1pass', firstName: 'Nia', lastName: 'New', companyName: 'Fresh Co' }),
   });
   const { refreshToken } = (await res.json()) as { refreshToken: string };
-  const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
+  const browser = await launchChromium({ colorScheme: 'light', width: 1366 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
   await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
@@ -134,10 +141,10 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
   await browser.close();
 }
 
-/** An account with `n` keys, shot in light at 1200 and 360 px. */
+/** An account with `n` keys, shot in light at 1366 and 360 px. */
 async function shootScale(info: typeof stack.info, origin: string, n: number): Promise<void> {
   const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
-  const browser = await launchChromium({ colorScheme: 'light', width: 1200 });
+  const browser = await launchChromium({ colorScheme: 'light', width: 1366 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
   await page.getByLabel('E-mail').fill(email);

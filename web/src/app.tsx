@@ -90,6 +90,9 @@ export function App() {
 
 function SignedIn({ path, query }: { path: string; query: URLSearchParams }) {
   const me = useLoad(() => ok(api.GET('/auth/me')), []);
+  // At phone width the navigation folds behind "Menu" (styles.css), so the screen starts at the top; a move closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   if (me.error) {
     return (
       <main id="main">
@@ -113,11 +116,14 @@ function SignedIn({ path, query }: { path: string; query: URLSearchParams }) {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class={menuOpen ? 'top open' : 'top'}>
         <Link class="brand" href="/">
           Burnrate
         </Link>
-        <nav aria-label="Main">
+        <button type="button" class="secondary menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav aria-label="Main" id="main-nav">
           <ul>
             {privateRoutes
               .filter((r) => r[2])

@@ -5,6 +5,8 @@
  *   micro-dollars, up to 6 decimals) goes in the title / accessible description (`exactMoney`) and in CSV.
  * - Dates: "Nov 24, 2026" for a day, "Nov 24, 2026, 3:04 PM" for a moment, "November 2026" for a month, "Nov 24" on a
  *   chart's axis. Every day and time is UTC; each screen says so once (`UTC_NOTE`), not on every value.
+ * - Texts are never rewritten: what a user typed (a rule's or budget's name) shows as typed, and the API writes its own
+ *   texts (alert titles and messages) in these formats already (shared/alerting/words.ts).
  */
 const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const usdExact = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
@@ -30,6 +32,9 @@ const PROVIDER_WORDS: Record<string, string> = {
   bedrock: 'Amazon Bedrock',
 };
 
+/** The provider ids Burnrate knows, in the order a picker offers them. */
+export const KNOWN_PROVIDERS: readonly string[] = Object.keys(PROVIDER_WORDS);
+
 /** A provider id as a person reads it: the known providers by their own spelling, others as sent. */
 export function providerWords(provider: string): string {
   return PROVIDER_WORDS[provider] ?? provider;
@@ -52,27 +57,6 @@ export function exactMoney(value: number): string {
 /** A price per million tokens, exact: at least 2 and up to 6 decimals ($1.875, $0.01875, $10.00). */
 export function unitPrice(value: number): string {
   return usdExact.format(value);
-}
-
-/**
- * A text written by the API (an alert's title or message) with its amounts in this format: `$131.14183` → `$131.14`.
- * The exact amounts stay in the alert's own fields (and in the e-mail and webhook).
- */
-export function moneyInText(text: string): string {
-  return text.replace(/\$(\d{1,3}(?:,\d{3})*|\d+)(\.\d+)?/g, (_all, whole: string, fraction: string | undefined) =>
-    money(Number(`${whole.replaceAll(',', '')}${fraction ?? ''}`)),
-  );
-}
-
-/**
- * A text written by the API in this dashboard's formats: its amounts (`moneyInText`), its ISO moments
- * (`2026-11-24T06:16:37.902Z` → `Nov 24, 2026, 6:16 AM`), days (`2026-11-24` → `Nov 24, 2026`) and months
- * (`2026-11` → `November 2026`).
- */
-export function readable(text: string): string {
-  return moneyInText(text)
-    .replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g, (iso) => when(iso))
-    .replace(/\b(\d{4}-\d{2}(?:-\d{2})?)\b(?![-T\d])/g, (date: string) => period(date));
 }
 
 export function number(value: number): string {

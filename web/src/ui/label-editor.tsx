@@ -3,6 +3,9 @@ import { useReturnFocus } from './focus.ts';
 import { api, ok, type Schemas } from '../api/client.ts';
 import { Field, useSubmit } from './form.tsx';
 import { ErrorBox } from './states.tsx';
+
+/** The API's longest label (shared/keys/schemas.ts). */
+const LABEL_MAX = 100;
 import { keyName } from './key-name.ts';
 
 /** A key's label with an "Edit label" button (members and admins): edit in place, Enter saves, Escape cancels. */
@@ -63,7 +66,15 @@ export function LabelEditor({ item, canEdit, onSaved }: { item: Schemas['Key']; 
         }
       }}
     >
-      <Field label={`Label of ${keyName(item)}`} value={value} maxLength={100} autoFocus error={submit.fieldError('label', 'Label')} onInput={(e) => setValue(e.currentTarget.value)} />
+      {/* No maxLength: a longer label pasted in would be cut without a word; it is said instead, and the API refuses it. */}
+      <Field
+        label={`Label of ${keyName(item)}`}
+        value={value}
+        autoFocus
+        hint={value.trim().length > LABEL_MAX ? `At most ${LABEL_MAX} characters: this one has ${value.trim().length}.` : undefined}
+        error={submit.fieldError('label', 'Label')}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
       <button type="submit" disabled={submit.busy}>
         Save label
       </button>

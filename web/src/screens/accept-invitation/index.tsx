@@ -3,6 +3,7 @@ import { api, ok } from '../../api/client.ts';
 import { startSession } from '../../api/session.ts';
 import { navigate } from '../../router.tsx';
 import { Field, Form, NewPasswordField, useSubmit } from '../../ui/form.tsx';
+import { when } from '../../ui/format.ts';
 import { useLoad } from '../../ui/load.ts';
 import { ErrorBox, Loading, Screen } from '../../ui/states.tsx';
 
@@ -31,7 +32,7 @@ export function AcceptInvitation({ query }: { query: URLSearchParams }) {
         {shown && (
           <p>
             You are invited as {shown.role === 'admin' ? 'an' : 'a'} <strong>{shown.role}</strong> with the address <strong>{shown.email}</strong>. The link
-            works until {new Date(shown.expiresAt).toLocaleString()}.
+            works until {when(shown.expiresAt)} UTC.
           </p>
         )}
         <Form

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Field, Form, FormActions, Select, useSubmit } from '../../ui/form.tsx';
+import { EmailWithheld } from '../../ui/email-withheld.tsx';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 
 type Rule = Schemas['Rule'];
@@ -100,6 +101,7 @@ export function RuleForm({ rule, keyLabel, onDone, onCancel }: { rule?: Rule; ke
           </label>
         ))}
       </fieldset>
+      {channels.includes('email') && <EmailWithheld />}
       {channels.includes('webhook') && (
         <Field label="Webhook URL" type="url" required value={form.webhookUrl} error={submit.fieldError('config.webhookUrl', 'Webhook URL')} onInput={set('webhookUrl')} />
       )}

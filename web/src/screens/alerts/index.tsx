@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Select, useSubmit } from '../../ui/form.tsx';
-import { number, period, readable, UTC_NOTE, when } from '../../ui/format.ts';
+import { EmailWithheld } from '../../ui/email-withheld.tsx';
+import { number, period, UTC_NOTE, when } from '../../ui/format.ts';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
@@ -42,9 +43,9 @@ function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Al
       )}
       <div>
         <h3 id={titleId} style={{ margin: 0 }}>
-          {readable(a.title)} <span class={`badge ${a.status}`}>{open ? 'Open' : 'Acknowledged'}</span>
+          {a.title} <span class={`badge ${a.status}`}>{open ? 'Open' : 'Acknowledged'}</span>
         </h3>
-        <p style={{ margin: '4px 0' }}>{readable(a.message)}</p>
+        <p style={{ margin: '4px 0' }}>{a.message}</p>
         <p class="muted" style={{ margin: '4px 0' }}>
           {TYPE_NAMES[a.type]} · {period(a.period)} · triggered {when(a.triggeredAt)}
           {a.acknowledgedAt ? ` · acknowledged ${when(a.acknowledgedAt)}` : ''}
@@ -129,6 +130,7 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
   return (
     <Screen title="Alerts">
       <p class="muted">{UTC_NOTE}</p>
+      <EmailWithheld />
       <div class="toolbar">
         <Select
           label="Show"
@@ -219,7 +221,7 @@ export function Alerts({ query, params }: { query: URLSearchParams; params: Reco
                       onAck={() => {
                         const after = items.slice(i + 1).find((x) => x.status === 'triggered') ?? items.slice(0, i).reverse().find((x) => x.status === 'triggered');
                         acknowledge({ ids: [a.id] }, () => {
-                          setSaid(`Acknowledged: ${readable(a.title)}`);
+                          setSaid(`Acknowledged: ${a.title}`);
                           setFocusNext(after?.id ?? 'none');
                         });
                       }}

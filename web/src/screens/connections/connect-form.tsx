@@ -51,7 +51,8 @@ export function ConnectForm({ providers, onConnected }: { providers: Provider[];
             .then((connected) => {
               if (!connected) return;
               setName('');
-              setDone(`${PROVIDER_NAMES[chosen]} is connected. The first sync is running: its keys appear on Keys within a minute.`);
+              // What stays on screen says nothing of the sync's progress: the card says that, and keeps it current.
+              setDone(`${PROVIDER_NAMES[chosen]} is connected. Its card above shows how its syncs go; its keys appear on Keys within a minute.`);
               onConnected();
             });
         }}

@@ -4,6 +4,7 @@
  * panel that turns green when the first event is counted).
  */
 import { useEffect, useState } from 'preact/hooks';
+import { useLoad } from '../../ui/load.ts';
 import { api, ok } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { useSubmit } from '../../ui/form.tsx';
@@ -21,7 +22,11 @@ const BASELINE_KEYS = 100;
 /** What the quick start shows to someone who may not create a sending key. */
 const PLACEHOLDER_KEY = 'YOUR_SENDING_KEY';
 
-const latestKeys = async (limit: number) => (await ok(api.GET('/keys', { params: { query: { sort: 'lastSeenAt', limit } } }))).items;
+/**
+ * The keys whose events ingestion ACCEPTED (`source=ingest`), most recently seen first: a connection's keys (their
+ * `lastSeenAt` moves with a sync) and refused events (they change no key) never turn the panel green.
+ */
+const latestKeys = async (limit: number) => (await ok(api.GET('/keys', { params: { query: { sort: 'lastSeenAt', source: 'ingest', limit } } }))).items;
 
 type Watch = { phase: 'starting' } | { phase: 'waiting'; hadKeys: boolean; failed?: Error } | { phase: 'received'; arrival: Arrival };
 
@@ -120,6 +125,9 @@ function EventPanel() {
 
 function SendFromCode() {
   const isAdmin = useCan('admin');
+  // Which providers are connected: their events are refused, so the quick start reports another one.
+  const connections = useLoad(() => ok(api.GET('/connections')), []);
+  const connected = connections.data?.items.map((c) => c.provider);
   const [created, setCreated] = useState<string | undefined>();
   const create = useSubmit();
   return (
@@ -152,7 +160,7 @@ function SendFromCode() {
         </p>
       )}
       <h3>2. The quick start</h3>
-      {created || !isAdmin ? <QuickStart ingestKey={created ?? PLACEHOLDER_KEY} /> : <p class="muted">It appears here with your new key in place.</p>}
+      {created || !isAdmin ? <QuickStart ingestKey={created ?? PLACEHOLDER_KEY} connected={connected} /> : <p class="muted">It appears here with your new key in place.</p>}
       <h3>3. Your first event</h3>
       <EventPanel />
     </section>

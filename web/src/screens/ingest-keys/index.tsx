@@ -12,6 +12,8 @@ import { QuickStart, SecretCard } from './quick-start.tsx';
 export function SendingKeys() {
   const isAdmin = useCan('admin');
   const list = useLoad(() => ok(api.GET('/ingest-keys')), []);
+  // Which providers are connected: their events are refused, so the quick start reports another one.
+  const connections = useLoad(() => ok(api.GET('/connections')), []);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ key: string } | undefined>();
   const create = useSubmit();
@@ -26,7 +28,7 @@ export function SendingKeys() {
       {created && (
         <SecretCard secret={created.key}>
           <h3>Send an event with it</h3>
-          <QuickStart ingestKey={created.key} />
+          <QuickStart ingestKey={created.key} connected={connections.data?.items.map((c) => c.provider)} />
           <p class="actions">
             <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
               Done

@@ -27,12 +27,30 @@ export function SecretCard({ secret, level = 2, children }: { secret: string; le
   );
 }
 
+const NAMES: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic' };
+
+/** Why the quick start reports another provider than OpenAI: events of a connected provider are refused. */
+function RefusedNote({ connected }: { connected: readonly string[] }) {
+  const names = (['openai', 'anthropic'] as const).filter((p) => connected.includes(p)).map((p) => NAMES[p]!);
+  if (names.length === 0) return null;
+  const both = names.length === 2;
+  return (
+    <p class="note" data-testid="refused-note">
+      {names.join(' and ')} {both ? 'are' : 'is'} connected: {both ? 'their' : 'its'} spend comes from the connection, and events about {names.join(' or ')}{' '}
+      keys sent from code are refused (<code>provider_connected</code>), so nothing counts twice.{' '}
+      {both
+        ? 'Send from code the spend of other providers: the snippets below report a Mistral call (the Node reporter wraps only the OpenAI and Anthropic SDKs).'
+        : 'The snippets below report an Anthropic call instead.'}
+    </p>
+  );
+}
+
 /**
  * The snippets for `ingestKey` as WAI-ARIA tabs (arrow keys, Home and End move between them), each with what to run
  * it with and a copy button.
  */
-export function QuickStart({ ingestKey }: { ingestKey: string }) {
-  const code = snippets(location.origin, ingestKey);
+export function QuickStart({ ingestKey, connected = [] }: { ingestKey: string; connected?: readonly string[] | undefined }) {
+  const code = snippets(location.origin, ingestKey, connected);
   const [tab, setTab] = useState(0);
   const tabs = useRef<(HTMLButtonElement | null)[]>([]);
   const select = (i: number) => {
@@ -46,9 +64,10 @@ export function QuickStart({ ingestKey }: { ingestKey: string }) {
     e.preventDefault();
     select(to);
   };
-  const shown = code[tab]!;
+  const shown = code[Math.min(tab, code.length - 1)]!;
   return (
     <div class="quick-start">
+      <RefusedNote connected={connected} />
       <div class="tabs" role="tablist" aria-label="Language" onKeyDown={onKeyDown}>
         {code.map(({ label }, i) => (
           <button
@@ -71,12 +90,6 @@ export function QuickStart({ ingestKey }: { ingestKey: string }) {
       </div>
       <div role="tabpanel" id="snippet-panel" aria-labelledby={`snippet-tab-${tab}`}>
         <p class="muted">{shown.how}</p>
-        {shown.label.startsWith('Node') && (
-          <p class="muted">
-            <code>@burnrate/reporter</code> comes with Burnrate, in its repository’s <code>reporter/</code> folder: until your registry has it, install it from
-            there (<code>npm install &lt;path to burnrate&gt;/reporter</code>).
-          </p>
-        )}
         <pre tabIndex={0} aria-label={`${shown.label} snippet`}>
           <code>{shown.code}</code>
         </pre>

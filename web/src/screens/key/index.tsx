@@ -4,6 +4,7 @@ import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
 import { number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
 import { Money } from '../../ui/money.tsx';
+import { lastSeenWords } from '../../ui/last-seen.ts';
 import { keyName, providerStatusWords, REQUESTS_UNKNOWN_NOTE, requestsUnknown, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
@@ -105,12 +106,20 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
               <div class="muted">Today</div>
               <div class="value"><Money value={key.data.spend.today} /></div>
             </div>
+            <div class="card stat">
+              <div class="muted">Forecast, month end</div>
+              <div class="value"><Money value={key.data.spend.forecastMonthEnd} testId="key-forecast" /></div>
+            </div>
+            <div class="card stat">
+              <div class="muted">All time</div>
+              <div class="value"><Money value={key.data.spend.total} testId="key-total" /></div>
+            </div>
             <div class="card">
               <div>
                 Label: <LabelEditor item={key.data} canEdit={canLabel} onSaved={key.reload} />
               </div>
               <div class="muted">
-                {providerWords(key.data.provider)} · hint {key.data.hint ?? '—'} · last seen {when(key.data.lastSeenAt)}
+                {providerWords(key.data.provider)} · hint {key.data.hint ?? '—'} · last seen {lastSeenWords(key.data)}
               </div>
               <KeyOrigin k={key.data} />
             </div>

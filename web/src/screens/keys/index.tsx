@@ -8,7 +8,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { Field, Select } from '../../ui/form.tsx';
-import { number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
+import { KNOWN_PROVIDERS, number, providerWords, UTC_NOTE, when } from '../../ui/format.ts';
+import { lastSeenWords } from '../../ui/last-seen.ts';
 import { keyName, projectWords, providerStatusWords, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
@@ -106,7 +107,7 @@ function KeyRow({ k, canLabel, onSaved }: { k: Key; canLabel: boolean; onSaved: 
       <td class="num" data-label="All time">
         <Money value={k.spend.total} />
       </td>
-      <td data-label="Last seen">{when(k.lastSeenAt)}</td>
+      <td data-label="Last seen">{lastSeenWords(k)}</td>
       <td data-label="">
         <Link href={`/keys/${k.hash}`} aria-label={`Details of ${keyName(k)}`}>
           Details
@@ -116,11 +117,17 @@ function KeyRow({ k, canLabel, onSaved }: { k: Key; canLabel: boolean; onSaved: 
   );
 }
 
+/** "Any provider", then the providers Burnrate knows by name (and one from the address that it doesn't, as sent). */
+const providerOptions = (current: string): [string, string][] => [
+  ['', 'Any provider'],
+  ...KNOWN_PROVIDERS.map((p): [string, string] => [p, providerWords(p)]),
+  ...(current && !KNOWN_PROVIDERS.includes(current) ? [[current, current] as [string, string]] : []),
+];
+
 export function Keys({ query }: { query: URLSearchParams }) {
   const canLabel = useCan('member');
   const f = filtersFrom(query);
   const [typed, setTyped] = useState(f.q);
-  const [typedProvider, setTypedProvider] = useState(f.provider);
   // The cursors of the pages before this one ("Previous" goes back one); a new search starts at the first page.
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
@@ -128,11 +135,11 @@ export function Keys({ query }: { query: URLSearchParams }) {
   useEffect(() => setCursors([]), [key]);
   // Typing searches after a short pause (each keystroke does not cost a request).
   useEffect(() => {
-    if (typed === f.q && typedProvider === f.provider) return;
-    const timer = setTimeout(() => navigate(toQuery({ ...f, q: typed.trim(), provider: typedProvider.trim().toLowerCase() }), { replace: true }), 250);
+    if (typed === f.q) return;
+    const timer = setTimeout(() => navigate(toQuery({ ...f, q: typed.trim() }), { replace: true }), 250);
     return () => clearTimeout(timer);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [typed, typedProvider]);
+  }, [typed]);
   const keys = useLoad(
     () =>
       ok(
@@ -164,7 +171,12 @@ export function Keys({ query }: { query: URLSearchParams }) {
       <CoverageNotes coverage={coverage.data?.coverage} quiet />
       <form class="toolbar" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
         <Field label="Search keys" type="search" hint="Part of the label, the provider or the hint, or the start of the hash." value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
-        <Field label="Provider" value={typedProvider} autoComplete="off" placeholder="any" onInput={(e) => setTypedProvider(e.currentTarget.value)} />
+        <Select
+          label="Provider"
+          value={f.provider}
+          options={providerOptions(f.provider)}
+          onChange={(e) => navigate(toQuery({ ...f, provider: e.currentTarget.value }), { replace: true })}
+        />
         <Select label="Source" value={f.source} options={SOURCES} onChange={(e) => navigate(toQuery({ ...f, source: e.currentTarget.value }), { replace: true })} />
       </form>
       <Show state={keys}>

@@ -2,7 +2,7 @@
 import { api, ok } from '../../api/client.ts';
 import { Link, navigate } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
-import { change, isoDay, providerWords, readable, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
+import { change, isoDay, providerWords, utcDay, UTC_NOTE, when } from '../../ui/format.ts';
 import { Select } from '../../ui/form.tsx';
 import { keyName } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
@@ -47,6 +47,64 @@ function Figures({ data, preset }: { data: OverviewData; preset: string }) {
   );
 }
 
+/**
+ * A range without spend. An account that has a connection or keys is told so (each connection's last sync, or that its
+ * first sync is running) and offered only what it lacks; "No spend yet" and the two ways in are for an account with
+ * neither. Loaded only here: two small calls, made only when the range is empty.
+ */
+function NoSpend() {
+  const state = useLoad(async () => {
+    const [connections, keys] = await Promise.all([ok(api.GET('/connections')), ok(api.GET('/keys', { params: { query: { limit: 1 } } }))]);
+    return { connections: connections.items, hasKeys: keys.items.length > 0 };
+  }, []);
+  return (
+    <Show state={state}>
+      {({ connections, hasKeys }) =>
+        connections.length === 0 && !hasKeys ? (
+          <div class="empty">
+            <p style={{ marginTop: 0 }}>No spend yet. Two ways to bring it in:</p>
+            <ol class="ways">
+              <li>
+                <Link href="/connections">
+                  <strong>Connect OpenAI / Anthropic</strong>
+                </Link>
+                : paste an organization admin key and every API key of the organization appears with its spend, within a minute. No code.
+              </li>
+              <li>
+                <Link href="/get-started">Send events from your code</Link>: a sending key and a quick start (the reporter library, curl or Python) on Get
+                started; any provider, from your proxy or SDK.
+              </li>
+            </ol>
+          </div>
+        ) : (
+          <div class="empty" data-testid="no-spend-in-range">
+            <p style={{ margin: 0 }}>No spend in this range{hasKeys ? '; choose a longer one above to see earlier spend' : ''}.</p>
+            {connections.length > 0 && (
+              <ul>
+                {connections.map((c) => (
+                  <li key={c.id}>
+                    {providerWords(c.provider)} is connected:{' '}
+                    {c.lastSuccessAt
+                      ? `last synced ${when(c.lastSuccessAt)}; its usage shows here for the days the provider reports it.`
+                      : c.lastSyncAt
+                        ? 'its last sync could not finish (see Connections).'
+                        : 'its first sync is running; its spend appears within a minute.'}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {connections.length > 0 && (
+              <p style={{ marginBottom: 0 }}>
+                <Link href="/connections">Connections</Link>
+              </p>
+            )}
+          </div>
+        )
+      }
+    </Show>
+  );
+}
+
 const VIEWS: [ChartView, string][] = [
   ['total', 'All spend'],
   ['provider', 'Stacked by provider'],
@@ -84,21 +142,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
               <CoverageNotes coverage={d.days.coverage} />
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 ? (
-                <div class="empty">
-                  <p style={{ marginTop: 0 }}>No spend yet. Two ways to bring it in:</p>
-                  <ol class="ways">
-                    <li>
-                      <Link href="/connections">
-                        <strong>Connect OpenAI / Anthropic</strong>
-                      </Link>
-                      : paste an organization admin key and every API key of the organization appears with its spend, within a minute. No code.
-                    </li>
-                    <li>
-                      <Link href="/get-started">Send events from your code</Link>: a sending key and a quick start (the reporter library, curl or Python) on Get
-                      started; any provider, from your proxy or SDK.
-                    </li>
-                  </ol>
-                </div>
+                <NoSpend />
               ) : (
                 <>
                   <div class="toolbar">
@@ -185,7 +229,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
                     <ul>
                       {items.map((a) => (
                         <li key={a.id}>
-                          <Link href={`/alerts/${a.id}`}>{readable(a.title)}</Link> <span class="muted">{when(a.triggeredAt)}</span>
+                          <Link href={`/alerts/${a.id}`}>{a.title}</Link> <span class="muted">{when(a.triggeredAt)}</span>
                         </li>
                       ))}
                     </ul>
