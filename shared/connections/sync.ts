@@ -438,13 +438,15 @@ class Importer {
 
   /** Keys past the key limit seen by this sync (listed untracked at its end). */
   refusedKeys = new Set<string>();
-  /** The first day whose usage the period's tracked requests held back. */
+  /** The first and last day whose usage the period's tracked requests held back. */
   requestsHeldFrom: string | undefined;
+  requestsHeldTo: string | undefined;
 
   private refuse(limit: PlanLimitReached, date: string, keyHash?: string): void {
     this.limitsReached.add(limit);
     if (keyHash) this.refusedKeys.add(keyHash);
     if (limit === 'trackedRequests' && (this.requestsHeldFrom === undefined || date < this.requestsHeldFrom)) this.requestsHeldFrom = date;
+    if (limit === 'trackedRequests' && (this.requestsHeldTo === undefined || date > this.requestsHeldTo)) this.requestsHeldTo = date;
     if (this.earliestRefused === undefined || date < this.earliestRefused) this.earliestRefused = date;
   }
 
@@ -785,6 +787,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         backfillTo: null,
         untrackedKeys,
         requestsHeldFrom: importer.requestsHeldFrom ?? null,
+        requestsHeldTo: importer.requestsHeldTo ?? null,
         unsettledDays: importer.unsettledDays(conn.unsettledDays),
         lastSyncAt: at,
         lastSuccessAt: at,

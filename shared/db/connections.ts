@@ -45,6 +45,7 @@ export interface Connection {
   /** After the last sync: keys listed untracked past the key limit, and the first day the period's requests held back. */
   untrackedKeys?: number;
   requestsHeldFrom?: string | null;
+  requestsHeldTo?: string | null;
   /** Days from `importedFrom` on that the provider has not billed yet (today aside): their spend is an estimate. */
   unsettledDays?: string[];
 }
@@ -78,6 +79,7 @@ export function toConnection(item: Item): Connection {
     backfillTo: opt(item.backfillTo),
     untrackedKeys: typeof item.untrackedKeys === 'number' ? item.untrackedKeys : 0,
     requestsHeldFrom: opt(item.requestsHeldFrom),
+    requestsHeldTo: opt(item.requestsHeldTo),
     unsettledDays: Array.isArray(item.unsettledDays) ? (item.unsettledDays as string[]) : [],
   };
 }

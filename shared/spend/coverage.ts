@@ -78,13 +78,15 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
         message: `${plural(n, `${name} key is`, `${name} keys are`)} not tracked on the ${plan} plan (${plural(limits?.keys ?? 0, 'key', 'keys')} at most): their spend is not in these figures. Upgrade to track them; their history is imported with the next sync.`,
       });
     }
-    if (c.requestsHeldFrom && c.requestsHeldFrom <= input.to) {
+    const heldTo = c.requestsHeldTo ?? input.to;
+    if (c.requestsHeldFrom && c.requestsHeldFrom <= input.to && heldTo >= input.from) {
+      const [from, to] = [max(c.requestsHeldFrom, input.from), min(heldTo, input.to)];
       notes.push({
         code: 'plan_request_limit',
         provider: c.provider,
-        from: max(c.requestsHeldFrom, input.from),
-        to: input.to,
-        message: `${name} usage from ${c.requestsHeldFrom} on is not imported: the ${plan} plan's ${(limits?.trackedRequests ?? 0).toLocaleString('en-US')} tracked requests of this period are used. Upgrade to import it.`,
+        from,
+        to,
+        message: `${name} requests and tokens of ${from === to ? from : `${from} to ${to}`} are not imported: the ${plan} plan's ${(limits?.trackedRequests ?? 0).toLocaleString('en-US')} tracked requests of this period went to the newer days. Days ${name} has billed still show their billed spend. Upgrade to import the rest.`,
       });
     }
     const pending = pendingDays(c, today);

@@ -91,7 +91,9 @@ function ReconciliationTable({ data, provider }: { data: Reconciliation; provide
     <div class="table-wrap" tabIndex={0} role="region" aria-label="Estimated, billed and shown per day">
       <table class="recon">
         <caption class="muted">
-          Shown: what Burnrate counts for the day — the bill once {provider} has billed it (plus Priority Tier, which it bills apart), else the estimate.
+          Shown: what Burnrate counts for the day — the bill once {provider} has billed it
+          {provider === 'Anthropic' ? " (plus Priority Tier, billed under its commitment and never in Anthropic's cost report: at the estimate)" : ''}, else the
+          estimate.
         </caption>
         <thead>
           <tr>

@@ -63,7 +63,8 @@ export const LINE_REASONS: Record<'priority_tier' | 'not_estimated' | 'unpriced'
 /** A line's words: its reason, else (a difference only) a price the table has otherwise than the provider. */
 export function lineReason(reason: keyof typeof LINE_REASONS | null, estimatedUsd: number, billedUsd: number | null): string {
   if (reason) return LINE_REASONS[reason];
-  if (billedUsd !== null && Math.round(billedUsd * 1e6) !== Math.round(estimatedUsd * 1e6)) return 'Priced otherwise than your table (discounts, tiers, rounding): the bill wins.';
+  // Half a cent or more apart: the provider priced it otherwise (below that, rounding of many rows).
+  if (billedUsd !== null && Math.abs(Math.round(billedUsd * 1e6) - Math.round(estimatedUsd * 1e6)) >= 5_000) return 'Priced otherwise than your table (discounts, tiers): the bill wins.';
   return 'As estimated.';
 }
 

@@ -32,7 +32,8 @@ function comparison(data: OverviewData, preset: string): string | null {
   const delta = change(data.days.total.costUsd, previous.total.costUsd);
   if (delta === null) return `Nothing spent ${preset === 'month' ? 'in the same days last month' : 'in the days before'}.`;
   const what = preset === 'month' ? 'the same days last month' : `${utcDay(previous.from)} – ${utcDay(previous.to)}`;
-  return `${delta} vs ${what}`;
+  // Figures with something missing (see the notes below them) compare like with unlike: say so.
+  return `${delta} vs ${what}${data.days.coverage.complete ? '' : ' (the figures are not complete: see below)'}`;
 }
 
 function Figures({ data, preset }: { data: OverviewData; preset: string }) {
