@@ -37,6 +37,8 @@ export interface Connection {
   manualSyncAt: string | null;
   /** The UTC day of the last `connection_error` alert (once per connection and day). */
   errorAlertDay: string | null;
+  /** Whether stop budgets may act on this organization through the admin key (`off` unless an admin turns it on). */
+  enforcement?: 'on' | 'off';
 }
 
 export const SHARDS = 16;
@@ -65,6 +67,7 @@ export function toConnection(item: Item): Connection {
     nextSyncAt: opt(item.nextSyncAt),
     manualSyncAt: opt(item.manualSyncAt),
     errorAlertDay: opt(item.errorAlertDay),
+    enforcement: item.enforcement === 'on' ? 'on' : 'off',
   };
 }
 

@@ -31,6 +31,9 @@ const TYPE_LABELS: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast to be exceeded',
   plan_limit: 'Plan limit reached',
   connection_error: 'Provider connection failing',
+  budget_stopped: 'Budget stopped spend',
+  budget_released: 'Budget released',
+  enforcement_failed: 'A budget could not stop spend',
 };
 
 export interface EmailSettings {

@@ -20,6 +20,9 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
   connection_error: 'Connection error',
+  budget_stopped: 'Budget stopped',
+  budget_released: 'Budget released',
+  enforcement_failed: 'Enforcement failed',
 };
 
 /**
