@@ -48,8 +48,8 @@ export function decide(input: DecisionInput): Act[] {
   const actOn = (target: Target) =>
     (target.kind === 'reporter' || (target.connectionId !== null && input.connectionsOn.has(target.connectionId))) && (input.scope?.(target) ?? true);
 
-  const plan = (budget: Budget | undefined, target: Target, spendMicros: number, covered: boolean) => {
-    const state = stateOf.get(`${budget?.id ?? ''}|${target.id}`);
+  const plan = (budgetId: string, budget: Budget | undefined, target: Target, spendMicros: number, covered: boolean) => {
+    const state = stateOf.get(`${budgetId}|${target.id}`);
     if (!actOn(target)) return;
     if (state?.status === 'acting' && state.since >= input.staleBefore) return; // another worker is at it
     const on = leverOn(state, input.staleBefore);
@@ -57,7 +57,6 @@ export function decide(input: DecisionInput): Act[] {
     const held = state?.hold === true && state.period === input.month;
     const offReason = () =>
       budget === undefined ? 'budget_deleted' : held ? 'released' : state && state.period < input.month && covered && isStop ? 'period_start' : 'budget_changed';
-    const budgetId = budget?.id ?? state!.budgetId;
 
     if (target.kind === 'project') {
       const want = isStop && !held;
@@ -78,7 +77,7 @@ export function decide(input: DecisionInput): Act[] {
   for (const { budget, spendMicros, targets } of input.budgets) {
     for (const target of targets) {
       seen.add(`${budget.id}|${target.id}`);
-      plan(budget, target, spendMicros, true);
+      plan(budget.id, budget, target, spendMicros, true);
     }
   }
   // States of targets a budget no longer covers, and of budgets deleted.
@@ -86,7 +85,7 @@ export function decide(input: DecisionInput): Act[] {
   for (const state of input.states) {
     if (seen.has(`${state.budgetId}|${state.target.id}`)) continue;
     const b = budgets.get(state.budgetId);
-    plan(b?.budget, state.target, b?.spendMicros ?? 0, false);
+    plan(state.budgetId, b?.budget, state.target, b?.spendMicros ?? 0, false);
   }
   return acts;
 }
