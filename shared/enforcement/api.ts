@@ -1,6 +1,6 @@
 /** GET /enforcement-actions (the record) and GET /ingest/blocks (the reporter's block list). */
 import * as z from 'zod/mini';
-import { getBudget } from '#shared/db/budgets.ts';
+import { getBudget, listBudgets } from '#shared/db/budgets.ts';
 import { listActions, listStates } from '#shared/db/enforcement.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
@@ -31,10 +31,12 @@ export async function listEnforcementActions(accountId: string, query: ListActio
   return { items: page.items, nextCursor: page.lastKey ? encodeCursor(accountId, list, page.lastKey) : null };
 }
 
-/** The keys the reporter refuses now: ONE Query of the account's enforcement states. */
+/** The keys the reporter refuses now, with the budget's name: two Queries (the enforcement states, the budgets). */
 export async function ingestBlocks(accountId: string) {
-  const blocked = (await listStates(accountId))
+  const [states, budgets] = await Promise.all([listStates(accountId), listBudgets(accountId)]);
+  const names = new Map(budgets.map((b) => [b.id, b.name]));
+  const blocked = states
     .filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash)
-    .map((s) => ({ keyHash: s.target.keyHash!, budgetId: s.budgetId, since: s.since }));
+    .map((s) => ({ keyHash: s.target.keyHash!, budgetId: s.budgetId, budgetName: names.get(s.budgetId) ?? null, since: s.since }));
   return { blocked, refreshAfterSeconds: BLOCKS_REFRESH_SECONDS };
 }

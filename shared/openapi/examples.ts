@@ -242,7 +242,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   BudgetList: page([budget]),
   Budget: budget,
   EnforcementActionList: page([action]),
-  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, since: CREATED }], refreshAfterSeconds: 15 },
+  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', since: CREATED }], refreshAfterSeconds: 15 },
   Spend: {
     from: '2026-11-01',
     to: '2026-11-21',

@@ -364,7 +364,7 @@ export const EnforcementAction = z.object({
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
 export const IngestBlocks = z.object({
-  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, since: Timestamp })),
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, budgetName: z.nullable(z.string()), since: Timestamp })),
   refreshAfterSeconds: z.number(),
 });
 
