@@ -27,6 +27,9 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   budget_forecast: 'Budget forecast',
   plan_limit: 'Plan limit',
   connection_error: 'Connection needs attention',
+  budget_stopped: 'Budget stopped spend',
+  budget_released: 'Budget released',
+  enforcement_failed: 'Budget could not stop spend',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {
