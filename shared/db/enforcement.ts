@@ -32,13 +32,13 @@ export function toState(item: Item): EnforcementState {
   };
 }
 
-/** Every enforcement state of the account: ONE Query. */
-export async function listStates(accountId: string): Promise<EnforcementState[]> {
+/** Every enforcement state of the account: ONE Query (strongly consistent unless `consistent` is false). */
+export async function listStates(accountId: string, consistent = true): Promise<EnforcementState[]> {
   const q = queries.accountItems(accountId, 'ENFORCE');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
-    ConsistentRead: true,
+    ConsistentRead: consistent,
   });
   return items.map(toState);
 }

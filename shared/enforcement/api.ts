@@ -31,9 +31,12 @@ export async function listEnforcementActions(accountId: string, query: ListActio
   return { items: page.items, nextCursor: page.lastKey ? encodeCursor(accountId, list, page.lastKey) : null };
 }
 
-/** The keys the reporter refuses now, with the budget's name: two Queries (the enforcement states, the budgets). */
+/**
+ * The keys the reporter refuses now, with the budget's name: two Queries (the enforcement states, eventually
+ * consistent: half the read units, a second late at most; and the budgets' names).
+ */
 export async function ingestBlocks(accountId: string) {
-  const [states, budgets] = await Promise.all([listStates(accountId), listBudgets(accountId)]);
+  const [states, budgets] = await Promise.all([listStates(accountId, false), listBudgets(accountId)]);
   const names = new Map(budgets.map((b) => [b.id, b.name]));
   const blocked = states
     .filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash)
