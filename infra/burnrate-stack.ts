@@ -398,7 +398,9 @@ export class BurnrateStack extends Stack {
     connectorDispatcher.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.connectorQueue.queueArn] }));
     new Rule(this, 'ConnectorDispatchSchedule', {
       description: 'Burnrate: queue due provider connection syncs',
-      schedule: Schedule.rate(Duration.minutes(15)),
+      // Every minute: a connection holding a stop budget at or past its alert threshold is due every minute
+      // (shared/connections/sync.ts HOT_SYNC_INTERVAL_MS); the others stay due every 15 minutes.
+      schedule: Schedule.rate(Duration.minutes(1)),
       targets: [new LambdaFunction(connectorDispatcher.function)],
     });
 

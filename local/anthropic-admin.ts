@@ -44,6 +44,7 @@ import {
   type OrgStore,
   PageTokens,
   parseDate,
+  pauseSeries,
   readJsonBody,
   rfc3339,
   scalarParam,
@@ -489,7 +490,8 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
     if (typeof body.name === 'string') key.name = body.name;
     if (body.status !== undefined) {
       key.status = body.status as OrgKey['status'];
-      for (const s of store.org.series) if (s.keyId === key.id) s.until = key.status === 'active' ? null : (s.until ?? store.now());
+      // An inactive key's calls are refused: its usage stops growing, and grows again once it is active.
+      for (const s of store.org.series) if (s.keyId === key.id) pauseSeries(s, key.status !== 'active', store.now());
     }
     await store.save();
     return keyView(store, key);
@@ -528,6 +530,8 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
     rateLimit: 'Number of request tokens has exceeded your per-minute rate limit. Please try again later.',
     server: (status) => (status === 529 ? 'Overloaded' : 'Internal server error'),
   },
+  refuses: (store, s) => (s.keyId && store.org.keys.find((k) => k.id === s.keyId)?.status !== 'active' ? 'key_inactive' : undefined),
+  readOnlyMessage: 'This API key does not have permission to perform this action (a read-only admin key).',
   newKey: (store, input) => anthropicKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.lin, store.now()),
 };
 

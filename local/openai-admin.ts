@@ -12,6 +12,10 @@
  *                                            project_ids, api_key_ids, limit 1..180 (default 7); amount.value dollars
  *   GET /v1/organization/projects[/{id}]     limit 1..100 (20), after, include_archived
  *   GET /v1/organization/projects/{id}/api_keys[/{key}]   limit, after, owner_project_access active|inactive|any
+ *   GET|POST|DELETE /v1/organization/projects/{id}/spend_limit   the project's hard limit {threshold_amount (cents),
+ *                                            currency USD, interval month} with enforcement.status inactive|enforcing;
+ *                                            an enforcing project's usage stops growing (control: POST
+ *                                            /_burnrate/spend-limits {overshootCents}: how far past it spend gets first)
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
  * param, code}}`. Buckets: the first one starts at start_time floored to the minute (truncated, not snapped), the
@@ -40,6 +44,8 @@ import {
   type OrgState,
   type OrgStore,
   PageTokens,
+  pauseSeries,
+  readJsonBody,
   scalarParam,
   type StandIn,
   type StandInOptions,
@@ -519,7 +525,87 @@ function keyView(store: OrgStore, k: OrgKey) {
   };
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Projects' hard spend limits (GET|POST|DELETE /v1/organization/projects/{id}/spend_limit)
+
+/** A project's spend this UTC month (nano-dollars): its series' usage at the stand-in's prices. */
+function projectMonthNanos(store: OrgStore, projectId: string, now: number): number {
+  const d = new Date(now * 1000);
+  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  const additions = store.additions();
+  let nanos = 0;
+  for (const s of store.org.series) {
+    if (s.projectId !== projectId) continue;
+    for (let day = monthStart; day <= now; day += DAY_S) {
+      const m = groupWindow(store.org, [s], day, Math.min(day + DAY_S, now + 1), now, additions, () => ({}))[0]?.metrics;
+      if (m) for (const item of openAiLineItems(s, m)) nanos += item.nanos;
+    }
+  }
+  return nanos;
+}
+
+/**
+ * Brings each limit's enforcement up to date: a project whose spend this month reached its limit (plus the
+ * configured overshoot: "Enforcement is not instantaneous, so recorded spend can slightly exceed") is `enforcing`,
+ * and its usage stops growing; below it again (a raise, a removal, a new month), it resumes.
+ */
+function refreshEnforcement(store: OrgStore): void {
+  const limits = store.org.spendLimits;
+  if (!limits) return;
+  const now = store.now();
+  for (const [projectId, limit] of Object.entries(limits)) {
+    const over = projectMonthNanos(store, projectId, now) >= (limit.thresholdCents + (store.org.overshootCents ?? 0)) * 10_000_000;
+    if (over !== limit.enforcing) {
+      limit.enforcing = over;
+      limit.since = now;
+      for (const s of store.org.series) if (s.projectId === projectId) pauseSeries(s, over, now);
+    }
+  }
+}
+
+function setProjectPaused(store: OrgStore, projectId: string, paused: boolean): void {
+  for (const s of store.org.series) if (s.projectId === projectId) pauseSeries(s, paused, store.now());
+}
+
+const spendLimitView = (l: { thresholdCents: number; enforcing: boolean }) => ({
+  object: 'project.spend_limit',
+  threshold_amount: l.thresholdCents,
+  currency: 'USD',
+  interval: 'month',
+  enforcement: { status: l.enforcing ? 'enforcing' : 'inactive' },
+});
+
+async function spendLimit(store: OrgStore, req: IncomingMessage, projectId: string): Promise<unknown> {
+  if (!store.org.projects.some((p) => p.id === projectId)) throw new StandInError(404, 'not_found', `No such project: ${projectId}`);
+  const limits = (store.org.spendLimits ??= {});
+  if (req.method === 'GET') {
+    const l = limits[projectId];
+    if (!l) throw new StandInError(404, 'not_found', `No spend limit is set for project ${projectId}.`);
+    return spendLimitView(l);
+  }
+  if (req.method === 'DELETE') {
+    if (!limits[projectId]) throw new StandInError(404, 'not_found', `No spend limit is set for project ${projectId}.`);
+    delete limits[projectId];
+    setProjectPaused(store, projectId, false);
+    await store.save();
+    return { object: 'project.spend_limit.deleted', deleted: true };
+  }
+  if (req.method !== 'POST') throw new StandInError(405, 'invalid_request', `Method ${req.method} not allowed.`);
+  const body = await readJsonBody(req);
+  const amount = body.threshold_amount;
+  if (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 1) throw new StandInError(400, 'invalid_request', 'threshold_amount must be an integer number of cents ≥ 1.', 'threshold_amount');
+  if (body.currency !== 'USD') throw new StandInError(400, 'invalid_request', "currency must be 'USD'.", 'currency');
+  if (body.interval !== 'month') throw new StandInError(400, 'invalid_request', "interval must be 'month'.", 'interval');
+  limits[projectId] = { thresholdCents: amount, enforcing: limits[projectId]?.enforcing ?? false, since: store.now() };
+  refreshEnforcement(store);
+  await store.save();
+  return spendLimitView(limits[projectId]);
+}
+
 async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown> {
+  refreshEnforcement(store);
+  const limit = /^\/v1\/organization\/projects\/([^/]+)\/spend_limit$/.exec(path);
+  if (limit) return spendLimit(store, req, decodeURIComponent(limit[1]!));
   if (req.method !== 'GET') throw new StandInError(405, 'invalid_request', `Method ${req.method} not allowed on ${path} in this stand-in (it serves the reads).`);
   if (path === '/v1/organization/usage/completions') return usage(store, tokens, params, 'completions');
   if (path === '/v1/organization/usage/embeddings') return usage(store, tokens, params, 'embeddings');
@@ -572,6 +658,11 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
     rateLimit: 'Rate limit reached for requests to the organization usage API. Please try again later.',
     server: () => 'The server had an error while processing your request. Sorry about that!',
   },
+  refuses: (store, s) => {
+    refreshEnforcement(store);
+    return s.projectId && store.org.spendLimits?.[s.projectId]?.enforcing ? 'project_spend_limit_exceeded' : undefined;
+  },
+  readOnlyMessage: 'You have insufficient permissions for this operation. Missing scopes: api.management.write (a read-only admin key).',
   newKey: (store, input) => openAiKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.ada, store.now()),
 };
 

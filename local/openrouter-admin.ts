@@ -308,6 +308,8 @@ export const OPENROUTER_SPEC: StandInSpec = {
   provider: 'openrouter',
   name: 'the OpenRouter stand-in',
   portEnv: 'OPENROUTER_PORT',
+  // OpenRouter's management keys have no read-only kind; a stand-in organization's read-only key is refused writes like the others.
+  readOnlyMessage: 'Forbidden: this key may not change keys (a read-only key).',
   seedOrg: (now, key) => seedOpenRouterOrg(now, key),
   bigOrg: bigOpenRouterOrg,
   newAdminKey: newOpenRouterKey,

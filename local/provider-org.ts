@@ -102,6 +102,11 @@ export interface Series {
   since: number;
   /** Usage stops at (unix s), or never. */
   until: number | null;
+  /**
+   * Spans [from, to) (to null: still) in which the provider refuses the series' calls: an Anthropic key set inactive,
+   * an OpenAI project over its hard spend limit. Its usage does not grow there; it resumes after.
+   */
+  pauses?: Array<[number, number | null]>;
 }
 
 export interface OrgState {
@@ -114,6 +119,12 @@ export interface OrgState {
   originDay: number;
   adminKey: string;
   adminRevoked: boolean;
+  /** An admin key that may read but not write (`POST /_burnrate/admin-key {readOnly: true}`): writes answer 403. */
+  readOnlyAdminKey?: string | null;
+  /** OpenAI: projects' hard spend limits (`/v1/organization/projects/{id}/spend_limit`). */
+  spendLimits?: Record<string, { thresholdCents: number; enforcing: boolean; since: number }>;
+  /** OpenAI: how far past its limit a project's recorded spend gets before enforcement begins (cents; default 0). */
+  overshootCents?: number;
   /** Keys that exist but are not admin keys (a test can try one): answered 401/403. */
   inferenceKeys: string[];
   projects: OrgProject[];
@@ -252,7 +263,16 @@ export function seriesWindow(org: OrgState, s: Series, a: number, b: number, now
     for (const name of KIND_METRICS[s.kind]) {
       const lateAmount = late ? Math.floor((total[name] ?? 0) * late.share) : 0;
       const d = (total[name] ?? 0) - lateAmount;
-      if (hi > lo) out[name] = Math.floor((d * (hi - day)) / DAY_S) - Math.floor((d * (lo - day)) / DAY_S);
+      const at = (x: number) => Math.floor((d * (x - day)) / DAY_S);
+      if (hi > lo) {
+        out[name] = at(hi) - at(lo);
+        // Paused spans grow nothing (the curve telescopes, so buckets of any width still add up).
+        for (const [p0, p1] of s.pauses ?? []) {
+          const a2 = Math.max(lo, p0);
+          const b2 = Math.min(hi, p1 ?? Infinity);
+          if (b2 > a2) out[name]! -= at(b2) - at(a2);
+        }
+      }
       out[name]! += Math.floor(lateAmount * lateSeen);
     }
   }
@@ -573,7 +593,7 @@ export async function openOrgRegistry(options: OrgStoreOptions): Promise<OrgRegi
     main: () => stores[0]!,
     all: () => stores,
     byId: (id) => stores.find((st) => st.org.id === id),
-    byAdminKey: (key) => stores.find((st) => st.org.adminKey === key),
+    byAdminKey: (key) => stores.find((st) => st.org.adminKey === key || (!!st.org.readOnlyAdminKey && st.org.readOnlyAdminKey === key)),
     add: (org) => {
       const store = wrap(org);
       stores.push(store);
@@ -661,6 +681,15 @@ function fullDay(store: OrgStore, s: Series, day: number): Metrics {
 export interface ControlDeps {
   /** Makes a key of this provider (ids and hints in its shapes). */
   newKey: (store: OrgStore, input: { name: string; projectId: string | null; index: number }) => OrgKey;
+  /** Why the provider would refuse a call of this series now (key inactive, project over its limit), if it would. */
+  refuses?: (store: OrgStore, s: Series) => string | undefined;
+}
+
+/** Pauses a series from `now` (no-op while paused), or ends its pause at `now`. */
+export function pauseSeries(s: Series, paused: boolean, now: number): void {
+  const open = s.pauses?.find((p) => p[1] === null);
+  if (paused && !open) (s.pauses ??= []).push([now, null]);
+  if (!paused && open) open[1] = now;
 }
 
 /**
@@ -749,6 +778,9 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
   if (route === 'POST /usage') {
     const s = findSeries(store, body, true);
     const now = store.now();
+    // A call now that the provider would refuse adds nothing (a key set inactive, a project over its hard limit).
+    const refused = body.at === undefined && body.date === undefined ? deps.refuses?.(store, s) : undefined;
+    if (refused) return ok({ series: s.id, refused });
     // At `at`; else on `date` (at noon, or a second ago if that is today); else a second ago. Usage shows in the
     // bucket of its instant once the clock is past it (so not at "now" itself, where OpenAI's current bucket ends).
     const justNow = Math.max(dayStart(now), now - 1);
@@ -777,6 +809,13 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     org.additions = org.additions.filter((a) => !(a.seriesId === s.id && dayStart(a.at) === day));
     await store.save();
     return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
+  }
+  if (route === 'POST /spend-limits') {
+    const cents = Number(body.overshootCents ?? 0);
+    if (!Number.isInteger(cents) || cents < 0) throw new StandInError(400, 'invalid_request', 'overshootCents: a whole number ≥ 0 expected.');
+    org.overshootCents = cents;
+    await store.save();
+    return ok({ overshootCents: cents, spendLimits: org.spendLimits ?? {} });
   }
   if (route === 'POST /late') {
     const share = Number(body.share ?? 0);
@@ -824,6 +863,11 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     return ok(key);
   }
   if (route === 'POST /admin-key') {
+    if (body.readOnly === true) {
+      org.readOnlyAdminKey ??= registry.options.newAdminKey();
+      await store.save();
+      return ok({ adminKey: org.adminKey, readOnlyAdminKey: org.readOnlyAdminKey });
+    }
     if (body.rotate === true) {
       org.adminKey = registry.options.newAdminKey();
       org.adminRevoked = false;
@@ -870,6 +914,8 @@ function stateView(store: OrgStore) {
     provider: org.provider,
     adminKey: org.adminKey,
     adminRevoked: org.adminRevoked,
+    readOnlyAdminKey: org.readOnlyAdminKey ?? null,
+    spendLimits: org.spendLimits ?? {},
     inferenceKeys: org.inferenceKeys,
     now: rfc3339(store.now()),
     clockFrozen: org.clock !== null,
@@ -1028,6 +1074,9 @@ export interface StandInSpec {
   faultMessages: { rateLimit: string; server: (status: number) => string };
   /** Makes a key of this provider for the control API. */
   newKey: ControlDeps['newKey'];
+  refuses?: ControlDeps['refuses'];
+  /** What the provider says to a write with a read-only admin key (403). */
+  readOnlyMessage: string;
 }
 
 export interface StandInOptions {
@@ -1064,7 +1113,7 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
     const work = async () => {
       if (url.pathname.startsWith('/_burnrate/')) {
         const body = req.method === 'POST' ? await readJsonBody(req) : {};
-        const out = await control(registry, { newKey: spec.newKey }, req.method ?? 'GET', url.pathname, url.searchParams, body);
+        const out = await control(registry, { newKey: spec.newKey, ...(spec.refuses ? { refuses: spec.refuses } : {}) }, req.method ?? 'GET', url.pathname, url.searchParams, body);
         if (out.status === 204) return res.writeHead(204).end();
         return sendJson(res, out.status, out.body);
       }
@@ -1073,6 +1122,7 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
       if (store) countRequest(store, url.pathname);
       spec.authenticate(store, key, req, registry);
       if (!store) throw new StandInError(401, 'authentication', 'Unknown admin key.');
+      if (req.method !== 'GET' && key === store.org.readOnlyAdminKey) throw new StandInError(403, 'permission', spec.readOnlyMessage);
       const fault = takeFault(store, url.pathname);
       if (fault) throw faultError(fault);
       sendJson(res, 200, await spec.route(store, tokens, req, url.pathname, url.searchParams));

@@ -14,6 +14,7 @@ export const ID_PREFIX = {
   invitation: 'inv',
   export: 'exp',
   connection: 'con',
+  action: 'act',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -138,16 +138,26 @@ export const routes: readonly Route[] = [
   // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
   // ... and then alert evaluation: the account's budgets and rules (Query), spend and fired items (BatchGetItem),
   // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true },
+  // ... and then enforcement (shared/enforcement/): budgets, states, keys, connections (Query), conditional state and
+  // act writes (PutItem), alerts; a sync queued for a connection whose lever needs its admin key.
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true, queuesSyncs: true },
+  // The reporter's block list: the ingest key (GetItem), the account's enforcement states (Query).
+  { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
-  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
-  { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', role: 'member', table: ['GetItem', 'BatchGetItem', 'PutItem'] },
-  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
+  // A stop budget's save also reads what it covers (keys, connections, states: Query) and takes the reporter's acts
+  // (PutItem), with their alerts; the levers behind admin keys wait for a sync it queues.
+  { method: 'POST', path: '/budgets', handler: 'budgets/create', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'], publishesAlerts: true, queuesSyncs: true },
+  { method: 'PATCH', path: '/budgets/{id}', handler: 'budgets/update', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'], publishesAlerts: true, queuesSyncs: true },
+  { method: 'DELETE', path: '/budgets/{id}', handler: 'budgets/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'BatchGetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'], publishesAlerts: true, queuesSyncs: true },
+  // Release: the budget (GetItem), what it covers (Query, BatchGetItem), each state held (PutItem), acts and alerts.
+  { method: 'POST', path: '/budgets/{id}/release', handler: 'budgets/release', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'], publishesAlerts: true, queuesSyncs: true },
+  // The record of enforcement: one page (Query; a budget's on gsi1), the budget named (GetItem).
+  { method: 'GET', path: '/enforcement-actions', handler: 'enforcement/actions', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // Alert rules: the list and count (Query), the rule and the watched key (GetItem), whole-item writes.
   { method: 'GET', path: '/alert-rules', handler: 'alert-rules/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },

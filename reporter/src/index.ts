@@ -5,6 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Sender, type IngestEvent, type Logger, type Rejection, type Stats } from './sender.js';
+import { Guard, refusal } from './guard.js';
 import { readEvents, stripAddedUsage } from './sse.js';
 import { fromJsonBody, recognise, StreamUsage, type Endpoint, type Provider, type Usage } from './usage.js';
 
@@ -31,6 +32,13 @@ export interface ReporterOptions {
   batchSize?: number;
   /** How long an event waits for its batch (default 1,000 ms). */
   flushIntervalMs?: number;
+  /**
+   * `block` (default): a call made with a key whose stop budget is past its limit is answered here with a 429 (the
+   * provider's error shape, code `budget_exceeded`, `x-should-retry: false`), never sent. `observe`: sent anyway.
+   */
+  enforce?: 'block' | 'observe';
+  /** The clock the block list's age is measured with (ms; default `Date.now`). For tests. */
+  now?: () => number;
 }
 
 export interface Reporter {
@@ -41,6 +49,8 @@ export interface Reporter {
   /** Flushes and stops, within 10 seconds even when Burnrate can't be reached (the rest is dropped and counted). */
   close(): Promise<void>;
   stats(): Stats;
+  /** Reads Burnrate's block list now (it is read at start and every ≤ 30 s anyway). */
+  refreshBlocks(): Promise<void>;
 }
 
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -62,12 +72,23 @@ export function createReporter(options: ReporterOptions): Reporter {
   });
 
   // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).
+  const guard = new Guard({
+    ingestKey: options.ingestKey,
+    baseUrl: options.baseUrl,
+    fetch: platformFetch,
+    logger: options.logger ?? console,
+    enforce: options.enforce ?? 'block',
+    now: options.now ?? Date.now,
+  });
+
   const onBeforeExit = () => void sender.flush();
   process.on('beforeExit', onBeforeExit);
 
   const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const call = inspect(input, init);
     if (!call) return platformFetch(input, init);
+    const block = await guard.check(call.keyHash);
+    if (block) return refusal(call.provider, block);
     const response = await platformFetch(input, call.init);
     try {
       return observe(call, response, (event) => sender.enqueue(event));
@@ -81,9 +102,11 @@ export function createReporter(options: ReporterOptions): Reporter {
     flush: () => sender.flush(),
     close: async () => {
       process.off('beforeExit', onBeforeExit);
+      guard.stop();
       await sender.close(CLOSE_TIMEOUT_MS);
     },
     stats: () => sender.stats(),
+    refreshBlocks: () => guard.refresh(),
   };
 }
 

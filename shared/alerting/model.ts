@@ -6,7 +6,8 @@
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
-export type BudgetScope = 'ACCOUNT' | 'KEY';
+export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT';
+export type BudgetAction = 'notify' | 'stop';
 
 export interface Budget {
   id: string;
@@ -16,6 +17,11 @@ export interface Budget {
   alertThreshold: number;
   scope: BudgetScope;
   keyHash: string | null;
+  /** PROJECT: the connection and its project (OpenAI project, Anthropic workspace); null otherwise. */
+  connectionId?: string | null;
+  projectId?: string | null;
+  /** `stop`: at the limit, the levers of what it covers are pulled (shared/enforcement/). Absent: `notify`. */
+  action?: BudgetAction;
   /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
   alertOnForecast: boolean;
   createdAt: string;
@@ -44,7 +50,19 @@ export interface Rule {
   lastTriggeredAt: string | null;
 }
 
-export type AlertType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'budget_threshold' | 'budget_exceeded' | 'budget_forecast' | 'plan_limit' | 'connection_error' | 'unpriced_model';
+export type AlertType =
+  | 'cost_threshold'
+  | 'new_key'
+  | 'spend_spike'
+  | 'budget_threshold'
+  | 'budget_exceeded'
+  | 'budget_forecast'
+  | 'plan_limit'
+  | 'connection_error'
+  | 'budget_stopped'
+  | 'budget_released'
+  | 'enforcement_failed'
+  | 'unpriced_model';
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
   new_key: true,
@@ -55,6 +73,9 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   plan_limit: true,
   connection_error: true,
   unpriced_model: true,
+  budget_stopped: true,
+  budget_released: true,
+  enforcement_failed: true,
 };
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
 export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];
@@ -186,8 +207,16 @@ export function percentUsed(spendMicros: number, limitMicros: number): number {
   return Number(scaled) / 100;
 }
 
+/** What a stop budget did (API.md part 5): the worst of its targets' states, the lever, since when. */
+export interface BudgetEnforcementView {
+  status: 'armed' | 'stopped' | 'released' | 'failed';
+  lever: string | null;
+  detail: string;
+  since: string;
+}
+
 /** `forecastMicros`: the month-end forecast of what the budget watches (shared/spend/forecast.ts). */
-export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros) {
+export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros, enforcement?: BudgetEnforcementView) {
   return {
     id: b.id,
     name: b.name,
@@ -195,11 +224,14 @@ export function budgetView(b: Budget, spendMicros: number, forecastMicros: numbe
     alertThreshold: b.alertThreshold,
     scope: b.scope,
     keyHash: b.keyHash,
+    ...(b.scope === 'PROJECT' ? { connectionId: b.connectionId ?? null, projectId: b.projectId ?? null } : {}),
+    action: b.action ?? 'notify',
     spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),
     status: budgetStatus(spendMicros, b.monthlyLimitMicros, b.alertThreshold),
     alertOnForecast: b.alertOnForecast,
     forecast: { monthEnd: microsToUsd(BigInt(forecastMicros)), percentOfLimit: percentUsed(forecastMicros, b.monthlyLimitMicros) },
+    ...(enforcement ? { enforcement } : {}),
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };

@@ -46,8 +46,14 @@ const AlertThreshold = z.number('alertThreshold must be a number (a percentage o
   z.refine(hasAtMostTwoDecimals, 'alertThreshold must have at most 2 decimals.'),
 );
 
-export const BUDGET_SCOPES = ['ACCOUNT', 'KEY'] as const;
-const Scope = z.enum(BUDGET_SCOPES, 'scope must be ACCOUNT or KEY.');
+export const BUDGET_SCOPES = ['ACCOUNT', 'KEY', 'PROJECT'] as const;
+const Scope = z.enum(BUDGET_SCOPES, 'scope must be ACCOUNT, KEY or PROJECT.');
+export const BUDGET_ACTIONS = ['notify', 'stop'] as const;
+const Action = z.enum(BUDGET_ACTIONS, 'action must be notify or stop.');
+const idText = (field: string) => {
+  const message = `${field} must be a string of 1–200 characters.`;
+  return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(200, message));
+};
 
 const fields = {
   /** Optional; null (or absent) means no name. */
@@ -57,6 +63,11 @@ const fields = {
   scope: Scope,
   /** Required with scope KEY, refused with ACCOUNT (null counts as absent). */
   keyHash: z.optional(z.nullable(KeyHash)),
+  /** Required with scope PROJECT (the connection and its OpenAI project or Anthropic workspace), refused otherwise. */
+  connectionId: z.optional(z.nullable(idText('connectionId'))),
+  projectId: z.optional(z.nullable(idText('projectId'))),
+  /** Default notify. */
+  action: z.optional(Action),
   /** Default false. */
   alertOnForecast: z.optional(z.boolean('alertOnForecast must be true or false.')),
 };
@@ -65,6 +76,15 @@ export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON 
   z.superRefine((budget, ctx) => {
     if (budget.scope === 'KEY' && !budget.keyHash) {
       ctx.issues.push({ code: 'custom', path: ['keyHash'], message: 'keyHash is required when scope is KEY.', input: budget });
+    }
+    const issue = (path: string, message: string) => ctx.issues.push({ code: 'custom', path: [path], message, input: budget });
+    if (budget.scope === 'PROJECT') {
+      if (!budget.connectionId) issue('connectionId', 'connectionId is required when scope is PROJECT.');
+      if (!budget.projectId) issue('projectId', 'projectId is required when scope is PROJECT (an OpenAI project or Anthropic workspace id).');
+      if (budget.keyHash) issue('keyHash', 'keyHash is not allowed when scope is PROJECT.');
+    } else {
+      if (budget.connectionId) issue('connectionId', 'connectionId is only allowed when scope is PROJECT.');
+      if (budget.projectId) issue('projectId', 'projectId is only allowed when scope is PROJECT.');
     }
     if (budget.scope === 'ACCOUNT' && budget.keyHash) {
       ctx.issues.push({
@@ -87,6 +107,9 @@ export const PatchBudgetBody = z
       alertThreshold: z.optional(fields.alertThreshold),
       scope: z.optional(fields.scope),
       keyHash: fields.keyHash,
+      connectionId: fields.connectionId,
+      projectId: fields.projectId,
+      action: fields.action,
       alertOnForecast: fields.alertOnForecast,
     },
     'The body must be a JSON object.',
@@ -108,7 +131,10 @@ export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): Crea
     monthlyLimit: patch.monthlyLimit ?? Number(usdText(existing.monthlyLimitMicros)), // ≤ MAX_MONEY_USD: exact as a double
     alertThreshold: patch.alertThreshold ?? existing.alertThreshold,
     scope: patch.scope ?? existing.scope,
-    keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope === 'ACCOUNT' ? null : existing.keyHash,
+    keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope !== undefined && patch.scope !== 'KEY' ? null : existing.keyHash,
+    connectionId: patch.connectionId !== undefined ? patch.connectionId : patch.scope !== undefined && patch.scope !== 'PROJECT' ? null : (existing.connectionId ?? null),
+    projectId: patch.projectId !== undefined ? patch.projectId : patch.scope !== undefined && patch.scope !== 'PROJECT' ? null : (existing.projectId ?? null),
+    action: patch.action ?? existing.action ?? 'notify',
     alertOnForecast: patch.alertOnForecast ?? existing.alertOnForecast,
   };
   return validate(CreateBudgetBody, merged, 'body');

@@ -10,6 +10,12 @@ import * as repo from '#shared/db/budgets.ts';
 import { Conflict, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
+import { providerName } from '#shared/connections/alerts.ts';
+import { listStates } from '#shared/db/enforcement.ts';
+import { leverOffer } from '#shared/enforcement/levers.ts';
+import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, type AccountView } from '#shared/enforcement/service.ts';
+import type { EnforcementState } from '#shared/enforcement/model.ts';
+import { isoMonth } from '#shared/time/periods.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;
 
@@ -23,12 +29,79 @@ const editConflict = () =>
 
 /** The key a budget watches, or null for ACCOUNT (the schema guarantees keyHash iff KEY). */
 const watchedKey = (input: CreateBudgetBody): string | null => (input.scope === 'KEY' ? (input.keyHash ?? null) : null);
+const projectOf = (input: CreateBudgetBody) =>
+  input.scope === 'PROJECT' ? { connectionId: input.connectionId ?? null, projectId: input.projectId ?? null } : { connectionId: null, projectId: null };
 
 const spendOf = (budget: Budget, spend: SpendSnapshot): number =>
   budget.scope === 'KEY' && budget.keyHash ? spend.keyMonth(budget.keyHash) : spend.accountMonth();
 const forecastOf = (budget: Budget, spend: SpendSnapshot): number =>
   budget.scope === 'KEY' && budget.keyHash ? spend.keyForecast(budget.keyHash) : spend.accountForecast();
-const view = (budget: Budget, spend: SpendSnapshot) => budgetView(budget, spendOf(budget, spend), forecastOf(budget, spend));
+/** What the enforcement view of budgets needs beyond spend: keys, connections, states (only when a budget acts or covers a project). */
+type Extra = Pick<AccountView, 'keys' | 'connections' | 'states' | 'month'> | undefined;
+
+const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra) => {
+  const enforcement = budget.action === 'stop' && extra ? enforcementView(budget, extra.states, leverName(budget, extra), extra.month) : undefined;
+  if (budget.scope === 'PROJECT') {
+    const projectSpend = extra ? coverageOf(budget, { ...extra, budgets: [budget], accountMonthMicros: 0 }).spendMicros : 0;
+    return budgetView(budget, projectSpend, projectSpend, enforcement);
+  }
+  return budgetView(budget, spendOf(budget, spend), forecastOf(budget, spend), enforcement);
+};
+
+const needsExtra = (budgets: Budget[]) => budgets.some((b) => b.action === 'stop' || b.scope === 'PROJECT');
+
+async function loadExtra(accountId: string, now: Date): Promise<Extra> {
+  const view = await loadAccount(accountId, now);
+  return { keys: view.keys, connections: view.connections, states: view.states, month: view.month };
+}
+
+/**
+ * A stop budget must have a lever that can act (400 naming why not, and what would work); a PROJECT budget names a
+ * connection of this account (404 otherwise) and one of its projects.
+ */
+async function checkLevers(accountId: string, budget: Budget, now: Date): Promise<Extra> {
+  if (budget.action !== 'stop' && budget.scope !== 'PROJECT') return undefined;
+  const account = await loadAccount(accountId, now);
+  const refuse = (message: string, path = 'action') => new ValidationError(message, [{ path, message }]);
+  const offState = (connectionId: string) => {
+    const c = account.connections.get(connectionId);
+    return c && c.enforcement !== 'on'
+      ? refuse(`Burnrate may not act on the ${providerName(c.provider)} connection "${c.name}": its enforcement is off. An admin turns it on (PATCH /connections/${c.id} {"enforcement": "on"}), or keep this budget's action notify.`)
+      : undefined;
+  };
+  if (budget.scope === 'PROJECT') {
+    const conn = budget.connectionId ? account.connections.get(budget.connectionId) : undefined;
+    if (!conn) throw new NotFound('The connection does not exist.');
+    const known = account.keys.some((k) => k.connectionId === conn.id && k.projectId === budget.projectId);
+    if (!known) throw refuse(`projectId does not name a project of the ${providerName(conn.provider)} connection "${conn.name}" with keys (an OpenAI project or Anthropic workspace id, as GET /keys shows under project).`, 'projectId');
+    if (budget.action === 'stop') {
+      const offer = leverOffer(conn.provider);
+      if (!offer?.projectLimit && !offer?.keySwitch) throw refuse(`${providerName(conn.provider)} offers no lever for a project: keep this budget's action notify.`);
+      const off = offState(conn.id);
+      if (off) throw off;
+    }
+  } else if (budget.scope === 'KEY') {
+    const key = account.keys.find((k) => k.hash === budget.keyHash);
+    if (key && key.source === 'connection') {
+      const offer = leverOffer(key.provider);
+      if (!offer?.keySwitch) {
+        const project = key.projectId ? ` (scope PROJECT, connectionId ${key.connectionId}, projectId ${key.projectId})` : '';
+        throw refuse(
+          `${providerName(key.provider)} can pause no single key: a budget that stops this key's spend covers its project${project}, whose hard spend limit ${providerName(key.provider)} enforces itself. Or keep this budget's action notify.`,
+        );
+      }
+      const off = key.connectionId ? offState(key.connectionId) : undefined;
+      if (off) throw off;
+    }
+  } else {
+    const b = coverageOf(budget, { ...account, budgets: [budget] });
+    const on = b.targets.filter((t) => t.kind === 'reporter' || (t.connectionId && account.connections.get(t.connectionId)?.enforcement === 'on'));
+    if (on.length === 0) {
+      throw refuse('Nothing in this account offers a lever: no key sends events through the reporter and no connection with a key switch has enforcement on (PATCH /connections/:id {"enforcement": "on"}). Keep this budget\'s action notify.');
+    }
+  }
+  return { keys: account.keys, connections: account.connections, states: account.states, month: account.month };
+}
 
 /** The spend snapshot with the watched key's item (which also tells whether the key exists): ONE BatchGetItem. */
 async function spendFor(accountId: string, keyHash: string | null, now: Date): Promise<SpendSnapshot> {
@@ -42,8 +115,8 @@ export async function listBudgets(accountId: string, now = new Date()): Promise<
   const budgets = await repo.listBudgets(accountId);
   if (budgets.length === 0) return { items: [], nextCursor: null };
   const keyHashes = budgets.flatMap((b) => (b.scope === 'KEY' && b.keyHash ? [b.keyHash] : []));
-  const spend = await loadSpend(accountId, now, { keyHashes });
-  return { items: budgets.map((b) => view(b, spend)), nextCursor: null };
+  const [spend, extra] = await Promise.all([loadSpend(accountId, now, { keyHashes }), needsExtra(budgets) ? loadExtra(accountId, now) : undefined]);
+  return { items: budgets.map((b) => view(b, spend, extra)), nextCursor: null };
 }
 
 /**
@@ -61,14 +134,17 @@ export async function createBudget(accountId: string, input: CreateBudgetBody, n
     alertThreshold: input.alertThreshold,
     scope: input.scope,
     keyHash,
+    ...projectOf(input),
+    action: input.action ?? 'notify',
     alertOnForecast: input.alertOnForecast ?? false,
     createdAt: at,
     updatedAt: at,
   };
+  const extra = await checkLevers(accountId, budget, now);
   if ((await repo.createBudget(accountId, budget, MAX_BUDGETS_PER_ACCOUNT)) === 'cap') {
     throw new Conflict(`An account can have at most ${MAX_BUDGETS_PER_ACCOUNT} budgets. Delete one first.`, 'budget-limit');
   }
-  return view(budget, spend);
+  return afterChange(accountId, budget, spend, extra, now);
 }
 
 /** Applies a partial update (the merged budget is validated as a whole); a concurrent edit → 409. */
@@ -86,16 +162,43 @@ export async function updateBudget(accountId: string, id: string, patch: PatchBu
     alertThreshold: input.alertThreshold,
     scope: input.scope,
     keyHash,
+    ...projectOf(input),
+    action: input.action ?? 'notify',
     alertOnForecast: input.alertOnForecast ?? false,
     updatedAt: nextUpdatedAt(now, existing.updatedAt),
   };
+  const extra = await checkLevers(accountId, budget, now);
   const outcome = await repo.replaceBudget(accountId, budget, existing.updatedAt);
   if (outcome === 'missing') throw budgetNotFound();
   if (outcome === 'conflict') throw editConflict();
-  return view(budget, spend);
+  return afterChange(accountId, budget, spend, extra, now);
+}
+
+/**
+ * After a save: the enforcement it changes (a stop budget past its limit stops, a raise or `notify` releases, a
+ * project's limit is set or follows) — reporter blocks at once, the levers behind admin keys by a sync queued now.
+ */
+async function afterChange(accountId: string, budget: Budget, spend: SpendSnapshot, extra: Extra, now: Date): Promise<BudgetView> {
+  const hadStates = !extra && (await listStates(accountId)).some((s) => s.budgetId === budget.id);
+  if (budget.action !== 'stop' && !hadStates && budget.scope !== 'PROJECT') return view(budget, spend, extra);
+  await enforceWithoutKeys(accountId, now);
+  const fresh = budget.action === 'stop' || budget.scope === 'PROJECT' ? await loadExtra(accountId, now) : undefined;
+  return view(budget, spend, fresh);
+}
+
+/** POST /budgets/{id}/release: holds the budget's levers off for the rest of the month (404 for another account's id). */
+export async function releaseBudget(accountId: string, id: string, userId: string, now = new Date()): Promise<BudgetView> {
+  if (!isId('budget', id)) throw budgetNotFound();
+  const budget = await repo.getBudget(accountId, id);
+  if (!budget) throw budgetNotFound();
+  await holdBudget(accountId, budget, userId, now);
+  const [spend, extra] = await Promise.all([spendFor(accountId, budget.scope === 'KEY' ? budget.keyHash : null, now), loadExtra(accountId, now)]);
+  return view(budget, spend, extra);
 }
 
 /** An id of another account, or one that is not a budget id at all, is unknown: 404. */
-export async function deleteBudget(accountId: string, id: string): Promise<void> {
+export async function deleteBudget(accountId: string, id: string, now = new Date()): Promise<void> {
   if (!isId('budget', id) || !(await repo.deleteBudget(accountId, id))) throw budgetNotFound();
+  // Whatever it stopped is released (its states outlive it until then).
+  if ((await listStates(accountId)).some((s: EnforcementState) => s.budgetId === id)) await enforceWithoutKeys(accountId, now);
 }

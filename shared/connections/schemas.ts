@@ -15,6 +15,8 @@ export const PatchConnectionBody = z
     name: z.optional(name()),
     adminKey: z.optional(AdminKey),
     status: z.optional(z.enum(['active', 'paused'], 'status must be active or paused.')),
+    /** Whether stop budgets may act through this connection's admin key. */
+    enforcement: z.optional(z.enum(['on', 'off'], 'enforcement must be on or off.')),
   })
   .check(
     z.refine((patch) => Object.keys(patch).length > 0, {

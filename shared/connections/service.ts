@@ -100,6 +100,7 @@ export function connectionView(c: Connection) {
     lastSyncAt: c.lastSyncAt,
     lastSuccessAt: c.lastSuccessAt,
     importedFrom: c.importedFrom,
+    enforcement: c.enforcement ?? 'off',
     createdAt: c.createdAt,
     updatedAt: c.updatedAt,
   };
@@ -172,6 +173,7 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
   const at = now.toISOString() > current.updatedAt ? now.toISOString() : new Date(Date.parse(current.updatedAt) + 1).toISOString();
   const next: Connection = { ...current, updatedAt: at };
   if (patch.name !== undefined) next.name = patch.name;
+  if (patch.enforcement !== undefined) next.enforcement = patch.enforcement;
   if (patch.adminKey !== undefined) {
     next.secret = await sealSecret(patch.adminKey, { accountId, connectionId: id });
     next.keyHint = hintOf(patch.adminKey);
@@ -187,7 +189,8 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     next.nextSyncAt = at;
   }
   if (!(await replaceConnection(next, current.updatedAt))) throw new Conflict('The connection changed meanwhile; read it and try again.');
-  if (resumes) await queueSync({ accountId, connectionId: id });
+  // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
+  if (resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && current.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
   return connectionView(next);
 }
 

@@ -40,6 +40,8 @@ import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type Provide
 import type { Provider, ProviderKey } from '#shared/connections/model.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
 import { raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
+import { enforceForConnection } from '#shared/enforcement/service.ts';
+import { leverFor } from '#shared/enforcement/levers.ts';
 
 /** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
 export const BURNRATE_ACTOR = 'burnrate';
@@ -741,6 +743,18 @@ export function firstDayToRead(conn: Pick<Connection, 'cursor' | 'lastSuccessAt'
   return from < conn.importedFrom ? conn.importedFrom : from;
 }
 
+/**
+ * The connection's levers after the import (shared/enforcement/): only here is the admin key open. A connection that
+ * holds a stop budget at or past its alert threshold is due again in a minute.
+ */
+async function enforceAfterSync(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined): Promise<void> {
+  const pass = await enforceForConnection(conn.accountId, conn.id, leverFor(conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {}), now);
+  if (pass.hot.has(conn.id)) await setConnectionFields(conn, { nextSyncAt: new Date(now.getTime() + HOT_SYNC_INTERVAL_MS).toISOString() });
+}
+
+/** How soon a connection near a stop budget's limit is synced again. */
+export const HOT_SYNC_INTERVAL_MS = 60_000;
+
 export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
   const now = options.now ?? new Date();
   const started = Date.now();
@@ -756,8 +770,9 @@ export async function syncConnection(accountId: string, connectionId: string, op
     const ctx = await loadContext(accountId, now);
     if (!ctx) return skipped;
     let importer: Importer | undefined;
+    let adminKey: string;
     try {
-      const adminKey = await openSecret(conn.secret, { accountId, connectionId });
+      adminKey = await openSecret(conn.secret, { accountId, connectionId });
       importer = new Importer(conn, providerClient(conn.provider, adminKey, { ...options.http, now: () => now }), ctx, now);
       await importer.readInventory();
       const today = ctx.chunkContext.today;
@@ -799,6 +814,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
       else if (conn.statusDetail !== null && conn.statusDetail.startsWith(LIMIT_DETAIL)) await acknowledgeLiftedPlanLimits(accountId, now);
       if (importer.result.cellsChanged > 0 || importer.result.keysCreated > 0) await evaluateAfterIngest(accountId, importer.discovered, now);
       await raiseUnpricedModelAlerts(accountId, [...importer.unpriced.values()], now);
+      await enforceAfterSync(conn, adminKey, now, options.http);
       return { ...importer.result, limitsReached: reached };
     } catch (error) {
       const partial = importer?.result ?? skipped;

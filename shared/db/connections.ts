@@ -48,6 +48,8 @@ export interface Connection {
   requestsHeldTo?: string | null;
   /** Days from `importedFrom` on that the provider has not billed yet (today aside): their spend is an estimate. */
   unsettledDays?: string[];
+  /** Whether stop budgets may act on this organization through the admin key (`off` unless an admin turns it on). */
+  enforcement?: 'on' | 'off';
 }
 
 export const SHARDS = 16;
@@ -81,6 +83,7 @@ export function toConnection(item: Item): Connection {
     requestsHeldFrom: opt(item.requestsHeldFrom),
     requestsHeldTo: opt(item.requestsHeldTo),
     unsettledDays: Array.isArray(item.unsettledDays) ? (item.unsettledDays as string[]) : [],
+    enforcement: item.enforcement === 'on' ? 'on' : 'off',
   };
 }
 

@@ -56,6 +56,11 @@
  *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
  *   ACCOUNT#<a>             EXPORTSLOT#<0|1>             one of the account's 2 running-export slots: which export holds
  *                                                        it and until when (a lease: a crashed worker frees it later)
+ *   ACCOUNT#<a>             ENFORCE#<bud_id>#<target>    what a stop budget did to one target (a key, a project's limit, a
+ *                                                        reporter block): written conditionally on its version, so each
+ *                                                        act is taken once (shared/enforcement/)
+ *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
+ *                                                        ACT#<act_id> lists one budget's acts
  */
 export interface Key {
   pk: string;
@@ -156,12 +161,17 @@ export const keys = {
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
   spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
   exportSlot: (accountId: string, slot: number): Key => ({ pk: accountPk(accountId), sk: `EXPORTSLOT#${slot}` }),
+  /** A stop budget's state on one target (`key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`). */
+  enforcementState: (accountId: string, budgetId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#${budgetId}#${targetId}` }),
+  enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
+  /** gsi1 attributes of an act: one budget's acts, newest first. */
+  enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
 } as const;
 
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
@@ -199,6 +209,11 @@ export const queries = {
   settleCells: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `SETTLE#${from}`, skTo: `SETTLE#${to}#~` }),
   /** A provider's reconciliation days `from`…`to` (inclusive). */
   importDays: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `RECON#${from}`, skTo: `RECON#${to}` }),
+  /** One budget's enforcement states. */
+  budgetEnforcement: (accountId: string, budgetId: string) => ({ pk: accountPk(accountId), skPrefix: `ENFORCE#${budgetId}#` }),
+  /** An account's acts (base table) or one budget's (gsi1), newest first. */
+  enforcementActions: (accountId: string) => ({ pk: `ACTIONS#${accountId}`, skPrefix: 'ACT#' }),
+  budgetEnforcementActions: (accountId: string, budgetId: string) => ({ gsi1pk: keys.enforcementActionIndex(accountId, budgetId, '').gsi1pk }),
   /** The export rows (key × day × model) from `from` to `to`, on gsi1. */
   spendRows: (accountId: string, from: string, to: string) => ({ gsi1pk: `SPEND#${accountId}#ROWS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
 } as const;

@@ -18,6 +18,7 @@ import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
+import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
 import { raiseUnpricedModelAlerts, unpricedModels } from '#shared/alerting/unpriced-model.ts';
 
@@ -160,7 +161,11 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   }
   rejected.sort((a, b) => a.index - b.index);
   if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
-  if (accepted > 0) await evaluateAfterIngest(accountId, discovered, now);
+  if (accepted > 0) {
+    await evaluateAfterIngest(accountId, discovered, now);
+    // Stop budgets: keys that send events are blocked here; a connection's levers wait for a sync queued now.
+    await enforceWithoutKeys(accountId, now);
+  }
   await raiseUnpricedModelAlerts(accountId, unpricedModels(written, context.ownPrices), now);
   return { accepted, duplicates, rejected };
 }

@@ -33,6 +33,9 @@ const TYPE_LABELS: Record<AlertType, string> = {
   plan_limit: 'Plan limit reached',
   connection_error: 'Provider connection failing',
   unpriced_model: 'A model has no price',
+  budget_stopped: 'Budget stopped spend',
+  budget_released: 'Budget released',
+  enforcement_failed: 'A budget could not stop spend',
 };
 
 export interface EmailSettings {

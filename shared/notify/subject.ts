@@ -21,6 +21,9 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   plan_limit: 'Plan limit',
   connection_error: 'Connection error',
   unpriced_model: 'Unpriced model',
+  budget_stopped: 'Budget stopped',
+  budget_released: 'Budget released',
+  enforcement_failed: 'Enforcement failed',
 };
 
 /**

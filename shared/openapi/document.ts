@@ -28,6 +28,7 @@ import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schema
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
+import { ListActionsQuery } from '#shared/enforcement/api.ts';
 import {
   Channels as RequestChannels,
   CostThresholdConfig as CostThresholdConfigBody,
@@ -118,7 +119,11 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   LabelRequest: { schema: LabelBody },
   CreateBudgetRequest: {
     schema: CreateBudgetBody,
-    extra: { description: 'Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused with ACCOUNT.' },
+    extra: {
+      description:
+        'Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused otherwise; `connectionId` and ' +
+        '`projectId` are required with scope PROJECT and refused otherwise. `action: stop` needs a lever (400 naming why not and what would work).',
+    },
   },
   PatchBudgetRequest: { schema: PatchBudgetBody, extra: { minProperties: 1, description: 'At least one field; the merged budget is checked as a whole.' } },
   CostThresholdRuleRequest: { schema: CostThresholdRuleBody },
@@ -428,7 +433,28 @@ export const operations: Record<string, OperationSpec> = {
     response: 'Budget',
     errors: [404, 409],
   },
-  'budgets/delete': { summary: 'Delete a budget.', params: BudgetParams, status: 204, errors: [404] },
+  'budgets/delete': { summary: 'Delete a budget (whatever it stopped is released).', params: BudgetParams, status: 204, errors: [404] },
+  'budgets/release': {
+    summary: 'Release a stop budget for the rest of the month: its levers are undone and held off until the next month.',
+    params: BudgetParams,
+    status: 200,
+    response: 'Budget',
+    errors: [404],
+    description: 'Keys blocked by the reporter are let through at once; a key or project limit at a provider is undone by a sync queued now.',
+  },
+  'enforcement/actions': {
+    summary: 'Every act of enforcement, newest first (one budget’s with `budgetId`).',
+    query: ListActionsQuery,
+    status: 200,
+    response: 'EnforcementActionList',
+    errors: [404],
+    description: 'A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404.',
+  },
+  'ingest/blocks': {
+    summary: 'The keys the reporter refuses now (stop budgets past their limit), and when to read again (≤ 30 s).',
+    status: 200,
+    response: 'IngestBlocks',
+  },
   'alert-rules/list': { summary: 'The alert rules.', status: 200, response: 'RuleList' },
   'alert-rules/create': { summary: 'Create an alert rule.', body: CreateRuleBody, status: 201, response: 'Rule', errors: [409] },
   'alert-rules/update': {

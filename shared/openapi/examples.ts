@@ -68,6 +68,7 @@ const budget = {
   alertThreshold: 80,
   scope: 'ACCOUNT',
   keyHash: null,
+  action: 'notify',
   spend: { monthToDate: 84.5 },
   percentUsed: 16.9,
   status: 'ok',
@@ -75,6 +76,19 @@ const budget = {
   forecast: { monthEnd: 121.3, percentOfLimit: 24.26 },
   createdAt: CREATED,
   updatedAt: CREATED,
+};
+const action = {
+  id: 'act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C',
+  budgetId: BUDGET,
+  kind: 'key_deactivated',
+  provider: 'anthropic',
+  keyHash: HASH,
+  projectId: null,
+  reason: 'limit_reached',
+  actor: 'burnrate',
+  result: 'ok',
+  detail: 'Key prod-api set inactive at Anthropic',
+  at: CREATED,
 };
 const rule = {
   id: RULE,
@@ -232,6 +246,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   },
   BudgetList: page([budget]),
   Budget: budget,
+  EnforcementActionList: page([action]),
+  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', since: CREATED }], refreshAfterSeconds: 15 },
   Spend: {
     from: '2026-11-01',
     to: '2026-11-21',
@@ -334,6 +350,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     lastSyncAt: NOW,
     lastSuccessAt: NOW,
     importedFrom: '2026-10-01',
+    enforcement: 'off',
     createdAt: NOW,
     updatedAt: NOW,
   },

@@ -345,8 +345,13 @@ export const Budget = z.object({
   monthlyLimit: Usd,
   /** Percent of monthlyLimit. */
   alertThreshold: z.number(),
-  scope: z.enum(members<'ACCOUNT' | 'KEY'>({ ACCOUNT: true, KEY: true })),
+  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT'>({ ACCOUNT: true, KEY: true, PROJECT: true })),
   keyHash: z.nullable(KeyHash),
+  /** PROJECT budgets: the connection and its OpenAI project or Anthropic workspace. */
+  connectionId: z.optional(z.nullable(z.string())),
+  projectId: z.optional(z.nullable(z.string())),
+  /** `stop`: at the limit, Burnrate pulls the levers of what the budget covers. */
+  action: z.enum(members<'notify' | 'stop'>({ notify: true, stop: true })),
   spend: z.object({ monthToDate: Usd }),
   /** Rounded to 2 decimals. */
   percentUsed: z.number().check(z.minimum(0)),
@@ -354,8 +359,52 @@ export const Budget = z.object({
   alertOnForecast: z.boolean(),
   /** The month-end forecast of what the budget watches; `percentOfLimit` rounded to 2 decimals. */
   forecast: z.object({ monthEnd: Usd, percentOfLimit: z.number().check(z.minimum(0)) }),
+  /** Stop budgets: what enforcement did (the worst of its targets), the lever, a sentence, since when. */
+  enforcement: z.optional(
+    z.object({
+      status: z.enum(members<'armed' | 'stopped' | 'released' | 'failed'>({ armed: true, stopped: true, released: true, failed: true })),
+      lever: z.nullable(z.string()),
+      detail: z.string(),
+      since: Timestamp,
+    }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+});
+
+/** One act of enforcement (GET /enforcement-actions). */
+export const EnforcementAction = z.object({
+  id: z.string(),
+  budgetId: BudgetId,
+  kind: z.enum(
+    members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
+      key_deactivated: true,
+      key_reactivated: true,
+      key_disabled: true,
+      key_enabled: true,
+      project_limit_set: true,
+      project_limit_removed: true,
+      reporter_blocked: true,
+      reporter_unblocked: true,
+    }),
+  ),
+  provider: z.string(),
+  keyHash: z.nullable(KeyHash),
+  projectId: z.nullable(z.string()),
+  reason: z.enum(
+    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted'>({ limit_reached: true, period_start: true, released: true, budget_changed: true, budget_deleted: true }),
+  ),
+  /** `burnrate`, or the id of the user who released. */
+  actor: z.string(),
+  result: z.enum(members<'ok' | 'failed'>({ ok: true, failed: true })),
+  detail: z.string(),
+  at: Timestamp,
+});
+
+/** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
+export const IngestBlocks = z.object({
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, budgetName: z.nullable(z.string()), since: Timestamp })),
+  refreshAfterSeconds: z.number(),
 });
 
 const Channel = z.enum(members<'email' | 'webhook' | 'slack'>({ email: true, webhook: true, slack: true }));
@@ -503,6 +552,8 @@ export const Connection = z.object({
   lastSuccessAt: z.nullable(Timestamp),
   /** The first day imported (the first day of the previous UTC month when connected). */
   importedFrom: CalendarDate,
+  /** Whether stop budgets may act through this connection's admin key (admin PATCH). */
+  enforcement: z.enum(members<'on' | 'off'>({ on: true, off: true })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -575,6 +626,9 @@ export const responseComponents = {
   PriceList: z.object({ items: z.array(Price) }),
   Budget,
   BudgetList: page(Budget),
+  EnforcementAction,
+  EnforcementActionList: page(EnforcementAction),
+  IngestBlocks,
   Rule,
   RuleList: page(Rule),
   CostThresholdRule,

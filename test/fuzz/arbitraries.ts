@@ -40,6 +40,7 @@ import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { CreateRuleBody, PatchRuleBody } from '#shared/rules/schemas.ts';
 import { AcknowledgeBody, ListAlertsQuery } from '#shared/alerts/schemas.ts';
+import { ListActionsQuery } from '#shared/enforcement/api.ts';
 import { ALERT_TYPES } from '#shared/alerting/model.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody } from '#shared/users/schemas.ts';
@@ -807,6 +808,11 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'POST /budgets': { body: { schema: CreateBudgetBody, valid: (t) => validBudget(t) } },
   'PATCH /budgets/{id}': { body: { schema: PatchBudgetBody, valid: (t) => someFields(validBudget(t)) } },
   'DELETE /budgets/{id}': {},
+  'POST /budgets/{id}/release': {},
+  'GET /enforcement-actions': {
+    query: { schema: ListActionsQuery, fields: (t) => ({ limit, cursor: cursor(t, ['actions:all']) }) },
+  },
+  'GET /ingest/blocks': {},
   'GET /alert-rules': {},
   'POST /alert-rules': { body: { schema: CreateRuleBody, valid: (t) => validRule(t) } },
   'PATCH /alert-rules/{id}': { body: { schema: PatchRuleBody, valid: (t) => someFields(validRule(t)) } },

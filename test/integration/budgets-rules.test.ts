@@ -80,7 +80,7 @@ describe('budgets', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(Object.keys(res.body).sort()).toEqual(
-      ['alertOnForecast', 'alertThreshold', 'createdAt', 'forecast', 'id', 'keyHash', 'monthlyLimit', 'name', 'percentUsed', 'scope', 'spend', 'status', 'updatedAt'].sort(),
+      ['action', 'alertOnForecast', 'alertThreshold', 'createdAt', 'forecast', 'id', 'keyHash', 'monthlyLimit', 'name', 'percentUsed', 'scope', 'spend', 'status', 'updatedAt'].sort(),
     );
     expect(res.body).toEqual({
       id: expect.stringMatching(BUDGET_ID),
@@ -470,7 +470,7 @@ describe('optimistic updates (the repositories against the stack’s DynamoDB Lo
     const get = (key: { pk: string; sk: string }) => dynamo().send(new GetCommand({ TableName: stack().tableName, Key: key }));
     const b = (await get(keys.budget(t.user.accountId, budget.id))).Item!;
     expect(Object.keys(b).sort()).toEqual(
-      ['alertOnForecast', 'alertThreshold', 'createdAt', 'entity', 'id', 'keyHash', 'monthlyLimitMicros', 'name', 'pk', 'scope', 'sk', 'type', 'updatedAt'].sort(),
+      ['action', 'alertOnForecast', 'alertThreshold', 'connectionId', 'createdAt', 'entity', 'id', 'keyHash', 'monthlyLimitMicros', 'name', 'pk', 'projectId', 'scope', 'sk', 'type', 'updatedAt'].sort(),
     );
     expect(b).toMatchObject({ entity: 'Budget', monthlyLimitMicros: 5_000_000 });
     const r = (await get(keys.rule(t.user.accountId, rule.id))).Item!;

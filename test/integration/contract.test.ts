@@ -419,6 +419,24 @@ describe('budgets', () => {
   });
 });
 
+describe('budgets that stop spend', () => {
+  it('POST /budgets/{id}/release → 200, 404; GET /enforcement-actions → 200, 404; GET /ingest/blocks → 200, 401', async () => {
+    const hash = newKeyHash();
+    await expectCall(200, 'POST', '/ingest', '/ingest', { headers: { 'x-api-key': ingestKey }, body: { events: [event(hash, { costUsd: 0.01 })] } });
+    const id = (
+      await expectCall(201, 'POST', '/budgets', '/budgets', { token: user.token, body: { name: 'Stop', monthlyLimit: 0.001, alertThreshold: 80, scope: 'KEY', keyHash: hash, action: 'stop' } })
+    ).body.id as string;
+    const blocks = await expectCall(200, 'GET', '/ingest/blocks', '/ingest/blocks', { headers: { 'x-api-key': ingestKey } });
+    expect(blocks.body.blocked).toContainEqual(expect.objectContaining({ keyHash: hash, budgetId: id, budgetName: 'Stop' }));
+    await expectCall(401, 'GET', '/ingest/blocks', '/ingest/blocks');
+    const acts = await expectCall(200, 'GET', '/enforcement-actions', `/enforcement-actions?budgetId=${id}`, { token: user.token });
+    expect(acts.body.items[0]).toMatchObject({ kind: 'reporter_blocked', budgetId: id });
+    await expectCall(404, 'GET', '/enforcement-actions', '/enforcement-actions?budgetId=bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A', { token: user.token });
+    await expectCall(200, 'POST', '/budgets/{id}/release', `/budgets/${id}/release`, { token: user.token });
+    await expectCall(404, 'POST', '/budgets/{id}/release', '/budgets/bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A/release', { token: user.token });
+  });
+});
+
 describe('alert rules', () => {
   let id: string;
 

@@ -245,7 +245,7 @@ describe('machine credentials', () => {
   it.each(ingestCases)('$name → 401', async ({ route, headers }) => {
     const keyHash = createHash('sha256').update(`sk-${randomUUID()}`).digest('hex');
     const events = [{ requestId: randomUUID(), keyHash, provider: 'openai', model: 'gpt-4o', inputTokens: 1, outputTokens: 1, costUsd: 1 }];
-    const res = await api(route.path, { method: route.method, headers: headers(victim), body: { events } });
+    const res = await api(route.path, { method: route.method, headers: headers(victim), ...(route.method === 'GET' ? {} : { body: { events } }) });
     expectProblem(res, 401, '/problems/unauthorized');
     expect(res.headers.get('www-authenticate')).toBe('ApiKey');
     // The event reached no account.

@@ -307,6 +307,7 @@ describe('response schemas', () => {
       alertThreshold: 80,
       scope: 'ACCOUNT',
       keyHash: null,
+      action: 'notify',
       spend: { monthToDate: 11 },
       percentUsed: 110,
       status: 'exceeded',

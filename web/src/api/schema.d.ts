@@ -268,6 +268,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ingest/blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys the reporter refuses now (stop budgets past their limit), and when to read again (≤ 30 s).
+         * @description The keys the reporter refuses now (stop budgets past their limit), and when to read again (≤ 30 s). Authenticated by an ingest key in `x-api-key` (a server reporting usage, not a user).
+         */
+        get: operations["ingestBlocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -347,8 +367,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a budget.
-         * @description Delete a budget. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * Delete a budget (whatever it stopped is released).
+         * @description Delete a budget (whatever it stopped is released). Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         delete: operations["budgetsDelete"];
         options?: never;
@@ -358,6 +378,46 @@ export interface paths {
          * @description Update a budget (partial). Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         patch: operations["budgetsUpdate"];
+        trace?: never;
+    };
+    "/budgets/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a stop budget for the rest of the month: its levers are undone and held off until the next month.
+         * @description Keys blocked by the reporter are let through at once; a key or project limit at a provider is undone by a sync queued now. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["budgetsRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/enforcement-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every act of enforcement, newest first (one budget’s with `budgetId`).
+         * @description A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["enforcementActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/alert-rules": {
@@ -1312,8 +1372,12 @@ export interface components {
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY";
+            scope: "ACCOUNT" | "KEY" | "PROJECT";
             keyHash: string | null;
+            connectionId?: string | null;
+            projectId?: string | null;
+            /** @enum {string} */
+            action: "notify" | "stop";
             spend: {
                 monthToDate: number;
             };
@@ -1325,12 +1389,48 @@ export interface components {
                 monthEnd: number;
                 percentOfLimit: number;
             };
+            enforcement?: {
+                /** @enum {string} */
+                status: "armed" | "stopped" | "released" | "failed";
+                lever: string | null;
+                detail: string;
+                since: components["schemas"]["Timestamp"];
+            };
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
         BudgetList: {
             items: components["schemas"]["Budget"][];
             nextCursor: string | null;
+        };
+        EnforcementAction: {
+            id: string;
+            budgetId: string;
+            /** @enum {string} */
+            kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
+            provider: string;
+            keyHash: string | null;
+            projectId: string | null;
+            /** @enum {string} */
+            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted";
+            actor: string;
+            /** @enum {string} */
+            result: "ok" | "failed";
+            detail: string;
+            at: components["schemas"]["Timestamp"];
+        };
+        EnforcementActionList: {
+            items: components["schemas"]["EnforcementAction"][];
+            nextCursor: string | null;
+        };
+        IngestBlocks: {
+            blocked: {
+                keyHash: string;
+                budgetId: string;
+                budgetName: string | null;
+                since: components["schemas"]["Timestamp"];
+            }[];
+            refreshAfterSeconds: number;
         };
         Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"];
         RuleList: {
@@ -1394,7 +1494,7 @@ export interface components {
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
@@ -1503,6 +1603,8 @@ export interface components {
             lastSyncAt: components["schemas"]["Timestamp"] | null;
             lastSuccessAt: components["schemas"]["Timestamp"] | null;
             importedFrom: components["schemas"]["CalendarDate"];
+            /** @enum {string} */
+            enforcement: "on" | "off";
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -1637,14 +1739,18 @@ export interface components {
         LabelRequest: {
             label: string | null;
         };
-        /** @description Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused with ACCOUNT. */
+        /** @description Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused otherwise; `connectionId` and `projectId` are required with scope PROJECT and refused otherwise. `action: stop` needs a lever (400 naming why not and what would work). */
         CreateBudgetRequest: {
             name?: string | null;
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY";
+            scope: "ACCOUNT" | "KEY" | "PROJECT";
             keyHash?: string | null;
+            connectionId?: string | null;
+            projectId?: string | null;
+            /** @enum {string} */
+            action?: "notify" | "stop";
             alertOnForecast?: boolean;
         };
         /** @description At least one field; the merged budget is checked as a whole. */
@@ -1653,8 +1759,12 @@ export interface components {
             monthlyLimit?: number;
             alertThreshold?: number;
             /** @enum {string} */
-            scope?: "ACCOUNT" | "KEY";
+            scope?: "ACCOUNT" | "KEY" | "PROJECT";
             keyHash?: string | null;
+            connectionId?: string | null;
+            projectId?: string | null;
+            /** @enum {string} */
+            action?: "notify" | "stop";
             alertOnForecast?: boolean;
         };
         CostThresholdRuleRequest: {
@@ -1742,7 +1852,7 @@ export interface components {
             /** @constant */
             all: true;
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
             keyHash?: string;
         };
         /** @description A Stripe event, exactly as Stripe signed it. */
@@ -1775,6 +1885,8 @@ export interface components {
             adminKey?: string;
             /** @enum {string} */
             status?: "active" | "paused";
+            /** @enum {string} */
+            enforcement?: "on" | "off";
         };
     };
     responses: {
@@ -2671,6 +2783,45 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    ingestBlocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys the reporter refuses now (stop budgets past their limit), and when to read again (≤ 30 s). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "blocked": [
+                     *         {
+                     *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *           "budgetName": "Monthly OpenAI",
+                     *           "since": "2026-11-02T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "refreshAfterSeconds": 15
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IngestBlocks"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     keysList: {
         parameters: {
             query?: {
@@ -2944,6 +3095,7 @@ export interface operations {
                      *           "alertThreshold": 80,
                      *           "scope": "ACCOUNT",
                      *           "keyHash": null,
+                     *           "action": "notify",
                      *           "spend": {
                      *             "monthToDate": 84.5
                      *           },
@@ -3007,6 +3159,7 @@ export interface operations {
                      *       "alertThreshold": 80,
                      *       "scope": "ACCOUNT",
                      *       "keyHash": null,
+                     *       "action": "notify",
                      *       "spend": {
                      *         "monthToDate": 84.5
                      *       },
@@ -3099,6 +3252,7 @@ export interface operations {
                      *       "alertThreshold": 80,
                      *       "scope": "ACCOUNT",
                      *       "keyHash": null,
+                     *       "action": "notify",
                      *       "spend": {
                      *         "monthToDate": 84.5
                      *       },
@@ -3123,6 +3277,113 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    budgetsRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Release a stop budget for the rest of the month: its levers are undone and held off until the next month. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *       "name": "Monthly OpenAI",
+                     *       "monthlyLimit": 500,
+                     *       "alertThreshold": 80,
+                     *       "scope": "ACCOUNT",
+                     *       "keyHash": null,
+                     *       "action": "notify",
+                     *       "spend": {
+                     *         "monthToDate": 84.5
+                     *       },
+                     *       "percentUsed": 16.9,
+                     *       "status": "ok",
+                     *       "alertOnForecast": true,
+                     *       "forecast": {
+                     *         "monthEnd": 121.3,
+                     *         "percentOfLimit": 24.26
+                     *       },
+                     *       "createdAt": "2026-11-02T09:15:00.000Z",
+                     *       "updatedAt": "2026-11-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    enforcementActions: {
+        parameters: {
+            query?: {
+                budgetId?: string;
+                /** @description Page size, 1–100 (default 50). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every act of enforcement, newest first (one budget’s with `budgetId`). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C",
+                     *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *           "kind": "key_deactivated",
+                     *           "provider": "anthropic",
+                     *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "projectId": null,
+                     *           "reason": "limit_reached",
+                     *           "actor": "burnrate",
+                     *           "result": "ok",
+                     *           "detail": "Key prod-api set inactive at Anthropic",
+                     *           "at": "2026-11-02T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EnforcementActionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3343,7 +3604,7 @@ export interface operations {
                 /** @description Only alerts in this status. */
                 status?: "triggered" | "acknowledged";
                 /** @description Only alerts of this type. */
-                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model";
+                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
                 /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
                 keyHash?: string;
                 /** @description Page size, 1–100 (default 50). */
@@ -4583,6 +4844,7 @@ export interface operations {
                      *           "lastSyncAt": "2026-11-21T22:34:24.123Z",
                      *           "lastSuccessAt": "2026-11-21T22:34:24.123Z",
                      *           "importedFrom": "2026-10-01",
+                     *           "enforcement": "off",
                      *           "createdAt": "2026-11-21T22:34:24.123Z",
                      *           "updatedAt": "2026-11-21T22:34:24.123Z"
                      *         }
@@ -4638,6 +4900,7 @@ export interface operations {
                      *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
                      *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
                      *       "importedFrom": "2026-10-01",
+                     *       "enforcement": "off",
                      *       "createdAt": "2026-11-21T22:34:24.123Z",
                      *       "updatedAt": "2026-11-21T22:34:24.123Z"
                      *     }
@@ -4686,6 +4949,7 @@ export interface operations {
                      *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
                      *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
                      *       "importedFrom": "2026-10-01",
+                     *       "enforcement": "off",
                      *       "createdAt": "2026-11-21T22:34:24.123Z",
                      *       "updatedAt": "2026-11-21T22:34:24.123Z"
                      *     }
@@ -4769,6 +5033,7 @@ export interface operations {
                      *       "lastSyncAt": "2026-11-21T22:34:24.123Z",
                      *       "lastSuccessAt": "2026-11-21T22:34:24.123Z",
                      *       "importedFrom": "2026-10-01",
+                     *       "enforcement": "off",
                      *       "createdAt": "2026-11-21T22:34:24.123Z",
                      *       "updatedAt": "2026-11-21T22:34:24.123Z"
                      *     }

@@ -29,6 +29,9 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   plan_limit: 'Plan limit',
   connection_error: 'Connection needs attention',
   unpriced_model: 'A model has no price',
+  budget_stopped: 'Budget stopped spend',
+  budget_released: 'Budget released',
+  enforcement_failed: 'Budget could not stop spend',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {

@@ -1,4 +1,6 @@
+import { useState } from 'preact/hooks';
 import { useEditor } from '../../ui/focus.ts';
+import { when } from '../../ui/format.ts';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { useSubmit } from '../../ui/form.tsx';
@@ -13,6 +15,56 @@ import { BudgetForm } from './budget-form.tsx';
 
 const STATUS_TEXT = { ok: 'On track', warning: 'Warning', exceeded: 'Exceeded' } as const;
 type Budget = Schemas['Budget'];
+type Action = Schemas['EnforcementAction'];
+
+const ENFORCEMENT_TEXT = { armed: 'Stops spend at the limit', stopped: 'Spend stopped', released: 'Released for this month', failed: 'Could not stop spend' } as const;
+const ACTION_TEXT: Record<Action['kind'], string> = {
+  key_deactivated: 'Key set inactive',
+  key_reactivated: 'Key set active',
+  key_disabled: 'Key disabled',
+  key_enabled: 'Key enabled',
+  project_limit_set: 'Project limit set',
+  project_limit_removed: 'Project limit removed',
+  reporter_blocked: 'Reporter refuses the key',
+  reporter_unblocked: 'Reporter lets the key through',
+};
+const REASON_TEXT: Record<Action['reason'], string> = {
+  limit_reached: 'limit reached',
+  period_start: 'new month',
+  released: 'released',
+  budget_changed: 'budget changed',
+  budget_deleted: 'budget deleted',
+};
+
+/** The budget's acts, newest first, read when opened. */
+function Actions({ budgetId }: { budgetId: string }) {
+  const [items, setItems] = useState<Action[] | undefined>();
+  return (
+    <details
+      onToggle={(e) => {
+        if ((e.currentTarget as HTMLDetailsElement).open && !items) {
+          void ok(api.GET('/enforcement-actions', { params: { query: { budgetId } } })).then((page) => setItems(page.items));
+        }
+      }}
+    >
+      <summary>Actions</summary>
+      {!items ? (
+        <p class="muted">Loading…</p>
+      ) : items.length === 0 ? (
+        <p class="muted">Nothing done yet.</p>
+      ) : (
+        <ul aria-label="Actions of this budget">
+          {items.map((a) => (
+            <li key={a.id}>
+              {when(a.at)}: {ACTION_TEXT[a.kind]} ({REASON_TEXT[a.reason]}
+              {a.actor === 'burnrate' ? '' : ', by a person'}) {a.result === 'failed' ? <span class="badge exceeded">failed</span> : null} <span class="muted">{a.detail}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}
 
 async function loadBudgets() {
   const { items } = await ok(api.GET('/budgets'));
@@ -22,12 +74,13 @@ async function loadBudgets() {
 function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string | undefined; canEdit: boolean; onChanged: () => void }) {
   const editor = useEditor();
   const remove = useSubmit();
-  const title = b.name ?? (b.scope === 'ACCOUNT' ? 'Whole account' : 'Key budget');
+  const release = useSubmit();
+  const title = b.name ?? (b.scope === 'ACCOUNT' ? 'Whole account' : b.scope === 'PROJECT' ? 'Project budget' : 'Key budget');
   return (
     <li class="card" style={{ listStyle: 'none' }}>
       <h3 style={{ margin: 0 }}>{title}</h3>
       <p class="muted" style={{ margin: '4px 0' }}>
-        {b.scope === 'ACCOUNT' ? 'All keys' : <>Key <Link href={`/keys/${b.keyHash}`}>{name ?? b.keyHash?.slice(0, 12)}</Link></>} · alert at {b.alertThreshold}%
+        {b.scope === 'ACCOUNT' ? 'All keys' : b.scope === 'PROJECT' ? <>Project {b.projectId}</> : <>Key <Link href={`/keys/${b.keyHash}`}>{name ?? b.keyHash?.slice(0, 12)}</Link></>} · alert at {b.alertThreshold}%
       </p>
       <p style={{ margin: '4px 0' }}>
         <Money value={b.spend.monthToDate} /> of <Money value={b.monthlyLimit} /> ({percent(b.percentUsed)}) <span class={`badge ${b.status}`}>{STATUS_TEXT[b.status]}</span>
@@ -45,6 +98,27 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
       >
         <span style={{ width: `${Math.min(100, b.percentUsed)}%` }} />
       </div>
+      {b.enforcement && (
+        <div class={b.enforcement.status === 'stopped' || b.enforcement.status === 'failed' ? 'notice warn' : 'muted'}>
+          <p style={{ margin: '4px 0' }}>
+            <span class={`badge ${b.enforcement.status === 'stopped' || b.enforcement.status === 'failed' ? 'exceeded' : 'ok'}`}>{ENFORCEMENT_TEXT[b.enforcement.status]}</span>
+            {b.enforcement.status !== 'armed' && <> since {when(b.enforcement.since)}</>}
+          </p>
+          <p style={{ margin: '4px 0' }}>{b.enforcement.detail}</p>
+          {canEdit && b.enforcement.status === 'stopped' && (
+            <button
+              type="button"
+              aria-label={`Release budget ${title} for this month`}
+              disabled={release.busy}
+              onClick={() => void release.run(() => ok(api.POST('/budgets/{id}/release', { params: { path: { id: b.id } } }))).then(onChanged)}
+            >
+              Release for this month
+            </button>
+          )}
+          <ErrorBox error={release.error} />
+          <Actions budgetId={b.id} />
+        </div>
+      )}
       {canEdit && editor.editing && (
         <BudgetForm
           budget={b}

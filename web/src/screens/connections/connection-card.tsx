@@ -120,6 +120,10 @@ export function ConnectionCard({
       onSyncAsked(queued.queuedAt);
     });
   };
+  const setEnforcement = (next: 'on' | 'off') => {
+    setMessage(undefined);
+    void action.run(() => ok(api.PATCH('/connections/{id}', { params: { path: { id: c.id } }, body: { enforcement: next } }))).then((done) => done && onChanged());
+  };
   const setStatus = (next: 'active' | 'paused') => {
     setMessage(undefined);
     void action.run(() => ok(api.PATCH('/connections/{id}', { params: { path: { id: c.id } }, body: { status: next } }))).then((done) => done && onChanged());
@@ -142,6 +146,16 @@ export function ConnectionCard({
         <div>
           <dt>Last successful sync</dt>
           <dd>{c.lastSuccessAt ? when(c.lastSuccessAt) : 'not yet'}</dd>
+        </div>
+        <div>
+          <dt>Budgets may stop spend</dt>
+          <dd>
+            {c.enforcement === 'on'
+              ? c.provider === 'openai'
+                ? 'Yes: a project budget sets the project’s hard limit at OpenAI'
+                : 'Yes: a stop budget sets keys inactive at Anthropic'
+              : 'No: budgets here only alert'}
+          </dd>
         </div>
       </dl>
       {syncing && (
@@ -181,6 +195,9 @@ export function ConnectionCard({
           )}
           <button type="button" class="secondary" ref={rotate.opener} aria-describedby={titleId} onClick={rotate.open}>
             Rotate key
+          </button>
+          <button type="button" class="secondary" disabled={action.busy} aria-describedby={titleId} onClick={() => setEnforcement(c.enforcement === 'on' ? 'off' : 'on')}>
+            {c.enforcement === 'on' ? 'Stop letting budgets act' : 'Let budgets stop spend'}
           </button>
           <button type="button" class="secondary" aria-describedby={titleId} onClick={() => dialog.current?.showModal()}>
             Disconnect

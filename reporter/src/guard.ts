@@ -1,0 +1,104 @@
+/**
+ * The guard: Burnrate's list of keys whose stop budget is past its limit (`GET <baseUrl>/ingest/blocks`), read at
+ * start and every `refreshAfterSeconds` (≤ 30), so a call made with a blocked key is answered here, without calling
+ * the provider: status 429 in the provider's own error shape, code `budget_exceeded`, the budget's name, and
+ * `x-should-retry: false` so the official SDKs raise at once instead of retrying. When Burnrate can't be reached the
+ * last list is kept for 10 minutes, then calls go through again: the guard never fails closed on its own.
+ */
+import type { Logger } from './sender.js';
+import type { Provider } from './usage.js';
+
+export interface Block {
+  keyHash: string;
+  budgetId: string;
+  budgetName: string | null;
+  since: string;
+}
+
+export interface GuardOptions {
+  ingestKey: string;
+  baseUrl: string;
+  fetch: typeof fetch;
+  logger: Logger;
+  /** `block` (default): refuse blocked keys' calls; `observe`: let them through, warn once per key. */
+  enforce: 'block' | 'observe';
+  /** The clock (ms), injectable for tests. */
+  now: () => number;
+}
+
+/** How long the last list is trusted while Burnrate can't be reached. */
+export const KEEP_LIST_MS = 10 * 60_000;
+const MAX_REFRESH_S = 30;
+/** How long the first call waits for the first list. */
+const FIRST_READ_WAIT_MS = 3000;
+
+export class Guard {
+  private blocked = new Map<string, Block>();
+  private readAt: number | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private first: Promise<void>;
+  private stopped = false;
+  private warned = new Set<string>();
+
+  constructor(private readonly options: GuardOptions) {
+    this.first = this.refresh();
+  }
+
+  /** Reads the list now; schedules the next read. Never throws. */
+  async refresh(): Promise<void> {
+    let next = MAX_REFRESH_S;
+    try {
+      const res = await this.options.fetch(`${this.options.baseUrl.replace(/\/$/, '')}/ingest/blocks`, {
+        headers: { 'x-api-key': this.options.ingestKey, accept: 'application/json' },
+        signal: AbortSignal.timeout(5000),
+      });
+      if (res.ok) {
+        const body = (await res.json()) as { blocked?: Block[]; refreshAfterSeconds?: number };
+        this.blocked = new Map((body.blocked ?? []).map((b) => [b.keyHash, b]));
+        this.readAt = this.options.now();
+        if (typeof body.refreshAfterSeconds === 'number' && body.refreshAfterSeconds > 0) next = Math.min(MAX_REFRESH_S, body.refreshAfterSeconds);
+      } else await res.body?.cancel();
+    } catch {
+      // Burnrate unreachable: the last list holds (for KEEP_LIST_MS).
+    }
+    if (!this.stopped) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => void this.refresh(), next * 1000);
+      this.timer.unref?.();
+    }
+  }
+
+  /** The block on this key, if any and if the list is fresh enough to trust. */
+  async check(keyHash: string): Promise<Block | undefined> {
+    if (this.readAt === null) await Promise.race([this.first, new Promise((r) => setTimeout(r, FIRST_READ_WAIT_MS).unref?.())]);
+    if (this.readAt === null || this.options.now() - this.readAt > KEEP_LIST_MS) return undefined;
+    const block = this.blocked.get(keyHash);
+    if (block && this.options.enforce === 'observe') {
+      if (!this.warned.has(keyHash)) {
+        this.warned.add(keyHash);
+        this.options.logger.warn(`Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`);
+      }
+      return undefined;
+    }
+    return block;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/** The answer to a blocked call, as the provider would shape a refusal. */
+export function refusal(provider: Provider, block: Block): Response {
+  const budget = block.budgetName ? `"${block.budgetName}"` : block.budgetId;
+  const message = `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
+  const body =
+    provider === 'anthropic'
+      ? { type: 'error', error: { type: 'budget_exceeded', message }, request_id: null }
+      : { error: { message, type: 'budget_exceeded', param: null, code: 'budget_exceeded' } };
+  return new Response(JSON.stringify(body), {
+    status: 429,
+    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', 'x-burnrate-budget-id': block.budgetId },
+  });
+}

@@ -1,0 +1,45 @@
+/** GET /enforcement-actions (the record) and GET /ingest/blocks (the reporter's block list). */
+import * as z from 'zod/mini';
+import { getBudget, listBudgets } from '#shared/db/budgets.ts';
+import { listActions, listStates } from '#shared/db/enforcement.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
+import { NotFound, ValidationError } from '#shared/http/errors.ts';
+import { Cursor, DEFAULT_LIMIT, Limit } from '#shared/http/pagination.ts';
+import { isId } from '#shared/ids.ts';
+
+export const ListActionsQuery = z.strictObject({ budgetId: z.optional(z.string()), limit: Limit, cursor: Cursor });
+export type ListActionsQuery = z.infer<typeof ListActionsQuery>;
+
+/** How often a reporter reads the block list again (≤ 30 s). */
+export const BLOCKS_REFRESH_SECONDS = 15;
+
+export async function listEnforcementActions(accountId: string, query: ListActionsQuery) {
+  if (query.budgetId !== undefined && (!isId('budget', query.budgetId) || !(await getBudget(accountId, query.budgetId)))) {
+    // Another account's budget, or none: 404 (an act of a deleted budget is still listed in the account's record).
+    throw new NotFound('The budget does not exist.');
+  }
+  const list = `actions:${query.budgetId ?? 'all'}`;
+  let startKey: Record<string, unknown> | undefined;
+  if (query.cursor) {
+    const key = decodeCursor(query.cursor, accountId, list) as Record<string, unknown> | null;
+    if (!key || typeof key.pk !== 'string' || key.pk !== `ACTIONS#${accountId}`) {
+      throw new ValidationError('The cursor is not valid for this list.', [{ path: 'query.cursor', message: 'Invalid cursor.' }]);
+    }
+    startKey = key;
+  }
+  const page = await listActions(accountId, query.budgetId, query.limit ?? DEFAULT_LIMIT, startKey);
+  return { items: page.items, nextCursor: page.lastKey ? encodeCursor(accountId, list, page.lastKey) : null };
+}
+
+/**
+ * The keys the reporter refuses now, with the budget's name: two Queries (the enforcement states, eventually
+ * consistent: half the read units, a second late at most; and the budgets' names).
+ */
+export async function ingestBlocks(accountId: string) {
+  const [states, budgets] = await Promise.all([listStates(accountId, false), listBudgets(accountId)]);
+  const names = new Map(budgets.map((b) => [b.id, b.name]));
+  const blocked = states
+    .filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash)
+    .map((s) => ({ keyHash: s.target.keyHash!, budgetId: s.budgetId, budgetName: names.get(s.budgetId) ?? null, since: s.since }));
+  return { blocked, refreshAfterSeconds: BLOCKS_REFRESH_SECONDS };
+}

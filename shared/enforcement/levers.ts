@@ -1,0 +1,88 @@
+/**
+ * The levers: what a provider's admin API lets Burnrate do to stop spend, behind ONE interface. A provider offers a
+ * key switch (Anthropic: a key `inactive` and back), a project's hard spend limit (OpenAI: enforced by OpenAI
+ * itself), or both; the methods it lacks are absent and its `offers` says so. Another provider plugs in with
+ * `registerLever` (its client module registers itself; nothing here imports it).
+ */
+import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
+import { providerBaseUrl } from '#shared/connections/client.ts';
+import { ProviderBadResponse } from '#shared/connections/http.ts';
+import { leverHttp, type LeverHttpOptions } from '#shared/enforcement/http.ts';
+
+/** A project's hard spend limit as the provider reports it. */
+export interface ProjectLimit {
+  thresholdCents: number;
+  /** The provider is refusing the project's requests (OpenAI `enforcement.status: "enforcing"`). */
+  enforcing: boolean;
+}
+
+export interface Lever {
+  readonly provider: string;
+  /** Stops one key (reversible): Anthropic `status: inactive`. */
+  stopKey?(keyId: string): Promise<void>;
+  startKey?(keyId: string): Promise<void>;
+  /** The project's current hard limit, or null when it has none. */
+  readProjectLimit?(projectId: string): Promise<ProjectLimit | null>;
+  setProjectLimit?(projectId: string, thresholdCents: number): Promise<ProjectLimit>;
+  removeProjectLimit?(projectId: string): Promise<void>;
+}
+
+/** What a provider's lever can do, known without an admin key (the budget form and the 400s use it). */
+export interface LeverOffer {
+  keySwitch: boolean;
+  projectLimit: boolean;
+  /** How people call the key switch (`set inactive`, `disabled`). */
+  keySwitchWords: string;
+}
+
+type LeverFactory = (base: string, adminKey: string, options: LeverHttpOptions) => Lever;
+const registry = new Map<string, { offer: LeverOffer; make: LeverFactory }>();
+
+export function registerLever(provider: string, offer: LeverOffer, make: LeverFactory): void {
+  registry.set(provider, { offer, make });
+}
+
+export const leverOffer = (provider: string): LeverOffer | undefined => registry.get(provider)?.offer;
+
+export function leverFor(provider: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
+  const entry = registry.get(provider);
+  if (!entry) throw new ProviderBadResponse(`Burnrate has no lever for ${provider}.`);
+  return entry.make(providerBaseUrl(provider as never), adminKey, options);
+}
+
+/** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (research notes part A §1). */
+export function anthropicLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
+  const http = leverHttp(base, { 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
+  const setStatus = async (keyId: string, status: 'active' | 'inactive') => {
+    const body = (await http.send('POST', `/v1/organizations/api_keys/${encodeURIComponent(keyId)}`, { status })) as { status?: unknown };
+    if (body.status !== status) throw new ProviderBadResponse(`Anthropic answered the key update without status ${status}.`);
+  };
+  return { provider: 'anthropic', stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
+}
+
+/** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (research notes part A §1). */
+export function openAiLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
+  const http = leverHttp(base, { authorization: `Bearer ${adminKey}` }, adminKey, options);
+  const path = (projectId: string) => `/v1/organization/projects/${encodeURIComponent(projectId)}/spend_limit`;
+  const read = (body: unknown): ProjectLimit => {
+    const b = body as { threshold_amount?: unknown; enforcement?: { status?: unknown } };
+    if (typeof b.threshold_amount !== 'number') throw new ProviderBadResponse('OpenAI answered a spend limit without threshold_amount.');
+    return { thresholdCents: b.threshold_amount, enforcing: b.enforcement?.status === 'enforcing' };
+  };
+  return {
+    provider: 'openai',
+    async readProjectLimit(projectId) {
+      const body = await http.send('GET', path(projectId), undefined, { missingOk: true });
+      return body === undefined ? null : read(body);
+    },
+    async setProjectLimit(projectId, thresholdCents) {
+      return read(await http.send('POST', path(projectId), { threshold_amount: thresholdCents, currency: 'USD', interval: 'month' }));
+    },
+    async removeProjectLimit(projectId) {
+      await http.send('DELETE', path(projectId), undefined, { missingOk: true });
+    },
+  };
+}
+
+registerLever('anthropic', { keySwitch: true, projectLimit: false, keySwitchWords: 'set inactive' }, anthropicLever);
+registerLever('openai', { keySwitch: false, projectLimit: true, keySwitchWords: '' }, openAiLever);

@@ -1,0 +1,91 @@
+/** The shapes of enforcement: what a stop budget acts on (targets), what it did (states), its acts and their record. */
+
+/**
+ * One thing a budget can act on:
+ * - `key`: a connection key with a key switch (Anthropic, `keyId` the provider's id);
+ * - `project`: a project's hard spend limit (OpenAI), kept at `limitCents`;
+ * - `reporter`: a key that sends events, refused by the reporter (`GET /ingest/blocks`).
+ */
+export interface Target {
+  /** `key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`: the state item's sort-key tail. */
+  id: string;
+  kind: 'key' | 'project' | 'reporter';
+  provider: string;
+  connectionId: string | null;
+  keyHash: string | null;
+  keyId: string | null;
+  projectId: string | null;
+  /** How people know it (the key's label or name, the project's name). */
+  name: string;
+  /** `project`: the limit to keep set, in whole cents (the budget's monthly limit, rounded down). */
+  limitCents?: number;
+}
+
+export type StateStatus = 'stopped' | 'armed' | 'released' | 'failed' | 'acting';
+
+/** What a budget did to one target (ACCOUNT#<a> / ENFORCE#<budgetId>#<targetId>). */
+export interface EnforcementState {
+  budgetId: string;
+  target: Target;
+  /**
+   * `stopped`: the key is off / the reporter refuses it; `armed`: the project's limit is set (OpenAI enforces it);
+   * `released`: the lever is off again; `failed`: the last act was refused (retried next sync); `acting`: an act
+   * is under way (claimed by one worker).
+   */
+  status: StateStatus;
+  /** What the last act aimed for (for `failed` and `acting`): the lever on, or off. */
+  want: 'on' | 'off';
+  /** Released by a person for the rest of `period`: the lever stays off until the next period. */
+  hold: boolean;
+  /** The UTC month (YYYY-MM) the status belongs to. */
+  period: string;
+  since: string;
+  detail: string;
+  /** `project`: the limit Burnrate set (cents), what the provider last said, and the customer's own limit before. */
+  limitCents?: number | null;
+  enforcing?: boolean;
+  /** The project's limit before Burnrate set one (null: none; undefined: not known yet). */
+  priorLimitCents?: number | null;
+  /** The user who released it (a `hold`). */
+  releasedBy?: string;
+  /** Version: every write is conditioned on the one read. */
+  v: number;
+}
+
+export type ActOp = 'stop' | 'start' | 'set_limit' | 'remove_limit' | 'read_limit' | 'forget';
+export type ActReason = 'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted';
+
+export interface Act {
+  budgetId: string;
+  target: Target;
+  op: ActOp;
+  reason: ActReason;
+  /** The state read (undefined: none yet): the act is conditioned on its version. */
+  state: EnforcementState | undefined;
+}
+
+export type ActionKind =
+  | 'key_deactivated'
+  | 'key_reactivated'
+  | 'key_disabled'
+  | 'key_enabled'
+  | 'project_limit_set'
+  | 'project_limit_removed'
+  | 'reporter_blocked'
+  | 'reporter_unblocked';
+
+/** One recorded act (ACTIONS#<a> / ACT#<act_id>). */
+export interface EnforcementAction {
+  id: string;
+  budgetId: string;
+  kind: ActionKind;
+  provider: string;
+  keyHash: string | null;
+  projectId: string | null;
+  reason: ActReason;
+  /** `burnrate`, or the user who released. */
+  actor: string;
+  result: 'ok' | 'failed';
+  detail: string;
+  at: string;
+}
