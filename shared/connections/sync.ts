@@ -30,6 +30,7 @@ import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type Provide
 import type { Provider, ProviderKey } from '#shared/connections/model.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
 import { raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
+import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 
 /** How people read the key of usage without an API key. */
 export const UNATTRIBUTED_NAME = 'No API key (Console, playground)';
@@ -53,7 +54,8 @@ export interface SyncOptions {
 }
 
 export interface SyncResult {
-  status: 'done' | 'partial' | 'busy' | 'skipped' | 'refused' | 'unavailable';
+  /** `stopped`: the connection was paused, deleted or changed while the sync ran (sync-guard.ts). */
+  status: 'done' | 'partial' | 'busy' | 'skipped' | 'refused' | 'unavailable' | 'stopped';
   /** Snapshot cells changed (each one write of its cell plus the aggregates it moves). */
   cellsChanged: number;
   transactions: number;
@@ -485,31 +487,36 @@ export async function syncConnection(accountId: string, connectionId: string, op
   const intervalMs = options.intervalMs ?? syncIntervalMs();
   const nextSyncAt = new Date(now.getTime() + intervalMs).toISOString();
   const at = now.toISOString();
+  // Every write to the connection is conditioned on it being unpaused at the version read; every provider request
+  // (and slice) first checks that it still is: a pause or DELETE stops the sync within one request.
+  const guard = new SyncGuard(conn);
+  const http = { ...options.http, beforeRequest: () => guard.check() };
   try {
     const ctx = await loadContext(accountId, now);
     if (!ctx) return skipped;
     let importer: Importer | undefined;
     try {
       const adminKey = await openSecret(conn.secret, { accountId, connectionId });
-      importer = new Importer(conn, providerClient(conn.provider, adminKey, options.http), ctx, now);
+      importer = new Importer(conn, providerClient(conn.provider, adminKey, http), ctx, now);
       await importer.readInventory();
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;
       let from = firstDayToRead(conn, today);
       while (from <= today) {
         const to = addDays(from, sliceDays - 1) < today ? addDays(from, sliceDays - 1) : today;
+        await guard.check();
         await importer.importSlice(from, to);
         from = addDays(to, 1);
         if (from <= today && conn.cursor !== null && Date.now() - started > (options.budgetMs ?? 240_000)) {
           // Out of time mid-backfill: the next run (due now) starts at `from`.
-          await setConnectionFields(conn, { cursor: from, lastSyncAt: at, nextSyncAt: at, updatedAt: at });
+          await guard.write({ cursor: from, lastSyncAt: at, nextSyncAt: at, updatedAt: guard.nextUpdatedAt() });
           return { ...importer.result, status: 'partial' };
         }
-        if (conn.cursor !== null && from <= today) await setConnectionFields(conn, { cursor: from });
+        if (conn.cursor !== null && from <= today) await guard.write({ cursor: from });
       }
       await importer.reconcileKeys();
       const reached = importer.reached;
-      await setConnectionFields(conn, {
+      await guard.write({
         status: 'active',
         statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
         // Usage a limit held back is read again from its first day by the next sync (imported once there is room).
@@ -517,32 +524,37 @@ export async function syncConnection(accountId: string, connectionId: string, op
         lastSyncAt: at,
         lastSuccessAt: at,
         nextSyncAt,
-        updatedAt: at,
+        updatedAt: guard.nextUpdatedAt(),
       });
       if (reached.length > 0) await raisePlanLimitAlert(accountId, ctx.account, ctx.period, reached, now);
       if (importer.result.cellsChanged > 0 || importer.result.keysCreated > 0) await evaluateAfterIngest(accountId, importer.discovered, now);
       return { ...importer.result, limitsReached: reached };
     } catch (error) {
       const partial = importer?.result ?? skipped;
+      if (error instanceof SyncStopped) return { ...partial, status: 'stopped' };
       if (error instanceof ProviderRefused) {
         const detail = `${conn.provider === 'openai' ? 'OpenAI' : 'Anthropic'} refused the admin key (${error.status}): ${error.providerMessage}. Create a new admin key and rotate it here, or check that it was not revoked.`;
-        await setConnectionFields(conn, { status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: at });
+        await guard.write({ status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: guard.nextUpdatedAt() });
         await raiseConnectionErrorAlert(conn, detail, now);
         return { ...partial, status: 'refused' };
       }
       if (error instanceof ProviderUnavailable || error instanceof ProviderBadResponse) {
         logger.warn('connection sync failed', { connectionId, provider: conn.provider, reason: error.message });
-        await setConnectionFields(conn, {
+        await guard.write({
           // The provider by its name: `… could not finish: OpenAI answered 503: …`.
           statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, conn.provider === 'openai' ? 'OpenAI' : 'Anthropic')} What was imported stays; the next sync fetches the rest.`,
           lastSyncAt: at,
           nextSyncAt,
-          updatedAt: at,
+          updatedAt: guard.nextUpdatedAt(),
         });
         return { ...partial, status: 'unavailable' };
       }
       throw error;
     }
+  } catch (error) {
+    // Stopped while writing a fault: nothing more is written to a connection paused, deleted or changed meanwhile.
+    if (error instanceof SyncStopped) return { ...skipped, status: 'stopped' };
+    throw error;
   } finally {
     await releaseLease(accountId, connectionId, owner);
   }

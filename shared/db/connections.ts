@@ -136,8 +136,15 @@ export async function replaceConnection(next: Connection, expectedUpdatedAt: str
   }
 }
 
-/** Sets some fields of an existing connection (the sync's state); the due index moves with `nextSyncAt`. */
-export async function setConnectionFields(c: Pick<Connection, 'accountId' | 'id' | 'status'>, fields: Partial<Connection>): Promise<boolean> {
+/**
+ * Sets some fields of an existing connection (the sync's state); the due index moves with `nextSyncAt`. With
+ * `expected`: only while the connection is unpaused and still at that `updatedAt` (false otherwise).
+ */
+export async function setConnectionFields(
+  c: Pick<Connection, 'accountId' | 'id' | 'status'>,
+  fields: Partial<Connection>,
+  expected?: { updatedAt: string },
+): Promise<boolean> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
@@ -162,9 +169,9 @@ export async function setConnectionFields(c: Pick<Connection, 'accountId' | 'id'
         TableName: tableName(),
         Key: keys.connection(c.accountId, c.id),
         UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ConditionExpression: expected ? 'attribute_exists(pk) AND updatedAt = :expectedAt AND #st <> :paused' : 'attribute_exists(pk)',
+        ExpressionAttributeNames: expected ? { ...names, '#st': 'status' } : names,
+        ExpressionAttributeValues: expected ? { ...values, ':expectedAt': expected.updatedAt, ':paused': 'paused' } : values,
       }),
     );
     return true;

@@ -391,6 +391,53 @@ describe('the sync', () => {
   });
 });
 
+describe('a running sync obeys pause and delete', () => {
+  /** Runs a sync whose provider requests are counted; at the `at`-th one, `act` runs first (a PATCH or DELETE). */
+  async function syncActingAt(user: RegisteredUser, id: string, at: number, act: () => Promise<ApiResponse>) {
+    let requests = 0;
+    let actedAt = -1;
+    let acted: ApiResponse | undefined;
+    const counting: typeof fetch = async (input, init) => {
+      requests += 1;
+      if (requests === at && actedAt < 0) {
+        acted = await act();
+        actedAt = requests;
+      }
+      return fetch(input, init);
+    };
+    // One day per slice: the sync has many requests (and slices) left when the act comes.
+    const result = await sync(user.accountId, id, { sliceDays: 1, http: { backoffMs: 20, fetch: counting } });
+    return { result, after: requests - actedAt, acted: acted!, actedAt };
+  }
+
+  it('a pause mid-sync stops it within one provider request; the pause stays and updatedAt never goes back', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'SCALE');
+    const id = await connect(user, 'anthropic');
+    const { result, after, acted, actedAt } = await syncActingAt(user, id, 4, () => call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { status: 'paused' } }));
+    expect(acted.status).toBe(200);
+    expect(actedAt).toBe(4);
+    expect(result.status).toBe('stopped');
+    // The request that carried the pause, and at most one sent at the same moment by a concurrent read.
+    expect(after).toBeLessThanOrEqual(1);
+    const now = await call(`/connections/${id}`, { token: user.token });
+    expect(now.body.status).toBe('paused');
+    expect(now.body.updatedAt >= acted.body.updatedAt).toBe(true);
+    expect((await sync(user.accountId, id)).status).toBe('skipped');
+  });
+
+  it('a DELETE mid-sync stops it: no provider request with the deleted key after the one under way', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'SCALE');
+    const id = await connect(user, 'openai');
+    const { result, after, acted } = await syncActingAt(user, id, 8, () => call(`/connections/${id}`, { method: 'DELETE', token: user.token }));
+    expect(acted.status).toBe(204);
+    expect(result.status).toBe('stopped');
+    expect(after).toBeLessThanOrEqual(1);
+    expect((await call(`/connections/${id}`, { token: user.token })).status).toBe(404);
+  });
+});
+
 describe('plan limits', () => {
   it('FREE: keys past the limit wait (statusDetail, one plan_limit alert); after an upgrade the rest is imported', { timeout: 120_000 }, async () => {
     const user = await registerUser();
