@@ -438,6 +438,30 @@ describe('a running sync obeys pause and delete', () => {
   });
 });
 
+describe('one canonical provider name', () => {
+  it('every spelling of a connected provider is provider_connected; other providers stay their own; a price goes under the canonical id', async () => {
+    const user = await registerUser();
+    await connect(user, 'openai');
+    const created = await call('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
+    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ'];
+    const others = ['azure-openai', 'openai-compatible', 'mistral'];
+    const events = [...spellings, ...others].map((provider, i) => ({ requestId: `r-${i}`, keyHash: String(i % 10).repeat(64), provider, model: 'gpt-4o', inputTokens: 10, outputTokens: 1 }));
+    const res = await call('/ingest', { method: 'POST', headers: { 'x-api-key': created.body.key }, body: { events } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.accepted).toBe(others.length);
+    expect((res.body.rejected as { index: number; code: string }[]).map((r) => [spellings[r.index], r.code])).toEqual(spellings.map((p) => [p, 'provider_connected']));
+    const keys = await call('/keys?limit=100', { token: user.token });
+    expect((keys.body.items as { provider: string }[]).map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible']);
+
+    const put = await call('/prices/openai./gpt-4o', { method: 'PUT', token: user.token, body: { input: 1, output: 2 } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.provider).toBe('openai');
+    const prices = await call('/prices', { token: user.token });
+    const own = (prices.body.items as { provider: string; model: string; source: string }[]).filter((p) => p.source === 'account');
+    expect(own.map((p) => `${p.provider}/${p.model}`)).toEqual(['openai/gpt-4o']);
+  });
+});
+
 describe('plan limits', () => {
   it('FREE: keys past the limit wait (statusDetail, one plan_limit alert); after an upgrade the rest is imported', { timeout: 120_000 }, async () => {
     const user = await registerUser();
