@@ -37,6 +37,8 @@ export interface Connection {
   manualSyncAt: string | null;
   /** The UTC day of the last `connection_error` alert (once per connection and day). */
   errorAlertDay: string | null;
+  /** What the provider says the admin key's organization is (shared/connections/organization.ts); absent: not read. */
+  organization?: string[] | null;
 }
 
 export const SHARDS = 16;
@@ -65,6 +67,7 @@ export function toConnection(item: Item): Connection {
     nextSyncAt: opt(item.nextSyncAt),
     manualSyncAt: opt(item.manualSyncAt),
     errorAlertDay: opt(item.errorAlertDay),
+    organization: Array.isArray(item.organization) ? (item.organization as string[]) : null,
   };
 }
 

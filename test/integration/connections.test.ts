@@ -438,6 +438,30 @@ describe('a running sync obeys pause and delete', () => {
   });
 });
 
+describe('rotation stays with the organization', () => {
+  it('a valid admin key of another organization: 400 saying so, nothing changed', async () => {
+    const user = await registerUser();
+    for (const provider of ['openai', 'anthropic'] as const) {
+      const id = await connect(user, provider);
+      const before = await call(`/connections/${id}`, { token: user.token });
+      // A second organization of the provider, with its own projects / workspaces and organization id.
+      const other = await control(provider, 'POST', '/orgs', { seed: 'contoso' });
+      try {
+        const res = await call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { adminKey: other.adminKey } });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.errors).toEqual([{ path: 'adminKey', message: expect.stringContaining('different') }]);
+        expect(JSON.stringify(res.body)).not.toContain(other.adminKey);
+        expect((await call(`/connections/${id}`, { token: user.token })).body).toEqual(before.body);
+        // A key of the same organization is taken.
+        const same = await call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { adminKey: await adminKey(provider) } });
+        expect(same.status, JSON.stringify(same.body)).toBe(200);
+      } finally {
+        await fetch(`${standIn(provider).url}/_burnrate/orgs/${other.id}`, { method: 'DELETE' });
+      }
+    }
+  });
+});
+
 describe('one canonical provider name', () => {
   it('every spelling of a connected provider is provider_connected; other providers stay their own; a price goes under the canonical id', async () => {
     const user = await registerUser();
