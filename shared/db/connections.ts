@@ -184,8 +184,34 @@ export async function setConnectionFields(
   }
 }
 
-/** Deletes the connection (its sealed admin key with it), frees the provider on the account, drops its lease. */
-export async function deleteConnection(c: Pick<Connection, 'accountId' | 'id' | 'provider'>): Promise<boolean> {
+/** A sealed secret of the same shape and lengths with every byte gone (what a deleted connection's item is overwritten with). */
+function shredded(secret: SealedSecret): SealedSecret {
+  const blank = (field: string) => 'A'.repeat(field.length);
+  return { wrap: secret.wrap, wrappedKey: blank(secret.wrappedKey), iv: blank(secret.iv), tag: blank(secret.tag), ciphertext: blank(secret.ciphertext) };
+}
+
+/**
+ * Deletes the connection (its sealed admin key with it), frees the provider on the account, drops its lease. The
+ * sealed key is first overwritten in place with a blank of the same length, so a database that keeps deleted rows
+ * for a while (DynamoDB Local's file) holds no copy of it to decrypt.
+ */
+export async function deleteConnection(c: Pick<Connection, 'accountId' | 'id' | 'provider'> & { secret?: SealedSecret }): Promise<boolean> {
+  if (c.secret) {
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.connection(c.accountId, c.id),
+          UpdateExpression: 'SET secret = :blank',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':blank': shredded(c.secret) },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
   try {
     await transactWrite([
       { Delete: { TableName: tableName(), Key: keys.connection(c.accountId, c.id), ConditionExpression: 'attribute_exists(pk)' } },

@@ -4,7 +4,7 @@
  * stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's client. The
  * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
@@ -459,6 +459,45 @@ describe('rotation stays with the organization', () => {
         await fetch(`${standIn(provider).url}/_burnrate/orgs/${other.id}`, { method: 'DELETE' });
       }
     }
+  });
+});
+
+describe('local deletion of a connection', () => {
+  it('the data folder, the database folder and the key that opens the sealed admin keys are their owner\'s only', async () => {
+    const dataDir = dirname(stack().outboxDir);
+    // A sealed admin key may outlive its DELETE in DynamoDB Local's file (free pages): no other user may read either.
+    for (const dir of [dataDir, join(dataDir, 'dynamodb')]) expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
+    expect((await stat(join(dataDir, 'connections-key'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('DELETE overwrites the sealed admin key before the item goes', async () => {
+    const user = await registerUser();
+    const id = await connect(user, 'anthropic');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { tableName } = await import('#shared/db/client.ts');
+    const { keys } = await import('#shared/db/keys.ts');
+    const updates: string[] = [];
+    const watch = (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: any) => {
+      const text = JSON.stringify(args.input ?? {});
+      if (context.commandName === 'UpdateItemCommand' && text.includes(keys.connection(user.accountId, id).sk) && text.includes(':blank')) updates.push(text);
+      return next(args);
+    };
+    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.connection(user.accountId, id), ConsistentRead: true }))).Item!;
+    db().middlewareStack.add(watch as never, { step: 'initialize', name: 'watchConnectionDelete' });
+    try {
+      const { deleteConnection } = await import('#shared/connections/service.ts');
+      await deleteConnection(user.accountId, id);
+    } finally {
+      db().middlewareStack.remove('watchConnectionDelete');
+    }
+    const sealed = item.secret as Record<string, string>;
+    // One overwrite, every sealed field blank at its own length, none of the sealed bytes in it.
+    expect(updates).toHaveLength(1);
+    for (const field of ['wrappedKey', 'iv', 'tag', 'ciphertext']) {
+      expect(updates[0]).toContain(`"${'A'.repeat(sealed[field]!.length)}"`);
+      expect(updates[0]).not.toContain(sealed[field]);
+    }
+    expect((await call(`/connections/${id}`, { token: user.token })).status).toBe(404);
   });
 });
 
