@@ -97,6 +97,25 @@ export class EventSplitter {
 
 const decoder = new TextDecoder();
 
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/**
+ * Whether an event can carry what the reporter reads: the first events of a stream (ids and model) and every event
+ * with a `"usage"` member whose value is an object (OpenAI's final chunk, Responses' terminal events, Anthropic's
+ * message_start and message_delta). The rest (content deltas, `"usage":null`) is never decoded nor parsed: a scan
+ * of the raw bytes, so a stream of many small events costs its reader little more than reading it.
+ */
+export function mayCarryUsage(raw: Uint8Array, index: number): boolean {
+  if (index < 2) return true;
+  const buf = asBuffer(raw);
+  for (let at = buf.indexOf('"usage"'); at >= 0; at = buf.indexOf('"usage"', at + 7)) {
+    let i = at + 7;
+    while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x3a || buf[i] === 0x09)) i++;
+    if (buf[i] === 0x7b) return true;
+  }
+  return false;
+}
+
 /** The joined `data:` lines of one raw event, or null when it has none. */
 export function eventData(raw: string): string | null {
   if (!raw.includes('data:')) return null;
@@ -130,12 +149,13 @@ export type ReadOutcome = 'complete' | 'oversized';
 export async function readEvents(stream: ReadableStream<Uint8Array>, onData: (data: unknown) => void, maxEventBytes = MAX_EVENT_BYTES): Promise<ReadOutcome> {
   const splitter = new EventSplitter(maxEventBytes);
   const reader = stream.getReader();
+  let index = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       const events = splitter.push(value);
-      for (const raw of events ?? []) onData(dataOf(raw));
+      for (const raw of events ?? []) if (mayCarryUsage(raw, index++)) onData(dataOf(raw));
       if (splitter.overflowed) {
         splitter.takeHeld();
         await reader.cancel().catch(() => undefined);
@@ -162,28 +182,42 @@ export function stripAddedUsage(onData: (data: unknown) => void, onOversized: ()
   const encoder = new TextEncoder();
   const splitter = new EventSplitter(maxEventBytes);
   let passing = false;
-  const pass = (raw: Uint8Array, out: TransformStreamDefaultController<Uint8Array>) => {
+  let index = 0;
+  /** What the caller gets of one event: itself, itself without `"usage":null`, or nothing (the added usage chunk). */
+  const pass = (raw: Uint8Array): Uint8Array | null => {
+    if (!mayCarryUsage(raw, index++)) return withoutCompactNullUsage(raw) ?? encoder.encode(withoutNullUsage(decoder.decode(raw)));
     const text = decoder.decode(raw);
     const data = parseData(eventData(text));
     onData(data);
-    if (isUsageOnlyChunk(data)) return;
+    if (isUsageOnlyChunk(data)) return null;
     const stripped = withoutNullUsage(text);
-    out.enqueue(stripped === text ? raw : encoder.encode(stripped));
+    return stripped === text ? raw : encoder.encode(stripped);
+  };
+  /** One enqueue per chunk read (not per event): the caller's stream keeps the provider's pace. */
+  const emit = (parts: Uint8Array[], out: TransformStreamDefaultController<Uint8Array>) => {
+    if (parts.length === 1) out.enqueue(parts[0]!);
+    else if (parts.length > 1) out.enqueue(concat(parts, parts.reduce((n, p) => n + p.length, 0)));
   };
   return new TransformStream({
     transform(chunk, out) {
       if (passing) return out.enqueue(chunk);
-      for (const raw of splitter.push(chunk) ?? []) pass(raw, out);
+      const parts: Uint8Array[] = [];
+      for (const raw of splitter.push(chunk) ?? []) {
+        const kept = pass(raw);
+        if (kept && kept.length > 0) parts.push(kept);
+      }
       if (splitter.overflowed) {
         passing = true;
         onOversized();
-        out.enqueue(splitter.takeHeld());
+        parts.push(splitter.takeHeld());
       }
+      emit(parts, out);
     },
     flush(out) {
       if (passing) return;
       const last = splitter.takeHeld();
-      if (last.length > 0) pass(last, out);
+      const kept = last.length > 0 ? pass(last) : null;
+      if (kept) emit([kept], out);
     },
   });
 }
@@ -192,6 +226,22 @@ function isUsageOnlyChunk(data: unknown): boolean {
   if (typeof data !== 'object' || data === null) return false;
   const chunk = data as { choices?: unknown; usage?: unknown };
   return Array.isArray(chunk.choices) && chunk.choices.length === 0 && typeof chunk.usage === 'object' && chunk.usage !== null;
+}
+
+const COMPACT_NULL_USAGE = Buffer.from(',"usage":null');
+
+/**
+ * The event without its `,"usage":null` when it is written that way (as OpenAI writes it) or has no `"usage"` at all
+ * (the event itself); null when another spelling needs the text form (`withoutNullUsage`).
+ */
+function withoutCompactNullUsage(raw: Uint8Array): Uint8Array | null {
+  const buf = asBuffer(raw);
+  const at = buf.indexOf(COMPACT_NULL_USAGE);
+  if (at < 0) return buf.indexOf('"usage"') < 0 ? raw : null;
+  const next = buf[at + COMPACT_NULL_USAGE.length];
+  if (next !== 0x2c && next !== 0x7d) return null;
+  if (buf.indexOf('"usage"', at + COMPACT_NULL_USAGE.length) >= 0) return null;
+  return concat([raw.subarray(0, at), raw.subarray(at + COMPACT_NULL_USAGE.length)], raw.length - COMPACT_NULL_USAGE.length);
 }
 
 /**
