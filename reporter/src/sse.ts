@@ -11,6 +11,11 @@
 
 /** The most bytes one event may take before its response is no longer parsed (8 MiB: far above any usage event). */
 export const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+/**
+ * The bound of the chat-stream filter (1 MiB): a chat chunk is one delta, and the filter holds an event back from the
+ * caller until its end, so a smaller bound keeps a caller's first byte near the provider's on any stream.
+ */
+export const MAX_CHAT_CHUNK_BYTES = 1024 * 1024;
 
 const LF = 10;
 const CR = 13;
@@ -46,33 +51,33 @@ export class EventSplitter {
   push(chunk: Uint8Array): Uint8Array[] | null {
     if (this.overflowed) return null;
     const events: Uint8Array[] = [];
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const before = [this.p1, this.p2, this.p3];
     let start = 0;
-    let { p1, p2, p3 } = this;
-    for (let i = 0; i < chunk.length; i++) {
+    /** Byte `k` of the event under way (-1 before its start; the bytes held from earlier chunks count). */
+    const byteAt = (k: number) => (k >= start ? chunk[k]! : start > 0 ? -1 : (before[-1 - k] ?? -1));
+    // Only line breaks matter: jump from one to the next with the native search.
+    let nextLf = buf.indexOf(LF);
+    let nextCr = buf.indexOf(CR);
+    while (nextLf >= 0 || nextCr >= 0) {
+      const i = nextLf < 0 ? nextCr : nextCr < 0 ? nextLf : Math.min(nextLf, nextCr);
       const b = chunk[i]!;
-      if (b !== LF && b !== CR) {
-        p3 = p2;
-        p2 = p1;
-        p1 = b;
-        continue;
+      const p1 = byteAt(i - 1);
+      const cut = b === LF ? p1 === LF || (p1 === CR && byteAt(i - 2) === LF && byteAt(i - 3) === CR) : p1 === CR;
+      if (cut) {
+        const piece = chunk.subarray(start, i + 1);
+        events.push(this.held === 0 ? piece : concat([...this.parts, piece], this.held + piece.length));
+        this.parts = [];
+        this.held = 0;
+        start = i + 1;
       }
-      const cut = b === LF ? p1 === LF || (p1 === CR && p2 === LF && p3 === CR) : p1 === CR;
-      if (!cut) {
-        p3 = p2;
-        p2 = p1;
-        p1 = b;
-        continue;
-      }
-      const piece = chunk.subarray(start, i + 1);
-      events.push(this.held === 0 ? piece : concat([...this.parts, piece], this.held + piece.length));
-      this.parts = [];
-      this.held = 0;
-      start = i + 1;
-      p1 = p2 = p3 = -1;
+      if (b === LF) nextLf = buf.indexOf(LF, i + 1);
+      else nextCr = buf.indexOf(CR, i + 1);
     }
-    this.p1 = p1;
-    this.p2 = p2;
-    this.p3 = p3;
+    const end = chunk.length;
+    this.p1 = byteAt(end - 1);
+    this.p2 = byteAt(end - 2);
+    this.p3 = byteAt(end - 3);
     if (start < chunk.length) {
       // Kept as a copy: the stream may reuse the chunk's memory.
       this.parts.push(chunk.slice(start));
@@ -178,7 +183,7 @@ export async function readEvents(stream: ReadableStream<Uint8Array>, onData: (da
  * other chunk is taken out again, so the caller receives the stream it asked for. An event past the bound turns the
  * filter into a pass-through: from there on the bytes go on untouched and `onOversized` is called once.
  */
-export function stripAddedUsage(onData: (data: unknown) => void, onOversized: () => void = () => undefined, maxEventBytes = MAX_EVENT_BYTES): TransformStream<Uint8Array, Uint8Array> {
+export function stripAddedUsage(onData: (data: unknown) => void, onOversized: () => void = () => undefined, maxEventBytes = MAX_CHAT_CHUNK_BYTES): TransformStream<Uint8Array, Uint8Array> {
   const encoder = new TextEncoder();
   const splitter = new EventSplitter(maxEventBytes);
   let passing = false;
