@@ -28,10 +28,11 @@ export interface Stats {
   /** Batches that could not be delivered. */
   failedBatches: number;
   /**
-   * Streamed responses not read to their end because one event outgrew the parser's bound (no blank line within
-   * 8 MiB): their bytes went to the caller untouched, their usage is not reported.
+   * Streamed responses not read to their end because one event outgrew the parser's bound (reporter/src/sse.ts):
+   * their bytes went to the caller untouched, their usage is not reported. Present only once there was one, so
+   * `stats()` keeps its four fields otherwise.
    */
-  oversizedStreams: number;
+  oversizedStreams?: number;
 }
 
 export interface Rejection {
@@ -79,7 +80,7 @@ export class Sender {
   private queue: IngestEvent[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private inFlight = new Set<Promise<void>>();
-  private readonly counts: Stats = { sent: 0, rejected: 0, dropped: 0, failedBatches: 0, oversizedStreams: 0 };
+  private readonly counts: Stats = { sent: 0, rejected: 0, dropped: 0, failedBatches: 0 };
   private readonly rejectedCodes = new Set<string>();
   private warned = false;
   private closed = false;
@@ -133,7 +134,7 @@ export class Sender {
 
   /** One more event was a streamed response too large to read (see Stats.oversizedStreams). */
   noteOversized(): void {
-    this.counts.oversizedStreams += 1;
+    this.counts.oversizedStreams = (this.counts.oversizedStreams ?? 0) + 1;
   }
 
   /**

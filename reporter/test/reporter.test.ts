@@ -89,7 +89,7 @@ describe('with the official OpenAI SDK', () => {
       cachedInputTokens: USAGE.chat.prompt_tokens_details.cached_tokens,
     });
     expect(JSON.stringify(receiver.batches.slice(from))).not.toContain(OPENAI_KEY);
-    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0, oversizedStreams: 0 });
+    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0 });
     await reporter.close();
   });
 
@@ -267,7 +267,7 @@ describe('never in the caller\'s way', () => {
       receiver.answer = saved;
     }
     expect(receiver.batches.length - from).toBe(3);
-    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0, oversizedStreams: 0 });
+    expect(reporter.stats()).toEqual({ sent: 1, rejected: 0, dropped: 0, failedBatches: 0 });
     await reporter.close();
   });
 
