@@ -5,14 +5,22 @@
  * - Events shipped per second from one process: calls through the reporter until Burnrate (a local receiver that
  *   answers as `POST /ingest` does) has every event.
  * - Memory at the queue bound: heap held by 10,000 queued events while Burnrate can't be reached.
+ * - Streams that try the parser: one 32 MB event without a blank line, and a normal 200,000-event stream: the
+ *   caller's time to first byte and to the end, through plain fetch and through the reporter (both ways: a copy read
+ *   beside the caller, and the filter when the reporter adds `stream_options`), with the process's peak memory.
+ * - A Burnrate that accepts and never answers: how long a script that makes one call and never closes the reporter
+ *   takes to exit (bounded by the exit flush's 10 s).
  * Figures only; nothing here is asserted.
  */
-import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { createServer, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createReporter } from '../reporter/src/index.ts';
-import { OPENAI_KEY, startInferenceStandin } from '../reporter/test/inference-standin.ts';
+import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin } from '../reporter/test/inference-standin.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -107,6 +115,89 @@ for (const stream of [false, true]) {
   const held = process.memoryUsage().heapUsed - heapBefore;
   console.log(`memory at the queue bound (10,000 events queued + 2 batches of 1,000 retrying; ${reporter.stats().dropped} of 15,000 dropped): ${(held / 1024 / 1024).toFixed(1)} MiB of heap${gc ? '' : ' (run with --expose-gc for a settled figure)'}`);
   void reporter.close();
+}
+
+// 4. Streams that try the parser.
+{
+  const chunkEvent = (i: number) =>
+    `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"token ${String(i).padStart(6, '0')}"},"finish_reason":null}]}\n\n`;
+  const usageEvent = 'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\ndata: [DONE]\n\n';
+  const bodies: Record<string, Buffer> = {
+    'one 32 MB event': Buffer.concat([Buffer.from('data: {"choices":[{"delta":{"content":"'), Buffer.alloc(32 * 1024 * 1024, 120), Buffer.from('"}}]}\n\n'), Buffer.from(usageEvent)]),
+    '200,000 events': Buffer.from(Array.from({ length: 200_000 }, (_, i) => chunkEvent(i)).join('') + usageEvent),
+  };
+  let current: Buffer = Buffer.alloc(0);
+  const server = createServer((req, res: ServerResponse) => {
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let at = 0; at < current.length; at += 64 * 1024) if (!res.write(current.subarray(at, at + 64 * 1024))) await once(res, 'drain');
+      res.end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const timeCall = async (f: typeof fetch, options: object) => {
+    const start = performance.now();
+    const res = await f(url, { method: 'POST', headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [], ...options }) });
+    const reader = res.body!.getReader();
+    let first = 0;
+    let bytes = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!first) first = performance.now() - start;
+      bytes += value.length;
+    }
+    return { first, total: performance.now() - start, bytes };
+  };
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (const [name, body] of Object.entries(bodies)) {
+    current = body;
+    const reporter = createReporter({ ingestKey: 'brk_bench', baseUrl: sink.url, logger: { warn: () => undefined } });
+    const ways: [string, typeof fetch, object][] = [
+      ['plain fetch', fetch, { stream_options: { include_usage: true } }],
+      ['reporter, copy read beside', reporter.fetch, { stream_options: { include_usage: true } }],
+      ['reporter, adding stream_options', reporter.fetch, {}],
+    ];
+    for (const [way, f, options] of ways) {
+      await timeCall(f, options); // warm-up
+      gc?.();
+      peak = process.memoryUsage().rss;
+      const runs: { first: number; total: number; bytes: number }[] = [];
+      for (let i = 0; i < 3; i++) runs.push(await timeCall(f, options));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const median = (k: 'first' | 'total') => runs.map((r) => r[k]).sort((a, b) => a - b)[1]!;
+      console.log(`${name} (${(body.length / 1024 / 1024).toFixed(1)} MB), ${way}: first byte ${ms(median('first'))}, whole stream ${ms(median('total'))}, peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`);
+    }
+    await reporter.close();
+    console.log(`  reporter stats: ${JSON.stringify(reporter.stats())}`);
+  }
+  clearInterval(sampler);
+  server.close();
+}
+
+// 5. A Burnrate that accepts and never answers: a script that makes one call and never closes the reporter.
+{
+  const sockets = new Set<Socket>();
+  const hung = createServer(() => undefined);
+  hung.on('connection', (c) => sockets.add(c));
+  hung.listen(0, '127.0.0.1');
+  await once(hung, 'listening');
+  const start = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../reporter/test/fixtures/one-call.ts', import.meta.url))], {
+    env: { ...process.env, BURNRATE_URL: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/api`, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY },
+    stdio: 'ignore',
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+  clearTimeout(killer);
+  console.log(`hung Burnrate: a one-call script without close() exited ${signal ? `only when killed (${signal})` : `by itself (code ${code})`} after ${((performance.now() - start) / 1000).toFixed(1)} s (bound: the 10 s exit flush, plus the script's start)`);
+  for (const c of sockets) c.destroy();
+  hung.close();
 }
 
 sink.close();

@@ -10,6 +10,7 @@
  *                                                   `amount` a decimal string in cents, currency "USD"
  *   GET  /v1/organizations/api_keys[/{id}]          after_id | before_id, limit 1..1000 (20), status, workspace_id
  *   POST /v1/organizations/api_keys/{id}            {name?, status?: active|inactive|archived}
+ *   GET  /v1/organizations/me                      the admin key's organization {id (UUID), type, name}
  *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit 1..1000 (20), include_archived,
  *                                                   include_default (both false by default); `data_residency` as
  *                                                   the reference's defaults (us, unrestricted, global)
@@ -21,7 +22,7 @@
  * workspace. Costs of a day appear once the day is over (the report lags), and Priority Tier is not in them.
  */
 import type { IncomingMessage } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   arrayParam,
   BUCKET_LIMITS,
@@ -446,6 +447,17 @@ function cursorPage<T extends { id: string }>(all: T[], params: URLSearchParams,
   return { data: page.map(render), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: hasMore };
 }
 
+/**
+ * `GET /v1/organizations/me` (Get Current Organization): the organization of the admin key, `{id (a UUID), type:
+ * "organization", name}`. The id follows the organization's seed: another seed, another organization.
+ */
+function organizationView(store: OrgStore) {
+  const hex = createHash('sha256').update(`${store.org.seed}|organization`).digest('hex');
+  const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  const name = store.org.seed === 'harbor' ? 'Harbor Analytics' : `${store.org.seed[0]!.toUpperCase()}${store.org.seed.slice(1)}`;
+  return { id, type: 'organization', name };
+}
+
 /** The default workspace as `include_default=true` lists it (usage and keys still say `workspace_id: null`). */
 const defaultWorkspace = (store: OrgStore) => ({ id: `wrkspc_01${idChars(`${store.org.seed}|ws|default`, 22)}`, name: 'Default', createdAt: store.org.originDay - 400 * DAY_S, archivedAt: null });
 
@@ -501,6 +513,7 @@ async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, 
   if (path === '/v1/organizations/cost_report') return costReport(store, tokens, params);
   if (path === '/v1/organizations/api_keys') return listKeys(store, params);
   if (path === '/v1/organizations/workspaces') return listWorkspaces(store, params);
+  if (path === '/v1/organizations/me') return organizationView(store);
   const workspace = /^\/v1\/organizations\/workspaces\/([^/]+)$/.exec(path);
   if (workspace) {
     const found = [defaultWorkspace(store), ...store.org.projects].find((w) => w.id === decodeURIComponent(workspace[1]!));
@@ -519,7 +532,7 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
   provider: 'anthropic',
   name: 'the Anthropic admin stand-in',
   portEnv: 'ANTHROPIC_ADMIN_PORT',
-  seedOrg: (now, key) => seedAnthropicOrg(now, key),
+  seedOrg: (now, key, seed) => seedAnthropicOrg(now, key, seed),
   bigOrg: bigAnthropicOrg,
   newAdminKey: newAnthropicAdminKey,
   credential,

@@ -647,7 +647,7 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
   provider: 'openai',
   name: 'the OpenAI admin stand-in',
   portEnv: 'OPENAI_ADMIN_PORT',
-  seedOrg: (now, key) => seedOpenAiOrg(now, key),
+  seedOrg: (now, key, seed) => seedOpenAiOrg(now, key, seed),
   bigOrg: bigOpenAiOrg,
   newAdminKey: newOpenAiAdminKey,
   credential,

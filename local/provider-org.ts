@@ -510,7 +510,8 @@ export interface OrgStoreOptions {
   provider: ProviderName;
   /** `<dataDir>/state.json` keeps the organizations (admin keys, changes) across restarts; none: memory only. */
   dataDir?: string;
-  seedOrg: (now: number, adminKey: string) => OrgState;
+  /** `seed`: another seed makes another organization (its own project / workspace and key ids). */
+  seedOrg: (now: number, adminKey: string, seed?: string) => OrgState;
   bigOrg: (now: number, adminKey: string, size: { keys: number; models: number; days: number; requests?: number }) => OrgState;
   newAdminKey: () => string;
   /** An admin key for the main organization instead of the kept or a new one. */
@@ -697,7 +698,7 @@ export function pauseSeries(s: Series, paused: boolean, now: number): void {
  * organization, or on another one under `/_burnrate/orgs/<id>/…`:
  *
  *   GET  /_burnrate/orgs                       the organizations: id, admin key
- *   POST /_burnrate/orgs       {big?: {keys, models, days}, now?, late?}   a new organization (the seed, or a big
+ *   POST /_burnrate/orgs       {big?: {keys, models, days}, seed?, now?, late?}   a new organization (the seed, or a big
  *                                                                  one) with its own admin key, optionally a frozen
  *                                                                  clock and late arrivals (null: none) → its state
  *   DELETE /_burnrate/orgs/:id                 remove one (not main)
@@ -730,7 +731,9 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
     // Seeded as of its frozen clock when it has one (a bench can stand at the end of a past month), else now.
     const frozen = body.now === undefined || body.now === null ? undefined : typeof body.now === 'number' ? body.now : parseDate(String(body.now));
     const now = frozen ?? realNow();
-    const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey);
+    if (body.seed !== undefined && (typeof body.seed !== 'string' || !/^[a-z0-9-]{1,40}$/.test(body.seed))) throw new StandInError(400, 'invalid_request', 'seed: 1–40 characters of a-z, 0-9, "-".');
+    const seed = typeof body.seed === 'string' ? body.seed : undefined;
+    const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey, seed);
     const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
     // Optional at once: a frozen clock, late arrivals.
     if (body.now !== undefined) await controlOrg(registry, store, deps, 'POST /clock', params, { now: body.now });
@@ -888,7 +891,7 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     return ok({ faults: [] });
   }
   if (route === 'POST /reset') {
-    store.org = { ...registry.options.seedOrg(realNow(), org.adminKey), id: org.id };
+    store.org = { ...registry.options.seedOrg(realNow(), org.adminKey, org.big ? undefined : org.seed), id: org.id };
     store.faults.length = 0;
     await store.save();
     return ok(stateView(store));

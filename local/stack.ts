@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
 import { assertPortFree, describeExit, type SupervisedChild } from '#local/child.ts';
@@ -101,7 +101,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const dataDir = resolve(options.dataDir);
   const host = options.host ?? '127.0.0.1';
   checkHost(host, process.env);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // The data folder holds the database and the key that opens the admin keys sealed in it: its owner's only.
+  await chmod(dataDir, 0o700);
   const releaseLock = await lockDataDir(dataDir);
   try {
     return await startOnLockedDir(options, dataDir, host, releaseLock);

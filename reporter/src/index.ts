@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Sender, type IngestEvent, type Logger, type Rejection, type Stats } from './sender.js';
 import { Guard, refusal } from './guard.js';
 import { readEvents, stripAddedUsage } from './sse.js';
+import { withIncludeUsage } from './body.js';
 import { fromJsonBody, recognise, StreamUsage, type Endpoint, type Provider, type Usage } from './usage.js';
 
 export type { Logger, Rejection, Stats } from './sender.js';
@@ -71,7 +72,6 @@ export function createReporter(options: ReporterOptions): Reporter {
     fetch: platformFetch,
   });
 
-  // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).
   const guard = new Guard({
     ingestKey: options.ingestKey,
     baseUrl: options.baseUrl,
@@ -81,7 +81,9 @@ export function createReporter(options: ReporterOptions): Reporter {
     now: options.now ?? Date.now,
   });
 
-  const onBeforeExit = () => void sender.flush();
+  // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).
+  // Bounded like close(): a Burnrate that never answers holds the exit for at most CLOSE_TIMEOUT_MS.
+  const onBeforeExit = () => void sender.flushWithin(CLOSE_TIMEOUT_MS);
   process.on('beforeExit', onBeforeExit);
 
   const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -91,7 +93,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     if (block) return refusal(call.provider, block);
     const response = await platformFetch(input, call.init);
     try {
-      return observe(call, response, (event) => sender.enqueue(event));
+      return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized());
     } catch {
       return response;
     }
@@ -136,9 +138,12 @@ function inspect(input: string | URL | Request, init: RequestInit | undefined): 
     const requestedModel = typeof body?.model === 'string' ? body.model : null;
     let sendInit = init;
     let addedUsageOption = false;
-    if (kind.endpoint === 'chat' && body && body.stream === true && usageOptionUnset(body.stream_options)) {
-      const streamOptions = { ...((body.stream_options as object | undefined) ?? {}), include_usage: true };
-      sendInit = { ...init, body: JSON.stringify({ ...body, stream_options: streamOptions }) };
+    const withUsage = kind.endpoint === 'chat' && body && body.stream === true && usageOptionUnset(body.stream_options) ? withIncludeUsage(init!.body as string) : null;
+    if (withUsage !== null) {
+      // The body changes by the inserted member only; a content-length the caller set no longer holds: fetch sets it.
+      const sendHeaders = new Headers(init!.headers);
+      sendHeaders.delete('content-length');
+      sendInit = { ...init, headers: sendHeaders, body: withUsage };
       addedUsageOption = true;
     }
     return {
@@ -177,7 +182,7 @@ function parseJson(text: string): Record<string, unknown> | null {
  * Reads the usage off a copy of the response and returns what the caller gets: the response itself, except when
  * the reporter added the usage option, where the stream is filtered back to what the caller asked for.
  */
-function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void): Response {
+function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void, oversized: () => void): Response {
   if (!response.ok || !response.body) return response;
   const at = new Date().toISOString();
   const headerId = response.headers.get('x-request-id') ?? response.headers.get('request-id');
@@ -202,16 +207,25 @@ function observe(call: ProviderCall, response: Response, report: (event: IngestE
   const finish = () => emit(stream.id, stream.model, stream.usage());
   if (!call.addedUsageOption) {
     const copy = response.clone().body;
-    if (copy) void readEvents(copy, (data) => stream.add(data)).then(finish);
+    if (copy) void readEvents(copy, (data) => stream.add(data)).then((outcome) => (outcome === 'oversized' ? oversized() : finish()));
     return response;
   }
   let finished = false;
   const once = () => {
     if (!finished) (finished = true), finish();
   };
-  const body = response.body.pipeThrough(stripAddedUsage((data) => stream.add(data)));
+  let tooLarge = false;
+  const body = response.body.pipeThrough(
+    stripAddedUsage(
+      (data) => stream.add(data),
+      () => {
+        tooLarge = true;
+        oversized();
+      },
+    ),
+  );
   const [toCaller, toReporter] = body.tee();
-  void drain(toReporter).then(once);
+  void drain(toReporter).then(() => (tooLarge ? undefined : once()));
   const headers = new Headers(response.headers);
   headers.delete('content-length');
   const filtered = new Response(toCaller, { status: response.status, statusText: response.statusText, headers });

@@ -32,6 +32,12 @@ export interface Stats {
   dropped: number;
   /** Batches that could not be delivered. */
   failedBatches: number;
+  /**
+   * Streamed responses not read to their end because one event outgrew the parser's bound (reporter/src/sse.ts):
+   * their bytes went to the caller untouched, their usage is not reported. Present only once there was one, so
+   * `stats()` keeps its four fields otherwise.
+   */
+  oversizedStreams?: number;
 }
 
 export interface Rejection {
@@ -59,6 +65,8 @@ export interface SenderOptions {
   maxAttempts: number;
   /** The network call (the platform's fetch, never the reporter's own). */
   fetch: typeof fetch;
+  /** How long one `POST /ingest` may take before it is abandoned (and retried like a network error). @default 10000 */
+  requestTimeoutMs?: number;
 }
 
 interface IngestAnswer {
@@ -68,6 +76,8 @@ interface IngestAnswer {
 }
 
 const RETRYABLE = (status: number) => status === 429 || status >= 500;
+/** The default bound of one `POST /ingest` (a Burnrate that accepts and never answers costs at most this). */
+export const REQUEST_TIMEOUT_MS = 10_000;
 /** Batches sent at once; the rest wait in the bounded queue. */
 const MAX_IN_FLIGHT = 2;
 
@@ -79,8 +89,11 @@ export class Sender {
   private readonly rejectedCodes = new Set<string>();
   private warned = false;
   private closed = false;
-  /** Aborts the sleeps and requests of batches still trying when `close()` runs out of time. */
-  private readonly stop = new AbortController();
+  /**
+   * Aborts the sleeps and requests of batches still trying when `close()` or a bounded flush runs out of time (a new
+   * one replaces it after a bounded flush; each batch keeps the signal it started with).
+   */
+  private stop = new AbortController();
   /** Wake-ups of the backoff sleeps under way (called when `close()` runs out of time). */
   private readonly sleepers = new Set<() => void>();
   private readonly url: string;
@@ -121,6 +134,19 @@ export class Sender {
   async close(timeoutMs: number): Promise<void> {
     if (this.closed) return this.flush();
     this.closed = true;
+    await this.flushWithin(timeoutMs);
+  }
+
+  /** One more event was a streamed response too large to read (see Stats.oversizedStreams). */
+  noteOversized(): void {
+    this.counts.oversizedStreams = (this.counts.oversizedStreams ?? 0) + 1;
+  }
+
+  /**
+   * Flushes, resolving within `timeoutMs` whatever happens (the flush on process exit): batches still trying then are
+   * abandoned and, with what is still queued, dropped and counted. The reporter stays usable.
+   */
+  async flushWithin(timeoutMs: number): Promise<void> {
     const done = this.flush();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<'late'>((resolve) => {
@@ -131,9 +157,14 @@ export class Sender {
     if (outcome === 'late') {
       this.stop.abort();
       for (const wake of this.sleepers) wake();
-      await Promise.allSettled([...this.inFlight]);
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
       this.counts.dropped += this.queue.length;
       this.queue = [];
+      await Promise.allSettled([...this.inFlight]);
+      if (!this.closed) this.stop = new AbortController();
     }
   }
 
@@ -166,16 +197,20 @@ export class Sender {
 
   private async send(batch: IngestEvent[]): Promise<void> {
     const body = JSON.stringify({ events: batch });
+    const stop = this.stop.signal;
+    const timeoutMs = this.options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
     let lastProblem = '';
-    for (let attempt = 0; attempt < this.options.maxAttempts && !this.stop.signal.aborted; attempt++) {
+    for (let attempt = 0; attempt < this.options.maxAttempts && !stop.aborted; attempt++) {
       if (attempt > 0) await this.backoff(attempt);
-      if (this.stop.signal.aborted) break;
+      if (stop.aborted) break;
       try {
+        // Every request is bounded: a Burnrate that accepts and never answers (or stalls the answer) costs at most this.
+        const signal = AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]);
         const res = await this.options.fetch(this.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': this.options.ingestKey },
           body,
-          signal: this.stop.signal,
+          signal,
         });
         if (res.ok) {
           this.settle(batch, (await res.json().catch(() => ({}))) as IngestAnswer);

@@ -30,7 +30,7 @@ export const USAGE = {
 export interface Standin {
   url: string;
   /** Requests seen: path and parsed body. */
-  seen: Array<{ path: string; body: any; headers: IncomingMessage['headers'] }>;
+  seen: Array<{ path: string; body: any; headers: IncomingMessage['headers']; raw: string }>;
   close(): Promise<void>;
 }
 
@@ -51,7 +51,7 @@ export async function startInferenceStandin(): Promise<Standin> {
       } catch {
         body = null;
       }
-      seen.push({ path, body, headers: req.headers });
+      seen.push({ path, body, headers: req.headers, raw: text });
       counter += 1;
       route(req, res, path, body, counter);
     });

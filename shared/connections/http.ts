@@ -39,6 +39,8 @@ export interface ProviderHttpOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Called once per HTTP request sent (benches count provider requests). */
   onRequest?: () => void;
+  /** Awaited before each request is sent; what it throws ends the call unretried (a sync stopped by a pause or DELETE). */
+  beforeRequest?: () => Promise<void>;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -90,6 +92,7 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
       let last = '';
       for (let attempt = 0; attempt < attempts; attempt++) {
         let res: Response;
+        await options.beforeRequest?.();
         try {
           options.onRequest?.();
           // `manual`: a 3xx comes back as itself (below), never followed to wherever its Location points.

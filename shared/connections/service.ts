@@ -25,6 +25,7 @@ import type { Provider } from '#shared/connections/model.ts';
 import { sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
+import { organizationOf, sameOrganization } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
 export const MAX_RECONCILIATION_DAYS = 92;
@@ -66,6 +67,17 @@ export function adminKeyProblem(provider: Provider, key: string): string | undef
   }
   if (key.startsWith('sk-admin-') || key.startsWith('sk-')) return 'This looks like an OpenAI key; an Anthropic admin key starts with sk-ant-admin.';
   return 'An Anthropic admin key starts with sk-ant-admin.';
+}
+
+/** The organization of a key that passed the check (organization.ts), mapped to the API's problems like the check. */
+async function readOrganization(provider: Provider, adminKey: string): Promise<string[] | null> {
+  try {
+    return await organizationOf(provider, adminKey, { attempts: 1, timeoutMs: 10_000 });
+  } catch (error) {
+    if (error instanceof ProviderRefused) throw new ConnectionRefused(`${providerName(provider)} answered ${error.status}: ${error.providerMessage}`);
+    logger.warn('provider organization read failed', { provider, reason: error instanceof Error ? error.name : 'error' });
+    throw new ProviderUnavailableError(provider);
+  }
 }
 
 /** The ONE read call that checks a key with its provider, mapped to the API's problems. */
@@ -120,6 +132,7 @@ const hintOf = (adminKey: string) => adminKey.slice(-4);
 
 export async function createConnection(accountId: string, body: CreateConnectionBody, now = new Date()) {
   await checkWithProvider(body.provider, body.adminKey);
+  const organization = await readOrganization(body.provider, body.adminKey);
   const id = newId('connection');
   const at = now.toISOString();
   const importedFrom = importStart(now, body.provider);
@@ -142,6 +155,7 @@ export async function createConnection(accountId: string, body: CreateConnection
     nextSyncAt: at,
     manualSyncAt: null,
     errorAlertDay: null,
+    organization,
   };
   if (!(await putNewConnection(connection))) {
     throw new Conflict(`The account has a ${providerName(body.provider)} connection already (one per provider): rotate its admin key instead.`, 'connection-exists');
@@ -169,7 +183,20 @@ export async function getConnectionView(accountId: string, id: string) {
 
 export async function updateConnection(accountId: string, id: string, patch: PatchConnectionBody, now = new Date()) {
   const current = await mustGet(accountId, id, true);
-  if (patch.adminKey !== undefined) await checkWithProvider(current.provider, patch.adminKey);
+  let organization: string[] | null | undefined;
+  if (patch.adminKey !== undefined) {
+    await checkWithProvider(current.provider, patch.adminKey);
+    // A connection stays with its organization: its import snapshot is that organization's usage.
+    organization = await readOrganization(current.provider, patch.adminKey);
+    if (!sameOrganization(current.organization, organization)) {
+      throw new ValidationError('adminKey belongs to another organization.', [
+        {
+          path: 'adminKey',
+          message: `This admin key belongs to a different ${providerName(current.provider)} organization than the one this connection imports. A connection stays with its organization: use an admin key of the same organization, or delete this connection and connect the other organization.`,
+        },
+      ]);
+    }
+  }
   const at = now.toISOString() > current.updatedAt ? now.toISOString() : new Date(Date.parse(current.updatedAt) + 1).toISOString();
   const next: Connection = { ...current, updatedAt: at };
   if (patch.name !== undefined) next.name = patch.name;
@@ -177,6 +204,7 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
   if (patch.adminKey !== undefined) {
     next.secret = await sealSecret(patch.adminKey, { accountId, connectionId: id });
     next.keyHint = hintOf(patch.adminKey);
+    if (organization) next.organization = organization;
   }
   const resumes = (patch.status === 'active' && current.status !== 'active') || (patch.adminKey !== undefined && current.status === 'error');
   if (patch.status === 'paused') {

@@ -45,6 +45,7 @@ import { leverFor } from '#shared/enforcement/levers.ts';
 
 /** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
 export const BURNRATE_ACTOR = 'burnrate';
+import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 
 /** How people read the key of usage without an API key. */
 export const UNATTRIBUTED_NAME = 'No API key (Console, playground)';
@@ -68,7 +69,8 @@ export interface SyncOptions {
 }
 
 export interface SyncResult {
-  status: 'done' | 'partial' | 'busy' | 'skipped' | 'refused' | 'unavailable';
+  /** `stopped`: the connection was paused, deleted or changed while the sync ran (sync-guard.ts). */
+  status: 'done' | 'partial' | 'busy' | 'skipped' | 'refused' | 'unavailable' | 'stopped';
   /** Snapshot cells changed (each one write of its cell plus the aggregates it moves). */
   cellsChanged: number;
   /** Settlement corrections changed (each one write of its cell plus the aggregates it moves). */
@@ -766,6 +768,10 @@ export async function syncConnection(accountId: string, connectionId: string, op
   const intervalMs = options.intervalMs ?? syncIntervalMs();
   const nextSyncAt = new Date(now.getTime() + intervalMs).toISOString();
   const at = now.toISOString();
+  // Every write to the connection is conditioned on it being unpaused at the version read; every provider request
+  // (and slice) first checks that it still is: a pause or DELETE stops the sync within one request.
+  const guard = new SyncGuard(conn);
+  const http = { ...options.http, beforeRequest: () => guard.check() };
   try {
     const ctx = await loadContext(accountId, now);
     if (!ctx) return skipped;
@@ -773,28 +779,32 @@ export async function syncConnection(accountId: string, connectionId: string, op
     let adminKey: string;
     try {
       adminKey = await openSecret(conn.secret, { accountId, connectionId });
-      importer = new Importer(conn, providerClient(conn.provider, adminKey, { ...options.http, now: () => now }), ctx, now);
+      importer = new Importer(conn, providerClient(conn.provider, adminKey, { ...http, now: () => now }), ctx, now);
       await importer.readInventory();
       const today = ctx.chunkContext.today;
       const sliceDays = options.sliceDays ?? 7;
       const plan = clampPlan(readPlan(conn, today, sliceDays), firstReadableDay(conn.provider, today));
-      for (const [from, to] of plan.recent) await importer.importSlice(from, to);
+      for (const [from, to] of plan.recent) {
+        await guard.check();
+        await importer.importSlice(from, to);
+      }
       for (let i = 0; i < plan.backfill.length; i++) {
         const [from] = plan.backfill[i]!;
+        await guard.check();
         await importer.importSlice(...plan.backfill[i]!);
         if (i + 1 === plan.backfill.length) break;
         const backfillTo = addDays(from, -1);
         if (Date.now() - started > (options.budgetMs ?? 240_000)) {
           // Out of time mid-backfill: the next run (due now) goes on with the days before `from`.
-          await setConnectionFields(conn, { backfillTo, unsettledDays: importer.unsettledDays(conn.unsettledDays), lastSyncAt: at, nextSyncAt: at, updatedAt: at });
+          await guard.write({ backfillTo, unsettledDays: importer.unsettledDays(conn.unsettledDays), lastSyncAt: at, nextSyncAt: at, updatedAt: guard.nextUpdatedAt() });
           return { ...importer.result, status: 'partial' };
         }
-        await setConnectionFields(conn, { backfillTo });
+        await guard.write({ backfillTo });
       }
       await importer.reconcileKeys();
       const untrackedKeys = await importer.listUntracked();
       const reached = importer.reached;
-      await setConnectionFields(conn, {
+      await guard.write({
         status: 'active',
         statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
         // Usage a limit held back is read again from its first day by the next sync (imported once there is room).
@@ -807,7 +817,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
         lastSyncAt: at,
         lastSuccessAt: at,
         nextSyncAt,
-        updatedAt: at,
+        updatedAt: guard.nextUpdatedAt(),
       });
       if (reached.length > 0) await raisePlanLimitAlert(accountId, ctx.account, ctx.period, reached, now);
       // A limit that held usage back no longer does (an upgrade): its plan_limit alert is acknowledged by Burnrate.
@@ -818,25 +828,30 @@ export async function syncConnection(accountId: string, connectionId: string, op
       return { ...importer.result, limitsReached: reached };
     } catch (error) {
       const partial = importer?.result ?? skipped;
+      if (error instanceof SyncStopped) return { ...partial, status: 'stopped' };
       if (error instanceof ProviderRefused) {
         const detail = `${providerName(conn.provider)} refused the admin key (${error.status}): ${error.providerMessage}. Create a new ${conn.provider === 'openrouter' ? 'management' : 'admin'} key and rotate it here, or check that it was not revoked.`;
-        await setConnectionFields(conn, { status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: at });
+        await guard.write({ status: 'error', statusDetail: detail, lastSyncAt: at, nextSyncAt, updatedAt: guard.nextUpdatedAt() });
         await raiseConnectionErrorAlert(conn, detail, now);
         return { ...partial, status: 'refused' };
       }
       if (error instanceof ProviderUnavailable || error instanceof ProviderBadResponse) {
         logger.warn('connection sync failed', { connectionId, provider: conn.provider, reason: error.message });
-        await setConnectionFields(conn, {
+        await guard.write({
           // The provider by its name: `… could not finish: OpenAI answered 503: …`.
           statusDetail: `The last sync could not finish: ${error.message.replace(/^The provider\b/, providerName(conn.provider))} What was imported stays; the next sync fetches the rest.`,
           lastSyncAt: at,
           nextSyncAt,
-          updatedAt: at,
+          updatedAt: guard.nextUpdatedAt(),
         });
         return { ...partial, status: 'unavailable' };
       }
       throw error;
     }
+  } catch (error) {
+    // Stopped while writing a fault: nothing more is written to a connection paused, deleted or changed meanwhile.
+    if (error instanceof SyncStopped) return { ...skipped, status: 'stopped' };
+    throw error;
   } finally {
     await releaseLease(accountId, connectionId, owner);
   }

@@ -50,6 +50,8 @@ export interface Connection {
   unsettledDays?: string[];
   /** Whether stop budgets may act on this organization through the admin key (`off` unless an admin turns it on). */
   enforcement?: 'on' | 'off';
+  /** What the provider says the admin key's organization is (shared/connections/organization.ts); absent: not read. */
+  organization?: string[] | null;
 }
 
 export const SHARDS = 16;
@@ -84,6 +86,7 @@ export function toConnection(item: Item): Connection {
     requestsHeldTo: opt(item.requestsHeldTo),
     unsettledDays: Array.isArray(item.unsettledDays) ? (item.unsettledDays as string[]) : [],
     enforcement: item.enforcement === 'on' ? 'on' : 'off',
+    organization: Array.isArray(item.organization) ? (item.organization as string[]) : null,
   };
 }
 
@@ -169,8 +172,15 @@ export async function replaceConnection(next: Connection, expectedUpdatedAt: str
   }
 }
 
-/** Sets some fields of an existing connection (the sync's state); the due index moves with `nextSyncAt`. */
-export async function setConnectionFields(c: Pick<Connection, 'accountId' | 'id' | 'status'>, fields: Partial<Connection>): Promise<boolean> {
+/**
+ * Sets some fields of an existing connection (the sync's state); the due index moves with `nextSyncAt`. With
+ * `expected`: only while the connection is unpaused and still at that `updatedAt` (false otherwise).
+ */
+export async function setConnectionFields(
+  c: Pick<Connection, 'accountId' | 'id' | 'status'>,
+  fields: Partial<Connection>,
+  expected?: { updatedAt: string },
+): Promise<boolean> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
@@ -195,9 +205,9 @@ export async function setConnectionFields(c: Pick<Connection, 'accountId' | 'id'
         TableName: tableName(),
         Key: keys.connection(c.accountId, c.id),
         UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ConditionExpression: expected ? 'attribute_exists(pk) AND updatedAt = :expectedAt AND #st <> :paused' : 'attribute_exists(pk)',
+        ExpressionAttributeNames: expected ? { ...names, '#st': 'status' } : names,
+        ExpressionAttributeValues: expected ? { ...values, ':expectedAt': expected.updatedAt, ':paused': 'paused' } : values,
       }),
     );
     return true;
@@ -207,8 +217,34 @@ export async function setConnectionFields(c: Pick<Connection, 'accountId' | 'id'
   }
 }
 
-/** Deletes the connection (its sealed admin key with it), frees the provider on the account, drops its lease. */
-export async function deleteConnection(c: Pick<Connection, 'accountId' | 'id' | 'provider'>): Promise<boolean> {
+/** A sealed secret of the same shape and lengths with every byte gone (what a deleted connection's item is overwritten with). */
+function shredded(secret: SealedSecret): SealedSecret {
+  const blank = (field: string) => 'A'.repeat(field.length);
+  return { wrap: secret.wrap, wrappedKey: blank(secret.wrappedKey), iv: blank(secret.iv), tag: blank(secret.tag), ciphertext: blank(secret.ciphertext) };
+}
+
+/**
+ * Deletes the connection (its sealed admin key with it), frees the provider on the account, drops its lease. The
+ * sealed key is first overwritten in place with a blank of the same length, so a database that keeps deleted rows
+ * for a while (DynamoDB Local's file) holds no copy of it to decrypt.
+ */
+export async function deleteConnection(c: Pick<Connection, 'accountId' | 'id' | 'provider'> & { secret?: SealedSecret }): Promise<boolean> {
+  if (c.secret) {
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.connection(c.accountId, c.id),
+          UpdateExpression: 'SET secret = :blank',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':blank': shredded(c.secret) },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
   try {
     await transactWrite([
       { Delete: { TableName: tableName(), Key: keys.connection(c.accountId, c.id), ConditionExpression: 'attribute_exists(pk)' } },

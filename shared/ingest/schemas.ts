@@ -1,5 +1,6 @@
 /** Request schemas of POST /ingest. The batch is checked as a whole; each event on its own (one bad event does not sink the batch). */
 import * as z from 'zod/mini';
+import { providerId } from '#shared/providers/canonical.ts';
 
 export const MAX_EVENTS = 1000;
 const MAX_TOKENS = 1_000_000_000;
@@ -25,8 +26,8 @@ export const IngestEvent = z.strictObject({
     z.string().check(z.trim(), z.minLength(1, 'keyHint must not be empty.'), z.maxLength(32, 'keyHint must be at most 32 characters (send only a few characters of the key).')),
   ),
   provider: z.string('provider must be a string.').check(
-    z.trim(),
-    z.toLowerCase(),
+    // A known provider's any spelling is that provider (shared/providers/canonical.ts); others trimmed, lower-cased.
+    z.overwrite(providerId),
     z.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/, 'provider must be 1–32 characters of a-z, 0-9, ".", "_" or "-".'),
   ),
   model: z.string('model must be a string.').check(

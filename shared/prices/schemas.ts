@@ -1,6 +1,7 @@
 /** Request schemas of /prices (zod/mini, strict). Names are normalized as ingestion normalizes them (trimmed, lower-case). */
 import * as z from 'zod/mini';
 import { hasAtMostSixDecimals } from '#shared/pricing/money.ts';
+import { providerId } from '#shared/providers/canonical.ts';
 
 /** Dollars per million tokens: the most an own price may be (keeps one event's cost far below the money ceiling). */
 export const MAX_PRICE_USD = 1_000_000;
@@ -14,8 +15,8 @@ const price = (field: string) =>
 
 export const PriceParams = z.strictObject({
   provider: z.string().check(
-    z.trim(),
-    z.toLowerCase(),
+    // A known provider's any spelling is that provider (shared/providers/canonical.ts); others trimmed, lower-cased.
+    z.overwrite(providerId),
     z.regex(/^[a-z0-9][a-z0-9._-]{0,31}$/, 'provider must be 1–32 characters of a-z, 0-9, ".", "_" or "-".'),
   ),
   model: z.string().check(

@@ -4,7 +4,7 @@
  * stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's client. The
  * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
@@ -532,6 +532,140 @@ describe('the sync', () => {
 
   it('the dispatcher queues due connections from the sparse index', async () => {
     expect(await dispatchDue(new Date(Date.now() + 3_600_000))).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('a running sync obeys pause and delete', () => {
+  /** Runs a sync whose provider requests are counted; at the `at`-th one, `act` runs first (a PATCH or DELETE). */
+  async function syncActingAt(user: RegisteredUser, id: string, at: number, act: () => Promise<ApiResponse>) {
+    let requests = 0;
+    let actedAt = -1;
+    let acted: ApiResponse | undefined;
+    const counting: typeof fetch = async (input, init) => {
+      requests += 1;
+      if (requests === at && actedAt < 0) {
+        acted = await act();
+        actedAt = requests;
+      }
+      return fetch(input, init);
+    };
+    // One day per slice: the sync has many requests (and slices) left when the act comes.
+    const result = await sync(user.accountId, id, { sliceDays: 1, http: { backoffMs: 20, fetch: counting } });
+    return { result, after: requests - actedAt, acted: acted!, actedAt };
+  }
+
+  it('a pause mid-sync stops it within one provider request; the pause stays and updatedAt never goes back', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'SCALE');
+    const id = await connect(user, 'anthropic');
+    const { result, after, acted, actedAt } = await syncActingAt(user, id, 4, () => call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { status: 'paused' } }));
+    expect(acted.status).toBe(200);
+    expect(actedAt).toBe(4);
+    expect(result.status).toBe('stopped');
+    // The request that carried the pause, and at most one sent at the same moment by a concurrent read.
+    expect(after).toBeLessThanOrEqual(1);
+    const now = await call(`/connections/${id}`, { token: user.token });
+    expect(now.body.status).toBe('paused');
+    expect(now.body.updatedAt >= acted.body.updatedAt).toBe(true);
+    expect((await sync(user.accountId, id)).status).toBe('skipped');
+  });
+
+  it('a DELETE mid-sync stops it: no provider request with the deleted key after the one under way', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'SCALE');
+    const id = await connect(user, 'openai');
+    const { result, after, acted } = await syncActingAt(user, id, 8, () => call(`/connections/${id}`, { method: 'DELETE', token: user.token }));
+    expect(acted.status).toBe(204);
+    expect(result.status).toBe('stopped');
+    expect(after).toBeLessThanOrEqual(1);
+    expect((await call(`/connections/${id}`, { token: user.token })).status).toBe(404);
+  });
+});
+
+describe('rotation stays with the organization', () => {
+  it('a valid admin key of another organization: 400 saying so, nothing changed', async () => {
+    const user = await registerUser();
+    for (const provider of ['openai', 'anthropic'] as const) {
+      const id = await connect(user, provider);
+      const before = await call(`/connections/${id}`, { token: user.token });
+      // A second organization of the provider, with its own projects / workspaces and organization id.
+      const other = await control(provider, 'POST', '/orgs', { seed: 'contoso' });
+      try {
+        const res = await call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { adminKey: other.adminKey } });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.errors).toEqual([{ path: 'adminKey', message: expect.stringContaining('different') }]);
+        expect(JSON.stringify(res.body)).not.toContain(other.adminKey);
+        expect((await call(`/connections/${id}`, { token: user.token })).body).toEqual(before.body);
+        // A key of the same organization is taken.
+        const same = await call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { adminKey: await adminKey(provider) } });
+        expect(same.status, JSON.stringify(same.body)).toBe(200);
+      } finally {
+        await fetch(`${standIn(provider).url}/_burnrate/orgs/${other.id}`, { method: 'DELETE' });
+      }
+    }
+  });
+});
+
+describe('local deletion of a connection', () => {
+  it('the data folder, the database folder and the key that opens the sealed admin keys are their owner\'s only', async () => {
+    const dataDir = dirname(stack().outboxDir);
+    // A sealed admin key may outlive its DELETE in DynamoDB Local's file (free pages): no other user may read either.
+    for (const dir of [dataDir, join(dataDir, 'dynamodb')]) expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
+    expect((await stat(join(dataDir, 'connections-key'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('DELETE overwrites the sealed admin key before the item goes', async () => {
+    const user = await registerUser();
+    const id = await connect(user, 'anthropic');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { tableName } = await import('#shared/db/client.ts');
+    const { keys } = await import('#shared/db/keys.ts');
+    const updates: string[] = [];
+    const watch = (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: any) => {
+      const text = JSON.stringify(args.input ?? {});
+      if (context.commandName === 'UpdateItemCommand' && text.includes(keys.connection(user.accountId, id).sk) && text.includes(':blank')) updates.push(text);
+      return next(args);
+    };
+    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.connection(user.accountId, id), ConsistentRead: true }))).Item!;
+    db().middlewareStack.add(watch as never, { step: 'initialize', name: 'watchConnectionDelete' });
+    try {
+      const { deleteConnection } = await import('#shared/connections/service.ts');
+      await deleteConnection(user.accountId, id);
+    } finally {
+      db().middlewareStack.remove('watchConnectionDelete');
+    }
+    const sealed = item.secret as Record<string, string>;
+    // One overwrite, every sealed field blank at its own length, none of the sealed bytes in it.
+    expect(updates).toHaveLength(1);
+    for (const field of ['wrappedKey', 'iv', 'tag', 'ciphertext']) {
+      expect(updates[0]).toContain(`"${'A'.repeat(sealed[field]!.length)}"`);
+      expect(updates[0]).not.toContain(sealed[field]);
+    }
+    expect((await call(`/connections/${id}`, { token: user.token })).status).toBe(404);
+  });
+});
+
+describe('one canonical provider name', () => {
+  it('every spelling of a connected provider is provider_connected; other providers stay their own; a price goes under the canonical id', async () => {
+    const user = await registerUser();
+    await connect(user, 'openai');
+    const created = await call('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
+    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ'];
+    const others = ['azure-openai', 'openai-compatible', 'mistral'];
+    const events = [...spellings, ...others].map((provider, i) => ({ requestId: `r-${i}`, keyHash: String(i % 10).repeat(64), provider, model: 'gpt-4o', inputTokens: 10, outputTokens: 1 }));
+    const res = await call('/ingest', { method: 'POST', headers: { 'x-api-key': created.body.key }, body: { events } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.accepted).toBe(others.length);
+    expect((res.body.rejected as { index: number; code: string }[]).map((r) => [spellings[r.index], r.code])).toEqual(spellings.map((p) => [p, 'provider_connected']));
+    const keys = await call('/keys?limit=100', { token: user.token });
+    expect((keys.body.items as { provider: string }[]).map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible']);
+
+    const put = await call('/prices/openai./gpt-4o', { method: 'PUT', token: user.token, body: { input: 1, output: 2 } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.provider).toBe('openai');
+    const prices = await call('/prices', { token: user.token });
+    const own = (prices.body.items as { provider: string; model: string; source: string }[]).filter((p) => p.source === 'account');
+    expect(own.map((p) => `${p.provider}/${p.model}`)).toEqual(['openai/gpt-4o']);
   });
 });
 

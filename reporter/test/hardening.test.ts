@@ -1,0 +1,175 @@
+/**
+ * The reporter against callers and servers that misbehave: a stream with one endless event (the parser's bound), a
+ * Burnrate that accepts and never answers (every send bounded, the exit flush too), a request body whose numbers
+ * JSON can't carry (the body changes by the inserted `stream_options` only). Speed goes to `npm run bench:reporter`.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReporter } from '../src/index.ts';
+import { EventSplitter, MAX_EVENT_BYTES } from '../src/sse.ts';
+import { withIncludeUsage } from '../src/body.ts';
+import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from './inference-standin.ts';
+
+const silent = { warn: () => undefined };
+
+/** A server that takes every connection and request and never answers (a hung Burnrate). */
+async function startHungServer(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer(() => {
+    requests += 1;
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+    requests: () => requests,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** An OpenAI-shaped SSE server whose first event is `size` bytes with no blank line, then a normal usage chunk. */
+async function startHugeEventServer(size: number): Promise<{ url: string; body: () => Buffer; close(): Promise<void> }> {
+  const head = Buffer.from('data: {"id":"chatcmpl-huge","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"');
+  const tail = Buffer.from(
+    '"}}]}\n\ndata: {"id":"chatcmpl-huge","object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\ndata: [DONE]\n\n',
+  );
+  const filler = Buffer.alloc(64 * 1024, 'x'.charCodeAt(0));
+  const parts: Buffer[] = [head];
+  for (let n = head.length; n < size; n += filler.length) parts.push(filler);
+  parts.push(tail);
+  const whole = Buffer.concat(parts);
+  const server = createServer((req, res: ServerResponse) => {
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let at = 0; at < whole.length; at += filler.length) {
+        if (!res.write(whole.subarray(at, at + filler.length))) await once(res, 'drain');
+      }
+      res.end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, body: () => whole, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+let standin: Standin;
+beforeAll(async () => {
+  standin = await startInferenceStandin();
+});
+afterAll(async () => {
+  await standin.close();
+});
+
+describe('server-sent events: one event without an end', () => {
+  it('cuts events at every blank-line spelling across any chunking, byte for byte', () => {
+    const text = 'data: {"a":1}\n\nevent: x\r\ndata: é\r\n\r\ndata: 3\r\rdata: rest';
+    const bytes = new TextEncoder().encode(text);
+    const whole = new EventSplitter().push(bytes)!.map((e) => new TextDecoder().decode(e));
+    expect(whole).toEqual(['data: {"a":1}\n\n', 'event: x\r\ndata: é\r\n\r\n', 'data: 3\r\r']);
+    for (let size = 1; size <= 5; size++) {
+      const splitter = new EventSplitter();
+      const events: Uint8Array[] = [];
+      for (let i = 0; i < bytes.length; i += size) events.push(...splitter.push(bytes.subarray(i, i + size))!);
+      expect(events.map((e) => new TextDecoder().decode(e))).toEqual(whole);
+      expect(new TextDecoder().decode(splitter.takeHeld())).toBe('data: rest');
+    }
+  });
+
+  it('holds at most its bound: past it the response is counted, not parsed, and the caller gets every byte untouched', async () => {
+    const server = await startHugeEventServer(MAX_EVENT_BYTES + 1024 * 1024);
+    const receiver = await startHungServer();
+    try {
+      for (const streamOptions of [{ include_usage: true }, undefined]) {
+        // Without stream_options the reporter adds it and filters the stream; with it, it reads a copy.
+        const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: receiver.url, logger: silent, flushIntervalMs: 60_000 });
+        const res = await reporter.fetch(`${server.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [], ...(streamOptions ? { stream_options: streamOptions } : {}) }),
+        });
+        const got = Buffer.from(await res.arrayBuffer());
+        expect(got.equals(server.body())).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(reporter.stats()).toMatchObject({ oversizedStreams: 1, sent: 0, dropped: 0 });
+        await reporter.flush();
+        expect(receiver.requests()).toBe(0);
+        await reporter.close();
+      }
+    } finally {
+      await server.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('a Burnrate that accepts and never answers', () => {
+  it('a script that makes one call and never closes the reporter exits by itself', async () => {
+    const hung = await startHungServer();
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fixtures/one-call.ts', import.meta.url))], {
+        env: { ...process.env, BURNRATE_URL: hung.url, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
+      // A hard stop far beyond the reporter's 10 s bound: reaching it means the script would never have exited.
+      let killed = false;
+      const hardStop = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, 45_000);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(hardStop);
+      expect(out).toContain('called 200');
+      expect(hung.requests()).toBeGreaterThanOrEqual(1);
+      expect({ killed, code }).toEqual({ killed: false, code: 0 });
+    } finally {
+      await hung.close();
+    }
+  }, 60_000);
+});
+
+describe('adding stream_options to the caller\'s body', () => {
+  const original = '{"model":"gpt-4o","seed":9007199254740993,"temperature":1.0000000000000001,"stream":true,"messages":[{"role":"user","content":"Hi \\"there\\" {"}]}';
+
+  it('inserts the member and leaves every other byte, numbers JSON cannot carry included', () => {
+    expect(withIncludeUsage(original)).toBe(`{"stream_options":{"include_usage":true},${original.slice(1)}`);
+    expect(withIncludeUsage(' { "stream" : true , "stream_options" : { } } ')).toBe(' { "stream" : true , "stream_options" : {"include_usage":true } } ');
+    expect(withIncludeUsage('{"stream":true,"stream_options":{"x":1e400}}')).toBe('{"stream":true,"stream_options":{"include_usage":true,"x":1e400}}');
+    expect(withIncludeUsage('{"stream":true,"stream_options":null}')).toBe('{"stream":true,"stream_options":{"include_usage":true}}');
+    expect(withIncludeUsage('{"stream":true,"stream_options":"x"}')).toBeNull();
+    for (const body of [original, '{"stream":true,"stream_options":{"a":[1,{"b":"}"}]}}']) {
+      const parsed = JSON.parse(withIncludeUsage(body)!);
+      expect(parsed.stream_options.include_usage).toBe(true);
+    }
+  });
+
+  it('sends the caller\'s body with the member added, byte for byte otherwise, and a content-length that fits it', async () => {
+    const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: 'http://127.0.0.1:9/api', logger: silent });
+    const res = await reporter.fetch(`${standin.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(original)) },
+      body: original,
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const seen = standin.seen.at(-1)!;
+    expect(seen.raw).toBe(`{"stream_options":{"include_usage":true},${original.slice(1)}`);
+    expect(Number(seen.headers['content-length'])).toBe(Buffer.byteLength(seen.raw));
+    await reporter.close();
+  });
+});
