@@ -7,7 +7,9 @@
  * writer (settlement-writes.ts) turns the targets into differences against the corrections it applied last.
  *
  * - OpenAI bills per `api_key_id` × `line_item` × `project_id`: each amount belongs to its key (null: the provider's
- *   `unattributed` key); a line item `"<model>, <what>"` whose model the day's usage has is that model's row.
+ *   `unattributed` key); a line item of usage beyond tokens (`"dall-e-3, images"`, `"vector store storage"`) is its
+ *   unit row (`images:dall-e-3`, `vector_stores`); a line item `"<model>, <what>"` whose model the day's usage has is
+ *   that model's row.
  * - Anthropic bills per workspace × description (model, service tier, cost type): a token bill of a (workspace,
  *   model, tier) is allocated to the keys with usage of the same (day, workspace, model, tier) in proportion to their
  *   estimated cost (their tokens when none of them is priced), largest remainder, exact to the micro-dollar; web
@@ -15,6 +17,7 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
+import { unitRowOfLineItem } from '#shared/connections/units.ts';
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -138,6 +141,12 @@ export function modelOfLineItem(line: string, models: ReadonlySet<string>): stri
 }
 
 /**
+ * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/connections/units.ts),
+ * else the model it names if the day's usage has it, else the line item itself.
+ */
+export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string => unitRowOfLineItem(line) ?? modelOfLineItem(line, models) ?? line;
+
+/**
  * OpenAI: the bill of one day per (key, row), amounts rounded to the micro-dollar once per (key, row). `tracked`
  * tells whether a key's spend may be shown (an untracked key's bill stays out of the aggregates, on its own line).
  */
@@ -146,7 +155,7 @@ export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], 
   const picos = new Map<string, { keyId: string | null; row: string; picos: bigint }>();
   for (const r of day.rows) {
     const keyId = r.keyId ?? null;
-    const row = modelOfLineItem(r.line, models) ?? r.line;
+    const row = rowOfLineItem(r.line, models);
     const id = keyOf(keyId, row);
     const p = picos.get(id);
     if (p) p.picos += r.picos;

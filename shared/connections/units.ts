@@ -18,20 +18,23 @@ export interface UnitEndpoint {
   quantity: string;
   /** The result field counted as requests, if any. */
   requests: string | null;
+  /** What the costs endpoint's `line_item` says of it: `"<model>, <lineItem>"`, or `<lineItem>` alone. */
+  lineItem: string;
 }
 
 export const UNIT_ENDPOINTS: readonly UnitEndpoint[] = [
-  { name: 'images', item: 'images', unit: 'image', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'images', requests: 'num_model_requests' },
-  { name: 'audio_speeches', item: 'audio_speeches', unit: 'character', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'characters', requests: 'num_model_requests' },
-  { name: 'audio_transcriptions', item: 'audio_transcriptions', unit: 'second', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'seconds', requests: 'num_model_requests' },
-  { name: 'moderations', item: 'moderations', unit: 'request', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_model_requests', requests: 'num_model_requests' },
-  { name: 'vector_stores', item: 'vector_stores', unit: 'byte_day', groupBy: ['project_id'], quantity: 'usage_bytes', requests: null },
-  { name: 'code_interpreter_sessions', item: 'code_interpreter_sessions', unit: 'session', groupBy: ['project_id'], quantity: 'num_sessions', requests: null },
-  { name: 'web_search_calls', item: 'web_search', unit: 'call', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_requests', requests: null },
-  { name: 'file_search_calls', item: 'file_search', unit: 'call', groupBy: ['api_key_id', 'project_id'], quantity: 'num_requests', requests: null },
+  { name: 'images', item: 'images', unit: 'image', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'images', requests: 'num_model_requests', lineItem: 'images' },
+  { name: 'audio_speeches', item: 'audio_speeches', unit: 'character', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'characters', requests: 'num_model_requests', lineItem: 'speech' },
+  { name: 'audio_transcriptions', item: 'audio_transcriptions', unit: 'second', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'seconds', requests: 'num_model_requests', lineItem: 'transcription' },
+  { name: 'moderations', item: 'moderations', unit: 'request', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_model_requests', requests: 'num_model_requests', lineItem: 'moderations' },
+  { name: 'vector_stores', item: 'vector_stores', unit: 'byte_day', groupBy: ['project_id'], quantity: 'usage_bytes', requests: null, lineItem: 'vector store storage' },
+  { name: 'code_interpreter_sessions', item: 'code_interpreter_sessions', unit: 'session', groupBy: ['project_id'], quantity: 'num_sessions', requests: null, lineItem: 'code interpreter sessions' },
+  { name: 'web_search_calls', item: 'web_search', unit: 'call', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_requests', requests: null, lineItem: 'web search tool calls' },
+  { name: 'file_search_calls', item: 'file_search', unit: 'call', groupBy: ['api_key_id', 'project_id'], quantity: 'num_requests', requests: null, lineItem: 'file search tool calls' },
 ];
 
 const BY_NAME = new Map(UNIT_ENDPOINTS.map((e) => [e.name, e]));
+const BY_LINE_ITEM = new Map(UNIT_ENDPOINTS.map((e) => [e.lineItem, e]));
 
 /** The endpoint a cell's tier names, if the cell is one of units (not tokens). */
 export const unitEndpointOf = (tier: string): UnitEndpoint | undefined => BY_NAME.get(tier);
@@ -41,3 +44,17 @@ export const unitEndpointOf = (tier: string): UnitEndpoint | undefined => BY_NAM
  * tokens): `images:dall-e-3`, `web_search_calls:gpt-5.1`; the endpoint's name alone when its rows have no model.
  */
 export const unitModelName = (endpoint: string, model: string | null): string => (model ? `${endpoint}:${model}` : endpoint);
+
+/**
+ * The unit row a cost line item bills (`"dall-e-3, images"` → `images:dall-e-3`, `"vector store storage"` →
+ * `vector_stores`), if it bills usage beyond tokens; a tier suffix (`" (batch)"`) is not part of the name. The model
+ * is part of the row only where the endpoint's usage names one (as readUsage names its cells).
+ */
+export function unitRowOfLineItem(line: string): string | undefined {
+  const comma = line.indexOf(',');
+  const model = comma < 0 ? null : line.slice(0, comma).trim().toLowerCase();
+  const what = (comma < 0 ? line : line.slice(comma + 1)).trim().toLowerCase().replace(/\s*\([a-z]+\)$/, '');
+  const e = BY_LINE_ITEM.get(what);
+  if (!e) return undefined;
+  return unitModelName(e.name, e.groupBy.includes('model') ? model : null);
+}

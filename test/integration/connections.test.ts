@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
 import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
+import { unitEndpointOf } from '#shared/connections/units.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
@@ -91,8 +92,10 @@ async function exported(token: string, provider: Provider, from: string, to: str
  */
 async function expectExact(token: string, provider: Provider, from = firstOfPreviousMonth(), to = today()) {
   const [want, got] = await Promise.all([truth(provider, from, to), exported(token, provider, from, to)]);
-  // Rows of a billed line no model names (storage, tools) carry money only: not usage.
-  const usage = new Map([...got].filter(([, c]) => c.requests !== 0 || c.inputTokens !== 0 || c.outputTokens !== 0));
+  // Rows of a billed line no model or unit names carry money only: not usage. Rows of units (images, tool calls,
+  // storage) are usage even without requests or tokens (the CSV has no quantity: they are known by their row's name).
+  const isUnitRow = (id: string) => unitEndpointOf(id.split('|')[2]!.split(':')[0]!) !== undefined;
+  const usage = new Map([...got].filter(([id, c]) => c.requests !== 0 || c.inputTokens !== 0 || c.outputTokens !== 0 || isUnitRow(id)));
   const missing = [...want.keys()].filter((k) => !usage.has(k));
   const extra = [...usage.keys()].filter((k) => !want.has(k));
   expect({ missing: missing.slice(0, 5), extra: extra.slice(0, 5) }).toEqual({ missing: [], extra: [] });
@@ -451,7 +454,11 @@ describe('the sync', () => {
         expect(settled[0].lines).toContainEqual({ line: 'claude-opus-4-5-20251101 (priority)', estimatedUsd: expect.any(Number), billedUsd: null, reason: 'priority_tier' });
         expect((settled[0].lines as any[]).find((l) => l.line === 'Code Execution Usage')).toMatchObject({ estimatedUsd: 0, reason: 'not_estimated' });
       } else {
-        expect((settled[0].lines as any[]).find((l) => l.line === 'vector store storage')).toMatchObject({ estimatedUsd: 0, reason: 'not_estimated' });
+        // Storage is usage in units now (estimated from its byte-days), billed on the unattributed key's row of it.
+        const storage = (settled[0].lines as any[]).find((l) => l.line === 'vector_stores');
+        expect(storage).toMatchObject({ reason: null });
+        expect(storage.estimatedUsd).toBeGreaterThan(0);
+        expect(storage.billedUsd).toBeGreaterThan(0);
       }
       // The key breakdown and GET /spend flag settled days.
       const spend = await call(`/spend?from=${from}&to=${today()}&groupBy=day`, { token: user.token });

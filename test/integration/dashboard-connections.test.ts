@@ -158,8 +158,11 @@ describe('Connections in Chromium', () => {
     expect(await page.getByTestId('recon-computed').textContent()).toBe(money(recon.total.computedUsd));
     expect(await page.getByTestId('recon-billed').textContent()).toBe(money(recon.total.billedUsd));
     expect(await page.getByTestId('recon-estimated').textContent()).toBe(money(recon.total.estimatedUsd));
-    // Each billed line explained: storage billed with no token usage behind it; today not billed yet, never $0.00.
-    await page.getByTestId('recon-lines').getByText('Billed with no token usage behind it').first().waitFor();
+    // Each billed line explained: storage (usage in units, estimated from its byte-days) on its own line with its
+    // estimate, its bill and why they differ; today not billed yet, never $0.00.
+    const storage = page.getByTestId('recon-lines').getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'vector_stores', exact: true }) });
+    await storage.waitFor();
+    expect(await storage.textContent()).toMatch(/As estimated\.|Priced otherwise than your table/);
     if (recon.days.some((d: { billedUsd: number | null }) => d.billedUsd === null)) await page.getByText('not billed yet').first().waitFor();
 
     // Disconnect asks first and says what stays; "Keep it connected" keeps it.
@@ -251,10 +254,14 @@ describe('Connections in Chromium', () => {
     await page.goto(`${origin()}/keys?source=connection&provider=anthropic`);
     await screen(page, 'Keys', ' (Anthropic connection keys)');
     await expect.poll(() => page.getByTestId('keys-total').textContent()).toContain(`${listed.total} keys match`);
-    // Each key's all-time spend as the API has it: billed days settled to Anthropic's bill (connections.test.ts checks
-    // them against the stand-in's cost report), today the tokens priced by the table.
+    // Each key's spend as the API has it: its days Anthropic billed settled to the bill (allocated to the keys, code
+    // execution on "No API key"), today the table's estimate; together, the connection's computed total.
     const shown = (await page.locator('table.keys tbody td[data-label="All time"]').allTextContents()).map((t) => t.trim()).sort();
-    expect(shown).toEqual((listed.items as unknown as { spend: { total: number } }[]).map((k) => money(k.spend.total)).sort());
+    const byApi = (listed as unknown as { items: { hash: string; spend: { total: number } }[] }).items;
+    expect(shown).toEqual(byApi.map((k) => money(k.spend.total)).sort());
+    const { id: anthropicId } = (await api('/connections', { token: admin.token })).body.items.find((c: { provider: string }) => c.provider === 'anthropic');
+    const anthropicRecon = (await api(`/connections/${anthropicId}/reconciliation?from=${anthropicOrg.importFrom}&to=${today}`, { token: admin.token })).body;
+    expect(byApi.reduce((sum, k) => sum + BigInt(Math.round(k.spend.total * 1e6)), 0n)).toBe(BigInt(Math.round(anthropicRecon.total.computedUsd * 1e6)));
     const todays = (await api(`/spend?from=${today}&to=${today}&groupBy=key&provider=anthropic`, { token: admin.token })).body.groups as { hash: string; costUsd: number }[];
     const todayWant = new Map<string, bigint>();
     for (const [cell, c] of want) if (cell.split('|')[1] === today) todayWant.set(cell.split('|')[0]!, (todayWant.get(cell.split('|')[0]!) ?? 0n) + c.costMicros);

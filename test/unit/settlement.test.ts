@@ -83,16 +83,47 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
 
 describe('OpenAI: each key’s line items', () => {
   const row = (keyId: string | null, line: string, dollars: number): BillRow => ({ date: D, keyId, projectId: 'p', line, picos: dollarsToPicos(dollars) });
-  it('bills each key its line items; a line item names its model; storage goes to the unattributed key', () => {
+  it('bills each key its line items; a line item names its model; storage goes to the unattributed key\'s row of vector stores', () => {
     const estimates = [est('k1', 'p', 'gpt-5.1', 'standard', 900_000n), est('k2', 'p', 'gpt-4o', 'standard', 50_000n)];
     const s = settleOpenAiDay({ date: D, rows: [row('k1', 'gpt-5.1, input', 0.4), row('k1', 'gpt-5.1, output', 0.6000004), row(null, 'vector store storage', 0.1)] }, estimates, all);
     expect(s.targets.get('k1|gpt-5.1')!.micros).toBe(1_000_000n);
-    expect(s.targets.get('|vector store storage')!.micros).toBe(100_000n);
+    expect(s.targets.get('|vector_stores')!.micros).toBe(100_000n);
     expect(s.targets.get('k2|gpt-4o')!.micros).toBe(0n);
     expect(s.billedMicros).toBe(1_100_000n);
     const c = corrections(s, estimates);
     expect(c.get('k1|gpt-5.1')!.micros).toBe(100_000n);
     expect(c.get('k2|gpt-4o')!.micros).toBe(-50_000n);
+  });
+  it('bills usage beyond tokens to its unit row, tier lines to their model; the rows usage reads', () => {
+    const estimates = [
+      est('k1', 'p', 'gpt-5.1', 'priority', 700_000n),
+      est('k1', 'p', 'web_search_calls:gpt-5.1', 'web_search_calls', 20_000n),
+      est('k1', 'p', 'images:dall-e-3', 'images', 80_000n),
+      est(null, 'p', 'code_interpreter_sessions', 'code_interpreter_sessions', 30_000n),
+    ];
+    const s = settleOpenAiDay(
+      {
+        date: D,
+        rows: [
+          row('k1', 'gpt-5.1, input (priority)', 0.5),
+          row('k1', 'gpt-5.1, output (priority)', 0.25),
+          row('k1', 'gpt-5.1, web search tool calls', 0.02),
+          row('k1', 'dall-e-3, images', 0.08),
+          row('k1', 'file search tool calls', 0.005),
+          row(null, 'code interpreter sessions', 0.03),
+        ],
+      },
+      estimates,
+      all,
+    );
+    expect(Object.fromEntries([...s.targets].map(([id, t]) => [id, t.micros]))).toEqual({
+      'k1|gpt-5.1': 750_000n,
+      'k1|web_search_calls:gpt-5.1': 20_000n,
+      'k1|images:dall-e-3': 80_000n,
+      'k1|file_search_calls': 5_000n,
+      '|code_interpreter_sessions': 30_000n,
+    });
+    expect(s.lines.find((l) => l.line === 'images:dall-e-3')).toEqual({ line: 'images:dall-e-3', estimatedMicros: 80_000n, billedMicros: 80_000n, reason: null });
   });
 });
 
