@@ -761,15 +761,22 @@ export async function syncConnection(accountId: string, connectionId: string, op
   const now = options.now ?? new Date();
   const started = Date.now();
   const skipped: SyncResult = { status: 'skipped', cellsChanged: 0, settleCellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [] };
-  const conn = await getConnection(accountId, connectionId, true);
+  let conn = await getConnection(accountId, connectionId, true);
   if (!conn || conn.status === 'paused') return skipped;
   const owner = randomUUID();
   if (!(await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000))) return { ...skipped, status: 'busy' };
   const intervalMs = options.intervalMs ?? syncIntervalMs();
   const nextSyncAt = new Date(now.getTime() + intervalMs).toISOString();
   const at = now.toISOString();
-  // Every write to the connection is conditioned on it being unpaused at the version read; every provider request
-  // (and slice) first checks that it still is: a pause or DELETE stops the sync within one request.
+  // Every write to the connection is conditioned on it being unpaused at the version read under the lease (another
+  // sync may have finished between the first read and the lease); every provider request (and slice) first checks
+  // that it still is: a pause or DELETE stops the sync within one request.
+  const leased = await getConnection(accountId, connectionId, true);
+  if (!leased || leased.status === 'paused') {
+    await releaseLease(accountId, connectionId, owner);
+    return skipped;
+  }
+  conn = leased;
   const guard = new SyncGuard(conn);
   const http = { ...options.http, beforeRequest: () => guard.check() };
   try {

@@ -149,7 +149,7 @@ describe('own prices', () => {
     for (const body of [{ input: -1, output: 1 }, { input: 1 }, { input: 1, output: 1, extra: 1 }, { input: 0.0000001, output: 1 }, { input: 2_000_000, output: 1 }]) {
       expect((await api('/prices/openai/x', { method: 'PUT', token: user.token, body })).status, JSON.stringify(body)).toBe(400);
     }
-    expect((await api('/prices/Open%20AI/x', { method: 'PUT', token: user.token, body: { input: 1, output: 1 } })).status).toBe(400);
+    expect((await api('/prices/Azure%20AI/x', { method: 'PUT', token: user.token, body: { input: 1, output: 1 } })).status).toBe(400);
   });
 
   it('at most 200 own prices per account, exactly under 210 racing PUTs; re-setting one takes no slot', async () => {
