@@ -72,7 +72,7 @@ export interface BurnrateStackProps extends StackProps {
  * webhookReservedConcurrency=10`.
  */
 export interface ReservedConcurrencyProps {
-  /** POST /ingest (auth `ingestKey`). */
+  /** POST /ingest alone (not the other `ingestKey` routes such as GET /ingest/blocks). */
   ingest: number;
   /** POST /billing/webhook (auth `stripe`), on the API and its Function URL. */
   webhook: number;
@@ -424,8 +424,14 @@ export class BurnrateStack extends Stack {
     const functions = new Map<string, BurnrateFunction>();
     for (const route of props.routes ?? defaultRoutes) {
       const id = routeId(route);
+      // The event stream alone (POST /ingest), not every ingest-key route: the reporter's block list (GET
+      // /ingest/blocks) is a small read that shares the account's pool with the dashboard's routes.
       const reserved =
-        route.auth === 'ingestKey' ? reservedConcurrency.ingest : route.auth === 'stripe' ? reservedConcurrency.webhook : 0;
+        route.auth === 'ingestKey' && route.method === 'POST' && route.path === '/ingest'
+          ? reservedConcurrency.ingest
+          : route.auth === 'stripe'
+            ? reservedConcurrency.webhook
+            : 0;
       const fn = new BurnrateFunction(this, id, {
         route,
         table: this.table,

@@ -32,14 +32,13 @@ export async function listEnforcementActions(accountId: string, query: ListActio
 }
 
 /**
- * The keys the reporter refuses now, with the budget's name: two Queries (the enforcement states, eventually
- * consistent: half the read units, a second late at most; and the budgets' names).
+ * The keys the reporter refuses now, with the budget's name. The usual answer (nothing stopped) costs one Query
+ * (the enforcement states, eventually consistent: half the read units, a second late at most); the budgets' names
+ * are read (a second Query) only when some key is blocked.
  */
 export async function ingestBlocks(accountId: string) {
-  const [states, budgets] = await Promise.all([listStates(accountId, false), listBudgets(accountId)]);
-  const names = new Map(budgets.map((b) => [b.id, b.name]));
-  const blocked = states
-    .filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash)
-    .map((s) => ({ keyHash: s.target.keyHash!, budgetId: s.budgetId, budgetName: names.get(s.budgetId) ?? null, since: s.since }));
+  const states = (await listStates(accountId, false)).filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash);
+  const names = new Map(states.length > 0 ? (await listBudgets(accountId)).map((b) => [b.id, b.name]) : []);
+  const blocked = states.map((s) => ({ keyHash: s.target.keyHash!, budgetId: s.budgetId, budgetName: names.get(s.budgetId) ?? null, since: s.since }));
   return { blocked, refreshAfterSeconds: BLOCKS_REFRESH_SECONDS };
 }

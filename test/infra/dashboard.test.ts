@@ -314,8 +314,12 @@ describe('the client address behind CloudFront (per-IP abuse limits)', () => {
       if (withSecret.includes(description)) expect(env.EDGE_SECRET, description).toEqual(edgeSecretReference());
       else expect(env.EDGE_SECRET, description).toBeUndefined();
     }
+    // No policy, attached or inline in a role, names the secret.
     for (const [, policy] of Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy')) {
       expect(JSON.stringify(props(policy).PolicyDocument)).not.toContain(edgeSecretId());
+    }
+    for (const [, role] of Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Role')) {
+      expect(JSON.stringify(props(role).Policies ?? [])).not.toContain(edgeSecretId());
     }
   });
 

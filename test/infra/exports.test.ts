@@ -10,7 +10,7 @@ import { buildApp } from '#infra/app.ts';
 import { EXPORT_WORKER_TIMEOUT, EXPORTS_MAX_RECEIVE_COUNT } from '#infra/exports.ts';
 import { routeId, routes } from '#shared/routes.ts';
 import { EXPORT_LEASE_MS } from '#shared/spend/exports.ts';
-import { asList, DEPLOY_CONTEXT, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
+import { asList, DEPLOY_CONTEXT, props, refId, roleStatements, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 let outdir: string;
 let stack: ReturnType<typeof buildApp>['stack'];
@@ -23,11 +23,10 @@ const dlqId = () => logicalId(stack.exports.deadLetterQueue);
 const workerId = () => logicalId(stack.exports.worker.function);
 const routeFunctionId = (handler: string) => logicalId(stack.functions.get(routeId(routes.find((r) => r.handler === handler)!))!.function);
 
-/** The statements of a function's role (its AWS::IAM::Policy documents), without the log group's. */
+/** The statements of a function's role (inline and attached policies), without the log group's. */
 function grantsOf(functionId: string): Statement[] {
   const roleId = refId(props(resources[functionId]!).Role)!;
-  const policies = Object.values(resources).filter((r) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId));
-  return statementsIn(policies.map((p) => props(p).PolicyDocument)).filter((s) => !asList(s.Action).some((a) => a.startsWith('logs:')));
+  return roleStatements(resources, roleId).filter((s) => !asList(s.Action).some((a) => a.startsWith('logs:')));
 }
 const objectsArn = () => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId(), 'Arn'] }, '/exports/*']] });
 

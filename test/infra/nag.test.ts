@@ -20,7 +20,7 @@ import type { BuildAppProps } from '#infra/app.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, SES_IDENTITY_WILDCARD_FINDING } from '#infra/burnrate-stack.ts';
 import { exportObjectsFinding } from '#infra/exports.ts';
 import { routeId, routes } from '#shared/routes.ts';
-import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
+import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, roleStatements, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
 const dirs: string[] = [];
@@ -231,10 +231,7 @@ describe('least privilege', () => {
       const role = resources[roleId]!;
       expect(role.Type, id).toBe('AWS::IAM::Role');
       expect(props(role).ManagedPolicyArns, id).toBeUndefined();
-      const policies = Object.values(resources).filter(
-        (r) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId),
-      );
-      const logs = allStatements(policies.map((p) => props(p).PolicyDocument)).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
+      const logs = roleStatements(resources, roleId).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
       expect(logs, id).toHaveLength(1);
       expect(new Set(asList(logs[0]!.Action)), id).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents']));
       expect(asList(logs[0]!.Resource).map(refId), id).toEqual([refId(props(fn).LoggingConfig.LogGroup)]);

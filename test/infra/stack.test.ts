@@ -9,7 +9,7 @@ import { buildApp } from '#infra/app.ts';
 import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
-import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
+import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, roleStatements, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
 let outdir: string;
@@ -487,19 +487,17 @@ describe('Stripe billing', () => {
     expect(stripeRoutes().map((r) => r.handler).sort()).toEqual(['billing/checkout', 'billing/portal', 'billing/webhook']);
     const billingRoles = new Set(stripeRoutes().map((r) => refId(props(resources[functionIdOf(r)]!).Role)));
     const readers = new Set<string | undefined>();
-    for (const [, policy] of ofType('AWS::IAM::Policy')) {
-      const statements = allStatements(props(policy).PolicyDocument).filter((st) => asList(st.Action).some((a) => a.startsWith('secretsmanager:')));
+    // Every role, with its inline and attached policies: nothing else has any Secrets Manager permission.
+    for (const [roleId] of ofType('AWS::IAM::Role')) {
+      const statements = roleStatements(resources, roleId).filter((st) => asList(st.Action).some((a) => a.startsWith('secretsmanager:')));
       if (statements.length === 0) continue;
-      for (const role of asList(props(policy).Roles)) readers.add(refId(role));
+      readers.add(roleId);
       for (const st of statements) {
         expect(asList(st.Action)).toEqual(['secretsmanager:GetSecretValue']);
         expect(JSON.stringify(st.Resource)).toContain(':secret:burnrate/stripe-??????');
       }
     }
     expect(readers).toEqual(billingRoles);
-    // Nothing else has any Secrets Manager permission (inline role policies included).
-    const inline = ofType('AWS::IAM::Role').flatMap(([, role]) => allStatements(props(role).Policies ?? []));
-    expect(inline.flatMap((st) => asList(st.Action)).filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
   });
 
   it('hands the billing functions the secret ARN (never a key) and the price ids and URLs from context', () => {
@@ -580,11 +578,7 @@ describe('alert sweeper', () => {
     const fn = resources[targetId]!;
     expect(props(fn).Description).toMatch(/Re-queues alerts/);
     const roleId = refId(props(fn).Role)!;
-    const statements = allStatements(
-      Object.values(resources)
-        .filter((r) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId))
-        .map((p) => props(p).PolicyDocument),
-    ).filter((s) => !asList(s.Action).some((a) => a.startsWith('logs:')));
+    const statements = roleStatements(resources, roleId).filter((s) => !asList(s.Action).some((a) => a.startsWith('logs:')));
     expect(statements.flatMap((s) => asList(s.Action)).sort()).toEqual(['dynamodb:Query', 'sqs:SendMessage']);
     const [queueId] = ofType('AWS::SQS::Queue').find(([, r]) => props(r).RedrivePolicy)!;
     expect(JSON.stringify(statements)).toContain(queueId);

@@ -54,6 +54,18 @@ export function statementsIn(node: unknown): Statement[] {
 }
 
 /**
+ * Every statement a role grants: its inline policies (`Policies` of the AWS::IAM::Role, where the functions' grants
+ * live) and the AWS::IAM::Policy resources attached to it.
+ */
+export function roleStatements(json: Record<string, Resource>, roleId: string): Statement[] {
+  const inline = statementsIn(props(json[roleId]!).Policies ?? []);
+  const attached = Object.values(json)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && asList(props(r).Roles).some((x) => refId(x) === roleId))
+    .flatMap((p) => statementsIn(props(p).PolicyDocument));
+  return [...inline, ...attached];
+}
+
+/**
  * CDK's BucketDeployment upload function (infra/dashboard.ts: one per stack, the one Lambda function that is not
  * ours), its role and that role's policy, by logical id.
  */

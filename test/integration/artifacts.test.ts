@@ -384,10 +384,12 @@ describe.concurrent('one realistic request per function, through its artifact', 
     );
   });
 
-  it('ingest keys: create, list, delete', async () => {
+  it("ingest keys: create, list, delete; the reporter's block list (ingest key)", async () => {
     await expectStatus('/ingest-keys', { method: 'POST', ...o(), body: { name: 'from the artifact' } }, 201, ['dynamodb:TransactWriteItems']);
     await expectStatus('/ingest-keys', o(), 200);
     await expectStatus(`/ingest-keys/${world.keyToDelete}`, { method: 'DELETE', ...o() }, 204);
+    const { res } = await expectStatus('/ingest/blocks', { headers: { 'x-api-key': world.ingestKey } }, 200, ['dynamodb:Query']);
+    expect(res.body).toEqual({ blocked: [], refreshAfterSeconds: expect.any(Number) });
   });
 
   it('POST /ingest → an alert on the queue (SQS) → the notifier with that SQS batch → SES', async () => {
@@ -428,10 +430,12 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus(`/keys/${world.keyHash}`, { method: 'PATCH', ...o(), body: { label: 'production' } }, 200);
   });
 
-  it('budgets: list, create, update, delete', async () => {
+  it('budgets: list, create, update, release, delete; the enforcement record', async () => {
     await expectStatus('/budgets', o(), 200);
     await expectStatus('/budgets', { method: 'POST', ...o(), body: { monthlyLimit: 50, alertThreshold: 0.5, scope: 'ACCOUNT' } }, 201);
     await expectStatus(`/budgets/${world.budgets[0]}`, { method: 'PATCH', ...o(), body: { monthlyLimit: 75 } }, 200);
+    await expectStatus(`/budgets/${world.budgets[0]}/release`, { method: 'POST', ...o() }, 200);
+    await expectStatus('/enforcement-actions', o(), 200, ['dynamodb:Query']);
     await expectStatus(`/budgets/${world.budgets[1]}`, { method: 'DELETE', ...o() }, 204);
   });
 

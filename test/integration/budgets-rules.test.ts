@@ -89,6 +89,8 @@ describe('budgets', () => {
       alertThreshold: 80,
       scope: 'ACCOUNT',
       keyHash: null,
+      // the default action; a notify budget carries no `enforcement`, an ACCOUNT one no connectionId/projectId
+      action: 'notify',
       spend: { monthToDate: 8.5 },
       percentUsed: 85,
       status: 'warning',

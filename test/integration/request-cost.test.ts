@@ -194,6 +194,7 @@ async function seed(): Promise<Fixture> {
   // --- updates, acknowledgement, deletes ---------------------------------------------------------------------------
   await expectMeasured(200, 'PATCH /keys/{hash}', 'label', `/keys/${keyHashes[0]}`, { ...auth, body: { label: 'Production' } });
   await expectMeasured(200, 'PATCH /budgets/{id}', 'monthlyLimit', `/budgets/${accountBudget.body.id}`, { ...auth, body: { monthlyLimit: 45 } });
+  await expectMeasured(200, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
   await expectMeasured(200, 'PATCH /alert-rules/{id}', 'threshold', `/alert-rules/${daily.body.id}`, {
     ...auth,
     body: { config: { threshold: 1.25, period: 'daily' } },
@@ -308,8 +309,8 @@ interface ReadCase {
   detail: string;
   /** Path relative to /api, with any unmeasured preparation (a first page for its cursor) done here. */
   path: (f: Fixture) => string | Promise<string>;
-  /** Whose token (default: the main account's); `none` for public routes. */
-  as?: 'main' | 'billing' | 'none';
+  /** Whose token (default: the main account's); `none` for public routes; `ingestKey`: the main account's ingest key. */
+  as?: 'main' | 'billing' | 'none' | 'ingestKey';
   /** A bound above MAX_READ_REQUESTS, with the reason in `detail` (README "Spend insight"). */
   max?: number;
 }
@@ -341,6 +342,8 @@ const readCaseList: ReadCase[] = [
   },
   { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}` },
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
+  { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
+  { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
   ...(['day', 'model', 'provider', 'key'] as const).flatMap((groupBy): ReadCase[] => [
     { route: 'GET /spend', detail: `groupBy=${groupBy}, month to date`, path: () => `/spend?groupBy=${groupBy}` },
     {
@@ -422,9 +425,10 @@ describe('request cost of read endpoints', () => {
   });
 
   it.each(readCases)(`$route $detail: ≤ ${MAX_READ_REQUESTS} DynamoDB requests, no Scan`, async (c) => {
-    const token = c.as === 'none' ? undefined : c.as === 'billing' ? fixture.billingUser.token : fixture.user.token;
+    const token = c.as === 'none' || c.as === 'ingestKey' ? undefined : c.as === 'billing' ? fixture.billingUser.token : fixture.user.token;
+    const headers = c.as === 'ingestKey' ? { 'x-api-key': fixture.ingestKey } : undefined;
     const expected = c.detail.includes('(404)') ? 404 : 200;
-    const res = await expectMeasured(expected, c.route, c.detail, await c.path(fixture), { token });
+    const res = await expectMeasured(expected, c.route, c.detail, await c.path(fixture), { token, ...(headers ? { headers } : {}) });
     const m = measurements.at(-1)!;
     expect(m.commands.has('Scan'), `${c.route} uses Scan`).toBe(false);
     expect(m.requests, `${c.route} (${c.detail}): ${[...m.commands].map(([n, k]) => `${n}=${k}`).join(',')}`).toBeLessThanOrEqual(c.max ?? MAX_READ_REQUESTS);
