@@ -84,5 +84,17 @@ export function openAiLever(base: string, adminKey: string, options: LeverHttpOp
   };
 }
 
+/** OpenRouter: `PATCH /api/v1/keys/{hash}` `{disabled}` (research notes part A §3; its client confirms the answer). */
+export function openRouterLever(base: string, managementKey: string, options: LeverHttpOptions = {}): Lever {
+  const root = base.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  const http = leverHttp(root, { authorization: `Bearer ${managementKey}` }, managementKey, options);
+  const setDisabled = async (hash: string, disabled: boolean) => {
+    const body = (await http.send('PATCH', `/api/v1/keys/${encodeURIComponent(hash)}`, { disabled })) as { data?: { disabled?: unknown } };
+    if (body?.data?.disabled !== disabled) throw new ProviderBadResponse(`OpenRouter did not confirm the key as ${disabled ? 'disabled' : 'enabled'}.`);
+  };
+  return { provider: 'openrouter', stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
+}
+
 registerLever('anthropic', { keySwitch: true, projectLimit: false, keySwitchWords: 'set inactive' }, anthropicLever);
 registerLever('openai', { keySwitch: false, projectLimit: true, keySwitchWords: '' }, openAiLever);
+registerLever('openrouter', { keySwitch: true, projectLimit: false, keySwitchWords: 'disabled' }, openRouterLever);

@@ -109,7 +109,8 @@ describe('POST /connections {provider: "openrouter"}', () => {
 
 describe('the OpenRouter sync', () => {
   it('lists every key with its name, label and status, disabled ones included, and a deleted key with history', { timeout: 120_000 }, async () => {
-    expect((await sync(user.accountId, connectionId)).status).toBe('done');
+    const first = await sync(user.accountId, connectionId);
+    expect(first.status, JSON.stringify((await api(`/connections/${connectionId}`, { token: user.token })).body.statusDetail)).toBe('done');
     const state = await org.state();
     const keys = await api(`/keys?provider=openrouter&limit=100`, { token: user.token });
     const byHash = new Map((keys.body.items as any[]).map((k) => [k.hash, k]));
