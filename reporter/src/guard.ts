@@ -50,7 +50,9 @@ export class Guard {
     try {
       const res = await this.options.fetch(`${this.options.baseUrl.replace(/\/$/, '')}/ingest/blocks`, {
         headers: { 'x-api-key': this.options.ingestKey, accept: 'application/json' },
-        signal: AbortSignal.timeout(5000),
+        // Shorter than the first call's wait (FIRST_READ_WAIT_MS): a Burnrate that never answers is given up before the
+        // reporter sends its first events, so no read of the list is left hanging to hold a finished script open.
+        signal: AbortSignal.timeout(2500),
       });
       if (res.ok) {
         const body = (await res.json()) as { blocked?: Block[]; refreshAfterSeconds?: number };

@@ -31,6 +31,12 @@ async function startReceiver(): Promise<Receiver> {
     close: async () => undefined,
   };
   const server: Server = createServer((req, res) => {
+    // The reporter's block-list read, answered as Burnrate answers it when nothing is blocked.
+    if (req.method === 'GET' && req.url?.endsWith('/ingest/blocks')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ blocked: [], refreshAfterSeconds: 30 }));
+      return;
+    }
     let text = '';
     req.on('data', (c) => (text += c));
     req.on('end', () => {
