@@ -235,6 +235,29 @@ describe('the OpenRouter sync', () => {
   });
 });
 
+describe('the OpenRouter lever', () => {
+  it('a KEY stop budget disables its OpenRouter key within one sync of crossing; the release enables it again', { timeout: 120_000 }, async () => {
+    const state = await org.state();
+    const prod = (state.keys as any[]).find((k) => k.name === 'Production');
+    const hash = keyHash('openrouter', prod.id);
+    const spend = (await api(`/keys/${hash}`, { token: user.token })).body.spend.monthToDate as number;
+    expect(spend).toBeGreaterThan(2);
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
+    const created = await api('/budgets', { method: 'POST', token: user.token, body: { name: 'router cap', monthlyLimit: Math.floor(spend) - 1, alertThreshold: 80, scope: 'KEY', keyHash: hash, action: 'stop' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    expect((await sync(user.accountId, connectionId)).status).toBe('done');
+    expect((await org.get(`/api/v1/keys/${prod.id}`)).body.data.disabled).toBe(true);
+    const acts = async () => (await api(`/enforcement-actions?budgetId=${id}`, { token: user.token })).body.items as any[];
+    expect(await acts()).toMatchObject([{ kind: 'key_disabled', provider: 'openrouter', keyHash: hash, reason: 'limit_reached', result: 'ok' }]);
+
+    const released = await api(`/budgets/${id}/release`, { method: 'POST', token: user.token });
+    expect(released.status, JSON.stringify(released.body)).toBe(200);
+    await expect.poll(async () => (await org.get(`/api/v1/keys/${prod.id}`)).body.data.disabled, { timeout: 30_000 }).toBe(false);
+    expect((await acts())[0]).toMatchObject({ kind: 'key_enabled', provider: 'openrouter', reason: 'released', result: 'ok' });
+  });
+});
+
 describe('three providers in one ledger: projects as a dimension', () => {
   let owner: RegisteredUser;
   const orgs: StandInOrg[] = [];
