@@ -3,6 +3,7 @@
  * to `POST <baseUrl>/ingest`, retried with full-jitter backoff on 429, 5xx and network errors. Nothing here ever
  * throws to the application: a failure is logged once, counted, and the events are dropped.
  */
+import { deadline } from './deadline.js';
 
 export interface IngestEvent {
   requestId: string;
@@ -203,14 +204,16 @@ export class Sender {
     for (let attempt = 0; attempt < this.options.maxAttempts && !stop.aborted; attempt++) {
       if (attempt > 0) await this.backoff(attempt);
       if (stop.aborted) break;
+      // Every request is bounded: a Burnrate that accepts and never answers (or stalls the answer) costs at most this.
+      // A timer of its own, not AbortSignal.any over AbortSignal.timeout: on Node 20 the collector can drop the
+      // combined signal's timeout before it fires, leaving the request open for good.
+      const bound = deadline(timeoutMs, stop);
       try {
-        // Every request is bounded: a Burnrate that accepts and never answers (or stalls the answer) costs at most this.
-        const signal = AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]);
         const res = await this.options.fetch(this.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': this.options.ingestKey },
           body,
-          signal,
+          signal: bound.signal,
         });
         if (res.ok) {
           this.settle(batch, (await res.json().catch(() => ({}))) as IngestAnswer);
@@ -221,6 +224,8 @@ export class Sender {
         if (!RETRYABLE(res.status)) break;
       } catch (error) {
         lastProblem = error instanceof Error ? error.message : String(error);
+      } finally {
+        bound.clear();
       }
     }
     this.counts.failedBatches += 1;
