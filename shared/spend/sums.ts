@@ -1,17 +1,11 @@
 /** Exact sums of aggregate items (BigInt: a range's tokens can pass 2^53) and their API view. Pure. */
 import type { Item } from '#shared/db/client.ts';
+import type { Sums } from '#shared/usage/aggregates.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 
-export interface Totals {
-  costMicros: bigint;
-  requests: bigint;
-  inputTokens: bigint;
-  cachedInputTokens: bigint;
-  outputTokens: bigint;
-  /** Requests of models without a price (not shown in totalsView: the coverage's `unpriced` note counts them). */
-  unpricedRequests: bigint;
-}
+/** A range's sums: the aggregate model's `Sums` (`unpricedRequests` is not shown in totalsView: the coverage's `unpriced` note counts them). */
+export type Totals = Sums;
 
 export const zero = (): Totals => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
 

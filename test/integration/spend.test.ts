@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, pointAtStack, registerUser, type RegisteredUser } from './harness.ts';
 import { exportSpend } from '#shared/spend/export.ts';
+import { parseCsv } from './csv.ts';
 
 const DAY = 86_400_000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -228,26 +229,6 @@ describe('forecasts', () => {
 });
 
 describe('GET /spend/export', () => {
-  /** RFC 4180 parse (quoted fields, doubled quotes, CRLF), test-side. */
-  function parseCsv(text: string): string[][] {
-    const rows: string[][] = [];
-    let row: string[] = [];
-    let field = '';
-    let quoted = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i]!;
-      if (quoted) {
-        if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-        else if (c === '"') quoted = false;
-        else field += c;
-      } else if (c === '"') quoted = true;
-      else if (c === ',') row.push(field), (field = '');
-      else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
-      else field += c;
-    }
-    return rows;
-  }
-
   it('answers text/csv: the header, one row per key × day × model, days ascending, exact, formula-like labels neutralised', async () => {
     await api(`/keys/${keyHashes[0]}`, { method: 'PATCH', token: user.token, body: { label: '=HYPERLINK("http://evil","click"), me' } });
     const from = isoDay(now - 30 * DAY);
