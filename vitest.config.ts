@@ -11,6 +11,9 @@ const env = {
 export default defineConfig({
   test: {
     env,
+    // Two files at a time even on a 2-core machine (vitest's default there is one): much of the suite waits on the
+    // local stack's processes (DynamoDB Local, Chromium, the stand-ins), so two files overlap those waits.
+    maxWorkers: 2,
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
       {

@@ -53,8 +53,8 @@ const defaultDeps: PasswordDeps = {
  * an unknown address a token no one will ever hold, gone with its TTL) — and answer at the same floor.
  */
 export async function forgotPassword(body: ForgotPasswordBody, sourceIp: string, deps: PasswordDeps = defaultDeps): Promise<void> {
-  const started = Date.now();
   const now = deps.now();
+  const started = now.getTime();
   await enforce('forgot-password', ipSubject(sourceIp), now);
   const owner = await emailOwner(body.email);
   // Quietly capped per address: a stranger can't fill someone's inbox with reset mails from many IPs.
@@ -68,7 +68,7 @@ export async function forgotPassword(body: ForgotPasswordBody, sourceIp: string,
   const message = (appUrl: string) => resetPasswordEmail({ to: body.email, link: linkTo(appUrl, '/reset-password', token) });
   if (owner && capOk) await sendLinkEmail(deps.mail, message, now, 'password reset');
   else message(deps.mail.appUrl() || 'http://localhost'); // the same rendering work
-  const left = started + FORGOT_PASSWORD_MIN_MS - Date.now();
+  const left = started + FORGOT_PASSWORD_MIN_MS - deps.now().getTime();
   if (left > 0) await deps.sleep(left);
 }
 

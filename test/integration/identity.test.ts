@@ -180,17 +180,15 @@ describe('forgot and reset password', () => {
       const deps = {
         identity,
         mail: { send: async (email: PlainEmail) => void sent.push(email), appUrl: () => 'http://app.test' },
-        now: () => new Date(),
+        // A clock that stands still: the work takes no time on it, so each answer waits out the whole floor, however
+        // loaded the machine is.
+        now: () => new Date('2026-11-26T12:00:00.000Z'),
         sleep: async (ms: number) => void waits.push(ms),
       };
       await forgotPassword({ email: user.email }, '203.0.113.5', deps);
       await forgotPassword({ email: uniqueEmail('nobody') }, '203.0.113.5', deps);
       expect(sent.map((m) => m.to)).toEqual([user.email]);
-      expect(waits).toHaveLength(2);
-      for (const ms of waits) {
-        expect(ms).toBeGreaterThan(0);
-        expect(ms).toBeLessThanOrEqual(FORGOT_PASSWORD_MIN_MS);
-      }
+      expect(waits).toEqual([FORGOT_PASSWORD_MIN_MS, FORGOT_PASSWORD_MIN_MS]);
     });
   });
 
