@@ -31,6 +31,12 @@ const ms = (x: number) => `${x.toFixed(3)} ms`;
 async function receiver(): Promise<{ url: string; events: () => number; close: () => void }> {
   let events = 0;
   const server = createServer((req, res) => {
+    // The reporter's block-list read, answered as Burnrate answers it when nothing is blocked.
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ blocked: [], refreshAfterSeconds: 30 }));
+      return;
+    }
     let text = '';
     req.on('data', (c) => (text += c));
     req.on('end', () => {

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReporter } from '../src/index.ts';
-import { EventSplitter, MAX_EVENT_BYTES } from '../src/sse.ts';
+import { EventSplitter, MAX_EVENT_BYTES, stripAddedUsage } from '../src/sse.ts';
 import { withIncludeUsage } from '../src/body.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from './inference-standin.ts';
 
@@ -86,6 +86,25 @@ describe('server-sent events: one event without an end', () => {
       for (let i = 0; i < bytes.length; i += size) events.push(...splitter.push(bytes.subarray(i, i + size))!);
       expect(events.map((e) => new TextDecoder().decode(e))).toEqual(whole);
       expect(new TextDecoder().decode(splitter.takeHeld())).toBe('data: rest');
+    }
+  });
+
+  it('filters the added usage out of a chat stream the same way across any chunking, seams included', async () => {
+    const chunk = (i: number, nl: string) => `data: {"id":"c","choices":[{"delta":{"content":"t${i} \\"usage\\" {"}}],"usage":null}${nl}${nl}`;
+    const usage = 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\r\n\r\n';
+    const stream = chunk(0, '\n') + chunk(1, '\r') + chunk(2, '\r\n') + 'data: {"usage" : null, "id":"c"}\n\n' + usage + 'data: [DONE]\n\n';
+    const expected = stream.replaceAll(',"usage":null', '').replace('"usage" : null, ', '').replace(usage, '');
+    const bytes = new TextEncoder().encode(stream);
+    for (const size of [1, 2, 3, 4, 7, 64, bytes.length]) {
+      const seen: unknown[] = [];
+      const filtered = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      }).pipeThrough(stripAddedUsage((d) => seen.push(d)));
+      expect(await new Response(filtered).text()).toBe(expected);
+      expect(seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
     }
   });
 
