@@ -165,6 +165,22 @@ describe('a Burnrate that accepts and never answers', () => {
   });
 });
 
+describe('a send\'s deadline', () => {
+  it('fires even when the collector runs again and again meanwhile (a child process with --expose-gc)', async () => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./fixtures/gc-deadline.ts', import.meta.url))], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    // A hard stop far beyond the 300 ms deadlines: reaching it means a send would have stayed open for good.
+    const hardStop = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    clearTimeout(hardStop);
+    expect({ out: out.trim(), code, signal }).toEqual({ out: 'timed out,timed out,timed out,timed out,timed out', code: 0, signal: null });
+  });
+});
+
 describe('adding stream_options to the caller\'s body', () => {
   const original = '{"model":"gpt-4o","seed":9007199254740993,"temperature":1.0000000000000001,"stream":true,"messages":[{"role":"user","content":"Hi \\"there\\" {"}]}';
 
