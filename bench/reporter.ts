@@ -9,7 +9,8 @@
  *   caller's time to first byte and to the end, through plain fetch and through the reporter (both ways: a copy read
  *   beside the caller, and the filter when the reporter adds `stream_options`), with the process's peak memory.
  * - A Burnrate that accepts and never answers: how long a script that makes one call and never closes the reporter
- *   takes to exit (bounded by the exit flush's 10 s).
+ *   takes to exit (the reporter holds it at most 10 s in all: the block list's read, then the exit flush), and the same
+ *   with `closeTimeoutMs: 1000` (the bound the reporter's test uses).
  * Figures only; nothing here is asserted.
  */
 import { spawn } from 'node:child_process';
@@ -31,6 +32,12 @@ const ms = (x: number) => `${x.toFixed(3)} ms`;
 async function receiver(): Promise<{ url: string; events: () => number; close: () => void }> {
   let events = 0;
   const server = createServer((req, res) => {
+    // The reporter's block-list read, answered as Burnrate answers it when nothing is blocked.
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ blocked: [], refreshAfterSeconds: 30 }));
+      return;
+    }
     let text = '';
     req.on('data', (c) => (text += c));
     req.on('end', () => {
@@ -181,21 +188,29 @@ for (const stream of [false, true]) {
 }
 
 // 5. A Burnrate that accepts and never answers: a script that makes one call and never closes the reporter.
-{
+for (const closeTimeoutMs of [undefined, '1000']) {
   const sockets = new Set<Socket>();
   const hung = createServer(() => undefined);
   hung.on('connection', (c) => sockets.add(c));
   hung.listen(0, '127.0.0.1');
   await once(hung, 'listening');
-  const start = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../reporter/test/fixtures/one-call.ts', import.meta.url))], {
-    env: { ...process.env, BURNRATE_URL: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/api`, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY },
-    stdio: 'ignore',
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
-  clearTimeout(killer);
-  console.log(`hung Burnrate: a one-call script without close() exited ${signal ? `only when killed (${signal})` : `by itself (code ${code})`} after ${((performance.now() - start) / 1000).toFixed(1)} s (bound: the 10 s exit flush, plus the script's start)`);
+  const script = fileURLToPath(new URL('../reporter/test/fixtures/one-call.ts', import.meta.url));
+  const env = { ...process.env, BURNRATE_URL: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/api`, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY };
+  // The script's own start (node + tsx + the reporter), measured against a Burnrate that answers, is taken out.
+  const run = async (extra: Record<string, string>) => {
+    const start = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...env, ...extra }, stdio: 'ignore' });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    clearTimeout(killer);
+    return { seconds: (performance.now() - start) / 1000, code, signal };
+  };
+  const baseline = await run({ BURNRATE_URL: sink.url });
+  const held = await run(closeTimeoutMs ? { CLOSE_TIMEOUT_MS: closeTimeoutMs } : {});
+  const bound = closeTimeoutMs ? Number(closeTimeoutMs) / 1000 : 10;
+  console.log(
+    `hung Burnrate (closeTimeoutMs ${closeTimeoutMs ?? 'default 10000'}): a one-call script without close() exited ${held.signal ? `only when killed (${held.signal})` : `by itself (code ${held.code})`} after ${held.seconds.toFixed(1)} s; against a Burnrate that answers ${baseline.seconds.toFixed(1)} s; held by the reporter ${(held.seconds - baseline.seconds).toFixed(1)} s (bound ${bound} s)`,
+  );
   for (const c of sockets) c.destroy();
   hung.close();
 }

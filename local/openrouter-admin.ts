@@ -310,7 +310,7 @@ export const OPENROUTER_SPEC: StandInSpec = {
   portEnv: 'OPENROUTER_PORT',
   // OpenRouter's management keys have no read-only kind; a stand-in organization's read-only key is refused writes like the others.
   readOnlyMessage: 'Forbidden: this key may not change keys (a read-only key).',
-  seedOrg: (now, key) => seedOpenRouterOrg(now, key),
+  seedOrg: (now, key, seed) => seedOpenRouterOrg(now, key, seed),
   bigOrg: bigOpenRouterOrg,
   newAdminKey: newOpenRouterKey,
   credential,

@@ -5,6 +5,7 @@
  * `x-should-retry: false` so the official SDKs raise at once instead of retrying. When Burnrate can't be reached the
  * last list is kept for 10 minutes, then calls go through again: the guard never fails closed on its own.
  */
+import { deadline } from './deadline.js';
 import type { Logger } from './sender.js';
 import type { Provider } from './usage.js';
 
@@ -24,11 +25,15 @@ export interface GuardOptions {
   enforce: 'block' | 'observe';
   /** The clock (ms), injectable for tests. */
   now: () => number;
+  /** How long one read of the list may take (ms). @default READ_TIMEOUT_MS */
+  readTimeoutMs?: number;
 }
 
 /** How long the last list is trusted while Burnrate can't be reached. */
 export const KEEP_LIST_MS = 10 * 60_000;
 const MAX_REFRESH_S = 30;
+/** The default bound of one read of the list (a Burnrate that never answers holds a finished script at most this). */
+export const READ_TIMEOUT_MS = 2500;
 /** How long the first call waits for the first list. */
 const FIRST_READ_WAIT_MS = 3000;
 
@@ -47,12 +52,14 @@ export class Guard {
   /** Reads the list now; schedules the next read. Never throws. */
   async refresh(): Promise<void> {
     let next = MAX_REFRESH_S;
+    const bound = deadline(Math.min(this.options.readTimeoutMs ?? READ_TIMEOUT_MS, READ_TIMEOUT_MS));
     try {
       const res = await this.options.fetch(`${this.options.baseUrl.replace(/\/$/, '')}/ingest/blocks`, {
         headers: { 'x-api-key': this.options.ingestKey, accept: 'application/json' },
         // Shorter than the first call's wait (FIRST_READ_WAIT_MS): a Burnrate that never answers is given up before the
         // reporter sends its first events, so no read of the list is left hanging to hold a finished script open.
-        signal: AbortSignal.timeout(2500),
+        // A timer of the reporter's own (see deadline.ts), cleared once the list and its body are read.
+        signal: bound.signal,
       });
       if (res.ok) {
         const body = (await res.json()) as { blocked?: Block[]; refreshAfterSeconds?: number };
@@ -62,6 +69,8 @@ export class Guard {
       } else await res.body?.cancel();
     } catch {
       // Burnrate unreachable: the last list holds (for KEEP_LIST_MS).
+    } finally {
+      bound.clear();
     }
     if (!this.stopped) {
       if (this.timer) clearTimeout(this.timer);

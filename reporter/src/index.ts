@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Sender, type IngestEvent, type Logger, type Rejection, type Stats } from './sender.js';
-import { Guard, refusal } from './guard.js';
+import { Guard, READ_TIMEOUT_MS, refusal } from './guard.js';
 import { readEvents, stripAddedUsage } from './sse.js';
 import { withIncludeUsage } from './body.js';
 import { fromJsonBody, recognise, StreamUsage, type Endpoint, type Provider, type Usage } from './usage.js';
@@ -40,6 +40,12 @@ export interface ReporterOptions {
   enforce?: 'block' | 'observe';
   /** The clock the block list's age is measured with (ms; default `Date.now`). For tests. */
   now?: () => number;
+  /**
+   * The most time (ms; default and maximum 10,000) `close()` takes, and the bound of what a finished script is held
+   * by the reporter when Burnrate never answers: a read of the block list under way gets a quarter of it, the flush on
+   * exit 65% (a tenth is left for the script's own start).
+   */
+  closeTimeoutMs?: number;
 }
 
 export interface Reporter {
@@ -60,6 +66,12 @@ export function createReporter(options: ReporterOptions): Reporter {
   if (!options.ingestKey) throw new TypeError('createReporter: ingestKey is required (a Burnrate sending key).');
   if (!options.baseUrl) throw new TypeError('createReporter: baseUrl is required (Burnrate\'s API base, ending in /api).');
   const platformFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const closeTimeoutMs = Math.max(0, Math.min(options.closeTimeoutMs ?? CLOSE_TIMEOUT_MS, CLOSE_TIMEOUT_MS));
+  // What can hold a finished script: a read of the block list under way (it ends before `beforeExit` can fire), then
+  // the flush on exit. Their bounds add up to 90% of closeTimeoutMs: the rest is left for the script's own start, so a
+  // one-call script against a Burnrate that never answers is over within closeTimeoutMs, start included.
+  const readTimeoutMs = Math.min(READ_TIMEOUT_MS, closeTimeoutMs / 4);
+  const exitFlushMs = closeTimeoutMs * 0.9 - readTimeoutMs;
   const sender = new Sender({
     ingestKey: options.ingestKey,
     baseUrl: options.baseUrl,
@@ -79,11 +91,13 @@ export function createReporter(options: ReporterOptions): Reporter {
     logger: options.logger ?? console,
     enforce: options.enforce ?? 'block',
     now: options.now ?? Date.now,
+    readTimeoutMs,
   });
 
   // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).
-  // Bounded like close(): a Burnrate that never answers holds the exit for at most CLOSE_TIMEOUT_MS.
-  const onBeforeExit = () => void sender.flushWithin(CLOSE_TIMEOUT_MS);
+  // Bounded: with the guard's read that may have held the script just before, a Burnrate that never answers holds a
+  // finished script for at most closeTimeoutMs.
+  const onBeforeExit = () => void sender.flushWithin(exitFlushMs);
   process.on('beforeExit', onBeforeExit);
 
   const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -105,7 +119,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     close: async () => {
       process.off('beforeExit', onBeforeExit);
       guard.stop();
-      await sender.close(CLOSE_TIMEOUT_MS);
+      await sender.close(closeTimeoutMs);
     },
     stats: () => sender.stats(),
     refreshBlocks: () => guard.refresh(),

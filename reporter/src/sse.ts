@@ -104,20 +104,133 @@ const decoder = new TextDecoder();
 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
+/** The needles, as bytes once (a string needle is re-encoded by every `indexOf`). */
+const USAGE = Buffer.from('"usage"');
+const BLANK_LINES = [Buffer.from('\n\n'), Buffer.from('\r\r'), Buffer.from('\r\n\r\n')];
+
+/** Where the blank line that ends the last complete event in `buf` ends (0 when there is none). */
+function lastCut(buf: Buffer, before = buf.length): number {
+  let cut = 0;
+  for (const blank of BLANK_LINES) {
+    const at = before - blank.length < 0 ? -1 : buf.lastIndexOf(blank, before - blank.length);
+    if (at >= 0) cut = Math.max(cut, at + blank.length);
+  }
+  return cut;
+}
+
+/** Where the event that starts at or before `from` ends: after its blank line, or `end` when none is found. */
+function nextCut(buf: Buffer, from: number, end: number): number {
+  let cut = end;
+  for (const blank of BLANK_LINES) {
+    const at = buf.indexOf(blank, from);
+    if (at >= 0 && at + blank.length <= cut) cut = at + blank.length;
+  }
+  return cut;
+}
+
+/** The first byte after `at` that is not JSON white space or a colon. */
+function valueAt(buf: Buffer, at: number): number {
+  while (at < buf.length && (buf[at] === 0x20 || buf[at] === 0x3a || buf[at] === 0x09 || buf[at] === 0x0a || buf[at] === 0x0d)) at++;
+  return at;
+}
+
 /**
- * Whether an event can carry what the reporter reads: the first events of a stream (ids and model) and every event
- * with a `"usage"` member whose value is an object (OpenAI's final chunk, Responses' terminal events, Anthropic's
- * message_start and message_delta). The rest (content deltas, `"usage":null`) is never decoded nor parsed: a scan
- * of the raw bytes, so a stream of many small events costs its reader little more than reading it.
+ * A byte stream cut into runs of whole events, cheaply: each chunk is searched (natively) for the last blank line
+ * only, the bytes before it come out as one run (the chunk itself, or a part of it, when nothing was held), and the
+ * rest is held for the next chunk. Past `maxEventBytes` held, the stream is no longer cut (`overflowed`).
+ */
+export class EventRuns {
+  private parts: Uint8Array[] = [];
+  private held = 0;
+  /** The last bytes held (up to 3), for a blank line that straddles two chunks. */
+  private tail: number[] = [];
+  overflowed = false;
+
+  constructor(private readonly maxEventBytes: number) {}
+
+  /** The whole events completed by `chunk` (possibly empty); null once overflowed (see `takeHeld`). */
+  push(chunk: Uint8Array): Uint8Array | null {
+    if (this.overflowed) return null;
+    // Only the new chunk is searched (and the seam with what is held): the cost stays linear in the stream.
+    let cut = lastCut(asBuffer(chunk));
+    if (cut === 0 && this.held > 0) {
+      const seam = Buffer.from([...this.tail, ...chunk.subarray(0, 3)]);
+      cut = Math.max(0, lastCut(seam) - this.tail.length);
+    }
+    let run: Uint8Array = chunk.subarray(0, 0);
+    if (cut > 0) {
+      const head = chunk.subarray(0, cut);
+      run = this.held > 0 ? concat([...this.parts, head], this.held + cut) : head;
+      this.parts = [];
+      this.held = 0;
+      this.tail = [];
+    }
+    if (cut < chunk.length) {
+      // Kept as a copy: the stream may reuse the chunk's memory.
+      const rest = chunk.slice(cut);
+      this.parts.push(rest);
+      this.held += rest.length;
+      this.tail = [...this.tail, ...rest.subarray(Math.max(0, rest.length - 3))].slice(-3);
+      if (this.held > this.maxEventBytes) {
+        this.overflowed = true;
+        return run.length > 0 ? run : null;
+      }
+    }
+    return run;
+  }
+
+  /** The bytes held (an event under way), handed over and forgotten. */
+  takeHeld(): Uint8Array {
+    const out = concat(this.parts, this.held);
+    this.parts = [];
+    this.held = 0;
+    this.tail = [];
+    return out;
+  }
+}
+
+/**
+ * The events of a run that can carry what the reporter reads, each as [start, end) with its parsed data: the first
+ * `early` events of the stream (ids and model) and every event with a `"usage"` member whose value is an object
+ * (OpenAI's final chunk, Responses' terminal events, Anthropic's message_start and message_delta). The rest is never
+ * decoded: a native search of the raw bytes. `nulls` gets where each `"usage": null` member is (its name's start,
+ * its value's end). Returns how many early events were read.
+ */
+function scanRun(
+  run: Uint8Array,
+  early: number,
+  onEvent: (start: number, end: number, data: unknown) => void,
+  nulls?: (name: number, valueEnd: number) => void,
+): number {
+  const buf = asBuffer(run);
+  let read = 0;
+  let after = 0;
+  for (let start = 0; read < early && start < buf.length; read++) {
+    const end = nextCut(buf, start, buf.length);
+    onEvent(start, end, dataOf(run.subarray(start, end)));
+    after = start = end;
+  }
+  for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + USAGE.length)) {
+    const value = valueAt(buf, at + USAGE.length);
+    if (buf[value] === 0x7b) {
+      if (at < after) continue;
+      const start = lastCut(buf, at);
+      const end = nextCut(buf, at, buf.length);
+      onEvent(start, end, dataOf(run.subarray(start, end)));
+      after = end;
+    } else if (nulls && buf[value] === 0x6e && buf[value + 1] === 0x75 && buf[value + 2] === 0x6c && buf[value + 3] === 0x6c) nulls(at, value + 4);
+  }
+  return read;
+}
+
+/**
+ * Whether an event can carry what the reporter reads (see `scanRun`): the first events of a stream and every event
+ * with a `"usage"` member whose value is an object.
  */
 export function mayCarryUsage(raw: Uint8Array, index: number): boolean {
   if (index < 2) return true;
   const buf = asBuffer(raw);
-  for (let at = buf.indexOf('"usage"'); at >= 0; at = buf.indexOf('"usage"', at + 7)) {
-    let i = at + 7;
-    while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x3a || buf[i] === 0x09)) i++;
-    if (buf[i] === 0x7b) return true;
-  }
+  for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + USAGE.length)) if (buf[valueAt(buf, at + USAGE.length)] === 0x7b) return true;
   return false;
 }
 
@@ -148,26 +261,28 @@ const dataOf = (raw: Uint8Array) => parseData(eventData(decoder.decode(raw)));
 export type ReadOutcome = 'complete' | 'oversized';
 
 /**
- * Reads a whole event stream, calling `onData` with each event's parsed data. Never throws. An event past the bound
- * ends the reading (the reporter's copy is cancelled; the caller's copy goes on untouched).
+ * Reads a whole event stream, calling `onData` with the parsed data of each event that can carry usage (see
+ * `scanRun`). Never throws. An event past the bound ends the reading (the reporter's copy is cancelled; the caller's
+ * copy goes on untouched).
  */
 export async function readEvents(stream: ReadableStream<Uint8Array>, onData: (data: unknown) => void, maxEventBytes = MAX_EVENT_BYTES): Promise<ReadOutcome> {
-  const splitter = new EventSplitter(maxEventBytes);
+  const runs = new EventRuns(maxEventBytes);
   const reader = stream.getReader();
-  let index = 0;
+  let early = 2;
+  const onEvent = (_start: number, _end: number, data: unknown) => onData(data);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      const events = splitter.push(value);
-      for (const raw of events ?? []) if (mayCarryUsage(raw, index++)) onData(dataOf(raw));
-      if (splitter.overflowed) {
-        splitter.takeHeld();
+      const run = runs.push(value);
+      if (run && run.length > 0) early -= scanRun(run, early, onEvent);
+      if (runs.overflowed) {
+        runs.takeHeld();
         await reader.cancel().catch(() => undefined);
         return 'oversized';
       }
     }
-    const last = splitter.takeHeld();
+    const last = runs.takeHeld();
     if (last.length > 0) onData(dataOf(last));
   } catch {
     // The caller's request failed or was cancelled: whatever usage was read so far is what there is.
@@ -180,49 +295,73 @@ export async function readEvents(stream: ReadableStream<Uint8Array>, onData: (da
 /**
  * A filter for OpenAI chat streams where the reporter added `stream_options.include_usage`: the final usage chunk
  * (`choices: []` with a `usage` object) is read and dropped, and the `"usage":null` that this option adds to every
- * other chunk is taken out again, so the caller receives the stream it asked for. An event past the bound turns the
- * filter into a pass-through: from there on the bytes go on untouched and `onOversized` is called once.
+ * other chunk is taken out again, so the caller receives the stream it asked for. Each chunk read is cut at its last
+ * blank line: the whole events before it go on at once (the same bytes, as one chunk; copied only where something is
+ * taken out), the event under way waits for its end. Only the events that can carry usage are decoded and parsed.
+ * An event past the bound turns the filter into a pass-through: from there on the bytes go on untouched and
+ * `onOversized` is called once.
  */
 export function stripAddedUsage(onData: (data: unknown) => void, onOversized: () => void = () => undefined, maxEventBytes = MAX_CHAT_CHUNK_BYTES): TransformStream<Uint8Array, Uint8Array> {
-  const encoder = new TextEncoder();
-  const splitter = new EventSplitter(maxEventBytes);
+  const runs = new EventRuns(maxEventBytes);
   let passing = false;
-  let index = 0;
-  /** What the caller gets of one event: itself, itself without `"usage":null`, or nothing (the added usage chunk). */
-  const pass = (raw: Uint8Array): Uint8Array | null => {
-    if (!mayCarryUsage(raw, index++)) return withoutCompactNullUsage(raw) ?? encoder.encode(withoutNullUsage(decoder.decode(raw)));
-    const text = decoder.decode(raw);
-    const data = parseData(eventData(text));
-    onData(data);
-    if (isUsageOnlyChunk(data)) return null;
-    const stripped = withoutNullUsage(text);
-    return stripped === text ? raw : encoder.encode(stripped);
-  };
-  /** One enqueue per chunk read (not per event): the caller's stream keeps the provider's pace. */
-  const emit = (parts: Uint8Array[], out: TransformStreamDefaultController<Uint8Array>) => {
-    if (parts.length === 1) out.enqueue(parts[0]!);
-    else if (parts.length > 1) out.enqueue(concat(parts, parts.reduce((n, p) => n + p.length, 0)));
+  let early = 2;
+  /** What the caller gets of a run of whole events: itself, or itself less the added usage (one copy). */
+  const filter = (run: Uint8Array): Uint8Array => {
+    const drop: Array<[number, number]> = [];
+    const buf = asBuffer(run);
+    early -= scanRun(
+      run,
+      early,
+      (start, end, data) => {
+        onData(data);
+        if (isUsageOnlyChunk(data)) drop.push([start, end]);
+      },
+      (name, valueEnd) => {
+        // `,"usage":null` (as OpenAI writes it, last) or `"usage":null,`: the member and one comma go.
+        let before = name - 1;
+        while (before >= 0 && (buf[before] === 0x20 || buf[before] === 0x09)) before--;
+        if (buf[before] === 0x2c) return void drop.push([before, valueEnd]);
+        let after = valueEnd;
+        while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
+        if (buf[after] === 0x2c) {
+          after++;
+          while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
+          drop.push([name, after]);
+        }
+      },
+    );
+    if (drop.length === 0) return run;
+    drop.sort((a, b) => a[0] - b[0]);
+    const kept: Uint8Array[] = [];
+    let at = 0;
+    let total = 0;
+    for (const [start, end] of drop) {
+      if (start < at) continue; // inside a chunk dropped whole
+      kept.push(run.subarray(at, start));
+      total += start - at;
+      at = end;
+    }
+    kept.push(run.subarray(at));
+    total += run.length - at;
+    return concat(kept, total);
   };
   return new TransformStream({
     transform(chunk, out) {
       if (passing) return out.enqueue(chunk);
-      const parts: Uint8Array[] = [];
-      for (const raw of splitter.push(chunk) ?? []) {
-        const kept = pass(raw);
-        if (kept && kept.length > 0) parts.push(kept);
-      }
-      if (splitter.overflowed) {
+      const run = runs.push(chunk);
+      const kept = run && run.length > 0 ? filter(run) : null;
+      if (runs.overflowed) {
         passing = true;
         onOversized();
-        parts.push(splitter.takeHeld());
-      }
-      emit(parts, out);
+        const held = runs.takeHeld();
+        out.enqueue(kept && kept.length > 0 ? concat([kept, held], kept.length + held.length) : held);
+      } else if (kept && kept.length > 0) out.enqueue(kept);
     },
     flush(out) {
       if (passing) return;
-      const last = splitter.takeHeld();
-      const kept = last.length > 0 ? pass(last) : null;
-      if (kept) emit([kept], out);
+      const last = runs.takeHeld();
+      const kept = last.length > 0 ? filter(last) : null;
+      if (kept && kept.length > 0) out.enqueue(kept);
     },
   });
 }
@@ -231,22 +370,6 @@ function isUsageOnlyChunk(data: unknown): boolean {
   if (typeof data !== 'object' || data === null) return false;
   const chunk = data as { choices?: unknown; usage?: unknown };
   return Array.isArray(chunk.choices) && chunk.choices.length === 0 && typeof chunk.usage === 'object' && chunk.usage !== null;
-}
-
-const COMPACT_NULL_USAGE = Buffer.from(',"usage":null');
-
-/**
- * The event without its `,"usage":null` when it is written that way (as OpenAI writes it) or has no `"usage"` at all
- * (the event itself); null when another spelling needs the text form (`withoutNullUsage`).
- */
-function withoutCompactNullUsage(raw: Uint8Array): Uint8Array | null {
-  const buf = asBuffer(raw);
-  const at = buf.indexOf(COMPACT_NULL_USAGE);
-  if (at < 0) return buf.indexOf('"usage"') < 0 ? raw : null;
-  const next = buf[at + COMPACT_NULL_USAGE.length];
-  if (next !== 0x2c && next !== 0x7d) return null;
-  if (buf.indexOf('"usage"', at + COMPACT_NULL_USAGE.length) >= 0) return null;
-  return concat([raw.subarray(0, at), raw.subarray(at + COMPACT_NULL_USAGE.length)], raw.length - COMPACT_NULL_USAGE.length);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReporter } from '../src/index.ts';
-import { EventSplitter, MAX_EVENT_BYTES } from '../src/sse.ts';
+import { EventSplitter, MAX_EVENT_BYTES, stripAddedUsage } from '../src/sse.ts';
 import { withIncludeUsage } from '../src/body.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from './inference-standin.ts';
 
@@ -89,6 +89,25 @@ describe('server-sent events: one event without an end', () => {
     }
   });
 
+  it('filters the added usage out of a chat stream the same way across any chunking, seams included', async () => {
+    const chunk = (i: number, nl: string) => `data: {"id":"c","choices":[{"delta":{"content":"t${i} \\"usage\\" {"}}],"usage":null}${nl}${nl}`;
+    const usage = 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\r\n\r\n';
+    const stream = chunk(0, '\n') + chunk(1, '\r') + chunk(2, '\r\n') + 'data: {"usage" : null, "id":"c"}\n\n' + usage + 'data: [DONE]\n\n';
+    const expected = stream.replaceAll(',"usage":null', '').replace('"usage" : null, ', '').replace(usage, '');
+    const bytes = new TextEncoder().encode(stream);
+    for (const size of [1, 2, 3, 4, 7, 64, bytes.length]) {
+      const seen: unknown[] = [];
+      const filtered = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      }).pipeThrough(stripAddedUsage((d) => seen.push(d)));
+      expect(await new Response(filtered).text()).toBe(expected);
+      expect(seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+    }
+  });
+
   it('holds at most its bound: past it the response is counted, not parsed, and the caller gets every byte untouched', async () => {
     const server = await startHugeEventServer(MAX_EVENT_BYTES + 1024 * 1024);
     const receiver = await startHungServer();
@@ -121,18 +140,20 @@ describe('a Burnrate that accepts and never answers', () => {
     const hung = await startHungServer();
     try {
       const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fixtures/one-call.ts', import.meta.url))], {
-        env: { ...process.env, BURNRATE_URL: hung.url, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY },
+        // The reporter's bound shortened through its option (closeTimeoutMs): the exit is what is checked here; how long
+        // it takes with the default bound is a figure of `npm run bench:reporter`.
+        env: { ...process.env, BURNRATE_URL: hung.url, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY, CLOSE_TIMEOUT_MS: '1000' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
       child.stdout.on('data', (c) => (out += c));
       child.stderr.on('data', (c) => (out += c));
-      // A hard stop far beyond the reporter's 10 s bound: reaching it means the script would never have exited.
+      // A hard stop far beyond the reporter's bound: reaching it means the script would never have exited.
       let killed = false;
       const hardStop = setTimeout(() => {
         killed = true;
         child.kill('SIGKILL');
-      }, 45_000);
+      }, 20_000);
       const [code] = (await once(child, 'exit')) as [number | null];
       clearTimeout(hardStop);
       expect(out).toContain('called 200');
@@ -141,7 +162,23 @@ describe('a Burnrate that accepts and never answers', () => {
     } finally {
       await hung.close();
     }
-  }, 60_000);
+  });
+});
+
+describe('a send\'s deadline', () => {
+  it('fires even when the collector runs again and again meanwhile (a child process with --expose-gc)', async () => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./fixtures/gc-deadline.ts', import.meta.url))], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    // A hard stop far beyond the 300 ms deadlines: reaching it means a send would have stayed open for good.
+    const hardStop = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    clearTimeout(hardStop);
+    expect({ out: out.trim(), code, signal }).toEqual({ out: 'timed out,timed out,timed out,timed out,timed out', code: 0, signal: null });
+  });
 });
 
 describe('adding stream_options to the caller\'s body', () => {

@@ -5,12 +5,16 @@
  * - OpenAI: the Admin API names no organization id, but projects are never deleted (only archived) and their ids are
  *   unique: the organization is known by its projects, `GET /v1/organization/projects?include_archived=true`. Two keys
  *   are of the same organization when their project lists share an id.
+ * - OpenRouter: no account id is named either (`GET /api/v1/key` describes the key only), but every API key's `hash`
+ *   is the SHA-256 of its secret, unique across OpenRouter: the account is known by its keys, `GET /api/v1/keys`
+ *   (`include_disabled=true`). Two management keys are of the same account when their key lists share a key.
  * - Other providers: not known (null): a rotation is not compared.
  */
 import { providerBaseUrl } from '#shared/connections/client.ts';
 import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
+import { openRouterClient } from '#shared/connections/openrouter.ts';
 
 /** The ids that name a key's organization (one for Anthropic; its projects' for OpenAI), or null when not known. */
 export async function organizationOf(provider: Provider, adminKey: string, options: ProviderHttpOptions = {}): Promise<string[] | null> {
@@ -37,6 +41,7 @@ export async function organizationOf(provider: Provider, adminKey: string, optio
       after = typeof body.last_id === 'string' ? body.last_id : page.at(-1);
     }
   }
+  if (provider === 'openrouter') return (await openRouterClient(base, adminKey, options).listKeys()).map((k) => k.id);
   return null;
 }
 

@@ -357,3 +357,25 @@ describe('three providers in one ledger: projects as a dimension', () => {
     expect(billed).toBe(micros(spend.body.total.costUsd));
   });
 });
+
+describe('rotating an OpenRouter management key', () => {
+  it('a management key of another OpenRouter account: 400 saying so, nothing changed; a new key of the same account is taken', async () => {
+    const before = await api(`/connections/${connectionId}`, { token: user.token });
+    // Another account (another seed: its own keys, so no key hash in common).
+    const other = await fetch(`${org.url}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seed: 'contoso' }) }).then((r) => r.json() as Promise<{ id: string; adminKey: string }>);
+    try {
+      const res = await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { adminKey: other.adminKey } });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.errors).toEqual([{ path: 'adminKey', message: expect.stringContaining('different OpenRouter organization') }]);
+      expect(JSON.stringify(res.body)).not.toContain(other.adminKey);
+      expect((await api(`/connections/${connectionId}`, { token: user.token })).body).toEqual(before.body);
+    } finally {
+      await fetch(`${org.url}/_burnrate/orgs/${other.id}`, { method: 'DELETE' });
+    }
+    // A new management key of the same account (the stand-in issues it; the old one stops working).
+    const { adminKey } = await org.control<{ adminKey: string }>('/admin-key', { rotate: true });
+    const same = await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { adminKey } });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    expect(same.body.keyHint).toBe(adminKey.slice(-4));
+  });
+});
