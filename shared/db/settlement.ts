@@ -8,6 +8,7 @@ import { queryAll, tableName, transactWrite, type Item } from '#shared/db/client
 import { keys, queries } from '#shared/db/keys.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { Built } from '#shared/db/usage-writes.ts';
+import { versionedCellUpdate } from '#shared/db/import-snapshot.ts';
 import { UNATTRIBUTED } from '#shared/usage/names.ts';
 import type { Line } from '#shared/connections/settle.ts';
 
@@ -48,28 +49,12 @@ export async function loadSettleCells(accountId: string, provider: string, from:
   }));
 }
 
-/** Family: the correction cells a transaction replaces, each conditioned on the version it read (or on not existing). */
+/** Family: the correction cells a transaction replaces, versioned like the usage cells (shared/db/import-snapshot.ts). */
 export function settleCellItems(accountId: string, provider: string, changes: readonly SettleChange[]): Built {
   const out: Built = { actions: [], meaning: [] };
   for (const c of changes) {
-    const values: Record<string, unknown> = {
-      ':date': c.date,
-      ':keyId': c.keyId ?? UNATTRIBUTED,
-      ':row': c.row,
-      ':applied': c.appliedMicros,
-      ':next': (c.previous?.version ?? 0) + 1,
-    };
-    if (c.previous) values[':v'] = c.previous.version;
-    out.actions.push({
-      Update: {
-        TableName: tableName(),
-        Key: keys.settleCell(accountId, provider, c.date, c.keyId ?? UNATTRIBUTED, c.row),
-        UpdateExpression: 'SET #date = :date, keyId = :keyId, #row = :row, appliedMicros = :applied, v = :next',
-        ConditionExpression: c.previous ? 'v = :v' : 'attribute_not_exists(pk)',
-        ExpressionAttributeNames: { '#date': 'date', '#row': 'row' },
-        ExpressionAttributeValues: values,
-      },
-    });
+    const keyId = c.keyId ?? UNATTRIBUTED;
+    out.actions.push(versionedCellUpdate(keys.settleCell(accountId, provider, c.date, keyId, c.row), { date: c.date, keyId, row: c.row, appliedMicros: c.appliedMicros }, c.previous?.version));
     out.meaning.push({ cell: `settle#${settleCellId(c)}` });
   }
   return out;

@@ -10,6 +10,7 @@ import { CoverageNotes } from '../../ui/coverage.tsx';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
+import { SpendTable } from '../../ui/spend-table.tsx';
 import { dayGroups, keyGroups, loadOverview, loadSeries, providerGroups, type ChartView, type OverviewData } from './data.ts';
 import { ExportButton } from './export.tsx';
 
@@ -193,32 +194,11 @@ export function Overview({ query }: { query: URLSearchParams }) {
               {keys.length === 0 ? (
                 <Empty>No key spent in this range.</Empty>
               ) : (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Top keys">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Key</th>
-                        <th scope="col">Provider</th>
-                        <th scope="col" class="num">
-                          Spend
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {keys.slice(0, TOP_KEYS_SHOWN).map((k) => (
-                        <tr key={k.hash}>
-                          <td>
-                            <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
-                          </td>
-                          <td>{k.provider ? providerWords(k.provider) : '—'}</td>
-                          <td class="num">
-                            <Money value={k.costUsd} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <SpendTable
+                  label="Top keys"
+                  nameHeading="Key"
+                  rows={keys.slice(0, TOP_KEYS_SHOWN).map((k) => ({ key: k.hash, name: keyName(k), href: `/keys/${k.hash}`, provider: k.provider ?? null, costUsd: k.costUsd }))}
+                />
               )}
               {/* The open alerts render with the rest (below it): nothing already shown moves when they arrive. */}
               <h2>Open alerts</h2>

@@ -11,6 +11,7 @@ import { keyName, providerStatusWords } from '../../ui/key-name.ts';
 import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
+import { SpendTable } from '../../ui/spend-table.tsx';
 
 type ProjectGroup = { provider: string; project: { id: string; name: string } | null; costUsd: number; requests: number };
 
@@ -104,39 +105,25 @@ export function Projects({ query }: { query: URLSearchParams }) {
             <Empty>No spend this month yet.</Empty>
           ) : (
             <>
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by project">
-                <table>
-                  <caption class="muted">
+              <SpendTable
+                label="Spend by project"
+                nameHeading="Project"
+                caption={
+                  <>
                     Month to date: <Money value={data.total.costUsd} />
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Project</th>
-                      <th scope="col">Provider</th>
-                      <th scope="col" class="num">
-                        Spend
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {groups.map((g) => (
-                      <tr key={`${g.provider}|${g.project?.id ?? ''}`} aria-current={g === chosen ? 'true' : undefined}>
-                        <td data-label="Project">
-                          {g.project ? (
-                            <Link href={`/projects?provider=${encodeURIComponent(g.provider)}&projectId=${encodeURIComponent(g.project.id)}`}>{groupName(g)}</Link>
-                          ) : (
-                            <Link href={`/keys?provider=${encodeURIComponent(g.provider)}`}>{groupName(g)}</Link>
-                          )}
-                        </td>
-                        <td data-label="Provider">{providerWords(g.provider)}</td>
-                        <td class="num" data-label="Spend">
-                          <Money value={g.costUsd} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                  </>
+                }
+                rows={groups.map((g) => ({
+                  key: `${g.provider}|${g.project?.id ?? ''}`,
+                  name: groupName(g),
+                  href: g.project
+                    ? `/projects?provider=${encodeURIComponent(g.provider)}&projectId=${encodeURIComponent(g.project.id)}`
+                    : `/keys?provider=${encodeURIComponent(g.provider)}`,
+                  provider: g.provider,
+                  costUsd: g.costUsd,
+                  current: g === chosen,
+                }))}
+              />
               {chosen?.project && <ProjectKeys provider={chosen.provider} project={chosen.project} />}
             </>
           );

@@ -1,0 +1,94 @@
+/**
+ * The import snapshot's writes (partition `IMPORT#<a>#<provider>`), as families of the chunk writer
+ * (shared/db/usage-writes.ts): the usage cells a connector sync replaces, the settlement corrections
+ * (shared/db/settlement.ts) and the reconciliation days whose figures they move. A snapshot cell is a versioned
+ * item: every write SETs its fields and `v = v + 1`, conditioned on the version it read (or on not existing yet), so
+ * two syncs never both replace the same cell.
+ */
+import { tableName } from '#shared/db/client.ts';
+import { keys, type Key } from '#shared/db/keys.ts';
+import type { Built } from '#shared/db/usage-writes.ts';
+import { UNATTRIBUTED } from '#shared/usage/names.ts';
+import type { CellChange } from '#shared/connections/diff.ts';
+
+type Action = Built['actions'][number];
+
+/**
+ * One versioned cell's write: SET every field and `v` to the next version, conditioned on the version read
+ * (`previousVersion`), or on the cell not existing when there is none.
+ */
+export function versionedCellUpdate(key: Key, fields: Record<string, unknown>, previousVersion: number | undefined): Action {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(fields).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = value;
+    return `#f${i} = :f${i}`;
+  });
+  values[':next'] = (previousVersion ?? 0) + 1;
+  if (previousVersion !== undefined) values[':v'] = previousVersion;
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: `SET ${[...sets, 'v = :next'].join(', ')}`,
+      ConditionExpression: previousVersion !== undefined ? 'v = :v' : 'attribute_not_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** Family: the snapshot cells a transaction replaces, each conditioned on the version it read (or on not existing). */
+export function snapshotCellItems(accountId: string, provider: string, changes: readonly CellChange[]): Built {
+  const out: Built = { actions: [], meaning: [] };
+  for (const c of changes) {
+    const cell = c.cell;
+    const keyId = cell.keyId ?? UNATTRIBUTED;
+    out.actions.push(
+      versionedCellUpdate(
+        keys.importCell(accountId, provider, cell.date, keyId, cell.model, cell.tier),
+        {
+          date: cell.date,
+          keyId,
+          model: cell.model,
+          tier: cell.tier,
+          projectId: cell.projectId,
+          requests: cell.requests,
+          inputTokens: cell.inputTokens,
+          cachedInputTokens: cell.cachedInputTokens,
+          cacheWriteInputTokens: cell.cacheWriteInputTokens,
+          cacheWrite1hInputTokens: cell.cacheWrite1hInputTokens,
+          outputTokens: cell.outputTokens,
+          webSearchRequests: cell.webSearchRequests,
+          quantity: cell.quantity,
+          costMicros: c.costMicros,
+        },
+        c.previous?.version,
+      ),
+    );
+    out.meaning.push({ cell: c.id });
+  }
+  return out;
+}
+
+/**
+ * Family: each day's computed cost of the connection's keys (reconciliation), moved by the transaction's differences;
+ * and its token estimate, moved by the usage cells' differences only (a settlement's corrections move the computed cost).
+ */
+export function reconDayItems(accountId: string, provider: string, costByDay: ReadonlyMap<string, bigint>, estimateByDay: ReadonlyMap<string, bigint> = costByDay): Built {
+  const out: Built = { actions: [], meaning: [] };
+  for (const [date, delta] of costByDay) {
+    out.actions.push({
+      Update: {
+        TableName: tableName(),
+        Key: keys.importDay(accountId, provider, date),
+        UpdateExpression: 'SET #date = :date ADD computedMicros :d, estimatedMicros :e',
+        ExpressionAttributeNames: { '#date': 'date' },
+        ExpressionAttributeValues: { ':date': date, ':d': delta, ':e': estimateByDay.get(date) ?? 0n },
+      },
+    });
+    out.meaning.push(null);
+  }
+  return out;
+}
