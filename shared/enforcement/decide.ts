@@ -62,7 +62,7 @@ export function decide(input: DecisionInput): Act[] {
       const want = isStop && !held;
       if (want) {
         if (!on || state?.limitCents !== target.limitCents || state?.status === 'failed') {
-          acts.push({ budgetId, target, op: 'set_limit', reason: state?.hold && state.period < input.month ? 'period_start' : 'budget_changed', state });
+          acts.push({ budgetId, target, op: 'set_limit', reason: state?.hold && state.period < input.month ? 'period_start' : target.atLimit && state?.target.atLimit !== true ? 'limit_reached' : 'budget_changed', state });
         } else acts.push({ budgetId, target, op: 'read_limit', reason: 'limit_reached', state });
       } else if (on) acts.push({ budgetId, target, op: 'remove_limit', reason: offReason(), state });
       else if (state?.status === 'failed') acts.push({ budgetId, target, op: 'forget', reason: offReason(), state });

@@ -19,6 +19,8 @@ export interface Target {
   name: string;
   /** `project`: the limit to keep set, in whole cents (the budget's monthly limit, rounded down). */
   limitCents?: number;
+  /** `project` of an ACCOUNT budget past its limit: the limit is what the project spent (it stops the project). */
+  atLimit?: boolean;
 }
 
 export type StateStatus = 'stopped' | 'armed' | 'released' | 'failed' | 'acting';

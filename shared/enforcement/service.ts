@@ -141,9 +141,45 @@ export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
     }
     return { budget, spendMicros, targets: inProject.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!) };
   }
-  // ACCOUNT: every key switch of the account's connections and every key that sends events.
+  // ACCOUNT: every key switch of the account's connections, every key that sends events, and a hard limit on every
+  // project (of a provider with project limits) its connections' keys are in.
   const targets = view.keys.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!);
-  return { budget, spendMicros: view.accountMonthMicros, targets };
+  return { budget, spendMicros: view.accountMonthMicros, targets: [...targets, ...accountProjectTargets(budget, view, mine)] };
+}
+
+/**
+ * The project limits of an ACCOUNT stop budget. Below the account's limit each project's limit is the account's limit
+ * (no project alone may spend more than the whole account); once the account reaches it, each project's limit drops
+ * to what that project spent this month (at least 1 cent), so the provider refuses its requests — and stays there
+ * (the lowest set this month) while the account is past its limit. A project with a `PROJECT` stop budget of its own
+ * is left to that budget (one limit per project).
+ */
+function accountProjectTargets(budget: Budget, view: AccountView, mine: ReadonlySet<string>): Target[] {
+  const ownBudget = new Set(view.budgets.filter((b) => b.scope === 'PROJECT' && b.action === 'stop').map((b) => `project:${b.connectionId}:${b.projectId}`));
+  const reached = view.accountMonthMicros >= budget.monthlyLimitMicros;
+  const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
+  for (const k of view.keys) {
+    const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
+    if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
+    const id = `project:${conn.id}:${k.projectId}`;
+    if (ownBudget.has(id)) continue;
+    const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: (k.item.project as { name?: string } | null)?.name ?? k.projectId, micros: 0, active: false };
+    p.micros += k.monthMicros;
+    p.active ||= k.active;
+    byProject.set(id, p);
+  }
+  const cents = (m: number) => Math.max(1, Math.floor(m / 10_000));
+  const targets: Target[] = [];
+  for (const [id, p] of byProject) {
+    if (!p.active && !mine.has(id)) continue;
+    let limitCents = cents(budget.monthlyLimitMicros);
+    if (reached) {
+      const state = view.states.find((s) => s.budgetId === budget.id && s.target.id === id && s.period === view.month && s.target.atLimit);
+      limitCents = Math.min(typeof state?.limitCents === 'number' ? state.limitCents : Infinity, cents(p.micros));
+    }
+    targets.push({ id, kind: 'project', provider: p.conn.provider, connectionId: p.conn.id, keyHash: null, keyId: null, projectId: p.projectId, name: p.name, limitCents, ...(reached ? { atLimit: true } : {}) });
+  }
+  return targets;
 }
 
 const connectionsOn = (view: AccountView) => new Set([...view.connections.values()].filter((c) => c.enforcement === 'on' && c.status !== 'paused').map((c) => c.id));
@@ -311,7 +347,7 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
     const budget = budgets.get(budgetId);
     const label = budget ? budgetLabel(budget) : `the deleted budget ${budgetId}`;
     const failed = list.filter((o) => o.result === 'failed');
-    const stopped = list.filter((o) => o.result === 'ok' && ((o.act.op === 'stop') || o.nowEnforcing));
+    const stopped = list.filter((o) => o.result === 'ok' && (o.act.op === 'stop' || o.nowEnforcing || (o.act.op === 'set_limit' && o.act.reason === 'limit_reached')));
     const released = list.filter((o) => o.result === 'ok' && o.act.op === 'start');
     const keyHash = list.length === 1 ? list[0]!.act.target.keyHash : null;
     const common = { budgetId, period: isoMonth(now), thresholdMicros: budget?.monthlyLimitMicros ?? null, observedMicros: null, channels: ['email' as const], ...(keyHash ? { keyHash } : {}) };

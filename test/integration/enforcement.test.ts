@@ -256,7 +256,48 @@ describe('OpenAI: a project’s hard limit', () => {
       ['project_limit_set', 'budget_changed', 'ok'],
     ]);
     expect(acts[0].detail).toMatch(/earlier limit of \$99999\.00 put back/);
-  });
+
+    // ACCOUNT = every lever: each project the account's keys are in gets a limit. Below the account's limit it is the
+    // account's limit; at it, each project's limit drops to what the project spent, at most the account's limit (OpenAI
+    // refuses its requests);
+    // released, the limits go and the customer's own comes back.
+    const projects = [...new Set((state.keys as any[]).map((k) => k.projectId as string))].filter((p) => (state.projects as any[]).some((x) => x.id === p && x.archivedAt === null));
+    expect(projects.length).toBeGreaterThan(1);
+    const limitOf = async (p: string) => {
+      const res = await org.get(`/v1/organization/projects/${p}/spend_limit`);
+      return res.status === 404 ? null : res.body;
+    };
+    const account = await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 7000, alertThreshold: 80, scope: 'ACCOUNT', action: 'stop', name: 'Whole org' } });
+    expect(account.status, JSON.stringify(account.body)).toBe(201);
+    const accountId = account.body.id as string;
+    await sync(user.accountId, connectionId);
+    for (const p of projects) expect(await limitOf(p), p).toMatchObject({ threshold_amount: 700_000, enforcement: { status: 'inactive' } });
+    expect(await budget(user, accountId)).toMatchObject({ enforcement: { status: 'armed', lever: 'account' } });
+
+    expect((await api(`/budgets/${accountId}`, { method: 'PATCH', token: user.token, body: { monthlyLimit: 0.5 } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    const spent = new Map<string, number>();
+    for (const k of (await api(`/spend?groupBy=project&from=${frozenAt.toISOString().slice(0, 8)}01&to=${frozenAt.toISOString().slice(0, 10)}`, { token: user.token })).body.groups as any[]) {
+      if (k.project) spent.set(k.project.id, Math.round(Number(k.costUsd) * 1e6));
+    }
+    for (const p of projects) {
+      const cents = Math.min(50, Math.max(1, Math.floor((spent.get(p) ?? 0) / 10_000))); // what it spent, at most the account's limit
+      expect(await limitOf(p), p).toMatchObject({ threshold_amount: cents, ...(cents > 1 ? { enforcement: { status: 'enforcing' } } : {}) });
+    }
+    expect(await budget(user, accountId)).toMatchObject({ enforcement: { status: 'stopped', lever: 'account' } });
+
+    expect((await api(`/budgets/${accountId}/release`, { method: 'POST', token: user.token })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    for (const p of projects) {
+      if (p === project) expect(await limitOf(p)).toMatchObject({ threshold_amount: 9_999_900 });
+      else expect(await limitOf(p), p).toBeNull();
+    }
+    expect(await budget(user, accountId)).toMatchObject({ enforcement: { status: 'released' } });
+    const accountActs = await actions(user, accountId);
+    expect(accountActs.filter((a) => a.kind === 'project_limit_removed' && a.reason === 'released' && a.result === 'ok')).toHaveLength(projects.length);
+    expect(accountActs.filter((a) => a.kind === 'project_limit_set' && a.reason === 'limit_reached' && a.result === 'ok')).toHaveLength(projects.length);
+    expect((await alertsOf(user, 'budget_stopped')).some((a) => a.budgetId === accountId)).toBe(true);
+  }, 90_000);
 });
 
 describe('keys that send events: the reporter guard', () => {

@@ -19,10 +19,14 @@ function useLever(scope: Scope, keyHash: string, connection: Schemas['Connection
     void api.GET('/keys/{hash}', { params: { path: { hash: keyHash } } }).then(({ data }) => setKey(data));
   }, [scope, keyHash]);
   if (scope === 'ACCOUNT') {
-    return { offered: true, words: 'At the limit, keys of connections that let budgets act are stopped (Anthropic: set inactive) and keys that send events are refused by the reporter.' };
+    return {
+      offered: true,
+      words:
+        'On the connections that let budgets act: each OpenAI project gets a hard spend limit (the account’s limit, lowered to what the project spent once the account reaches it), Anthropic and OpenRouter keys are stopped at the limit, and keys that send events are refused by the reporter.',
+    };
   }
   if (scope === 'PROJECT') {
-    if (!connection) return { offered: false, words: 'Choose a connection first.' };
+    if (!connection) return { offered: false, words: 'Choose a project first.' };
     if (connection.enforcement !== 'on') return { offered: false, words: `The connection ${connection.name} does not let budgets act: an admin turns that on on the Connections page.` };
     return connection.provider === 'openai'
       ? { offered: true, words: 'Sets the project’s own hard spend limit at OpenAI (OpenAI refuses its requests past it; its enforcement lags a little).' }
@@ -35,15 +39,84 @@ function useLever(scope: Scope, keyHash: string, connection: Schemas['Connection
   return { offered: false, words: 'This provider offers Burnrate no way to stop a key.' };
 }
 
-export function BudgetForm({ budget, keyLabel, onDone, onCancel }: { budget?: Budget; keyLabel?: string | undefined; onDone: () => void; onCancel?: () => void }) {
+/** What a new budget starts with (the Projects screen's link: `/budgets?scope=PROJECT&projectId=…&connectionId=…&name=…`). */
+export interface BudgetPreset {
+  scope?: Scope | undefined;
+  connectionId?: string | undefined;
+  projectId?: string | undefined;
+  name?: string | undefined;
+}
+
+/** Reads a preset from the Budgets screen's query string; anything else in it is ignored. */
+export function presetFrom(query: URLSearchParams): BudgetPreset | undefined {
+  const scope = query.get('scope');
+  if (scope !== 'ACCOUNT' && scope !== 'KEY' && scope !== 'PROJECT') return undefined;
+  return { scope, connectionId: query.get('connectionId') ?? undefined, projectId: query.get('projectId') ?? undefined, name: query.get('name') ?? undefined };
+}
+
+type ProjectGroup = { provider: string; project: { id: string; name: string } | null };
+
+/** The month that leads back this far: projects with spend in the last 3 months are offered (one GET /spend). */
+const projectRange = () => {
+  const now = new Date();
+  const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2, 1)).toISOString().slice(0, 10);
+  return { from, to: now.toISOString().slice(0, 10) };
+};
+
+const PROVIDER_WORDS: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', openrouter: 'OpenRouter' };
+
+/**
+ * The PROJECT field: the account's projects (OpenAI projects, Anthropic workspaces) by name, with their provider and
+ * connection, from one `GET /spend?groupBy=project`. Choosing one sets both the connection and the project.
+ */
+function ProjectPicker({ connections, connectionId, projectId, error, onChange }: {
+  connections: Schemas['Connection'][];
+  connectionId: string;
+  projectId: string;
+  error: string | undefined;
+  onChange: (connectionId: string, projectId: string) => void;
+}) {
+  const [groups, setGroups] = useState<ProjectGroup[] | undefined>();
+  useEffect(() => {
+    void api.GET('/spend', { params: { query: { groupBy: 'project', ...projectRange() } } }).then(({ data }) => setGroups(((data?.groups ?? []) as ProjectGroup[]).filter((g) => g.project !== null)));
+  }, []);
+  const options: [string, string][] = [];
+  for (const g of groups ?? []) {
+    for (const c of connections.filter((x) => x.provider === g.provider)) {
+      const kind = g.provider === 'anthropic' ? 'workspace' : 'project';
+      options.push([`${c.id}|${g.project!.id}`, `${g.project!.name} — ${PROVIDER_WORDS[g.provider] ?? g.provider} ${kind}, connection ${c.name}`]);
+    }
+  }
+  const chosen = connectionId && projectId ? `${connectionId}|${projectId}` : '';
+  if (chosen && !options.some(([v]) => v === chosen)) {
+    const c = connections.find((x) => x.id === connectionId);
+    options.unshift([chosen, `${projectId}${c ? ` — connection ${c.name}` : ''}`]);
+  }
+  return (
+    <>
+      <Select
+        label="Project or workspace"
+        value={chosen}
+        options={[['', groups ? (options.length > 0 ? 'Choose a project' : 'No projects with spend yet') : 'Loading projects…'], ...options]}
+        onChange={(e) => {
+          const [c = '', p = ''] = e.currentTarget.value.split('|');
+          onChange(c, p);
+        }}
+      />
+      {error && <p class="error">{error}</p>}
+    </>
+  );
+}
+
+export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { budget?: Budget; keyLabel?: string | undefined; preset?: BudgetPreset | undefined; onDone: () => void; onCancel?: () => void }) {
   const [form, setForm] = useState({
-    name: budget?.name ?? '',
+    name: budget?.name ?? preset?.name ?? '',
     monthlyLimit: budget ? String(budget.monthlyLimit) : '',
     alertThreshold: String(budget?.alertThreshold ?? 80),
-    scope: budget?.scope ?? ('ACCOUNT' as Scope),
+    scope: budget?.scope ?? preset?.scope ?? ('ACCOUNT' as Scope),
     keyHash: budget?.keyHash ?? '',
-    connectionId: budget?.connectionId ?? '',
-    projectId: budget?.projectId ?? '',
+    connectionId: budget?.connectionId ?? preset?.connectionId ?? '',
+    projectId: budget?.projectId ?? preset?.projectId ?? '',
     stop: budget?.action === 'stop',
   });
   const [connections, setConnections] = useState<Schemas['Connection'][]>([]);
@@ -109,18 +182,12 @@ export function BudgetForm({ budget, keyLabel, onDone, onCancel }: { budget?: Bu
       />
       {form.scope === 'PROJECT' && (
         <>
-          <Select
-            label="Connection"
-            value={form.connectionId}
-            options={[['', 'Choose a connection'], ...connections.map((c): [string, string] => [c.id, c.name])]}
-            onChange={(e) => setForm({ ...form, connectionId: e.currentTarget.value })}
-          />
-          <Field
-            label="Project or workspace id"
-            value={form.projectId}
-            hint="As the key page shows it under Project (proj_… or wrkspc_…)."
-            error={submit.fieldError('projectId', 'Project or workspace id')}
-            onInput={(e) => setForm({ ...form, projectId: e.currentTarget.value })}
+          <ProjectPicker
+            connections={connections}
+            connectionId={form.connectionId}
+            projectId={form.projectId}
+            error={submit.fieldError('projectId', 'Project or workspace') ?? submit.fieldError('connectionId', 'Project or workspace')}
+            onChange={(connectionId, projectId) => setForm({ ...form, connectionId, projectId })}
           />
         </>
       )}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useEditor } from '../../ui/focus.ts';
 import { when } from '../../ui/format.ts';
 import { api, ok, type Schemas } from '../../api/client.ts';
-import { Link } from '../../router.tsx';
+import { Link, useRoute } from '../../router.tsx';
 import { useSubmit } from '../../ui/form.tsx';
 import { percent, UTC_NOTE } from '../../ui/format.ts';
 import { keyNames } from '../../ui/key-names.ts';
@@ -11,7 +11,7 @@ import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
-import { BudgetForm } from './budget-form.tsx';
+import { BudgetForm, presetFrom } from './budget-form.tsx';
 
 const STATUS_TEXT = { ok: 'On track', warning: 'Warning', exceeded: 'Exceeded' } as const;
 type Budget = Schemas['Budget'];
@@ -156,6 +156,7 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
 
 export function Budgets() {
   const canEdit = useCan('member');
+  const route = useRoute();
   const budgets = useLoad(loadBudgets, []);
   // Budgets compare the month's spend: what that spend misses is said here too.
   const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), []);
@@ -180,7 +181,7 @@ export function Budgets() {
       {canEdit && (
         <>
           <h2>New budget</h2>
-          <BudgetForm onDone={budgets.reload} />
+          <BudgetForm key={route.query.toString()} preset={presetFrom(route.query)} onDone={budgets.reload} />
         </>
       )}
     </Screen>

@@ -152,8 +152,10 @@ export function ConnectionCard({
           <dd>
             {c.enforcement === 'on'
               ? c.provider === 'openai'
-                ? 'Yes: a project budget sets the project’s hard limit at OpenAI'
-                : 'Yes: a stop budget sets keys inactive at Anthropic'
+                ? 'Yes: project and account budgets set projects’ hard limits at OpenAI'
+                : c.provider === 'openrouter'
+                  ? 'Yes: a stop budget disables keys at OpenRouter'
+                  : 'Yes: a stop budget sets keys inactive at Anthropic'
               : 'No: budgets here only alert'}
           </dd>
         </div>
