@@ -344,7 +344,9 @@ export async function startBenchStack(session: BenchSession) {
   const { startLocalStack } = await import('#local/stack.ts');
   const [port, dynamodbPort, cognitoPort] = (await freePorts(3)) as [number, number, number];
   const started = performance.now();
-  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true });
+  // The sealing key in a temp folder too (never the developer's ~/.config/burnrate).
+  const keyDir = join(tmpdir(), 'burnrate-it-keys');
+  const stack = await startLocalStack({ port, dataDir: session.dataDir, dynamodbPort, cognitoPort, quiet: true, keyDir });
   session.onCleanup('stopping the stack', () => stack.stop());
   console.log(`  local stack up in ${ms(performance.now() - started)} ms: ${stack.apiUrl}, DynamoDB Local ${stack.dynamodbEndpoint}`);
   return { stack, dynamodbPort };

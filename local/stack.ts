@@ -3,10 +3,11 @@
  * handlers read, and the gateway — which listens last, so `GET /api/health` answering means ready.
  */
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
 import { rmSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { chmod, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
 import { assertPortFree, describeExit, type SupervisedChild } from '#local/child.ts';
 import { startCognitoLocal, type CognitoLocal } from '#local/cognito.ts';
@@ -30,7 +31,13 @@ export const LOCAL_TABLE_NAME = 'burnrate';
 export const STACK_INFO_FILE = 'local-stack.json';
 const CURSOR_SECRET_FILE = 'cursor-secret';
 const STRIPE_WEBHOOK_SECRET_FILE = 'stripe-webhook-secret';
-/** The random 32-byte key that seals connections' admin keys locally (AES-256-GCM; AWS: a KMS key). */
+/**
+ * The random 32-byte key that seals connections' admin keys locally (AES-256-GCM; AWS: a KMS key). It lives outside
+ * the data folder, so a copy of the data folder alone (DynamoDB Local's file included) opens no sealed admin key: in
+ * `CONNECTIONS_KEY_DIR`, else `$XDG_CONFIG_HOME/burnrate` or `~/.config/burnrate` (a folder of mode 0700), one file
+ * per data folder (`connections-key-<first 16 hex of SHA-256 of its absolute path>`, mode 0600). A key left in the
+ * data folder by an older version is moved there on start.
+ */
 const CONNECTIONS_KEY_FILE = 'connections-key';
 /** Held while a stack runs on the data directory: `{"pid": …}`. */
 export const LOCK_FILE = 'local-stack.lock';
@@ -63,6 +70,8 @@ export interface LocalStackInfo {
   openrouter: { url: string; adminKey: string };
   /** The processes of the stack (for tools and tests): this one, DynamoDB Local's jar, cognito-local. */
   pids: { stack: number; dynamodb?: number; cognito?: number };
+  /** Where the key that seals connections' admin keys is kept (outside the data folder; see CONNECTIONS_KEY_FILE). */
+  connectionsKeyFile: string;
 }
 
 export interface LocalStackOptions {
@@ -85,6 +94,8 @@ export interface LocalStackOptions {
   openrouterPort?: number;
   /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
   webDir?: string;
+  /** The folder of the connections' sealing key. @default env CONNECTIONS_KEY_DIR, else ~/.config/burnrate */
+  keyDir?: string;
 }
 
 export interface LocalStack extends LocalStackInfo {
@@ -180,6 +191,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     anthropicAdmin: { url: anthropicAdmin.value.url, adminKey: anthropicAdmin.value.adminKey() },
     openrouter: { url: openrouter.value.url, adminKey: openrouter.value.adminKey() },
     pids: { stack: process.pid, dynamodb: dynamo.value.child.pid, cognito: cognito.value.child.pid },
+    connectionsKeyFile: await connectionsKeyFile(dataDir, options.keyDir),
   };
 
   // The handlers read these at module scope: set them before the gateway imports any handler.
@@ -217,8 +229,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     ANTHROPIC_ADMIN_URL: process.env.ANTHROPIC_ADMIN_URL || anthropicAdmin.value.url,
     // OpenRouter: a base URL with or without /api/v1.
     OPENROUTER_URL: process.env.OPENROUTER_URL || openrouter.value.url,
-    // Admin keys of connections are sealed under a key made once and kept in the data folder (never in the source).
-    CONNECTIONS_LOCAL_KEY: await localSecret(join(dataDir, CONNECTIONS_KEY_FILE)),
+    // Admin keys of connections are sealed under a key made once and kept outside the data folder (never in the source).
+    CONNECTIONS_LOCAL_KEY: await localSecret(info.connectionsKeyFile),
   });
   resetConfig();
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
@@ -347,6 +359,28 @@ async function localSecret(file: string, prefix = ''): Promise<string> {
     await writeFile(file, `${secret}\n`, { mode: 0o600 });
     return secret;
   }
+}
+
+/**
+ * The file of the data folder's sealing key, outside it (see CONNECTIONS_KEY_FILE): its folder is made (0700) if
+ * missing, and a key an older version kept in the data folder is moved into it (its sealed admin keys still open).
+ */
+async function connectionsKeyFile(dataDir: string, keyDir?: string): Promise<string> {
+  const configHome = process.env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  const dir = resolve(keyDir ?? (process.env.CONNECTIONS_KEY_DIR || join(configHome, 'burnrate')));
+  const inside = relative(dataDir, dir);
+  if (inside === '' || !inside.startsWith('..')) throw new Error(`CONNECTIONS_KEY_DIR (${dir}) is inside the data folder ${dataDir}: the key that opens its sealed admin keys must live elsewhere.`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const file = join(dir, `${CONNECTIONS_KEY_FILE}-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`);
+  const old = join(dataDir, CONNECTIONS_KEY_FILE);
+  const kept = await readFile(old, 'utf8').catch(() => '');
+  if (kept.trim()) {
+    const already = await readFile(file, 'utf8').catch(() => '');
+    if (!already.trim()) await writeFile(file, `${kept.trim()}\n`, { mode: 0o600 });
+    await unlink(old);
+  }
+  return file;
 }
 
 function errorText(error: unknown): string {

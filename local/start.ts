@@ -7,7 +7,8 @@
  * ANTHROPIC_ADMIN_URL (where connections call the providers, a base URL without /v1; default: the stand-ins), OPENROUTER_PORT /
  * OPENROUTER_URL (the OpenRouter stand-in; a base URL with or without /api/v1), HOST (127.0.0.1;
  * another address only with ALLOW_REMOTE=1), LOG_LEVEL (WARN: the handlers' structured logs; INFO shows every request's log lines),
- * LOG_REQUESTS=0 (no request log), DEBUG_LOCAL=1 (copy the children's output to stderr),
+ * LOG_REQUESTS=0 (no request log), CONNECTIONS_KEY_DIR (the folder of the key that seals connections' admin keys,
+ * outside the data folder; default ~/.config/burnrate), DEBUG_LOCAL=1 (copy the children's output to stderr),
  * STOP_ON_STDIN_END=1 (stop when stdin closes: for a parent process such as the integration tests' setup),
  * RATE_LIMITS=off (no per-IP register/forgot-password and failed-login limits: for test suites and demo seeding).
  */

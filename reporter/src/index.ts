@@ -46,6 +46,11 @@ export interface ReporterOptions {
    * exit 65% (a tenth is left for the script's own start).
    */
   closeTimeoutMs?: number;
+  /**
+   * The base of the wait between two tries of a report (ms; default 100): the n-th retry waits a random time up to
+   * min(8 s, retryDelayMs × 2^n). Six tries in all.
+   */
+  retryDelayMs?: number;
 }
 
 export interface Reporter {
@@ -81,6 +86,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     flushIntervalMs: options.flushIntervalMs ?? 1000,
     maxQueue: Math.max(1, options.maxQueue ?? 10_000),
     maxAttempts: 6,
+    retryDelayMs: Math.max(0, options.retryDelayMs ?? 100),
     fetch: platformFetch,
   });
 

@@ -64,6 +64,8 @@ export interface SenderOptions {
   maxQueue: number;
   /** Attempts per batch before it is dropped. */
   maxAttempts: number;
+  /** The base of the retry backoff (ms): the n-th retry waits a random time up to min(8 s, retryDelayMs × 2^n). @default 100 */
+  retryDelayMs?: number;
   /** The network call (the platform's fetch, never the reporter's own). */
   fetch: typeof fetch;
   /** How long one `POST /ingest` may take before it is abandoned (and retried like a network error). @default 10000 */
@@ -257,9 +259,9 @@ export class Sender {
     }
   }
 
-  /** Full jitter: a random wait between 0 and min(8 s, 100 ms × 2^attempt); cut short by `close()`. */
+  /** Full jitter: a random wait between 0 and min(8 s, retryDelayMs × 2^attempt); cut short by `close()`. */
   private backoff(attempt: number): Promise<void> {
-    const ms = Math.random() * Math.min(8000, 100 * 2 ** attempt);
+    const ms = Math.random() * Math.min(8000, (this.options.retryDelayMs ?? 100) * 2 ** attempt);
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);

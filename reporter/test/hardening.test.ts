@@ -114,7 +114,8 @@ describe('server-sent events: one event without an end', () => {
     try {
       for (const streamOptions of [{ include_usage: true }, undefined]) {
         // Without stream_options the reporter adds it and filters the stream; with it, it reads a copy.
-        const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: receiver.url, logger: silent, flushIntervalMs: 60_000 });
+        // closeTimeoutMs bounds the read of the block list from the silent receiver too (a quarter of it: 250 ms, not 2.5 s).
+        const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: receiver.url, logger: silent, flushIntervalMs: 60_000, closeTimeoutMs: 1000 });
         const res = await reporter.fetch(`${server.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },

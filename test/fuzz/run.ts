@@ -740,7 +740,7 @@ async function main(): Promise<number> {
   while (ports.size < 3) ports.add(await freePort());
   const [port, dynamodbPort, cognitoPort] = [...ports] as [number, number, number];
   process.stderr.write(`fuzz: starting a local stack in ${dataDir} ...\n`);
-  const stack = await startLocalStack({ port, dataDir, dynamodbPort, cognitoPort, quiet: true });
+  const stack = await startLocalStack({ port, dataDir, dynamodbPort, cognitoPort, quiet: true, keyDir: join(tmpdir(), 'burnrate-it-keys') });
   // Ctrl-C: stop the stack (DynamoDB Local and cognito-local are children) and its data, then leave.
   const interrupted = () => {
     process.stderr.write('\nfuzz: interrupted, stopping the local stack ...\n');

@@ -5,7 +5,8 @@
  * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { homedir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
 import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
@@ -213,7 +214,7 @@ const frozenAt = new Date().toISOString();
 beforeAll(async () => {
   const dataDir = dirname(stack().outboxDir);
   restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(join(dataDir, 'connections-key'), 'utf8')).trim(),
+    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
     OPENAI_ADMIN_URL: stack().openaiAdmin.url,
     ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
   });
@@ -618,7 +619,15 @@ describe('local deletion of a connection', () => {
     const dataDir = dirname(stack().outboxDir);
     // A sealed admin key may outlive its DELETE in DynamoDB Local's file (free pages): no other user may read either.
     for (const dir of [dataDir, join(dataDir, 'dynamodb')]) expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
-    expect((await stat(join(dataDir, 'connections-key'))).mode & 0o777).toBe(0o600);
+    // The key that opens them lives outside the data folder (a copy of the folder alone opens nothing), in a folder
+    // of its owner's only, and never the developer's own (the tests' stack has a key folder of its own).
+    const keyFile = stack().connectionsKeyFile;
+    expect(relative(dataDir, keyFile).startsWith('..'), keyFile).toBe(true);
+    expect(keyFile.startsWith(join(homedir(), '.config'))).toBe(false);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    expect((await stat(dirname(keyFile))).mode & 0o777).toBe(0o700);
+    expect(await readdir(dataDir)).not.toContain('connections-key');
+    expect((await readFile(keyFile, 'utf8')).trim()).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('DELETE overwrites the sealed admin key before the item goes', async () => {

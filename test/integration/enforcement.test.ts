@@ -20,7 +20,7 @@ const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
   restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(join(dirname(stack().outboxDir), 'connections-key'), 'utf8')).trim(),
+    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
     OPENAI_ADMIN_URL: stack().openaiAdmin.url,
     ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
   });

@@ -63,6 +63,9 @@ export async function startStackProcess(
       DYNAMODB_PORT: String(dynamodbPort),
       COGNITO_PORT: String(cognitoPort),
       STRIPE_PORT: String(stripePort),
+      // The sealing key of connections' admin keys: one per data folder, in a folder of the tests' own (never the
+      // developer's ~/.config/burnrate), outside the data folder as in `npm start`.
+      CONNECTIONS_KEY_DIR: join(tmpdir(), 'burnrate-it-keys'),
       // Tests run the alert sweeper themselves (sweep.test.ts): no background sweep racing them.
       ALERT_SWEEP_INTERVAL_MS: '0',
       LOG_REQUESTS: '0',
@@ -148,5 +151,6 @@ export default async function setup(project: TestProject) {
   return async () => {
     await stack.stop();
     await rm(stack.dataDir, { recursive: true, force: true });
+    await rm(stack.info.connectionsKeyFile, { force: true });
   };
 }

@@ -61,7 +61,7 @@ let connectionId: string;
 beforeAll(async () => {
   org = await newStandInOrg('openrouter', { now: `${today()}T12:00:00Z` });
   const dataDir = dirname(stack().outboxDir);
-  restore = pointAtStack({ CONNECTIONS_LOCAL_KEY: (await readFile(join(dataDir, 'connections-key'), 'utf8')).trim(), OPENROUTER_URL: `${stack().openrouter.url}/api/v1`,
+  restore = pointAtStack({ CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(), OPENROUTER_URL: `${stack().openrouter.url}/api/v1`,
     OPENAI_ADMIN_URL: stack().openaiAdmin.url,
     ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
   });
