@@ -2,7 +2,7 @@
  * Picks the provider implementation of the one small interface a sync needs (provider-client.ts): check the admin
  * key, list the organization's keys, read usage cells of a range of UTC days, read what the provider bills per day.
  */
-import { config } from '#shared/config.ts';
+import { providerBaseUrl } from '#shared/connections/endpoints.ts';
 import type { Provider } from '#shared/connections/model.ts';
 import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
@@ -12,11 +12,8 @@ import { openRouterClient, openRouterOldestDay } from '#shared/connections/openr
 
 /** The interface and the implementations' helpers live in provider-client.ts; their names stay available here. */
 export { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
-
-/** The base URL of each provider's admin API: the real hosts, or (locally) `OPENAI_ADMIN_URL` / `ANTHROPIC_ADMIN_URL` / `OPENROUTER_URL`. */
-export function providerBaseUrl(provider: Provider): string {
-  return config().providerUrls[provider];
-}
+/** The providers' base URLs live in endpoints.ts (imported alone by what only calls a provider); the name stays available here. */
+export { providerBaseUrl } from '#shared/connections/endpoints.ts';
 
 /** `now`: the sync's clock (OpenRouter's client decides by it which UTC day is today). */
 export function providerClient(provider: Provider, adminKey: string, options: ProviderHttpOptions & { now?: () => Date } = {}): ProviderClient {

@@ -10,7 +10,7 @@
  *   (`include_disabled=true`). Two management keys are of the same account when their key lists share a key.
  * - Other providers: not known (null): a rotation is not compared.
  */
-import { providerBaseUrl } from '#shared/connections/client.ts';
+import { providerBaseUrl } from '#shared/connections/endpoints.ts';
 import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';

@@ -5,7 +5,7 @@
  * `registerLever` (its client module registers itself; nothing here imports it).
  */
 import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
-import { providerBaseUrl } from '#shared/connections/client.ts';
+import { providerBaseUrl } from '#shared/connections/endpoints.ts';
 import { ProviderBadResponse } from '#shared/connections/http.ts';
 import { leverHttp, type LeverHttpOptions } from '#shared/enforcement/http.ts';
 

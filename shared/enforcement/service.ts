@@ -28,7 +28,7 @@ import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
-import { microsToUsd } from '#shared/pricing/pricing.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
 /** An act under way longer than this is taken as lost (its worker died): the next pass does it again. */

@@ -9,10 +9,10 @@ import { dirname, join, relative } from 'node:path';
 import { homedir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
-import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
+import { syncConnection } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { unitEndpointOf } from '#shared/connections/units.ts';
-import { api, pointAtStack, registerUser, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
 
@@ -53,14 +53,7 @@ const writeCount = () => WRITES.reduce((n, c) => n + (sent.get(c) ?? 0), 0);
 const logLines: string[] = [];
 
 /** Runs one sync here (waiting while the stack's own worker holds the lease). */
-async function sync(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, ...options });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = syncHere;
 
 type Cell = PricedCell;
 
@@ -212,20 +205,7 @@ let restore: () => void;
 const frozenAt = new Date().toISOString();
 
 beforeAll(async () => {
-  const dataDir = dirname(stack().outboxDir);
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-  });
-  db().middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = (context as { commandName?: string }).commandName ?? 'unknown';
-      sent.set(name, (sent.get(name) ?? 0) + 1);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countForConnectionsTest' },
-  );
+  restore = await pointConnectorsAtStack(sent);
   const original = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     logLines.push(String(chunk));

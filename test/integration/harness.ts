@@ -2,12 +2,15 @@
  * Helpers for integration tests against the local stack started by global-setup.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { resetConfig } from '#shared/config.ts';
 import { inject } from 'vitest';
 import type { LocalStackInfo } from '#local/stack.ts';
+import type { SyncOptions, SyncResult } from '#shared/connections/sync.ts';
 
 /** The running stack's endpoints and ids. */
 export function stack(): LocalStackInfo {
@@ -171,4 +174,44 @@ export function pointAtStack(extra: Record<string, string> = {}): () => void {
     process.env = saved;
     resetConfig();
   };
+}
+
+/**
+ * For tests that run connector syncs in this process: points it at the stack (as pointAtStack) with the connections'
+ * local sealing key and the provider stand-ins (`extra` adds or overrides), and counts the DynamoDB commands it sends
+ * by name into `sent`. Returns the undo of the environment.
+ */
+export async function pointConnectorsAtStack(sent: Map<string, number>, extra: Record<string, string> = {}): Promise<() => void> {
+  const s = stack();
+  const restore = pointAtStack({
+    CONNECTIONS_LOCAL_KEY: (await readFile(s.connectionsKeyFile, 'utf8')).trim(),
+    OPENAI_ADMIN_URL: s.openaiAdmin.url,
+    ANTHROPIC_ADMIN_URL: s.anthropicAdmin.url,
+    ...extra,
+  });
+  const { db } = await import('#shared/db/client.ts');
+  const name = `countCommands${randomUUID()}`;
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = (context as { commandName?: string }).commandName ?? 'unknown';
+      sent.set(command, (sent.get(command) ?? 0) + 1);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return restore;
+}
+
+/**
+ * Runs one connector sync in this process, waiting while the stack's own worker holds the lease: a 10-minute time
+ * budget and 20 ms retry backoff unless `options` says otherwise.
+ */
+export async function syncHere(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
+  const { syncConnection } = await import('#shared/connections/sync.ts');
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, ...options, http: { backoffMs: 20, ...options.http } });
+    if (result.status !== 'busy') return result;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the lease was never free');
 }

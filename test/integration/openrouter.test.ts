@@ -4,14 +4,10 @@
  * keys' `usage_daily`, a re-sync that writes nothing, a 429 waited out, and the key switch (`setKeyDisabled`). The
  * stand-in's clock is frozen at noon UTC today, so its figures only change when a test changes them.
  */
-import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db } from '#shared/db/client.ts';
-import { syncConnection, type SyncOptions, type SyncResult } from '#shared/connections/sync.ts';
 import { openRouterClient, OPENROUTER_TODAY_MODEL } from '#shared/connections/openrouter.ts';
-import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
+import { api, pointConnectorsAtStack, registerUser, setPlan, stack, syncHere, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
 import { parseCsv } from './csv.ts';
 
@@ -22,14 +18,7 @@ const micros = (usd: number) => BigInt(Math.round(usd * 1e6));
 const sent = new Map<string, number>();
 const WRITES = ['TransactWriteItemsCommand', 'UpdateItemCommand', 'PutItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand'];
 
-async function sync(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, ...options, http: { backoffMs: 20, ...options.http } });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = syncHere;
 
 /** Burnrate's export rows of OpenRouter keys, summed per (key hash, day): dollars, requests, tokens. */
 async function exportedDays(token: string, from: string, to: string) {
@@ -60,19 +49,7 @@ let connectionId: string;
 
 beforeAll(async () => {
   org = await newStandInOrg('openrouter', { now: `${today()}T12:00:00Z` });
-  const dataDir = dirname(stack().outboxDir);
-  restore = pointAtStack({ CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(), OPENROUTER_URL: `${stack().openrouter.url}/api/v1`,
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-  });
-  db().middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = (context as { commandName?: string }).commandName ?? 'unknown';
-      sent.set(name, (sent.get(name) ?? 0) + 1);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countForOpenRouterTest' },
-  );
+  restore = await pointConnectorsAtStack(sent, { OPENROUTER_URL: `${stack().openrouter.url}/api/v1` });
   user = await registerUser();
   await setPlan(user.accountId, 'SCALE');
 });
@@ -254,7 +231,8 @@ describe('the OpenRouter lever', () => {
     const released = await api(`/budgets/${id}/release`, { method: 'POST', token: user.token });
     expect(released.status, JSON.stringify(released.body)).toBe(200);
     await expect.poll(async () => (await org.get(`/api/v1/keys/${prod.id}`)).body.data.disabled, { timeout: 30_000 }).toBe(false);
-    expect((await acts())[0]).toMatchObject({ kind: 'key_enabled', provider: 'openrouter', reason: 'released', result: 'ok' });
+    // The act is recorded after the lever's call: the stand-in can show the key enabled a moment before the record lands.
+    await expect.poll(async () => (await acts())[0], { timeout: 30_000 }).toMatchObject({ kind: 'key_enabled', provider: 'openrouter', reason: 'released', result: 'ok' });
   });
 });
 
