@@ -331,6 +331,52 @@ describe('Connections in Chromium', () => {
     expect(await budget.getAttribute('href')).toContain(`scope=PROJECT&projectId=${encodeURIComponent(project.id)}`);
     await screen(page, 'Projects', ' (a project chosen)');
     await page.screenshot({ path: 'docs/screenshots/projects-light.png', fullPage: true });
+
+    // Budgets that stop spend. The admin lets budgets act on the OpenAI connection (its switch on Connections).
+    const projectUrl = page.url();
+    const openai = ((await api('/connections', { token: admin.token })).body.items as { id: string; provider: string; name: string }[]).find((c) => c.provider === 'openai')!;
+    await page.goto(`${origin()}/connections`);
+    const card = page.getByRole('article', { name: new RegExp(openai.name) });
+    await card.getByRole('button', { name: 'Let budgets stop spend' }).click();
+    await card.getByText('Yes: project and account budgets set projects’ hard limits at OpenAI').waitFor();
+    // The Projects screen's link opens the new-budget form filled in: the scope, the project (by name), a name.
+    await page.goto(projectUrl);
+    await page.getByRole('link', { name: 'Set a budget for this project' }).click();
+    await screen(page, 'Budgets', ' (a project budget filled in)');
+    const title = `${project.name} (OpenAI)`;
+    expect(await page.getByLabel('Applies to').inputValue()).toBe('PROJECT');
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe(title);
+    const picker = page.getByLabel('Project or workspace', { exact: true });
+    await expect.poll(() => picker.inputValue()).toBe(`${openai.id}|${project.id}`);
+    await expect.poll(() => picker.locator('option:checked').textContent()).toContain(`${project.name} — OpenAI project, connection ${openai.name}`);
+    // A stop budget below what the project spent: OpenAI's limit is set by the sync it queues, and enforced at once.
+    await page.getByLabel('Monthly limit (US dollars)').fill('0.01');
+    await page.getByLabel('Stop spend at the limit').check();
+    await page.getByText('Sets the project’s own hard spend limit at OpenAI').waitFor();
+    await page.getByRole('button', { name: 'Create budget' }).click();
+    const budgetCard = page.getByRole('list', { name: 'Budgets' }).getByRole('listitem').filter({ has: page.getByRole('heading', { name: title }) });
+    await budgetCard.waitFor();
+    const budgetId = async () => ((await api('/budgets', { token: admin.token })).body.items as { id: string; name: string }[]).find((b) => b.name === title)!.id;
+    const enforcement = async () => ((await api('/budgets', { token: admin.token })).body.items as { name: string; enforcement: { status: string } | null }[]).find((b) => b.name === title)?.enforcement?.status;
+    await expect.poll(enforcement, { timeout: 30_000, interval: 250 }).toBe('stopped');
+    await page.reload();
+    await budgetCard.getByText('Spend stopped').waitFor();
+    await budgetCard.getByText(/since /).waitFor();
+    await budgetCard.getByText(/hard spend limit \$0\.01 a month, enforced by OpenAI/).waitFor();
+    // Release for this month: the limit comes off at OpenAI (the sync it queues), the card says so.
+    await budgetCard.getByRole('button', { name: `Release budget ${title} for this month` }).click();
+    await expect.poll(enforcement, { timeout: 30_000, interval: 250 }).toBe('released');
+    await page.reload();
+    await budgetCard.getByText('Released for this month').waitFor();
+    expect(await budgetCard.getByRole('button', { name: /Release budget/ }).count()).toBe(0);
+    expect((await org.get(`/v1/organization/projects/${project.id}/spend_limit`)).status).toBe(404);
+    // The actions list: what was done, why, and by whom.
+    await budgetCard.getByText('Actions', { exact: true }).click();
+    const acts = budgetCard.getByRole('list', { name: 'Actions of this budget' });
+    await acts.getByText(/Project limit removed \(released, by a person\)/).waitFor();
+    await acts.getByText(/Project limit set \(budget changed\)/).waitFor();
+    expect(((await api(`/enforcement-actions?budgetId=${await budgetId()}`, { token: admin.token })).body.items as unknown[]).length).toBe(await acts.getByRole('listitem').count());
+    await screen(page, 'Budgets', ' (a stop budget released)');
     expect(axeFindings).toEqual([]);
   });
 });

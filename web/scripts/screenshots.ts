@@ -3,7 +3,8 @@
  * (local/demo-seed.ts), then a PNG of every screen in light and dark into docs/screenshots/ (Chromium via
  * playwright-core, as the browser tests).
  *
- * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px) and Budgets of a SCALE
+ * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px) and Budgets (its form's key
+ * picker) of a SCALE
  * account with that many keys × 10 models × 7 days, loaded with ingestion's own item builders (bench/spend-lib.ts),
  * as `*-1000-keys-light.png`.
  */
@@ -27,6 +28,7 @@ try {
   // A key of the Anthropic connection (its page says requests are n/a), read with the demo user's session.
   const login = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: demo.email, password: demo.password }) })).json()) as { token: string };
   const anthropicKeys = (await (await fetch(`${api}/keys?source=connection&provider=anthropic&limit=1`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { items: { hash: string }[] };
+  const stop = await stopBudgets(api, login.token);
   const screens: [string, string][] = [
     ['overview', '/'],
     ['keys', '/keys'],
@@ -82,6 +84,8 @@ try {
       await page.locator('h1').waitFor();
       await shoot(`${name}-360`);
     }
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await shootStopBudgets(page, origin, stop, shoot);
     await shootGetStarted(api, origin, await browser.another(), shoot);
     await browser.close();
   }
@@ -92,6 +96,59 @@ try {
 } finally {
   await stack.stop();
   await rm(stack.dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Budgets that stop spend, set up through the API as an admin would: the OpenAI connection lets budgets act, and a
+ * PROJECT stop budget below what its project spent is stopped by the sync its save queues (OpenAI's hard limit,
+ * enforced at once). Returns the stopped budget and another project, whose form the Projects screen's link opens.
+ */
+async function stopBudgets(api: string, token: string): Promise<{ title: string; formPath: string }> {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.status === 204 ? undefined : ((await res.json()) as any);
+  };
+  const openai = ((await call('GET', '/connections')).items as { id: string; provider: string }[]).find((c) => c.provider === 'openai');
+  if (!openai) throw new Error('the demo has no OpenAI connection');
+  await call('PATCH', `/connections/${openai.id}`, { enforcement: 'on' });
+  const projects = ((await call('GET', '/spend?groupBy=project')).groups as { provider: string; project: { id: string; name: string } | null; costUsd: string }[])
+    .filter((g) => g.provider === 'openai' && g.project)
+    .map((g) => ({ ...g.project!, spent: Number(g.costUsd) }));
+  if (projects.length < 2) throw new Error('the demo has fewer than two OpenAI projects with spend');
+  const [stopped, other] = projects as [(typeof projects)[0], (typeof projects)[0]];
+  const title = `${stopped.name} (OpenAI)`;
+  // A limit a little below what the project spent: the sync its save queues sets it, and OpenAI enforces it at once.
+  const monthlyLimit = Math.max(1, Math.floor(stopped.spent * 0.9));
+  const created = await call('POST', '/budgets', { name: title, monthlyLimit, alertThreshold: 80, scope: 'PROJECT', connectionId: openai.id, projectId: stopped.id, action: 'stop' });
+  for (let i = 0; ; i++) {
+    const b = ((await call('GET', '/budgets')).items as { id: string; enforcement: { status: string } | null }[]).find((x) => x.id === created.id);
+    if (b?.enforcement?.status === 'stopped') break;
+    if (i === 120) throw new Error(`the stop budget did not stop: ${JSON.stringify(b?.enforcement)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const query = new URLSearchParams({ scope: 'PROJECT', projectId: other.id, connectionId: openai.id, name: `${other.name} (OpenAI)` });
+  return { title, formPath: `/budgets?${query}` };
+}
+
+/** The stop budget's card (stopped, its release button), its actions list, and the new-budget form with "Stop spend" chosen, at 1366 and 360 px. */
+async function shootStopBudgets(page: Page, origin: string, stop: { title: string; formPath: string }, shoot: (name: string, on?: Page) => Promise<void>): Promise<void> {
+  for (const width of [1366, 360]) {
+    await page.setViewportSize({ width, height: width === 360 ? 780 : 900 });
+    const tail = width === 360 ? '-360' : '';
+    await page.goto(`${origin}/budgets`);
+    const card = page.getByRole('list', { name: 'Budgets' }).getByRole('listitem').filter({ has: page.getByRole('heading', { name: stop.title }) });
+    await card.getByRole('button', { name: `Release budget ${stop.title} for this month` }).waitFor();
+    await card.getByText('Actions', { exact: true }).click();
+    await card.getByRole('list', { name: 'Actions of this budget' }).getByRole('listitem').first().waitFor();
+    await card.scrollIntoViewIfNeeded();
+    await shoot(`budgets-stopped${tail}`);
+    await page.goto(`${origin}${stop.formPath}`);
+    await page.getByLabel('Stop spend at the limit').check();
+    await page.getByLabel('Stop spend at the limit').scrollIntoViewIfNeeded();
+    await shoot(`budgets-stop-form${tail}`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
 }
 
 /**
@@ -151,7 +208,7 @@ async function shootScale(info: typeof stack.info, origin: string, n: number): P
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-  const wide: [string, string][] = [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737']];
+  const wide: [string, string][] = [['overview', '/'], ['overview-by-provider', '/?view=provider'], ['keys', '/keys'], ['keys-search', '/keys?q=737'], ['budgets', '/budgets?scope=KEY']];
   await shootAll(page, origin, wide, [['keys-360', '/keys']], (name) => `${name}-${n}-keys-light`);
   await browser.close();
 }

@@ -87,6 +87,14 @@ function ProjectPicker({ connections, connectionId, projectId, error, onChange }
       options.push([`${c.id}|${g.project!.id}`, `${g.project!.name} — ${PROVIDER_WORDS[g.provider] ?? g.provider} ${kind}, connection ${c.name}`]);
     }
   }
+  // A project given without its connection (a link made before the connections were read): the one connection of
+  // the project's provider, once the projects are read.
+  useEffect(() => {
+    if (connectionId || !projectId || !groups) return;
+    const group = groups.find((g) => g.project?.id === projectId);
+    const candidates = group ? connections.filter((c) => c.provider === group.provider) : [];
+    if (candidates.length === 1) onChange(candidates[0]!.id, projectId);
+  }, [connectionId, projectId, groups, connections]);
   const chosen = connectionId && projectId ? `${connectionId}|${projectId}` : '';
   if (chosen && !options.some(([v]) => v === chosen)) {
     const c = connections.find((x) => x.id === connectionId);

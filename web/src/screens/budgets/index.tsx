@@ -66,12 +66,23 @@ function Actions({ budgetId }: { budgetId: string }) {
   );
 }
 
-async function loadBudgets() {
-  const { items } = await ok(api.GET('/budgets'));
-  return { items, names: await keyNames(items.map((b) => b.keyHash)) };
+/** The names of the projects PROJECT budgets cover (one GET /spend?groupBy=project over the last 3 months, only when there are any). */
+async function projectNames(items: Budget[]): Promise<Map<string, string>> {
+  if (!items.some((b) => b.scope === 'PROJECT')) return new Map();
+  const now = new Date();
+  const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2, 1)).toISOString().slice(0, 10);
+  const { data } = await api.GET('/spend', { params: { query: { groupBy: 'project', from, to: now.toISOString().slice(0, 10) } } });
+  const groups = (data?.groups ?? []) as { project?: { id: string; name: string } | null }[];
+  return new Map(groups.filter((g) => g.project).map((g) => [g.project!.id, g.project!.name]));
 }
 
-function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string | undefined; canEdit: boolean; onChanged: () => void }) {
+async function loadBudgets() {
+  const { items } = await ok(api.GET('/budgets'));
+  const [names, projects] = await Promise.all([keyNames(items.map((b) => b.keyHash)), projectNames(items)]);
+  return { items, names, projects };
+}
+
+function BudgetCard({ b, name, projectName, canEdit, onChanged }: { b: Budget; name: string | undefined; projectName?: string | undefined; canEdit: boolean; onChanged: () => void }) {
   const editor = useEditor();
   const remove = useSubmit();
   const release = useSubmit();
@@ -80,7 +91,7 @@ function BudgetCard({ b, name, canEdit, onChanged }: { b: Budget; name: string |
     <li class="card" style={{ listStyle: 'none' }}>
       <h3 style={{ margin: 0 }}>{title}</h3>
       <p class="muted" style={{ margin: '4px 0' }}>
-        {b.scope === 'ACCOUNT' ? 'All keys' : b.scope === 'PROJECT' ? <>Project {b.projectId}</> : <>Key <Link href={`/keys/${b.keyHash}`}>{name ?? b.keyHash?.slice(0, 12)}</Link></>} · alert at {b.alertThreshold}%
+        {b.scope === 'ACCOUNT' ? 'All keys' : b.scope === 'PROJECT' ? <span style={{ overflowWrap: 'anywhere' }}>Project {projectName ?? b.projectId}</span> : <>Key <Link href={`/keys/${b.keyHash}`}>{name ?? b.keyHash?.slice(0, 12)}</Link></>} · alert at {b.alertThreshold}%
       </p>
       <p style={{ margin: '4px 0' }}>
         <Money value={b.spend.monthToDate} /> of <Money value={b.monthlyLimit} /> ({percent(b.percentUsed)}) <span class={`badge ${b.status}`}>{STATUS_TEXT[b.status]}</span>
@@ -166,13 +177,13 @@ export function Budgets() {
       <p class="muted">Monthly limits on spend (calendar months). {UTC_NOTE}</p>
       <CoverageNotes coverage={coverage.data?.coverage} quiet />
       <Show state={budgets}>
-        {({ items, names }) =>
+        {({ items, names, projects }) =>
           items.length === 0 ? (
             <Empty>No budgets yet.</Empty>
           ) : (
             <ul class="cards" aria-label="Budgets">
               {items.map((b) => (
-                <BudgetCard key={b.id} b={b} name={b.keyHash ? names.get(b.keyHash) : undefined} canEdit={canEdit} onChanged={budgets.reload} />
+                <BudgetCard key={b.id} b={b} name={b.keyHash ? names.get(b.keyHash) : undefined} projectName={b.projectId ? projects.get(b.projectId) : undefined} canEdit={canEdit} onChanged={budgets.reload} />
               ))}
             </ul>
           )
