@@ -26,7 +26,7 @@ import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
 import { unitEndpointOf } from '#shared/connections/units.ts';
-import { raiseUnpricedModelAlerts, unpricedModels, type ModelName } from '#shared/alerting/unpriced-model.ts';
+import { raiseUnpricedModelAlerts, unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import { addDays, daysBetween, isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
@@ -280,6 +280,7 @@ class Importer {
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
     const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
+    for (const m of unpricedUnits(this.provider, read)) this.unpriced.set(m.model, m);
     const loadStored = async () =>
       new Map<string, StoredCell>((await loadCells(this.conn.accountId, this.provider, from, to)).map((item) => {
         const cell = toStoredCell(item);
