@@ -18,6 +18,7 @@
  *   usage keeps its estimate, on its own line.
  */
 import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
+import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -207,6 +208,13 @@ export const PRIORITY_TIER = 'priority';
  * unattributed key (row: the model's line, or the cost's description). Priority Tier usage is not billed: its
  * estimate stays, on its own line.
  */
+/** The part of an Anthropic estimate that is its web searches, at the table's price (never more than the estimate: an unpriced call counts 0). */
+function webSearchMicros(e: Estimate): bigint {
+  if ((e.webSearchRequests ?? 0) <= 0 || e.costMicros <= 0n) return 0n;
+  const micros = BigInt(unitCost(e.webSearchRequests!, unitPriceFor('anthropic', 'web_search', e.model)).costMicros);
+  return micros > e.costMicros ? e.costMicros : micros;
+}
+
 export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
   const lines = new Lines();
@@ -243,14 +251,19 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
       lines.add(g.line, 0n, micros, 'not_estimated');
       continue;
     }
-    const estimated = g.kind === 'tokens' ? basis.reduce((a, e) => a + (tracked(e.keyId) ? e.costMicros : 0n), 0n) : 0n;
+    // The line's estimate: the tokens of its model, or the web searches (which the model's estimate also holds, and
+    // the bill has on a line of its own).
+    const estimated = basis.reduce(
+      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? e.costMicros - webSearchMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
+      0n,
+    );
     let untracked = 0n;
     basis.forEach((e, i) => {
       const share = shares[i]!;
       if (tracked(e.keyId)) addTarget(s, e.keyId, g.kind === 'tokens' ? e.model : g.line, share);
       else untracked += share;
     });
-    const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' ? 'not_estimated' : null;
+    const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' && estimated === 0n ? 'not_estimated' : null;
     lines.add(g.line, estimated, micros, reason);
   }
   // Estimates without a bill behind them go to 0, except Priority Tier, which keeps its estimate on its own line.

@@ -72,6 +72,16 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
     expect(s.lines.find((l) => l.line === 'claude-fable-5-2')!.reason).toBe('unpriced');
   });
 
+  it('shows the web searches an estimate holds on the bill\'s web search line, not on its model\'s line', () => {
+    // $10 per 1,000 searches: 5 searches are $0.05 of the key's $1.05 estimate.
+    const estimates = [{ ...est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 1_050_000n), webSearchRequests: 5 }];
+    const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-sonnet-4-5', 'standard', '100'), row('w1', null, null, '5', 'web_search', 'Web Search Usage')] }, estimates, all);
+    expect(s.lines).toEqual([
+      { line: 'Web Search Usage', estimatedMicros: 50_000n, billedMicros: 50_000n, reason: null },
+      { line: 'claude-sonnet-4-5', estimatedMicros: 1_000_000n, billedMicros: 1_000_000n, reason: null },
+    ]);
+  });
+
   it('leaves the share of an untracked key out of the figures, on a plan line', () => {
     const estimates = [est('k1', 'w1', 'm', 'standard', 1_000_000n), est('k2', 'w1', 'm', 'standard', 1_000_000n)];
     const s = settleAnthropicDay({ date: D, rows: [row('w1', 'm', 'standard', '200')] }, estimates, (k) => k !== 'k2');
