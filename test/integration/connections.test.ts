@@ -723,6 +723,8 @@ describe('plan limits', () => {
     expect(mtd.coverage.complete).toBe(false);
     const codes = (mtd.coverage.notes as any[]).map((n) => n.code);
     expect(codes).toEqual(expect.arrayContaining(['plan_key_limit', 'plan_request_limit', 'estimated']));
+    // The held-back requests are some of the range's, not all of it (the newest went in first).
+    expect((mtd.coverage.notes as any[]).find((n) => n.code === 'plan_request_limit').message).toMatch(/^Some OpenAI requests and tokens (of|between) /);
     expect(codes).not.toContain('sync_pending');
     const untracked = await call('/keys?limit=100&tracked=false', { token: user.token });
     const keyNote = (mtd.coverage.notes as any[]).find((n) => n.code === 'plan_key_limit');
