@@ -81,7 +81,7 @@ const UNIT_NANOS: Record<string, { metric: string; nanos: number; label: string;
   audio_speeches: { metric: 'characters', nanos: 15_000, label: 'speech', unit: 'characters' },
   audio_transcriptions: { metric: 'seconds', nanos: 100_000, label: 'transcription', unit: 'duration_seconds' },
   moderations: { metric: 'requests', nanos: 0, label: 'moderations', unit: 'tokens' },
-  vector_stores: { metric: 'bytes', nanos: 100_000_000 / 1_073_741_824, label: 'vector store storage', unit: 'gibibyte_hours' },
+  vector_stores: { metric: 'bytes', nanos: 100_000_000 / 1_073_741_824, label: 'Vector storage', unit: 'gibibyte_hours' },
   code_interpreter_sessions: { metric: 'sessions', nanos: 30_000_000, label: 'code interpreter sessions', unit: 'duration_hours' },
   web_search_calls: { metric: 'calls', nanos: 10_000_000, label: 'web search tool calls', unit: 'tokens' },
   file_search_calls: { metric: 'calls', nanos: 2_500_000, label: 'file search tool calls', unit: 'tokens' },
@@ -428,19 +428,23 @@ export function openAiLineItems(s: Series, m: Metrics): Array<{ lineItem: string
   const units = UNIT_NANOS[s.kind];
   if (units) {
     const quantity = m[units.metric] ?? 0;
-    return quantity > 0 ? [{ lineItem: `${s.model ? `${s.model}, ` : ''}${units.label}`, nanos: quantity * units.nanos, quantity, unit: units.unit }] : [];
+    // Web search calls are billed without their model ("web search tool calls"), as real bills show.
+    const model = s.model && s.kind !== 'web_search_calls' ? `${s.model}, ` : '';
+    return quantity > 0 ? [{ lineItem: `${model}${units.label}`, nanos: quantity * units.nanos, quantity, unit: units.unit }] : [];
   }
   const list = OPENAI_STANDIN_PRICES[s.model];
   if (!list) return [];
   const price = s.tier === 'priority' ? (list.priority ?? list) : list;
   const half = s.tier === 'batch' || s.tier === 'flex' ? 2 : 1;
-  const suffix = s.tier === 'batch' ? ' (batch)' : s.tier === 'flex' ? ' (flex)' : s.tier === 'priority' ? ' (priority)' : '';
+  // Priority as real bills word it ("priority | <model>, input"); batch and flex with a suffix (no real example found).
+  const prefix = s.tier === 'priority' ? 'priority | ' : '';
+  const suffix = s.tier === 'batch' ? ' (batch)' : s.tier === 'flex' ? ' (flex)' : '';
   if (s.kind === 'embeddings') return [{ lineItem: `${s.model}, input`, nanos: ((m.input ?? 0) * price.input) / half, quantity: m.input ?? 0 }];
   const input = (m.uncached ?? 0) + (m.cacheWrite ?? 0);
   return [
-    { lineItem: `${s.model}, input${suffix}`, nanos: (input * price.input) / half, quantity: input },
-    { lineItem: `${s.model}, cached input${suffix}`, nanos: ((m.cached ?? 0) * price.cached) / half, quantity: m.cached ?? 0 },
-    { lineItem: `${s.model}, output${suffix}`, nanos: ((m.output ?? 0) * price.output) / half, quantity: m.output ?? 0 },
+    { lineItem: `${prefix}${s.model}, input${suffix}`, nanos: (input * price.input) / half, quantity: input },
+    { lineItem: `${prefix}${s.model}, cached input${suffix}`, nanos: ((m.cached ?? 0) * price.cached) / half, quantity: m.cached ?? 0 },
+    { lineItem: `${prefix}${s.model}, output${suffix}`, nanos: ((m.output ?? 0) * price.output) / half, quantity: m.output ?? 0 },
   ].filter((x) => x.quantity > 0);
 }
 

@@ -7,7 +7,8 @@ import { logger } from '#shared/http/logger.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
-import { familyOf, resolvePrice, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { familyOf, resolvePrice, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { unitEndpointOf } from '#shared/connections/units.ts';
 
 export interface ModelName {
   provider: string;
@@ -25,10 +26,46 @@ export function unpricedModels(items: Iterable<ModelName>, own?: OwnPriceLookup)
   return [...out.values()];
 }
 
+/**
+ * The distinct unit rows of `cells` (`images:gpt-image-9`: usage beyond tokens, shared/connections/units.ts) that
+ * the table cannot price and that used something (quantity > 0), lower-cased. Token cells are `unpricedModels`' part.
+ */
+export function unpricedUnits(provider: string, cells: Iterable<{ tier: string; model: string; quantity: number }>): ModelName[] {
+  const p = provider.toLowerCase();
+  const out = new Map<string, ModelName>();
+  for (const { tier, model, quantity } of cells) {
+    const endpoint = unitEndpointOf(tier);
+    if (!endpoint || quantity <= 0) continue;
+    const name = model.toLowerCase();
+    if (out.has(name)) continue;
+    const ofModel = name.startsWith(`${endpoint.name}:`) ? name.slice(endpoint.name.length + 1) : null;
+    if (!unitPriceFor(p, endpoint.item, ofModel)) out.set(name, { provider: p, model: name });
+  }
+  return [...out.values()];
+}
+
+/** A unit row's endpoint and model (`images:gpt-image-9` → images, gpt-image-9), if `model` names one. */
+function unitRowOf(model: string): { endpoint: string; model: string | null } | undefined {
+  const colon = model.indexOf(':');
+  const endpoint = colon < 0 ? model : model.slice(0, colon);
+  if (!unitEndpointOf(endpoint)) return undefined;
+  return { endpoint, model: colon < 0 ? null : model.slice(colon + 1) };
+}
+
 const providerName = (provider: string) => (provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider);
 
 /** Title and message (pure): which model, what it costs until priced, how to price it. */
 export function unpricedModelText({ provider, model }: ModelName): { title: string; message: string } {
+  const unit = unitRowOf(model);
+  if (unit) {
+    const what = `${providerName(provider)} ${unit.endpoint.replace(/_/g, ' ')}${unit.model ? ` of model ${unit.model}` : ''}`;
+    return {
+      title: `No price for ${what}`,
+      message:
+        `Burnrate's price table has no price for ${what}, so this usage counts at $0 in estimates until the provider's bill settles its day ` +
+        `(settled days carry the billed amount). Prices of usage beyond tokens come from the built-in table only.`,
+    };
+  }
   const family = familyOf(provider, model);
   return {
     title: `No price for ${providerName(provider)} model ${model}`,

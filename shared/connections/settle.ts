@@ -2,12 +2,12 @@
  * Settlement (pure): what a provider bills for a UTC day, attributed to the connection's keys, and what that means
  * for the aggregates. A settled day's cost of a key is the bill's lines that belong to it; the aggregates hold the
  * token estimate (written by the usage import) plus a correction per (day, key, row) — row: the model, or the
- * provider's line where no model names it ("vector store storage", "Code Execution Usage") — that brings each row
+ * provider's line where no model names it ("Vector storage", "Code Execution Usage") — that brings each row
  * to the bill. This module computes, per settled day, the bill per (key, row) and the reconciliation lines; the
  * writer (settlement-writes.ts) turns the targets into differences against the corrections it applied last.
  *
  * - OpenAI bills per `api_key_id` × `line_item` × `project_id`: each amount belongs to its key (null: the provider's
- *   `unattributed` key); a line item of usage beyond tokens (`"dall-e-3, images"`, `"vector store storage"`) is its
+ *   `unattributed` key); a line item of usage beyond tokens (`"dall-e-3, images"`, `"Vector storage"`) is its
  *   unit row (`images:dall-e-3`, `vector_stores`); a line item `"<model>, <what>"` whose model the day's usage has is
  *   that model's row.
  * - Anthropic bills per workspace × description (model, service tier, cost type): a token bill of a (workspace,
@@ -17,7 +17,8 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
-import { unitRowOfLineItem } from '#shared/connections/units.ts';
+import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
+import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -134,10 +135,10 @@ class Lines {
   }
 }
 
-/** The model a line item names (`"gpt-4.1-2025-04-14, cached input (batch)"` → `gpt-4.1-2025-04-14`), if the day's usage has it. */
+/** The model a line item names (`"gpt-4.1-2025-04-14, cached input (batch)"`, `"priority | gpt-5.1, output"` → the model), if the day's usage has it. */
 export function modelOfLineItem(line: string, models: ReadonlySet<string>): string | undefined {
-  const head = line.split(',')[0]!.trim().toLowerCase();
-  return models.has(head) ? head : undefined;
+  const { model } = splitLineItem(line);
+  return model !== null && models.has(model) ? model : undefined;
 }
 
 /**
@@ -152,10 +153,19 @@ export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string
  */
 export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const models = new Set(estimates.map((e) => e.model));
+  // A unit line without its model ("web search tool calls") bills the key's one row of that endpoint, if it has one.
+  const unitRows = new Map<string, Set<string>>();
+  for (const e of estimates) {
+    if (!unitEndpointOf(e.tier)) continue;
+    const id = keyOf(e.keyId, e.tier);
+    unitRows.set(id, (unitRows.get(id) ?? new Set()).add(e.model));
+  }
   const picos = new Map<string, { keyId: string | null; row: string; picos: bigint }>();
   for (const r of day.rows) {
     const keyId = r.keyId ?? null;
-    const row = rowOfLineItem(r.line, models);
+    let row = rowOfLineItem(r.line, models);
+    const ofKey = unitEndpointOf(row) ? unitRows.get(keyOf(keyId, row)) : undefined;
+    if (ofKey?.size === 1) row = [...ofKey][0]!;
     const id = keyOf(keyId, row);
     const p = picos.get(id);
     if (p) p.picos += r.picos;
@@ -198,6 +208,13 @@ export const PRIORITY_TIER = 'priority';
  * unattributed key (row: the model's line, or the cost's description). Priority Tier usage is not billed: its
  * estimate stays, on its own line.
  */
+/** The part of an Anthropic estimate that is its web searches, at the table's price (never more than the estimate: an unpriced call counts 0). */
+function webSearchMicros(e: Estimate): bigint {
+  if ((e.webSearchRequests ?? 0) <= 0 || e.costMicros <= 0n) return 0n;
+  const micros = BigInt(unitCost(e.webSearchRequests!, unitPriceFor('anthropic', 'web_search', e.model)).costMicros);
+  return micros > e.costMicros ? e.costMicros : micros;
+}
+
 export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
   const lines = new Lines();
@@ -234,14 +251,19 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
       lines.add(g.line, 0n, micros, 'not_estimated');
       continue;
     }
-    const estimated = g.kind === 'tokens' ? basis.reduce((a, e) => a + (tracked(e.keyId) ? e.costMicros : 0n), 0n) : 0n;
+    // The line's estimate: the tokens of its model, or the web searches (which the model's estimate also holds, and
+    // the bill has on a line of its own).
+    const estimated = basis.reduce(
+      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? e.costMicros - webSearchMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
+      0n,
+    );
     let untracked = 0n;
     basis.forEach((e, i) => {
       const share = shares[i]!;
       if (tracked(e.keyId)) addTarget(s, e.keyId, g.kind === 'tokens' ? e.model : g.line, share);
       else untracked += share;
     });
-    const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' ? 'not_estimated' : null;
+    const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' && estimated === 0n ? 'not_estimated' : null;
     lines.add(g.line, estimated, micros, reason);
   }
   // Estimates without a bill behind them go to 0, except Priority Tier, which keeps its estimate on its own line.

@@ -27,7 +27,7 @@ export const UNIT_ENDPOINTS: readonly UnitEndpoint[] = [
   { name: 'audio_speeches', item: 'audio_speeches', unit: 'character', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'characters', requests: 'num_model_requests', lineItem: 'speech' },
   { name: 'audio_transcriptions', item: 'audio_transcriptions', unit: 'second', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'seconds', requests: 'num_model_requests', lineItem: 'transcription' },
   { name: 'moderations', item: 'moderations', unit: 'request', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_model_requests', requests: 'num_model_requests', lineItem: 'moderations' },
-  { name: 'vector_stores', item: 'vector_stores', unit: 'byte_day', groupBy: ['project_id'], quantity: 'usage_bytes', requests: null, lineItem: 'vector store storage' },
+  { name: 'vector_stores', item: 'vector_stores', unit: 'byte_day', groupBy: ['project_id'], quantity: 'usage_bytes', requests: null, lineItem: 'vector storage' },
   { name: 'code_interpreter_sessions', item: 'code_interpreter_sessions', unit: 'session', groupBy: ['project_id'], quantity: 'num_sessions', requests: null, lineItem: 'code interpreter sessions' },
   { name: 'web_search_calls', item: 'web_search', unit: 'call', groupBy: ['api_key_id', 'model', 'project_id'], quantity: 'num_requests', requests: null, lineItem: 'web search tool calls' },
   { name: 'file_search_calls', item: 'file_search', unit: 'call', groupBy: ['api_key_id', 'project_id'], quantity: 'num_requests', requests: null, lineItem: 'file search tool calls' },
@@ -46,14 +46,31 @@ export const unitEndpointOf = (tier: string): UnitEndpoint | undefined => BY_NAM
 export const unitModelName = (endpoint: string, model: string | null): string => (model ? `${endpoint}:${model}` : endpoint);
 
 /**
- * The unit row a cost line item bills (`"dall-e-3, images"` → `images:dall-e-3`, `"vector store storage"` →
- * `vector_stores`), if it bills usage beyond tokens; a tier suffix (`" (batch)"`) is not part of the name. The model
- * is part of the row only where the endpoint's usage names one (as readUsage names its cells).
+ * The parts of a costs `line_item` in the wordings OpenAI's bill is seen to use (docs/pricing-tiers-and-tools.md, "Bill
+ * line wording"): an optional tier prefix (`"priority | gpt-5.1, input"`), the model, an optional modality word after
+ * it (`"gpt-audio-mini-2025-12-15 audio, input"`), what is billed, an optional `", long context"`, and the older tier
+ * suffix (`" (batch)"`). `model` is null for a line without one (`"web search tool calls"`, `"Vector storage"`).
+ */
+export function splitLineItem(line: string): { tier: string | null; model: string | null; what: string } {
+  let rest = line.trim();
+  const prefix = /^([a-z_]+) \| /i.exec(rest);
+  if (prefix) rest = rest.slice(prefix[0].length);
+  rest = rest.replace(/,\s*long context$/i, '');
+  const suffix = /\s*\(([a-z_]+)\)$/i.exec(rest);
+  if (suffix) rest = rest.slice(0, suffix.index);
+  const comma = rest.indexOf(',');
+  const model = comma < 0 ? null : rest.slice(0, comma).trim().toLowerCase().replace(/ (text|audio|image)$/, '');
+  const what = (comma < 0 ? rest : rest.slice(comma + 1)).trim().toLowerCase();
+  return { tier: (prefix?.[1] ?? suffix?.[1] ?? null)?.toLowerCase() ?? null, model, what };
+}
+
+/**
+ * The unit row a cost line item bills (`"dall-e-3, images"` → `images:dall-e-3`, `"Vector storage"` →
+ * `vector_stores`), if it bills usage beyond tokens. The model is part of the row only where the endpoint's usage
+ * names one (as readUsage names its cells) and the line names it.
  */
 export function unitRowOfLineItem(line: string): string | undefined {
-  const comma = line.indexOf(',');
-  const model = comma < 0 ? null : line.slice(0, comma).trim().toLowerCase();
-  const what = (comma < 0 ? line : line.slice(comma + 1)).trim().toLowerCase().replace(/\s*\([a-z]+\)$/, '');
+  const { model, what } = splitLineItem(line);
   const e = BY_LINE_ITEM.get(what);
   if (!e) return undefined;
   return unitModelName(e.name, e.groupBy.includes('model') ? model : null);

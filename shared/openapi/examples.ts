@@ -370,7 +370,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
         billedUsd: 43.1,
         lines: [
           { line: 'gpt-5.1-2025-11-13', estimatedUsd: 41.27, billedUsd: 41.5, reason: null },
-          { line: 'vector store storage', estimatedUsd: 0, billedUsd: 1.6, reason: 'not_estimated' },
+          { line: 'Vector storage', estimatedUsd: 0, billedUsd: 1.6, reason: 'not_estimated' },
         ],
       },
       { date: '2026-11-21', settled: false, computedUsd: 12.5, estimatedUsd: 12.5, billedUsd: null, lines: [] },

@@ -46,6 +46,13 @@ export type TierPrices = { readonly [T in PricedTier]?: TierRates };
  */
 export interface PriceRates extends TierRates {
   readonly tiers?: TierPrices;
+  /** The rates of a call past `aboveInputTokens` input tokens (Anthropic's long-context pricing), where the provider has them. */
+  readonly longContext?: LongContextRates;
+}
+
+/** Long-context rates: a call whose input exceeds `aboveInputTokens` is priced at these rates, every token of it. */
+export interface LongContextRates extends TierRates {
+  readonly aboveInputTokens: number;
 }
 
 /** A row of the built-in table: every standard rate present (a cache-write rate the provider does not list is `input`). */
@@ -54,6 +61,8 @@ export interface ModelPrice extends Required<TierRates> {
   readonly model: string;
   /** The tiers the provider publishes prices of (present only when it does). */
   readonly tiers?: TierPrices;
+  /** The long-context rates the provider publishes (present only when it does). */
+  readonly longContext?: LongContextRates;
   /** The page this row was transcribed from (a URL). */
   readonly source: string;
   /** The UTC day the row was last checked against `source` (YYYY-MM-DD). */
@@ -169,6 +178,11 @@ export interface Usage extends TokenCounts {
   /** Web searches and web fetches of the call (server tool use), priced from the table's unit prices. */
   readonly webSearchRequests?: number;
   readonly webFetchRequests?: number;
+  /**
+   * Whether the usage ran past the long-context threshold (Anthropic usage rows' `context_window: "200k-1M"`).
+   * Absent: one call's usage, long-context when its `inputTokens` exceed the price's `aboveInputTokens`.
+   */
+  readonly longContext?: boolean;
 }
 
 export interface Cost {
@@ -233,7 +247,8 @@ export function loadPriceTable(data: unknown): PriceTable {
     const checkedAt = checkedAtOf(row.checkedAt, where);
     const source = sourceOf(row.source, where);
     const tiers = tiersOf(row.tiers, where);
-    return { provider, model, ...rates, ...(tiers ? { tiers } : {}), source, checkedAt };
+    const longContext = longContextOf(row.longContext, where);
+    return { provider, model, ...rates, ...(tiers ? { tiers } : {}), ...(longContext ? { longContext } : {}), source, checkedAt };
   });
   if (doc.units !== undefined && !Array.isArray(doc.units)) throw new Error('price table: units must be an array');
   const seenUnits = new Set<string>();
@@ -285,6 +300,15 @@ function tierRatesOf(row: Record<string, unknown>, where: string): Required<Tier
     cacheWrite1h: optional('cacheWrite1h'),
     output: priceString(row.output, `${where}.output`),
   };
+}
+
+function longContextOf(value: unknown, where: string): LongContextRates | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new Error(`${where}.longContext: not an object`);
+  const row = value as Record<string, unknown>;
+  const above = row.aboveInputTokens;
+  if (typeof above !== 'number' || !Number.isSafeInteger(above) || above < 1) throw new Error(`${where}.longContext.aboveInputTokens must be a positive integer`);
+  return { aboveInputTokens: above, ...tierRatesOf(row, `${where}.longContext`) };
 }
 
 function tiersOf(value: unknown, where: string): TierPrices | undefined {
@@ -451,7 +475,9 @@ export function costAt(usage: Usage, price: PriceRates | undefined): Cost {
   }
 
   if (!price) return { costMicros: 0, priced: false };
-  const { rates, num, den, exact: tierExact } = tierRates(price, usage.provider, usage.tier);
+  // Long context: the long-context rates replace the standard ones (a tier's factor, batch's half, still applies).
+  const long = price.longContext && (usage.longContext ?? input > BigInt(price.longContext.aboveInputTokens));
+  const { rates, num, den, exact: tierExact } = tierRates(long ? { ...price.longContext!, tiers: undefined } : price, usage.provider, usage.tier);
 
   // Units of this sum: tokens × µ$ per 1M tokens, i.e. millionths of a micro-dollar.
   const exact =

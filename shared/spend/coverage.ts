@@ -86,7 +86,7 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
         provider: c.provider,
         from,
         to,
-        message: `${name} requests and tokens of ${from === to ? from : `${from} to ${to}`} are not imported: the ${plan} plan's ${(limits?.trackedRequests ?? 0).toLocaleString('en-US')} tracked requests of this period went to the newer days. Days ${name} has billed still show their billed spend. Upgrade to import the rest.`,
+        message: `Some ${name} requests and tokens ${from === to ? `of ${from}` : `between ${from} and ${to}`} are not imported: the ${plan} plan's ${(limits?.trackedRequests ?? 0).toLocaleString('en-US')} tracked requests of this period went to the newer requests first. Days ${name} has billed still show their billed spend. Upgrade to import the rest.`,
       });
     }
     const pending = pendingDays(c, today);

@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 
 const ingest = (events: unknown[]) => api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events } });
-const event = (keyHash: string, extra: object) => ({ requestId: randomUUID(), keyHash, provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', outputTokens: 0, ...extra });
+const event = (keyHash: string, extra: object) => ({ requestId: randomUUID(), keyHash, provider: 'anthropic', model: 'claude-sonnet-4-6', outputTokens: 0, ...extra });
 /** One key's group of GET /spend (today, grouped by key): its totals as GET /spend sums them. */
 async function spendOf(keyHash: string) {
   const res = await api(`/spend?from=${today()}&to=${today()}&groupBy=key`, { token: user.token });
@@ -30,7 +30,7 @@ async function spendOf(keyHash: string) {
 }
 
 describe('cache writes in ingestion', () => {
-  it('prices each class at its built-in rate (Claude Sonnet 4.5: $3 input, $0.30 reads, $3.75 5-minute and $6 1-hour writes, $15 output)', async () => {
+  it('prices each class at its built-in rate (Claude Sonnet 4.6, no long-context rates: $3 input, $0.30 reads, $3.75 5-minute and $6 1-hour writes, $15 output)', async () => {
     const keyHash = sha256(randomUUID());
     const res = await ingest([
       // 10M input = 1M uncached + 4M reads + 3M 5-minute writes + 2M 1-hour writes; 1M output:
@@ -44,7 +44,7 @@ describe('cache writes in ingestion', () => {
     expect(spend.total).toEqual({ costUsd: 42.45001, requests: 2, inputTokens: 10_000_002, cachedInputTokens: 4_000_000, outputTokens: 1_000_000 });
     const key = (await api(`/keys/${keyHash}`, { token: user.token })).body;
     expect(key.spend.total).toBe(42.45001);
-    expect(key.breakdown.byModel).toEqual([{ provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', ...spend.total }]);
+    expect(key.breakdown.byModel).toEqual([{ provider: 'anthropic', model: 'claude-sonnet-4-6', ...spend.total }]);
   });
 
   it('prices OpenAI cache writes at the input price where the table lists none (gpt-4o-mini)', async () => {

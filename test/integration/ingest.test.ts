@@ -172,14 +172,18 @@ describe('POST /ingest', () => {
       { index: 4, code: 'invalid_event', message: expect.stringContaining('webSearchRequests') },
     ]);
     expect((await key(t, hash)).spend.total).toBe(22.5 + 5.625);
-    // Anthropic: 4 web searches at $10 per 1,000 on top of 1M input of claude-sonnet-4-5 ($3).
+    // Anthropic: 4 web searches at $10 per 1,000 on top of 1M input of claude-sonnet-4-6 ($3).
     const searcher = newKeyHash();
-    expect((await ingest(t, [event(searcher, { provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: M, outputTokens: 0, webSearchRequests: 4 })])).body.accepted).toBe(1);
+    expect((await ingest(t, [event(searcher, { provider: 'anthropic', model: 'claude-sonnet-4-6', inputTokens: M, outputTokens: 0, webSearchRequests: 4 })])).body.accepted).toBe(1);
     expect(await key(t, searcher)).toMatchObject({ spend: { total: 3.04 }, unpricedRequests: 0 });
     // A priority call of a model without a published priority price: the standard price, counted as unpriced.
     const noPriority = newKeyHash();
-    expect((await ingest(t, [event(noPriority, { provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: M, outputTokens: 0, serviceTier: 'priority' })])).body.accepted).toBe(1);
+    expect((await ingest(t, [event(noPriority, { provider: 'anthropic', model: 'claude-sonnet-4-6', inputTokens: M, outputTokens: 0, serviceTier: 'priority' })])).body.accepted).toBe(1);
     expect(await key(t, noPriority)).toMatchObject({ spend: { total: 3 }, unpricedRequests: 1 });
+    // A Claude Sonnet 4.5 call past 200K input tokens: every token at the long-context rates (250K × $6 + 10K × $22.50 per 1M).
+    const longCall = newKeyHash();
+    expect((await ingest(t, [event(longCall, { provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: 250_000, outputTokens: 10_000 })])).body.accepted).toBe(1);
+    expect(await key(t, longCall)).toMatchObject({ spend: { total: 1.725 }, unpricedRequests: 0 });
   });
 
   it('raises one unpriced_model alert per model, however many events and batches bring it', async () => {

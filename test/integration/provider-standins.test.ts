@@ -373,7 +373,7 @@ describe('OpenAI admin stand-in', () => {
     for (const [i, bucket] of byItem.body.data.entries()) {
       const rows = bucket.results;
       expect(rows[0]).toMatchObject({ object: 'organization.costs.result', amount: { value: expect.any(Number), currency: 'usd' }, quantity_unit: expect.any(String) });
-      expect(rows.some((r: any) => r.api_key_id === null && r.line_item === 'vector store storage')).toBe(true);
+      expect(rows.some((r: any) => r.api_key_id === null && r.line_item === 'Vector storage')).toBe(true);
       const sum = rows.reduce((s: number, r: any) => s + r.amount.value, 0);
       expect(sum).toBeCloseTo(total.body.data[i].results[0].amount.value, 6);
     }

@@ -189,7 +189,7 @@ describe('priceUsage: own prices before the built-in table', () => {
   });
 
   it('prices Anthropic cache writes from the built-in table at 1.25× and 2× input, reads at 0.1×', () => {
-    const row: Usage = { provider: 'anthropic', model: 'claude-sonnet-4', inputTokens: 4 * M, cachedInputTokens: M, cacheWriteInputTokens: M, cacheWrite1hInputTokens: M, outputTokens: 0 };
+    const row: Usage = { provider: 'anthropic', model: 'claude-sonnet-4', inputTokens: 4 * M, cachedInputTokens: M, cacheWriteInputTokens: M, cacheWrite1hInputTokens: M, outputTokens: 0, longContext: false }; // a connection's row of short-context calls
     expect(priceUsage(row)).toEqual({ costMicros: 3 * M + 300_000 + 3_750_000 + 6 * M, priced: true });
     expect(priceUsage({ ...row, tier: 'batch' })).toEqual({ costMicros: (3 * M + 300_000 + 3_750_000 + 6 * M) / 2, priced: true });
     expect(priceUsage({ ...row, model: 'unknown' })).toEqual({ costMicros: 0, priced: false });

@@ -103,6 +103,9 @@ const LISTED: [provider: string, model: string, input: string, cachedInput: stri
 ];
 
 /** OpenAI's published Priority processing rates (input, cached input, output), the only per-model tier rates listed. */
+/** The models with Anthropic's long-context rates ($6 / $0.60 / $7.50 / $12 / $22.50 past 200K input tokens). */
+const LONG_CONTEXT = ['claude-sonnet-4-5', 'claude-sonnet-4'];
+
 const PRIORITY: Record<string, [string, string, string]> = {
   'gpt-5.4': ['5.00', '0.50', '30.00'],
   'gpt-5.4-mini': ['1.50', '0.15', '9.00'],
@@ -158,13 +161,14 @@ describe('price table', () => {
       cacheWrite1h: micros(cacheWrite1h),
       output: micros(output),
       ...(PRIORITY[model] ? { tiers: { priority: priorityRates(PRIORITY[model]) } } : {}),
+      ...(LONG_CONTEXT.includes(model) ? { longContext: { aboveInputTokens: 200_000, input: 6 * M, cachedInput: 600_000, cacheWrite: 7_500_000, cacheWrite1h: 12 * M, output: 22_500_000 } } : {}),
       source: expect.stringMatching(/^https:\/\/\S+$/),
       checkedAt: expect.stringMatching(/^20\d\d-\d\d-\d\d$/),
     });
-    const uncached = costMicros({ provider, model, inputTokens: M, outputTokens: 0 });
-    const cached = costMicros({ provider, model, inputTokens: M, cachedInputTokens: M, outputTokens: 0 });
-    const written = costMicros({ provider, model, inputTokens: M, cacheWriteInputTokens: M, outputTokens: 0 });
-    const written1h = costMicros({ provider, model, inputTokens: M, cacheWrite1hInputTokens: M, outputTokens: 0 });
+    const uncached = costMicros({ provider, model, inputTokens: M, outputTokens: 0, longContext: false });
+    const cached = costMicros({ provider, model, inputTokens: M, cachedInputTokens: M, outputTokens: 0, longContext: false });
+    const written = costMicros({ provider, model, inputTokens: M, cacheWriteInputTokens: M, outputTokens: 0, longContext: false });
+    const written1h = costMicros({ provider, model, inputTokens: M, cacheWrite1hInputTokens: M, outputTokens: 0, longContext: false });
     const out = costMicros({ provider, model, inputTokens: 0, outputTokens: M });
     expect([uncached, cached, written, written1h, out].map((c) => c.costMicros)).toEqual(
       [input, cachedInput, cacheWrite, cacheWrite1h, output].map(micros),
@@ -462,5 +466,23 @@ describe('usdToMicros / microsToUsd', () => {
       }
     }
     expect(samples.length).toBe(20_009);
+  });
+});
+
+describe('long context (Anthropic Sonnet 4 and 4.5 past 200K input tokens)', () => {
+  const long = { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929', inputTokens: 250_000, cachedInputTokens: 40_000, cacheWriteInputTokens: 10_000, cacheWrite1hInputTokens: 0, outputTokens: 2_000 };
+  it('a call past 200K input tokens is priced at the long-context rates: input, cache and output alike', () => {
+    // 200,000 × $6 + 40,000 × $0.60 + 10,000 × $7.50 + 2,000 × $22.50, per 1M tokens
+    expect(costMicros(long)).toEqual({ costMicros: 1_200_000 + 24_000 + 75_000 + 45_000, priced: true });
+  });
+  it('at 200K input tokens, or on a model without long-context rates, the standard rates apply', () => {
+    expect(costMicros({ ...long, inputTokens: 200_000, cachedInputTokens: 0, cacheWriteInputTokens: 0 }).costMicros).toBe(600_000 + 30_000);
+    expect(costMicros({ ...long, model: 'claude-opus-4-5' }).costMicros).toBe(1_000_000 + 20_000 + 62_500 + 50_000);
+  });
+  it('usage the provider reports as long-context (aggregated rows) says so; batch halves the long-context rates', () => {
+    const row = { ...long, inputTokens: 150_000, cachedInputTokens: 0, cacheWriteInputTokens: 0 };
+    expect(costMicros({ ...row, longContext: false }).costMicros).toBe(450_000 + 30_000);
+    expect(costMicros({ ...row, longContext: true }).costMicros).toBe(900_000 + 45_000);
+    expect(costMicros({ ...row, longContext: true, tier: 'batch' }).costMicros).toBe(450_000 + 22_500);
   });
 });

@@ -72,6 +72,16 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
     expect(s.lines.find((l) => l.line === 'claude-fable-5-2')!.reason).toBe('unpriced');
   });
 
+  it('shows the web searches an estimate holds on the bill\'s web search line, not on its model\'s line', () => {
+    // $10 per 1,000 searches: 5 searches are $0.05 of the key's $1.05 estimate.
+    const estimates = [{ ...est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 1_050_000n), webSearchRequests: 5 }];
+    const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-sonnet-4-5', 'standard', '100'), row('w1', null, null, '5', 'web_search', 'Web Search Usage')] }, estimates, all);
+    expect(s.lines).toEqual([
+      { line: 'Web Search Usage', estimatedMicros: 50_000n, billedMicros: 50_000n, reason: null },
+      { line: 'claude-sonnet-4-5', estimatedMicros: 1_000_000n, billedMicros: 1_000_000n, reason: null },
+    ]);
+  });
+
   it('leaves the share of an untracked key out of the figures, on a plan line', () => {
     const estimates = [est('k1', 'w1', 'm', 'standard', 1_000_000n), est('k2', 'w1', 'm', 'standard', 1_000_000n)];
     const s = settleAnthropicDay({ date: D, rows: [row('w1', 'm', 'standard', '200')] }, estimates, (k) => k !== 'k2');
@@ -85,7 +95,7 @@ describe('OpenAI: each key’s line items', () => {
   const row = (keyId: string | null, line: string, dollars: number): BillRow => ({ date: D, keyId, projectId: 'p', line, picos: dollarsToPicos(dollars) });
   it('bills each key its line items; a line item names its model; storage goes to the unattributed key\'s row of vector stores', () => {
     const estimates = [est('k1', 'p', 'gpt-5.1', 'standard', 900_000n), est('k2', 'p', 'gpt-4o', 'standard', 50_000n)];
-    const s = settleOpenAiDay({ date: D, rows: [row('k1', 'gpt-5.1, input', 0.4), row('k1', 'gpt-5.1, output', 0.6000004), row(null, 'vector store storage', 0.1)] }, estimates, all);
+    const s = settleOpenAiDay({ date: D, rows: [row('k1', 'gpt-5.1, input', 0.4), row('k1', 'gpt-5.1, output', 0.6000004), row(null, 'Vector storage', 0.1)] }, estimates, all);
     expect(s.targets.get('k1|gpt-5.1')!.micros).toBe(1_000_000n);
     expect(s.targets.get('|vector_stores')!.micros).toBe(100_000n);
     expect(s.targets.get('k2|gpt-4o')!.micros).toBe(0n);
@@ -124,6 +134,39 @@ describe('OpenAI: each key’s line items', () => {
       '|code_interpreter_sessions': 30_000n,
     });
     expect(s.lines.find((l) => l.line === 'images:dall-e-3')).toEqual({ line: 'images:dall-e-3', estimatedMicros: 80_000n, billedMicros: 80_000n, reason: null });
+  });
+});
+
+describe('OpenAI: the costs endpoint\'s real line-item wording', () => {
+  const row = (keyId: string | null, line: string, dollars: number): BillRow => ({ date: D, keyId, projectId: 'p', line, picos: dollarsToPicos(dollars) });
+  it('a tier prefix ("priority | "), a ", long context" suffix and a modality word after the model still name the model; "Vector storage" is storage', () => {
+    const estimates = [
+      est('k1', 'p', 'gpt-5.1', 'priority', 700_000n),
+      est('k1', 'p', 'gpt-audio-mini-2025-12-15', 'standard', 10_000n),
+      est(null, 'p', 'vector_stores', 'vector_stores', 100_000n),
+      est('k1', 'p', 'web_search_calls:gpt-5.1', 'web_search_calls', 20_000n),
+    ];
+    const s = settleOpenAiDay(
+      {
+        date: D,
+        rows: [
+          row('k1', 'priority | gpt-5.1, input', 0.5),
+          row('k1', 'priority | gpt-5.1, output, long context', 0.25),
+          row('k1', 'gpt-audio-mini-2025-12-15 audio, input', 0.01),
+          row('k1', 'gpt-audio-mini-2025-12-15 text, cached input', 0.002),
+          row(null, 'Vector storage', 0.1),
+          row('k1', 'web search tool calls', 0.02),
+        ],
+      },
+      estimates,
+      all,
+    );
+    expect(Object.fromEntries([...s.targets].map(([id, t]) => [id, t.micros]))).toEqual({
+      'k1|gpt-5.1': 750_000n,
+      'k1|gpt-audio-mini-2025-12-15': 12_000n,
+      '|vector_stores': 100_000n,
+      'k1|web_search_calls:gpt-5.1': 20_000n, // the line names no model: the key's one row of web search calls
+    });
   });
 });
 

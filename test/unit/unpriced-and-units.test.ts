@@ -3,7 +3,7 @@
  * of the key breakdown (unit and quantity, never merged with tokens); a contribution of units on its key × day × model.
  */
 import { describe, expect, it } from 'vitest';
-import { unpricedModels, unpricedModelText } from '#shared/alerting/unpriced-model.ts';
+import { unpricedModels, unpricedModelText, unpricedUnits } from '#shared/alerting/unpriced-model.ts';
 import { breakdown } from '#shared/keys/service.ts';
 import { addContribution, emptyAggregates, zeroSums } from '#shared/ingest/chunks.ts';
 import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
@@ -29,6 +29,32 @@ describe('unpriced models', () => {
       title: 'No price for Anthropic model claude-nova-1-20270101',
       message: expect.stringContaining('PUT /prices/anthropic/claude-nova-1'),
     });
+  });
+});
+
+describe('unpriced usage beyond tokens', () => {
+  it('names each unit row (endpoint and model) the table cannot price, once, and only where units were used', () => {
+    const cell = (tier: string, model: string, quantity = 1) => ({ tier, model, quantity });
+    const found = unpricedUnits('openai', [
+      cell('images', 'images:gpt-image-9', 4),
+      cell('images', 'images:GPT-Image-9', 2),
+      cell('images', 'images:dall-e-3', 3), // priced
+      cell('audio_speeches', 'audio_speeches:tts-9', 100),
+      cell('audio_speeches', 'audio_speeches:tts-8', 0), // nothing used: nothing to price
+      cell('vector_stores', 'vector_stores', 1_000), // priced for every model
+      cell('completions', 'gpt-7-preview', 1), // tokens: unpricedModels' part
+    ]);
+    expect(found).toEqual([
+      { provider: 'openai', model: 'images:gpt-image-9' },
+      { provider: 'openai', model: 'audio_speeches:tts-9' },
+    ]);
+  });
+
+  it('says what the unit row is and that its usage counts $0 until the bill settles the day', () => {
+    const text = unpricedModelText({ provider: 'openai', model: 'images:gpt-image-9' });
+    expect(text.title).toBe('No price for OpenAI images of model gpt-image-9');
+    expect(text.message).toContain('counts at $0');
+    expect(text.message).not.toContain('per million tokens');
   });
 });
 

@@ -24,6 +24,7 @@ try {
   const api = stack.info.apiUrl;
   const origin = api.replace(/\/api$/, '');
   const demo = await seedDemo(api, undefined, undefined, stack.info);
+  const incomplete = await freeAccountPastItsLimits(api, stack.info.openaiAdmin.url);
   await mkdir(OUT, { recursive: true });
   // A key of the Anthropic connection (its page says requests are n/a), read with the demo user's session.
   const login = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: demo.email, password: demo.password }) })).json()) as { token: string };
@@ -78,7 +79,7 @@ try {
       ['prices', '/prices'],
       ['connections', '/connections'],
     ];
-    if (demo.connections[0]) phone.push(['reconciliation-openai', `/connections/${demo.connections[0].id}`]);
+    for (const c of demo.connections) phone.push([`reconciliation-${c.provider}`, `/connections/${c.id}`]);
     for (const [name, path] of phone) {
       await page.goto(`${origin}${path}`);
       await page.locator('h1').waitFor();
@@ -87,6 +88,7 @@ try {
     await page.setViewportSize({ width: 1366, height: 900 });
     await shootStopBudgets(page, origin, stop, shoot);
     await shootGetStarted(api, origin, await browser.another(), shoot);
+    await shootIncomplete(origin, incomplete, await browser.another(), shoot);
     await browser.close();
   }
   await shootNewcomer(api, origin);
@@ -180,6 +182,44 @@ async function shootGetStarted(api: string, origin: string, context: Awaited<Ret
   await shoot('get-started-received', page);
   await page.setViewportSize({ width: 360, height: 780 });
   await shoot('get-started-received-360', page);
+}
+
+/**
+ * A FREE account that connected a copy of the seeded OpenAI organization, which has more keys and requests than the
+ * plan tracks: its first sync done, the Overview's figures are partial and say so (coverage notes).
+ */
+async function freeAccountPastItsLimits(api: string, openaiAdminUrl: string): Promise<{ email: string; password: string }> {
+  const email = 'free-plan@demo.burnrate.local';
+  const password = 'Free-plan-demo-1';
+  const post = async (path: string, body: unknown, token?: string) =>
+    fetch(`${api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  const { token } = (await (await post('/auth/register', { email, password, firstName: 'Fay', lastName: 'Free', companyName: 'Free Plan Labs' })).json()) as { token: string };
+  const org = (await (await fetch(`${openaiAdminUrl.replace(/\/+$/, '')}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { adminKey: string };
+  const created = await post('/connections', { provider: 'openai', adminKey: org.adminKey }, token);
+  if (created.status !== 201) throw new Error(`connect the FREE account: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: string };
+  for (let i = 0; ; i++) {
+    const c = (await (await fetch(`${api}/connections/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { lastSuccessAt?: string | null; status: string };
+    if (c.lastSuccessAt) break;
+    if (i >= 300) throw new Error(`the FREE account's first sync did not finish within 60 s (${c.status})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { email, password };
+}
+
+/** The incomplete Overview of the FREE account, at 1366 and 360 px. */
+async function shootIncomplete(origin: string, who: { email: string; password: string }, context: Awaited<ReturnType<typeof launchChromium>>['context'], shoot: (name: string, on: Page) => Promise<void>): Promise<void> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.goto(`${origin}/sign-in`);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  await shoot('overview-incomplete', page);
+  await page.setViewportSize({ width: 360, height: 780 });
+  await shoot('overview-incomplete-360', page);
+  await page.close();
 }
 
 /** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */

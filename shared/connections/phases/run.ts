@@ -19,7 +19,7 @@ import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_AC
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
-import { unpricedModels, type ModelName } from '#shared/alerting/unpriced-model.ts';
+import { unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import type { Discovered } from '#shared/alerting/evaluate.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
 import { addDays, daysBetween, isoDate, isoMonth } from '#shared/time/periods.ts';
@@ -139,7 +139,7 @@ export class Importer {
       const cost = unitCost(cell.quantity, unitPriceFor(this.provider, units.item, model));
       return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
     }
-    const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier) }, this.ctx.ownPrices);
+    const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier), longContext: false }, this.ctx.ownPrices);
     return { costMicros: BigInt(cost.costMicros), priced: isExact(cost) };
   };
 
@@ -152,6 +152,7 @@ export class Importer {
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
     const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
+    for (const m of unpricedUnits(this.provider, read)) this.unpriced.set(m.model, m);
     const slice: SliceRead = { from, to, read, billed, stored: await this.loadStored(from, to) };
     for (let attempt = 0; ; attempt++) {
       const changes = diffCells(read, slice.stored, this.price);

@@ -5133,7 +5133,7 @@ export interface operations {
                      *               "reason": null
                      *             },
                      *             {
-                     *               "line": "vector store storage",
+                     *               "line": "Vector storage",
                      *               "estimatedUsd": 0,
                      *               "billedUsd": 1.6,
                      *               "reason": "not_estimated"
