@@ -1,14 +1,14 @@
 /** GET /enforcement-actions (the record) and GET /ingest/blocks (the reporter's block list). */
-import * as z from 'zod/mini';
 import { getBudget, listBudgets } from '#shared/db/budgets.ts';
 import { listActions, listStates } from '#shared/db/enforcement.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
-import { Cursor, DEFAULT_LIMIT, Limit } from '#shared/http/pagination.ts';
+import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
 import { isId } from '#shared/ids.ts';
+import { ListActionsQuery } from '#shared/enforcement/schemas.ts';
 
-export const ListActionsQuery = z.strictObject({ budgetId: z.optional(z.string()), limit: Limit, cursor: Cursor });
-export type ListActionsQuery = z.infer<typeof ListActionsQuery>;
+/** The request schema lives in schemas.ts (the OpenAPI document takes it from there); its name stays available here. */
+export { ListActionsQuery } from '#shared/enforcement/schemas.ts';
 
 /** How often a reporter reads the block list again (≤ 30 s). */
 export const BLOCKS_REFRESH_SECONDS = 15;

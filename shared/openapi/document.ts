@@ -28,7 +28,7 @@ import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schema
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
 import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
-import { ListActionsQuery } from '#shared/enforcement/api.ts';
+import { ListActionsQuery } from '#shared/enforcement/schemas.ts';
 import {
   Channels as RequestChannels,
   CostThresholdConfig as CostThresholdConfigBody,
