@@ -157,7 +157,8 @@ export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[
   for (const [rowId, row] of rows) {
     if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
     const [hash, date, , tier] = rowId.split('|');
-    const cost = BigInt(priceUsage({ provider, ...row, tier: normalizeTier(tier) }).costMicros);
+    // A row sums a day of calls (never one long call): priced at the standard context's rates, as the importer does.
+    const cost = BigInt(priceUsage({ provider, ...row, tier: normalizeTier(tier), longContext: false }).costMicros);
     const id = `${hash}|${date}|${row.model}`;
     const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
     cell.requests += row.requests;
