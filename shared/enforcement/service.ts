@@ -104,6 +104,12 @@ export async function loadAccount(accountId: string, now: Date, known?: { budget
   };
 }
 
+/** The target id of a project's hard limit: one per (connection, project), whichever budget sets it. */
+const projectTargetId = (connectionId: string, projectId: string) => `project:${connectionId}:${projectId}`;
+
+/** A project's name as the provider gave it on one of its keys, else its id. */
+const projectNameOf = (key: KeyInfo | undefined, projectId: string) => (key?.item.project as { name?: string } | null | undefined)?.name ?? projectId;
+
 /** What a budget covers now, and its spend this month. A key the budget stopped stays covered while inactive. */
 export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
   const mine = new Set(view.states.filter((s) => s.budgetId === budget.id && s.status !== 'released').map((s) => s.target.id));
@@ -120,13 +126,13 @@ export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
     if (!conn || !budget.projectId) return { budget, spendMicros, targets: [] };
     const offer = leverOffer(conn.provider);
     if (offer?.projectLimit) {
-      const projectName = (inProject.find((k) => k.item.project)?.item.project as { name?: string } | undefined)?.name ?? budget.projectId;
+      const projectName = projectNameOf(inProject.find((k) => k.item.project), budget.projectId);
       return {
         budget,
         spendMicros,
         targets: [
           {
-            id: `project:${conn.id}:${budget.projectId}`,
+            id: projectTargetId(conn.id, budget.projectId),
             kind: 'project',
             provider: conn.provider,
             connectionId: conn.id,
@@ -155,15 +161,15 @@ export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
  * is left to that budget (one limit per project).
  */
 function accountProjectTargets(budget: Budget, view: AccountView, mine: ReadonlySet<string>): Target[] {
-  const ownBudget = new Set(view.budgets.filter((b) => b.scope === 'PROJECT' && b.action === 'stop').map((b) => `project:${b.connectionId}:${b.projectId}`));
+  const ownBudget = new Set(view.budgets.filter((b) => b.scope === 'PROJECT' && b.action === 'stop').map((b) => projectTargetId(b.connectionId ?? '', b.projectId ?? '')));
   const reached = view.accountMonthMicros >= budget.monthlyLimitMicros;
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
   for (const k of view.keys) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
-    const id = `project:${conn.id}:${k.projectId}`;
+    const id = projectTargetId(conn.id, k.projectId);
     if (ownBudget.has(id)) continue;
-    const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: (k.item.project as { name?: string } | null)?.name ?? k.projectId, micros: 0, active: false };
+    const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: projectNameOf(k, k.projectId), micros: 0, active: false };
     p.micros += k.monthMicros;
     p.active ||= k.active;
     byProject.set(id, p);
