@@ -12,7 +12,7 @@ import { db } from '#shared/db/client.ts';
 import { syncConnection } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { unitEndpointOf } from '#shared/connections/units.ts';
-import { api, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
 
@@ -202,9 +202,11 @@ async function expectSettled(token: string, provider: Provider, from: string, to
 }
 
 let restore: () => void;
-const frozenAt = new Date().toISOString();
+let frozenAt: string;
 
 beforeAll(async () => {
+  await clearOfUtcMidnight(DATED_FILE_MS);
+  frozenAt = new Date().toISOString();
   restore = await pointConnectorsAtStack(sent);
   const original = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -215,7 +217,7 @@ beforeAll(async () => {
     await control(p, 'POST', '/reset', {});
     await control(p, 'POST', '/clock', { now: frozenAt });
   }
-});
+}, DATED_FILE_MS + 120_000);
 
 afterAll(async () => {
   for (const p of ['openai', 'anthropic'] as const) {

@@ -12,6 +12,23 @@ import { inject } from 'vitest';
 import type { LocalStackInfo } from '#local/stack.ts';
 import type { SyncOptions, SyncResult } from '#shared/connections/sync.ts';
 
+/**
+ * A test file whose expectations are dated "today" (stand-in clocks frozen when the file starts, ranges counted back
+ * from today) must not run across UTC midnight: its dates would change between its first and last test. Called first
+ * in such a file's `beforeAll`, this waits for the new UTC day when fewer than `fileMs` remain of this one (a run that
+ * starts at 23:57 waits three minutes; any other run waits nothing). Returns the milliseconds waited.
+ */
+export async function clearOfUtcMidnight(fileMs: number, now: () => number = Date.now, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<number> {
+  const left = DAY_MS - (now() % DAY_MS);
+  if (left >= fileMs) return 0;
+  const wait = left + 1_000;
+  await sleep(wait);
+  return wait;
+}
+const DAY_MS = 86_400_000;
+/** The longest a dated file is allowed to take; its `beforeAll` timeout is this plus its own setup time. */
+export const DATED_FILE_MS = 5 * 60_000;
+
 /** The running stack's endpoints and ids. */
 export function stack(): LocalStackInfo {
   return inject('stack');

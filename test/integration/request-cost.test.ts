@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { routes } from '#shared/routes.ts';
 import { signStripe, stripeEvent, subscriptionObject } from './stripe-fixtures.ts';
-import { api, dynamo, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { api, clearOfUtcMidnight, DATED_FILE_MS, dynamo, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
 
 const MAX_READ_REQUESTS = 2;
@@ -398,8 +398,9 @@ const readCases: ReadCase[] = readCaseList.map((c) => (c.route === 'GET /spend' 
 // ---------------------------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
+  await clearOfUtcMidnight(DATED_FILE_MS);
   fixture = await seed();
-}, 120_000);
+}, DATED_FILE_MS + 120_000);
 
 afterAll(() => {
   if (measurements.length === 0) return;
