@@ -12,7 +12,7 @@ import { isId, newId } from '#shared/ids.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { listStates } from '#shared/db/enforcement.ts';
-import { leverOffer } from '#shared/enforcement/levers.ts';
+import { leverOffer } from '#shared/enforcement/offers.ts';
 import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, type AccountView } from '#shared/enforcement/service.ts';
 import type { EnforcementState } from '#shared/enforcement/model.ts';
 import { isoMonth } from '#shared/time/periods.ts';

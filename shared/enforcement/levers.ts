@@ -1,8 +1,8 @@
 /**
  * The levers: what a provider's admin API lets Burnrate do to stop spend, behind ONE interface. A provider offers a
  * key switch (Anthropic: a key `inactive` and back), a project's hard spend limit (OpenAI: enforced by OpenAI
- * itself), or both; the methods it lacks are absent and its `offers` says so. Another provider plugs in with
- * `registerLever` (its client module registers itself; nothing here imports it).
+ * itself), or both; the methods it lacks are absent and its offer (offers.ts, which the code that never pulls a
+ * lever reads without bundling this module) says so. Another provider plugs in with its offer and `registerLever`.
  */
 import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
 import { providerBaseUrl } from '#shared/connections/endpoints.ts';
@@ -27,27 +27,17 @@ export interface Lever {
   removeProjectLimit?(projectId: string): Promise<void>;
 }
 
-/** What a provider's lever can do, known without an admin key (the budget form and the 400s use it). */
-export interface LeverOffer {
-  keySwitch: boolean;
-  projectLimit: boolean;
-  /** How people call the key switch (`set inactive`, `disabled`). */
-  keySwitchWords: string;
-}
-
 type LeverFactory = (base: string, adminKey: string, options: LeverHttpOptions) => Lever;
-const registry = new Map<string, { offer: LeverOffer; make: LeverFactory }>();
+const registry = new Map<string, LeverFactory>();
 
-export function registerLever(provider: string, offer: LeverOffer, make: LeverFactory): void {
-  registry.set(provider, { offer, make });
+export function registerLever(provider: string, make: LeverFactory): void {
+  registry.set(provider, make);
 }
-
-export const leverOffer = (provider: string): LeverOffer | undefined => registry.get(provider)?.offer;
 
 export function leverFor(provider: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
-  const entry = registry.get(provider);
-  if (!entry) throw new ProviderBadResponse(`Burnrate has no lever for ${provider}.`);
-  return entry.make(providerBaseUrl(provider as never), adminKey, options);
+  const make = registry.get(provider);
+  if (!make) throw new ProviderBadResponse(`Burnrate has no lever for ${provider}.`);
+  return make(providerBaseUrl(provider as never), adminKey, options);
 }
 
 /** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (research notes part A §1). */
@@ -95,6 +85,6 @@ export function openRouterLever(base: string, managementKey: string, options: Le
   return { provider: 'openrouter', stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
 }
 
-registerLever('anthropic', { keySwitch: true, projectLimit: false, keySwitchWords: 'set inactive' }, anthropicLever);
-registerLever('openai', { keySwitch: false, projectLimit: true, keySwitchWords: '' }, openAiLever);
-registerLever('openrouter', { keySwitch: true, projectLimit: false, keySwitchWords: 'disabled' }, openRouterLever);
+registerLever('anthropic', anthropicLever);
+registerLever('openai', openAiLever);
+registerLever('openrouter', openRouterLever);

@@ -91,3 +91,20 @@ export interface EnforcementAction {
   detail: string;
   at: string;
 }
+
+/** What taking one act did (recorded in the actions log, announced by alerts). */
+export interface Outcome {
+  act: Act;
+  result: 'ok' | 'failed';
+  detail: string;
+  /** A project whose limit the provider newly enforces (read back). */
+  nowEnforcing?: boolean;
+}
+
+/** The state after an act's step: `from` with `fields`, the act's target, and the next version (writes are conditioned on it). */
+export const nextState = (act: Pick<Act, 'target'>, from: EnforcementState, fields: Partial<EnforcementState>): EnforcementState => ({
+  ...from,
+  target: act.target,
+  ...fields,
+  v: from.v + 1,
+});

@@ -19,17 +19,21 @@ import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { listStates, putAction, writeState } from '#shared/db/enforcement.ts';
 import type { Item } from '#shared/db/client.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
-import { providerName } from '#shared/connections/alerts.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
 import { decide, type BudgetCoverage } from '#shared/enforcement/decide.ts';
-import { leverOffer, type Lever } from '#shared/enforcement/levers.ts';
-import type { Act, ActionKind, EnforcementAction, EnforcementState, Target } from '#shared/enforcement/model.ts';
+import type { Lever } from '#shared/enforcement/levers.ts';
+import { leverOffer } from '#shared/enforcement/offers.ts';
+import { pullLever } from '#shared/enforcement/pull.ts';
+import { offText, onText } from '#shared/enforcement/words.ts';
+import { nextState, type Act, type ActionKind, type EnforcementAction, type EnforcementState, type Outcome, type Target } from '#shared/enforcement/model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
+
+export type { Outcome } from '#shared/enforcement/model.ts';
 
 /** An act under way longer than this is taken as lost (its worker died): the next pass does it again. */
 const ACTING_STALE_MS = 2 * 60_000;
@@ -213,33 +217,16 @@ const KINDS: Record<Target['kind'], { on: ActionKind; off: ActionKind }> = {
 const kindOf = (t: Target, on: boolean): ActionKind =>
   t.kind === 'key' && leverOffer(t.provider)?.keySwitchWords === 'disabled' ? (on ? 'key_disabled' : 'key_enabled') : KINDS[t.kind][on ? 'on' : 'off'];
 
-const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-
-function onText(t: Target): string {
-  const p = providerName(t.provider);
-  if (t.kind === 'key') return `Key ${t.name} ${leverOffer(t.provider)?.keySwitchWords ?? 'stopped'} at ${p}`;
-  if (t.kind === 'project') return `${p} project ${t.name}: hard spend limit ${usd(t.limitCents ?? 0)} a month, enforced by ${p}`;
-  return `Key ${t.name} refused by the Burnrate reporter`;
-}
-function offText(t: Target): string {
-  const p = providerName(t.provider);
-  if (t.kind === 'key') return `Key ${t.name} active again at ${p}`;
-  if (t.kind === 'project') return `${p} project ${t.name}: Burnrate's spend limit removed`;
-  return `Key ${t.name} let through by the reporter again`;
-}
-
-export interface Outcome {
-  act: Act;
-  result: 'ok' | 'failed';
-  detail: string;
-  /** A project whose limit the provider newly enforces (read back). */
-  nowEnforcing?: boolean;
-}
+/** Takes one act on a provider's lever from the state read (pull.ts); the sync worker's passes only. */
+type Pull = (act: Act, prev: EnforcementState, month: string) => Promise<Outcome | undefined>;
 
 export interface ActOptions {
   now: Date;
-  /** The connection's lever (the sync worker only): undefined for reporter-only passes. */
-  lever?: Lever;
+  /**
+   * The connection's lever, as the act that pulls it (the sync worker only, `enforceForConnection`): undefined for
+   * reporter-only passes, whose bundles (ingestion, the API) then hold no lever code.
+   */
+  pull?: Pull;
   /** Who a release by a person is recorded as (`released` acts); default `burnrate`. */
   actor?: string;
 }
@@ -250,11 +237,11 @@ function base(act: Act, now: Date, month: string): EnforcementState {
   );
 }
 
-/** Takes one act: claims it (conditional write), pulls the lever, writes the outcome. Undefined: another writer won. */
+/** Takes one act: a reporter block or release here, a lever's act through `opts.pull`. Undefined: another writer won, or nothing to record. */
 async function take(accountId: string, act: Act, opts: ActOptions, month: string): Promise<Outcome | undefined> {
   const at = opts.now.toISOString();
   const prev = base(act, opts.now, month);
-  const next = (fields: Partial<EnforcementState>, from: EnforcementState): EnforcementState => ({ ...from, target: act.target, ...fields, v: from.v + 1 });
+  const next = (fields: Partial<EnforcementState>, from: EnforcementState) => nextState(act, from, fields);
   const turningOn = act.op === 'stop' || act.op === 'set_limit';
   const hold = act.reason === 'released';
 
@@ -267,57 +254,7 @@ async function take(accountId: string, act: Act, opts: ActOptions, month: string
     if (!(await writeState(accountId, act.state, done))) return undefined;
     return { act, result: 'ok', detail: done.detail };
   }
-  const lever = opts.lever;
-  if (!lever) return undefined;
-  if (act.op === 'read_limit') {
-    try {
-      const limit = await lever.readProjectLimit!(act.target.projectId!);
-      const enforcing = limit?.enforcing === true;
-      const stillOurs = limit !== null && limit.thresholdCents === act.target.limitCents;
-      if (stillOurs && enforcing === (prev.enforcing === true)) return undefined;
-      // Changed at the provider: enforcement began or ended, or someone changed or removed the limit (set again next pass).
-      const fields: Partial<EnforcementState> = stillOurs ? { enforcing, since: enforcing ? at : prev.since } : { status: 'released', want: 'off', limitCents: null, enforcing: false, since: at };
-      if (!(await writeState(accountId, act.state, next(fields, prev)))) return undefined;
-      return enforcing && stillOurs ? { act, result: 'ok', detail: `${providerName(act.target.provider)} is refusing project ${act.target.name}'s requests: its limit is reached`, nowEnforcing: true } : undefined;
-    } catch (error) {
-      logger.warn('project limit read failed', { reason: error instanceof Error ? error.message : 'error' });
-      return undefined;
-    }
-  }
-  // Claim: only the writer that moves the state from the version read pulls the lever.
-  const claimed = next({ status: 'acting', want: turningOn ? 'on' : 'off', since: at }, prev);
-  if (!(await writeState(accountId, act.state, claimed))) return undefined;
-  let done: EnforcementState;
-  let detail: string;
-  try {
-    const t = act.target;
-    if (act.op === 'stop') await lever.stopKey!(t.keyId!);
-    else if (act.op === 'start') await lever.startKey!(t.keyId!);
-    let fields: Partial<EnforcementState> = {};
-    if (act.op === 'set_limit') {
-      let prior = prev.priorLimitCents;
-      if (prior === undefined || prev.limitCents === null || prev.limitCents === undefined) {
-        // Before the first limit of ours: remember the customer's own (put back on removal).
-        const existing = await lever.readProjectLimit!(t.projectId!);
-        prior = existing && existing.thresholdCents !== prev.limitCents ? existing.thresholdCents : (prior ?? null);
-      }
-      const set = await lever.setProjectLimit!(t.projectId!, t.limitCents!);
-      fields = { limitCents: t.limitCents!, enforcing: set.enforcing, priorLimitCents: prior };
-    } else if (act.op === 'remove_limit') {
-      if (typeof prev.priorLimitCents === 'number') await lever.setProjectLimit!(t.projectId!, prev.priorLimitCents);
-      else await lever.removeProjectLimit!(t.projectId!);
-      fields = { limitCents: null, enforcing: false, priorLimitCents: undefined };
-    }
-    detail = turningOn ? onText(t) : act.op === 'remove_limit' && typeof prev.priorLimitCents === 'number' ? `${offText(t)}; the earlier limit of ${usd(prev.priorLimitCents)} put back` : offText(t);
-    done = next({ ...fields, status: turningOn ? (act.op === 'set_limit' ? 'armed' : 'stopped') : 'released', want: turningOn ? 'on' : 'off', hold, period: month, since: at, detail }, claimed);
-    if (fields.priorLimitCents === undefined && act.op === 'remove_limit') delete done.priorLimitCents;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    detail = `${providerName(act.target.provider)} refused: ${message}`;
-    done = next({ status: 'failed', detail, since: at }, claimed);
-  }
-  await writeState(accountId, claimed, done);
-  return { act, result: done.status === 'failed' ? 'failed' : 'ok', detail };
+  return opts.pull ? opts.pull(act, prev, month) : undefined;
 }
 
 async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, holders: Map<string, string>): Promise<void> {
@@ -445,7 +382,8 @@ export async function enforceWithoutKeys(accountId: string, now = new Date(), ac
 
 /** In the sync worker, after the import: the connection's own targets, with its lever. */
 export function enforceForConnection(accountId: string, connectionId: string, lever: Lever, now: Date): Promise<PassResult> {
-  return enforcePass(accountId, { now, lever, scope: (t) => t.connectionId === connectionId });
+  const pull: Pull = (act, prev, month) => pullLever(accountId, act, prev, lever, { now, month });
+  return enforcePass(accountId, { now, pull, scope: (t) => t.connectionId === connectionId });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 import * as repo from '#shared/db/prices.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { microsToUsd, PRICE_TABLE, PRICED_TIERS, usdToMicros, type ModelPrice, type PricedTier, type TierPrices, type TierRates } from '#shared/pricing/pricing.ts';
+import { modelSource } from '#shared/pricing/sources.ts';
 import type { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 
 export const MAX_OWN_PRICES = 200;
@@ -48,7 +49,8 @@ export async function listPrices(accountId: string): Promise<{ items: PriceView[
   const own = await repo.listOwnPrices(accountId);
   const byId = new Map<string, PriceView>();
   for (const p of PRICE_TABLE.models) {
-    const origin: Origin = { source: 'builtin', sourceUrl: p.source, checkedAt: p.checkedAt };
+    const { source, checkedAt } = modelSource(p.provider, p.model);
+    const origin: Origin = { source: 'builtin', sourceUrl: source, checkedAt };
     byId.set(`${p.provider}/${p.model.toLowerCase()}`, view({ ...p, model: p.model.toLowerCase() }, origin, BUILTIN_AT));
   }
   for (const p of own) byId.set(`${p.provider}/${p.model}`, view(p, OWN, p.updatedAt));

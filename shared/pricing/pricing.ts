@@ -63,10 +63,6 @@ export interface ModelPrice extends Required<TierRates> {
   readonly tiers?: TierPrices;
   /** The long-context rates the provider publishes (present only when it does). */
   readonly longContext?: LongContextRates;
-  /** The page this row was transcribed from (a URL). */
-  readonly source: string;
-  /** The UTC day the row was last checked against `source` (YYYY-MM-DD). */
-  readonly checkedAt: string;
 }
 
 /** A price per unit of something other than tokens (a web search, an image, a character of speech), from the table. */
@@ -81,12 +77,10 @@ export interface UnitPrice {
   /** µ$ per `per` units (an integer). */
   readonly micros: number;
   readonly per: number;
-  readonly source: string;
-  readonly checkedAt: string;
 }
 
+/** The rates only: where each row comes from (its page, the day it was checked) is in price-sources.json (sources.ts). */
 export interface PriceTable {
-  readonly source: string;
   readonly asOf: string;
   readonly models: readonly ModelPrice[];
   readonly units: readonly UnitPrice[];
@@ -191,7 +185,6 @@ function nonEmptyString(value: unknown, where: string): string {
 export function loadPriceTable(data: unknown): PriceTable {
   if (typeof data !== 'object' || data === null) throw new Error('price table: not an object');
   const doc = data as Record<string, unknown>;
-  const source = nonEmptyString(doc.source, 'price table: source');
   const asOf = nonEmptyString(doc.asOf, 'price table: asOf');
   if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) throw new Error(`price table: asOf must be YYYY-MM-DD, got "${asOf}"`);
   if (doc.unit !== 'USD per 1M tokens') throw new Error('price table: unit must be "USD per 1M tokens"');
@@ -208,11 +201,9 @@ export function loadPriceTable(data: unknown): PriceTable {
     if (seen.has(key)) throw new Error(`${where}: duplicate ${provider}/${model}`);
     seen.add(key);
     const rates = tierRatesOf(row, where);
-    const checkedAt = checkedAtOf(row.checkedAt, where);
-    const source = sourceOf(row.source, where);
     const tiers = tiersOf(row.tiers, where);
     const longContext = longContextOf(row.longContext, where);
-    return { provider, model, ...rates, ...(tiers ? { tiers } : {}), ...(longContext ? { longContext } : {}), source, checkedAt };
+    return { provider, model, ...rates, ...(tiers ? { tiers } : {}), ...(longContext ? { longContext } : {}) };
   });
   if (doc.units !== undefined && !Array.isArray(doc.units)) throw new Error('price table: units must be an array');
   const seenUnits = new Set<string>();
@@ -234,23 +225,9 @@ export function loadPriceTable(data: unknown): PriceTable {
       unit: nonEmptyString(row.unit, `${where}.unit`),
       micros: priceString(row.usd, `${where}.usd`),
       per: row.per,
-      source: sourceOf(row.source, where),
-      checkedAt: checkedAtOf(row.checkedAt, where),
     };
   });
-  return { source, asOf, models, units };
-}
-
-function checkedAtOf(value: unknown, where: string): string {
-  const checkedAt = nonEmptyString(value, `${where}.checkedAt`);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(checkedAt)) throw new Error(`${where}.checkedAt must be YYYY-MM-DD, got "${checkedAt}"`);
-  return checkedAt;
-}
-
-function sourceOf(value: unknown, where: string): string {
-  const source = nonEmptyString(value, `${where}.source`);
-  if (!/^https:\/\/\S+$/.test(source)) throw new Error(`${where}.source must be an https URL, got "${source}"`);
-  return source;
+  return { asOf, models, units };
 }
 
 /** The five rates of a row or of one of its tiers (a cache-write rate not listed is the input rate). */
