@@ -51,6 +51,9 @@ const lastIndexOf = (bytes: Uint8Array, needle: Uint8Array, from: number): numbe
  * before it is checked by hand.
  */
 const USAGE_TAIL = Buffer.from('usage"');
+/** `"usage":{` and `"usage": {`, searched for by their tails for the same reason (a `g` is rare, a quote is not). */
+const OBJECT_USAGE = Buffer.from('ge":{');
+const OBJECT_USAGE_SPACED = Buffer.from('ge": {');
 const LFLF = Buffer.from('\n\n');
 const BLANK_LINES = [LFLF, Buffer.from('\r\r'), Buffer.from('\r\n\r\n')];
 
@@ -126,9 +129,13 @@ export class EventRuns {
     if (this.held > 0) {
       // Only the new chunk is searched (and the seam with what is held): the cost stays linear in the stream.
       let first = last > 0 ? firstCut(chunk, 0) : -1;
-      const seam = Buffer.from([...this.tail, ...chunk.subarray(0, 3)]);
-      const across = firstCut(seam, 0) - this.tail.length;
-      if (across > 0 && (first < 0 || across < first)) first = across;
+      // A blank line across the seam takes the last byte held: a line break.
+      const lastHeld = this.tail[this.tail.length - 1];
+      if (lastHeld === LF || lastHeld === CR) {
+        const seam = Buffer.from([...this.tail, ...chunk.subarray(0, 3)]);
+        const across = firstCut(seam, 0) - this.tail.length;
+        if (across > 0 && (first < 0 || across < first)) first = across;
+      }
       if (first > 0) {
         runs.push(concat([...this.parts, chunk.subarray(0, first)], this.held + first));
         this.parts = [];
@@ -143,7 +150,7 @@ export class EventRuns {
       const rest = chunk.slice(last);
       this.parts.push(rest);
       this.held += rest.length;
-      this.tail = [...this.tail, ...rest.subarray(Math.max(0, rest.length - 3))].slice(-3);
+      this.tail = rest.length >= 3 ? [rest[rest.length - 3]!, rest[rest.length - 2]!, rest[rest.length - 1]!] : [...this.tail, ...rest].slice(-3);
       if (this.held > this.maxEventBytes) this.overflowed = true;
     }
     return runs;
@@ -163,8 +170,11 @@ export class EventRuns {
  * The events of a run that can carry what the reporter reads, each as [start, end) with its parsed data: the first
  * `early` events of the stream (ids and model) and every event with a `"usage"` member whose value is an object
  * (OpenAI's final chunk, Responses' terminal events, Anthropic's message_start and message_delta). The rest is never
- * decoded: a native search of the raw bytes. `nulls` gets where each `"usage": null` member is (its name's start,
- * its value's end). Returns how many early events were read.
+ * decoded: a native search of the raw bytes. With `nulls` (the filter, which must find every `"usage": null` member:
+ * its name's start and its value's end), every `"usage"` is looked at; without, only `"usage":{` and `"usage": {` (the
+ * spellings of compact JSON and of Python's json module) are searched for, so that a stream with `"usage":null` in
+ * each event costs one native search, not a step per event.
+ * Returns how many early events were read.
  */
 function scanRun(
   run: Uint8Array,
@@ -181,18 +191,35 @@ function scanRun(
     onEvent(start, end, dataOf(run.subarray(start, end)));
     after = start = end;
   }
+  /** The event around the `"usage"` at `at`, unless it was read already. */
+  const object = (at: number) => {
+    if (at < after) return;
+    const start = lastCut(buf, at);
+    const cut = firstCut(buf, at);
+    const end = cut < 0 ? buf.length : cut;
+    onEvent(start, end, dataOf(run.subarray(start, end)));
+    after = end;
+  };
+  if (!nulls) {
+    // Both spellings, in the order they come (Anthropic's message_delta adds to its message_start).
+    let compact = indexOf(buf, OBJECT_USAGE);
+    let spaced = indexOf(buf, OBJECT_USAGE_SPACED);
+    while (compact >= 0 || spaced >= 0) {
+      const isCompact = spaced < 0 || (compact >= 0 && compact < spaced);
+      const hit = isCompact ? compact : spaced;
+      if (isCompact) compact = indexOf(buf, OBJECT_USAGE, hit + 1);
+      else spaced = indexOf(buf, OBJECT_USAGE_SPACED, hit + 1);
+      const at = hit - 4; // where `"usa` must be
+      if (at >= 0 && buf[at] === QUOTE && buf[at + 1] === 0x75 && buf[at + 2] === 0x73 && buf[at + 3] === 0x61) object(at);
+    }
+    return read;
+  }
   for (let hit = indexOf(buf, USAGE_TAIL); hit >= 0; hit = indexOf(buf, USAGE_TAIL, hit + USAGE_TAIL.length)) {
     const at = hit - 1;
     if (at < 0 || buf[at] !== QUOTE) continue;
     const value = valueAt(buf, hit + USAGE_TAIL.length);
-    if (buf[value] === 0x7b) {
-      if (at < after) continue;
-      const start = lastCut(buf, at);
-      const cut = firstCut(buf, at);
-      const end = cut < 0 ? buf.length : cut;
-      onEvent(start, end, dataOf(run.subarray(start, end)));
-      after = end;
-    } else if (nulls && buf[value] === 0x6e && buf[value + 1] === 0x75 && buf[value + 2] === 0x6c && buf[value + 3] === 0x6c) nulls(at, value + 4);
+    if (buf[value] === 0x7b) object(at);
+    else if (buf[value] === 0x6e && buf[value + 1] === 0x75 && buf[value + 2] === 0x6c && buf[value + 3] === 0x6c) nulls(at, value + 4);
   }
   return read;
 }

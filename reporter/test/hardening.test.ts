@@ -123,6 +123,29 @@ describe('server-sent events: one event without an end', () => {
     }
   });
 
+  it('reads usage written compact or with Python\'s ": " separators, in stream order, past a "usage":null in every event', async () => {
+    const events = [
+      'event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 25, "output_tokens": 1}}}\n\n',
+      ...Array.from({ length: 5 }, (_, i) => `data: {"type":"content_block_delta","delta":{"text":"t${i} \\"usage\\": {"},"usage":null}\n\n`),
+      'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":300}}\n\n',
+      'event: message_delta\ndata: {"type": "message_delta", "usage": {"output_tokens": 301}}\n\n',
+    ];
+    const bytes = new TextEncoder().encode(events.join(''));
+    for (const size of [1, 5, 64, bytes.length]) {
+      const seen: unknown[] = [];
+      const source = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      });
+      expect(await new Response(watchStream(source, new UsageReader((d) => seen.push(d)), () => undefined)).text()).toBe(events.join(''));
+      // The first two events (ids, model) and the three with a usage object, each once, in order.
+      const data = (e: string) => JSON.parse(e.slice(e.indexOf('data: ') + 6));
+      expect(seen).toEqual([data(events[0]!), data(events[1]!), data(events[6]!), data(events[7]!)]);
+    }
+  });
+
   it('holds at most its bound: past it the response is counted, not parsed, and the caller gets every byte untouched', async () => {
     const server = await startHugeEventServer(MAX_EVENT_BYTES + 1024 * 1024);
     const receiver = await startHungServer();
