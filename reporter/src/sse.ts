@@ -156,6 +156,13 @@ export class EventRuns {
     return runs;
   }
 
+  /** Forgets the bytes held (without joining them). */
+  forget(): void {
+    this.parts = [];
+    this.held = 0;
+    this.tail = [];
+  }
+
   /** The bytes held (an event under way), handed over and forgotten. */
   takeHeld(): Uint8Array {
     const out = concat(this.parts, this.held);
@@ -279,7 +286,7 @@ export class UsageReader implements Watcher {
   push(chunk: Uint8Array, out: (bytes: Uint8Array) => void): void {
     if (!this.runs.overflowed) {
       for (const run of this.runs.push(chunk)) this.early -= scanRun(run, this.early, this.onEvent);
-      if (this.runs.overflowed) this.runs.takeHeld();
+      if (this.runs.overflowed) this.runs.forget();
     }
     out(chunk);
   }
