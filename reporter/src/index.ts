@@ -113,7 +113,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     if (block) return refusal(call.provider, block);
     const response = await platformFetch(input, call.init);
     try {
-      return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized());
+      return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized(), options.fetch === undefined);
     } catch {
       return response;
     }
@@ -202,8 +202,9 @@ function parseJson(text: string): Record<string, unknown> | null {
  * Reads the usage off the response and returns what the caller gets: a JSON response itself (its usage read off a
  * copy); an event stream as a response of the same status, headers and url whose body is read as it passes to the
  * caller, the same bytes, filtered back to what the caller asked for when the reporter added the usage option.
+ * `ownChunks`: the response came from the platform's fetch, so its chunks are the reporter's alone.
  */
-function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void, oversized: () => void): Response {
+function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void, oversized: () => void, ownChunks: boolean): Response {
   if (!response.ok || !response.body) return response;
   const at = new Date().toISOString();
   const headerId = response.headers.get('x-request-id') ?? response.headers.get('request-id');
@@ -228,7 +229,7 @@ function observe(call: ProviderCall, response: Response, report: (event: IngestE
   // when the reporter added the usage option.
   const stream = new StreamUsage(call.provider);
   const add = (data: unknown) => stream.add(data);
-  const watcher = call.addedUsageOption ? new UsageStripper(add) : new UsageReader(add);
+  const watcher = call.addedUsageOption ? new UsageStripper(add, { ownChunks }) : new UsageReader(add);
   const body = watchStream(response.body, watcher, () => (watcher.oversized ? oversized() : emit(stream.id, stream.model, stream.usage())));
   const headers = new Headers(response.headers);
   if (call.addedUsageOption) headers.delete('content-length');

@@ -180,7 +180,7 @@ export class EventRuns {
  * decoded: a native search of the raw bytes. With `nulls` (the filter, which must find every `"usage": null` member:
  * its name's start and its value's end), every `"usage"` is looked at; without, only `"usage":{` and `"usage": {` (the
  * spellings of compact JSON and of Python's json module) are searched for, so that a stream with `"usage":null` in
- * each event costs one native search, not a step per event.
+ * each event costs a native search of its bytes per spelling, not a step per event.
  * Returns how many early events were read.
  */
 function scanRun(
@@ -302,18 +302,25 @@ export class UsageReader implements Watcher {
  * The filter of OpenAI chat streams where the reporter added `stream_options.include_usage`: the final usage chunk
  * (`choices: []` with a `usage` object) is read and dropped, and the `"usage":null` that this option adds to every
  * other chunk is taken out again, so the caller receives the stream it asked for. The whole events of a chunk go on at
- * once (the same bytes, copied only where something is taken out); the event under way waits for its end. An event
+ * once (the same bytes, less what is taken out); the event under way waits for its end. An event
  * past the bound turns the filter into a pass-through: from there on the bytes go on untouched.
  */
 export class UsageStripper implements Watcher {
   private readonly runs: EventRuns;
   private early = 2;
+  private readonly ownChunks: boolean;
 
+  /**
+   * `ownChunks`: the chunks read are the reporter's alone (the platform's fetch makes each afresh and nothing else
+   * reads the response), so what is taken out is taken out of them in place. Otherwise (a `fetch` of the caller's,
+   * which may tee the response to another reader: a clone shares its chunks) each run that changes is copied first.
+   */
   constructor(
     private readonly onData: (data: unknown) => void,
-    maxEventBytes = MAX_CHAT_CHUNK_BYTES,
+    options: { ownChunks?: boolean; maxEventBytes?: number } = {},
   ) {
-    this.runs = new EventRuns(maxEventBytes);
+    this.runs = new EventRuns(options.maxEventBytes ?? MAX_CHAT_CHUNK_BYTES);
+    this.ownChunks = options.ownChunks ?? false;
   }
 
   get oversized(): boolean {
@@ -355,9 +362,8 @@ export class UsageStripper implements Watcher {
   };
 
   /**
-   * What the caller gets of a run of whole events: itself, or itself less the added usage. The run is compacted in
-   * place, without a copy: it is the reporter's own (a chunk read from the provider's stream, which nothing else
-   * holds, a view of one, or a copy of held bytes).
+   * What the caller gets of a run of whole events: itself, or itself less the added usage, compacted in place (in a
+   * copy of the run unless the chunks are the reporter's own).
    */
   private filter(run: Uint8Array): Uint8Array {
     this.run = run;
@@ -373,6 +379,7 @@ export class UsageStripper implements Watcher {
       for (let i = 0; i < drops.length; i += 2) pairs.push([drops[i]!, drops[i + 1]!]);
       drops = pairs.sort((x, y) => x[0] - y[0]).flat();
     }
+    if (!this.ownChunks) run = run.slice();
     let write = 0;
     let at = 0;
     for (let i = 0; i < drops.length; i += 2) {
@@ -413,9 +420,12 @@ export function watchStream(source: ReadableStream<Uint8Array>, watcher: Watcher
   /** Whether the read under way gave the caller something. */
   let given = false;
   const end = () => {
-    if (!ended) {
-      ended = true;
+    if (ended) return;
+    ended = true;
+    try {
       onEnd();
+    } catch {
+      // reporting never reaches into the caller's stream
     }
   };
   const out = (bytes: Uint8Array) => {

@@ -114,9 +114,11 @@ describe('server-sent events: one event without an end', () => {
       return { seen, text: new Response(watchStream(source, watcher(seen), () => undefined)).text() };
     };
     for (const size of [1, 2, 3, 4, 7, 64, bytes.length]) {
-      const filtered = read(size, (seen) => new UsageStripper((d) => seen.push(d)));
-      expect(await filtered.text).toBe(expected);
-      expect(filtered.seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+      for (const ownChunks of [false, true]) {
+        const filtered = read(size, (seen) => new UsageStripper((d) => seen.push(d), { ownChunks }));
+        expect(await filtered.text).toBe(expected);
+        expect(filtered.seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+      }
       const copied = read(size, (seen) => new UsageReader((d) => seen.push(d)));
       expect(await copied.text).toBe(stream);
       expect(copied.seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });

@@ -149,6 +149,42 @@ describe('with the official OpenAI SDK', () => {
     await reporter.close();
   });
 
+  it('leaves the provider\'s chunks as they came for another reader of them (a fetch of the caller\'s that clones the response)', async () => {
+    let copy: Promise<string> | undefined;
+    const cloning: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).includes('/v1/')) return res;
+      // As a mocking or recording library does: a response over a stream of its own, cloned for its records. A clone
+      // of such a stream hands its reader the very chunks the reporter reads (a clone of fetch's own body copies them).
+      const reader = res.body!.getReader();
+      const own = new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(c) {
+            const { done, value } = await reader.read();
+            if (done) c.close();
+            else c.enqueue(value);
+          },
+        }),
+        { status: res.status, headers: res.headers },
+      );
+      copy = own.clone().text();
+      return own;
+    };
+    const reporter = reporterFor({ fetch: cloning });
+    const call = (f: typeof fetch, extra: object) =>
+      f(`${standin.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], stream: true, ...extra }),
+      }).then((r) => r.text());
+    const same = (s: string) => s.replace(/chatcmpl-\d+/g, 'chatcmpl-N');
+    const filtered = await call(reporter.fetch, {});
+    expect(same(filtered)).toBe(same(await call(fetch, {})));
+    // The clone has the provider's stream as sent, the usage the reporter asked for included, byte for byte.
+    expect(same(await copy!)).toBe(same(await call(fetch, { stream_options: { include_usage: true } })));
+    await reporter.close();
+  });
+
   it('reports the responses API, JSON and streamed, and embeddings by their x-request-id', async () => {
     const from = receiver.batches.length;
     const reporter = reporterFor();
