@@ -9,10 +9,10 @@
  *   events one write each, one 32 MB event without a blank line. The caller's time to first byte and to the end and
  *   its CPU, through plain fetch and through the reporter (both ways: read as it passes when the caller asked for the
  *   usage chunk, filtered when the reporter adds `stream_options`), with the process's peak memory.
- * `BENCH_ONLY=streams` runs the streams alone.
  * - A Burnrate that accepts and never answers: how long a script that makes one call and never closes the reporter
  *   takes to exit (the reporter holds it at most 10 s in all: the block list's read, then the exit flush), and the same
  *   with `closeTimeoutMs: 1000` (the bound the reporter's test uses).
+ * `BENCH_ONLY=streams` runs the streams alone; `BENCH_STREAM_RUNS` (default 5) timed calls per way and stream.
  * Figures only; nothing here is asserted.
  */
 import { fork, spawn } from 'node:child_process';
