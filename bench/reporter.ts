@@ -5,16 +5,18 @@
  * - Events shipped per second from one process: calls through the reporter until Burnrate (a local receiver that
  *   answers as `POST /ingest` does) has every event.
  * - Memory at the queue bound: heap held by 10,000 queued events while Burnrate can't be reached.
- * - Streams that try the parser: one 32 MB event without a blank line, and a normal 200,000-event stream: the
- *   caller's time to first byte and to the end, through plain fetch and through the reporter (both ways: a copy read
- *   beside the caller, and the filter when the reporter adds `stream_options`), with the process's peak memory.
+ * - Streams, from a provider in a process of its own (bench/sse-provider.ts): 200,000 events in 64 KiB writes, 20,000
+ *   events one write each, one 32 MB event without a blank line. The caller's time to first byte and to the end and
+ *   its CPU, through plain fetch and through the reporter (both ways: read as it passes when the caller asked for the
+ *   usage chunk, filtered when the reporter adds `stream_options`), with the process's peak memory.
  * - A Burnrate that accepts and never answers: how long a script that makes one call and never closes the reporter
  *   takes to exit (the reporter holds it at most 10 s in all: the block list's read, then the exit flush), and the same
  *   with `closeTimeoutMs: 1000` (the bound the reporter's test uses).
+ * `BENCH_ONLY=streams` runs the streams alone; `BENCH_STREAM_RUNS` (default 5) timed calls per way and stream.
  * Figures only; nothing here is asserted.
  */
-import { spawn } from 'node:child_process';
-import { createServer, type ServerResponse } from 'node:http';
+import { fork, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
@@ -58,8 +60,11 @@ const chatBody = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', mes
 const call = (f: typeof fetch, stream: boolean) =>
   f(`${standin.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' }, body: chatBody(stream) }).then((r) => r.text());
 
+/** `streams`: only the streams (section 4). */
+const only = process.env.BENCH_ONLY;
+
 // 1. Added latency: the reporter's own time around the provider call.
-for (const stream of [false, true]) {
+for (const stream of only ? [] : [false, true]) {
   const added: number[] = [];
   let handedOn = 0;
   let cameBack = 0;
@@ -87,7 +92,7 @@ for (const stream of [false, true]) {
 }
 
 // 2. Events shipped per second: every call through the reporter, until the receiver has them all.
-{
+if (!only) {
   const before = sink.events();
   const canned = JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } });
   // The provider answers in-process, so the figure is the reporter's own throughput (reading usage, hashing, batching, sending).
@@ -103,7 +108,7 @@ for (const stream of [false, true]) {
 }
 
 // 3. Memory at the queue bound, Burnrate unreachable.
-{
+if (!only) {
   const gc = (globalThis as { gc?: () => void }).gc;
   const canned = JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion', model: 'gpt-4o-mini-2024-07-18', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } });
   let n = 0;
@@ -124,71 +129,78 @@ for (const stream of [false, true]) {
   void reporter.close();
 }
 
-// 4. Streams that try the parser.
-{
-  const chunkEvent = (i: number) =>
-    `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"token ${String(i).padStart(6, '0')}"},"finish_reason":null}]}\n\n`;
-  const usageEvent = 'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\ndata: [DONE]\n\n';
-  const bodies: Record<string, Buffer> = {
-    'one 32 MB event': Buffer.concat([Buffer.from('data: {"choices":[{"delta":{"content":"'), Buffer.alloc(32 * 1024 * 1024, 120), Buffer.from('"}}]}\n\n'), Buffer.from(usageEvent)]),
-    '200,000 events': Buffer.from(Array.from({ length: 200_000 }, (_, i) => chunkEvent(i)).join('') + usageEvent),
-  };
-  let current: Buffer = Buffer.alloc(0);
-  const server = createServer((req, res: ServerResponse) => {
-    req.resume();
-    req.on('end', async () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (let at = 0; at < current.length; at += 64 * 1024) if (!res.write(current.subarray(at, at + 64 * 1024))) await once(res, 'drain');
-      res.end();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+// 4. Streams: the caller's time and CPU through the reporter against plain fetch, the provider in a process of its own.
+if (!only || only === 'streams') {
+  const RUNS = Number(process.env.BENCH_STREAM_RUNS ?? 5);
+  const provider = fork(fileURLToPath(new URL('./sse-provider.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const [{ port, sizes }] = (await once(provider, 'message')) as [{ port: number; sizes: { events: number[]; paced: number[]; huge: number } }];
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const timeCall = async (f: typeof fetch, options: object) => {
+  const timeCall = async (f: typeof fetch, stream: string, options: object) => {
     const start = performance.now();
-    const res = await f(url, { method: 'POST', headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [], ...options }) });
+    const cpu = process.cpuUsage();
+    const res = await f(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json', 'x-bench-stream': stream },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [], ...options }),
+    });
     const reader = res.body!.getReader();
     let first = 0;
-    let bytes = 0;
+    let reads = 0;
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done } = await reader.read();
       if (done) break;
       if (!first) first = performance.now() - start;
-      bytes += value.length;
+      reads += 1;
     }
-    return { first, total: performance.now() - start, bytes };
+    const used = process.cpuUsage(cpu);
+    return { first, total: performance.now() - start, cpu: (used.user + used.system) / 1000, reads };
   };
   const gc = (globalThis as { gc?: () => void }).gc;
-  for (const [name, body] of Object.entries(bodies)) {
-    current = body;
+  const asked = { stream_options: { include_usage: true } };
+  const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+  const scenarios: [string, string][] = [
+    ['events', `200,000 events in 64 KiB writes (${mb(sizes.events[0]!)}, ${mb(sizes.events[1]!)} with "usage":null)`],
+    ['paced', `20,000 events, one write each on its own turn (${mb(sizes.paced[0]!)}, ${mb(sizes.paced[1]!)})`],
+    ['huge', `one 32 MB event without a blank line (${mb(sizes.huge)})`],
+  ];
+  for (const [stream, title] of scenarios) {
     const reporter = createReporter({ ingestKey: 'brk_bench', baseUrl: sink.url, logger: { warn: () => undefined } });
-    const ways: [string, typeof fetch, object][] = [
-      ['plain fetch', fetch, { stream_options: { include_usage: true } }],
-      ['reporter, copy read beside', reporter.fetch, { stream_options: { include_usage: true } }],
-      ['reporter, adding stream_options', reporter.fetch, {}],
+    // Each reporter way against the plain fetch of the same request: the copy reader's caller asked for the usage
+    // chunk itself, the filter's caller did not (and gets the stream without it).
+    const ways: [string, typeof fetch, object, string][] = [
+      ['plain fetch', fetch, {}, ''],
+      ['plain fetch, include_usage', fetch, asked, ''],
+      ['reporter, caller asked include_usage (read as it passes)', reporter.fetch, asked, 'plain fetch, include_usage'],
+      ['reporter, adding stream_options (filtered)', reporter.fetch, {}, 'plain fetch'],
     ];
+    const results = new Map<string, { first: number; total: number; cpu: number; reads: number }[]>();
     for (const [way, f, options] of ways) {
-      await timeCall(f, options); // warm-up
-      gc?.();
-      peak = process.memoryUsage().rss;
-      const runs: { first: number; total: number; bytes: number }[] = [];
-      for (let i = 0; i < 3; i++) runs.push(await timeCall(f, options));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const median = (k: 'first' | 'total') => runs.map((r) => r[k]).sort((a, b) => a - b)[1]!;
-      console.log(`${name} (${(body.length / 1024 / 1024).toFixed(1)} MB), ${way}: first byte ${ms(median('first'))}, whole stream ${ms(median('total'))}, peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`);
+      await timeCall(f, stream, options); // warm-up
+      results.set(way, []);
     }
+    gc?.();
+    peak = process.memoryUsage().rss;
+    // Interleaved, so the machine's load falls on every way alike.
+    for (let i = 0; i < RUNS; i++) for (const [way, f, options] of ways) results.get(way)!.push(await timeCall(f, stream, options));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const median = (way: string, k: 'first' | 'total' | 'cpu' | 'reads') => results.get(way)!.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
+    console.log(`${title}, medians of ${RUNS}:`);
+    for (const [way, , , against] of ways) {
+      const ratio = against ? ` = ${(median(way, 'total') / median(against, 'total')).toFixed(2)}x time, ${(median(way, 'cpu') / median(against, 'cpu')).toFixed(2)}x CPU of ${against}` : '';
+      console.log(`  ${way}: first byte ${ms(median(way, 'first'))}, whole stream ${ms(median(way, 'total'))}, CPU ${ms(median(way, 'cpu'))}, ${median(way, 'reads')} reads${ratio}`);
+    }
+    console.log(`  peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`);
     await reporter.close();
     console.log(`  reporter stats: ${JSON.stringify(reporter.stats())}`);
   }
   clearInterval(sampler);
-  server.close();
+  provider.kill();
 }
 
 // 5. A Burnrate that accepts and never answers: a script that makes one call and never closes the reporter.
-for (const closeTimeoutMs of [undefined, '1000']) {
+for (const closeTimeoutMs of only ? [] : [undefined, '1000']) {
   const sockets = new Set<Socket>();
   const hung = createServer(() => undefined);
   hung.on('connection', (c) => sockets.add(c));

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Sender, type IngestEvent, type Logger, type Rejection, type Stats } from './sender.js';
 import { Guard, READ_TIMEOUT_MS, refusal } from './guard.js';
-import { readEvents, stripAddedUsage } from './sse.js';
+import { UsageReader, UsageStripper, watchStream } from './sse.js';
 import { withIncludeUsage } from './body.js';
 import { fromJsonBody, recognise, StreamUsage, type Endpoint, type Provider, type Usage } from './usage.js';
 
@@ -113,7 +113,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     if (block) return refusal(call.provider, block);
     const response = await platformFetch(input, call.init);
     try {
-      return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized());
+      return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized(), options.fetch === undefined);
     } catch {
       return response;
     }
@@ -199,10 +199,12 @@ function parseJson(text: string): Record<string, unknown> | null {
 }
 
 /**
- * Reads the usage off a copy of the response and returns what the caller gets: the response itself, except when
- * the reporter added the usage option, where the stream is filtered back to what the caller asked for.
+ * Reads the usage off the response and returns what the caller gets: a JSON response itself (its usage read off a
+ * copy); an event stream as a response of the same status, headers and url whose body is read as it passes to the
+ * caller, the same bytes, filtered back to what the caller asked for when the reporter added the usage option.
+ * `ownChunks`: the response came from the platform's fetch, so its chunks are the reporter's alone.
  */
-function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void, oversized: () => void): Response {
+function observe(call: ProviderCall, response: Response, report: (event: IngestEvent) => void, oversized: () => void, ownChunks: boolean): Response {
   if (!response.ok || !response.body) return response;
   const at = new Date().toISOString();
   const headerId = response.headers.get('x-request-id') ?? response.headers.get('request-id');
@@ -223,44 +225,18 @@ function observe(call: ProviderCall, response: Response, report: (event: IngestE
     return response;
   }
 
+  // The caller's stream, read as it passes (one stage: see watchStream), filtered back to what the caller asked for
+  // when the reporter added the usage option.
   const stream = new StreamUsage(call.provider);
-  const finish = () => emit(stream.id, stream.model, stream.usage());
-  if (!call.addedUsageOption) {
-    const copy = response.clone().body;
-    if (copy) void readEvents(copy, (data) => stream.add(data)).then((outcome) => (outcome === 'oversized' ? oversized() : finish()));
-    return response;
-  }
-  let finished = false;
-  const once = () => {
-    if (!finished) (finished = true), finish();
-  };
-  let tooLarge = false;
-  const body = response.body.pipeThrough(
-    stripAddedUsage(
-      (data) => stream.add(data),
-      () => {
-        tooLarge = true;
-        oversized();
-      },
-    ),
-  );
-  const [toCaller, toReporter] = body.tee();
-  void drain(toReporter).then(() => (tooLarge ? undefined : once()));
+  const add = (data: unknown) => stream.add(data);
+  const watcher = call.addedUsageOption ? new UsageStripper(add, { ownChunks }) : new UsageReader(add);
+  const body = watchStream(response.body, watcher, () => (watcher.oversized ? oversized() : emit(stream.id, stream.model, stream.usage())));
   const headers = new Headers(response.headers);
-  headers.delete('content-length');
-  const filtered = new Response(toCaller, { status: response.status, statusText: response.statusText, headers });
-  Object.defineProperty(filtered, 'url', { value: response.url });
-  return filtered;
-}
-
-/** Reads a stream to its end (the reporter's branch of a tee), ignoring errors. */
-async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
-  const reader = stream.getReader();
-  try {
-    while (!(await reader.read()).done);
-  } catch {
-    // the caller cancelled or the connection failed
-  }
+  if (call.addedUsageOption) headers.delete('content-length');
+  const watched = new Response(body, { status: response.status, statusText: response.statusText, headers });
+  Object.defineProperty(watched, 'url', { value: response.url });
+  Object.defineProperty(watched, 'redirected', { value: response.redirected });
+  return watched;
 }
 
 function toEvent(call: ProviderCall, requestId: string, model: string, usage: Usage, timestamp: string): IngestEvent {

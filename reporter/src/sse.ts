@@ -1,12 +1,14 @@
 /**
- * Server-sent events, read as they pass: a byte stream is cut into events at blank lines, and each event's
- * `data:` lines are handed on. Used two ways: to read a tee'd copy of a stream (the caller's copy untouched), and to
- * filter the caller's stream when the reporter itself asked OpenAI for the usage chunk the caller did not ask for.
+ * Server-sent events, read as they pass to the caller, in one stage (`watchStream`): each chunk the provider sends is
+ * scanned where it lies and handed on. Two watchers: `UsageReader` reads the usage and hands every chunk on as it came;
+ * `UsageStripper`, for OpenAI chat streams where the reporter itself asked for the usage chunk the caller did not ask
+ * for, also takes that chunk and the `"usage":null` members back out.
  *
- * The cut works on bytes and looks at each byte once (a blank line is ASCII, so a cut never splits a UTF-8
- * character): the cost is linear in the stream, whatever its events' sizes. What the parser holds is bounded: an event
- * that grows past `maxEventBytes` without its blank line stops the parsing of that response (the response is counted
- * as oversized and its bytes go on to the caller untouched).
+ * The cut works on bytes (a blank line is ASCII, so a cut never splits a UTF-8 character), with the platform's native
+ * byte searches, and only the events that can carry usage are decoded and parsed: the cost is linear in the stream,
+ * whatever its events' sizes. What the parser holds is bounded: an event that grows past its bound without its blank
+ * line stops the parsing of that response (the response is counted as oversized and its bytes go on to the caller
+ * untouched).
  */
 
 /** The most bytes one event may take before its response is no longer parsed (8 MiB: far above any usage event). */
@@ -19,6 +21,7 @@ export const MAX_CHAT_CHUNK_BYTES = 1024 * 1024;
 
 const LF = 10;
 const CR = 13;
+const QUOTE = 0x22;
 
 function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
   if (parts.length === 1) return parts[0]!;
@@ -31,113 +34,81 @@ function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
-/**
- * The events of a chunked byte stream: complete ones come out (each with the blank line that ends it), the rest waits
- * for the next chunk. Blank lines are `\r\n\r\n`, `\n\n` or `\r\r`, matched leftmost as the event-stream format reads them.
- */
-export class EventSplitter {
-  private parts: Uint8Array[] = [];
-  private held = 0;
-  /** The last three bytes of what is held (since the last cut), newest first; -1 where there is none. */
-  private p1 = -1;
-  private p2 = -1;
-  private p3 = -1;
-  /** Set once an event outgrew the bound: nothing more is cut (`push` returns null from then on). */
-  overflowed = false;
-
-  constructor(private readonly maxEventBytes = MAX_EVENT_BYTES) {}
-
-  /** Every complete event ending in `chunk`; null once the event under way is past the bound (see `takeHeld`). */
-  push(chunk: Uint8Array): Uint8Array[] | null {
-    if (this.overflowed) return null;
-    const events: Uint8Array[] = [];
-    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const before = [this.p1, this.p2, this.p3];
-    let start = 0;
-    /** Byte `k` of the event under way (-1 before its start; the bytes held from earlier chunks count). */
-    const byteAt = (k: number) => (k >= start ? chunk[k]! : start > 0 ? -1 : (before[-1 - k] ?? -1));
-    // Only line breaks matter: jump from one to the next with the native search.
-    let nextLf = buf.indexOf(LF);
-    let nextCr = buf.indexOf(CR);
-    while (nextLf >= 0 || nextCr >= 0) {
-      const i = nextLf < 0 ? nextCr : nextCr < 0 ? nextLf : Math.min(nextLf, nextCr);
-      const b = chunk[i]!;
-      const p1 = byteAt(i - 1);
-      const cut = b === LF ? p1 === LF || (p1 === CR && byteAt(i - 2) === LF && byteAt(i - 3) === CR) : p1 === CR;
-      if (cut) {
-        const piece = chunk.subarray(start, i + 1);
-        events.push(this.held === 0 ? piece : concat([...this.parts, piece], this.held + piece.length));
-        this.parts = [];
-        this.held = 0;
-        start = i + 1;
-      }
-      if (b === LF) nextLf = buf.indexOf(LF, i + 1);
-      else nextCr = buf.indexOf(CR, i + 1);
-    }
-    const end = chunk.length;
-    this.p1 = byteAt(end - 1);
-    this.p2 = byteAt(end - 2);
-    this.p3 = byteAt(end - 3);
-    if (start < chunk.length) {
-      // Kept as a copy: the stream may reuse the chunk's memory.
-      this.parts.push(chunk.slice(start));
-      this.held += chunk.length - start;
-      if (this.held > this.maxEventBytes) {
-        this.overflowed = true;
-        return events.length > 0 ? events : null;
-      }
-    }
-    return events;
-  }
-
-  /** The bytes held (an event under way), handed over and forgotten. */
-  takeHeld(): Uint8Array {
-    const out = concat(this.parts, this.held);
-    this.parts = [];
-    this.held = 0;
-    this.p1 = this.p2 = this.p3 = -1;
-    return out;
-  }
-}
-
 const decoder = new TextDecoder();
 
-const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/**
+ * The platform's native byte searches, called on the chunks as they are (a Buffer view made per search would cost an
+ * allocation each: a chunk is often one small event).
+ */
+const nativeIndexOf = Buffer.prototype.indexOf;
+const nativeLastIndexOf = Buffer.prototype.lastIndexOf;
+const indexOf = (bytes: Uint8Array, needle: Uint8Array | number, from = 0): number => nativeIndexOf.call(bytes as Buffer, needle, from);
+const lastIndexOf = (bytes: Uint8Array, needle: Uint8Array, from: number): number => nativeLastIndexOf.call(bytes as Buffer, needle, from);
 
-/** The needles, as bytes once (a string needle is re-encoded by every `indexOf`). */
-const USAGE = Buffer.from('"usage"');
-const BLANK_LINES = [Buffer.from('\n\n'), Buffer.from('\r\r'), Buffer.from('\r\n\r\n')];
+/**
+ * The needles, as bytes once (a string needle is re-encoded by every `indexOf`). `usage"` rather than `"usage"`: the
+ * native search keys on a needle's first byte, and a quote is in every few bytes of JSON (10 times slower); the quote
+ * before it is checked by hand.
+ */
+const USAGE_TAIL = Buffer.from('usage"');
+/** `"usage":{` and `"usage": {`, searched for by their tails for the same reason (a `g` is rare, a quote is not). */
+const OBJECT_USAGE = Buffer.from('ge":{');
+const OBJECT_USAGE_SPACED = Buffer.from('ge": {');
+const LFLF = Buffer.from('\n\n');
+const BLANK_LINES = [LFLF, Buffer.from('\r\r'), Buffer.from('\r\n\r\n')];
 
-/** Where the blank line that ends the last complete event in `buf` ends (0 when there is none). */
-function lastCut(buf: Buffer, before = buf.length): number {
+const NONE: Uint8Array[] = [];
+
+/** Whether `buf[from, to)` holds a carriage return (a native search of that stretch only). */
+function hasCr(buf: Uint8Array, from: number, to: number): boolean {
+  if (from >= to) return false;
+  const at = to === buf.length ? indexOf(buf, CR, from) : indexOf(buf.subarray(from, to), CR);
+  return at >= 0;
+}
+
+/**
+ * Where the blank line that ends the last complete event in `buf[0, before)` ends (0 when there is none). Blank lines
+ * are `\n\n`, `\r\r` or `\r\n\r\n`. The providers end lines with `\n`: the last `\n\n` is found searching back from the
+ * end (a few bytes away), and the other spellings are looked for only when a carriage return follows it.
+ */
+function lastCut(buf: Uint8Array, before = buf.length): number {
+  // Most often the chunk ends with its last event.
+  if (before >= 2 && buf[before - 1] === LF && buf[before - 2] === LF) return before;
+  const lf = before >= 2 ? lastIndexOf(buf, LFLF, before - 2) : -1;
+  if (!hasCr(buf, Math.max(lf, 0), before)) return lf >= 0 ? lf + 2 : 0;
   let cut = 0;
   for (const blank of BLANK_LINES) {
-    const at = before - blank.length < 0 ? -1 : buf.lastIndexOf(blank, before - blank.length);
+    const at = before - blank.length < 0 ? -1 : lastIndexOf(buf, blank, before - blank.length);
     if (at >= 0) cut = Math.max(cut, at + blank.length);
   }
   return cut;
 }
 
-/** Where the event that starts at or before `from` ends: after its blank line, or `end` when none is found. */
-function nextCut(buf: Buffer, from: number, end: number): number {
-  let cut = end;
+/** Where the first blank line that starts at or after `from` ends, or -1 when there is none. */
+function firstCut(buf: Uint8Array, from: number): number {
+  const lf = indexOf(buf, LFLF, from);
+  const lfEnd = lf >= 0 ? lf + 2 : buf.length;
+  if (!hasCr(buf, from, lfEnd)) return lf >= 0 ? lfEnd : -1;
+  let cut = -1;
   for (const blank of BLANK_LINES) {
-    const at = buf.indexOf(blank, from);
-    if (at >= 0 && at + blank.length <= cut) cut = at + blank.length;
+    const at = indexOf(buf, blank, from);
+    if (at >= 0 && (cut < 0 || at + blank.length < cut)) cut = at + blank.length;
   }
   return cut;
 }
 
 /** The first byte after `at` that is not JSON white space or a colon. */
-function valueAt(buf: Buffer, at: number): number {
+function valueAt(buf: Uint8Array, at: number): number {
   while (at < buf.length && (buf[at] === 0x20 || buf[at] === 0x3a || buf[at] === 0x09 || buf[at] === 0x0a || buf[at] === 0x0d)) at++;
   return at;
 }
 
 /**
- * A byte stream cut into runs of whole events, cheaply: each chunk is searched (natively) for the last blank line
- * only, the bytes before it come out as one run (the chunk itself, or a part of it, when nothing was held), and the
- * rest is held for the next chunk. Past `maxEventBytes` held, the stream is no longer cut (`overflowed`).
+ * A byte stream cut into runs of whole events, cheaply: each chunk is searched (natively) for its last blank line,
+ * and the event held from earlier chunks for its end (its first blank line, in the chunk or across the seam). The
+ * chunk's whole events come out as runs: the held event completed (held bytes and the chunk's head, copied together),
+ * then the chunk's other whole events (a view of the chunk, never copied). The rest is held for the next chunk. Past
+ * `maxEventBytes` held, the stream is no longer cut (`overflowed`).
  */
 export class EventRuns {
   private parts: Uint8Array[] = [];
@@ -148,35 +119,48 @@ export class EventRuns {
 
   constructor(private readonly maxEventBytes: number) {}
 
-  /** The whole events completed by `chunk` (possibly empty); null once overflowed (see `takeHeld`). */
-  push(chunk: Uint8Array): Uint8Array | null {
-    if (this.overflowed) return null;
-    // Only the new chunk is searched (and the seam with what is held): the cost stays linear in the stream.
-    let cut = lastCut(asBuffer(chunk));
-    if (cut === 0 && this.held > 0) {
-      const seam = Buffer.from([...this.tail, ...chunk.subarray(0, 3)]);
-      cut = Math.max(0, lastCut(seam) - this.tail.length);
-    }
-    let run: Uint8Array = chunk.subarray(0, 0);
-    if (cut > 0) {
-      const head = chunk.subarray(0, cut);
-      run = this.held > 0 ? concat([...this.parts, head], this.held + cut) : head;
-      this.parts = [];
-      this.held = 0;
-      this.tail = [];
-    }
-    if (cut < chunk.length) {
-      // Kept as a copy: the stream may reuse the chunk's memory.
-      const rest = chunk.slice(cut);
+  /** The runs of whole events completed by `chunk` (none while an event is under way, or once overflowed). */
+  push(chunk: Uint8Array): Uint8Array[] {
+    if (this.overflowed) return NONE;
+    let last = lastCut(chunk);
+    // Most often the chunk is whole events: it is the run.
+    if (this.held === 0 && last === chunk.length) return [chunk];
+    const runs: Uint8Array[] = [];
+    if (this.held > 0) {
+      // Only the new chunk is searched (and the seam with what is held): the cost stays linear in the stream.
+      let first = last > 0 ? firstCut(chunk, 0) : -1;
+      // A blank line across the seam takes the last byte held: a line break.
+      const lastHeld = this.tail[this.tail.length - 1];
+      if (lastHeld === LF || lastHeld === CR) {
+        const seam = Buffer.from([...this.tail, ...chunk.subarray(0, 3)]);
+        const across = firstCut(seam, 0) - this.tail.length;
+        if (across > 0 && (first < 0 || across < first)) first = across;
+      }
+      if (first > 0) {
+        runs.push(concat([...this.parts, chunk.subarray(0, first)], this.held + first));
+        this.parts = [];
+        this.held = 0;
+        this.tail = [];
+        last = Math.max(last, first);
+        if (last > first) runs.push(chunk.subarray(first, last));
+      }
+    } else if (last > 0) runs.push(chunk.subarray(0, last));
+    if (last < chunk.length) {
+      // Kept as a copy: the caller may reuse the chunk's memory once it has it.
+      const rest = chunk.slice(last);
       this.parts.push(rest);
       this.held += rest.length;
-      this.tail = [...this.tail, ...rest.subarray(Math.max(0, rest.length - 3))].slice(-3);
-      if (this.held > this.maxEventBytes) {
-        this.overflowed = true;
-        return run.length > 0 ? run : null;
-      }
+      this.tail = rest.length >= 3 ? [rest[rest.length - 3]!, rest[rest.length - 2]!, rest[rest.length - 1]!] : [...this.tail, ...rest].slice(-3);
+      if (this.held > this.maxEventBytes) this.overflowed = true;
     }
-    return run;
+    return runs;
+  }
+
+  /** Forgets the bytes held (without joining them). */
+  forget(): void {
+    this.parts = [];
+    this.held = 0;
+    this.tail = [];
   }
 
   /** The bytes held (an event under way), handed over and forgotten. */
@@ -193,8 +177,11 @@ export class EventRuns {
  * The events of a run that can carry what the reporter reads, each as [start, end) with its parsed data: the first
  * `early` events of the stream (ids and model) and every event with a `"usage"` member whose value is an object
  * (OpenAI's final chunk, Responses' terminal events, Anthropic's message_start and message_delta). The rest is never
- * decoded: a native search of the raw bytes. `nulls` gets where each `"usage": null` member is (its name's start,
- * its value's end). Returns how many early events were read.
+ * decoded: a native search of the raw bytes. With `nulls` (the filter, which must find every `"usage": null` member:
+ * its name's start and its value's end), every `"usage"` is looked at; without, only `"usage":{` and `"usage": {` (the
+ * spellings of compact JSON and of Python's json module) are searched for, so that a stream with `"usage":null` in
+ * each event costs a native search of its bytes per spelling, not a step per event.
+ * Returns how many early events were read.
  */
 function scanRun(
   run: Uint8Array,
@@ -202,36 +189,46 @@ function scanRun(
   onEvent: (start: number, end: number, data: unknown) => void,
   nulls?: (name: number, valueEnd: number) => void,
 ): number {
-  const buf = asBuffer(run);
+  const buf = run;
   let read = 0;
   let after = 0;
   for (let start = 0; read < early && start < buf.length; read++) {
-    const end = nextCut(buf, start, buf.length);
+    const cut = firstCut(buf, start);
+    const end = cut < 0 ? buf.length : cut;
     onEvent(start, end, dataOf(run.subarray(start, end)));
     after = start = end;
   }
-  for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + USAGE.length)) {
-    const value = valueAt(buf, at + USAGE.length);
-    if (buf[value] === 0x7b) {
-      if (at < after) continue;
-      const start = lastCut(buf, at);
-      const end = nextCut(buf, at, buf.length);
-      onEvent(start, end, dataOf(run.subarray(start, end)));
-      after = end;
-    } else if (nulls && buf[value] === 0x6e && buf[value + 1] === 0x75 && buf[value + 2] === 0x6c && buf[value + 3] === 0x6c) nulls(at, value + 4);
+  /** The event around the `"usage"` at `at`, unless it was read already. */
+  const object = (at: number) => {
+    if (at < after) return;
+    const start = lastCut(buf, at);
+    const cut = firstCut(buf, at);
+    const end = cut < 0 ? buf.length : cut;
+    onEvent(start, end, dataOf(run.subarray(start, end)));
+    after = end;
+  };
+  if (!nulls) {
+    // Both spellings, in the order they come (Anthropic's message_delta adds to its message_start).
+    let compact = indexOf(buf, OBJECT_USAGE);
+    let spaced = indexOf(buf, OBJECT_USAGE_SPACED);
+    while (compact >= 0 || spaced >= 0) {
+      const isCompact = spaced < 0 || (compact >= 0 && compact < spaced);
+      const hit = isCompact ? compact : spaced;
+      if (isCompact) compact = indexOf(buf, OBJECT_USAGE, hit + 1);
+      else spaced = indexOf(buf, OBJECT_USAGE_SPACED, hit + 1);
+      const at = hit - 4; // where `"usa` must be
+      if (at >= 0 && buf[at] === QUOTE && buf[at + 1] === 0x75 && buf[at + 2] === 0x73 && buf[at + 3] === 0x61) object(at);
+    }
+    return read;
+  }
+  for (let hit = indexOf(buf, USAGE_TAIL); hit >= 0; hit = indexOf(buf, USAGE_TAIL, hit + USAGE_TAIL.length)) {
+    const at = hit - 1;
+    if (at < 0 || buf[at] !== QUOTE) continue;
+    const value = valueAt(buf, hit + USAGE_TAIL.length);
+    if (buf[value] === 0x7b) object(at);
+    else if (buf[value] === 0x6e && buf[value + 1] === 0x75 && buf[value + 2] === 0x6c && buf[value + 3] === 0x6c) nulls(at, value + 4);
   }
   return read;
-}
-
-/**
- * Whether an event can carry what the reporter reads (see `scanRun`): the first events of a stream and every event
- * with a `"usage"` member whose value is an object.
- */
-export function mayCarryUsage(raw: Uint8Array, index: number): boolean {
-  if (index < 2) return true;
-  const buf = asBuffer(raw);
-  for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + USAGE.length)) if (buf[valueAt(buf, at + USAGE.length)] === 0x7b) return true;
-  return false;
 }
 
 /** The joined `data:` lines of one raw event, or null when it has none. */
@@ -257,113 +254,149 @@ export function parseData(data: string | null): unknown {
 
 const dataOf = (raw: Uint8Array) => parseData(eventData(decoder.decode(raw)));
 
-/** How reading a stream ended: `oversized` when an event outgrew the bound and the rest was not parsed. */
-export type ReadOutcome = 'complete' | 'oversized';
-
-/**
- * Reads a whole event stream, calling `onData` with the parsed data of each event that can carry usage (see
- * `scanRun`). Never throws. An event past the bound ends the reading (the reporter's copy is cancelled; the caller's
- * copy goes on untouched).
- */
-export async function readEvents(stream: ReadableStream<Uint8Array>, onData: (data: unknown) => void, maxEventBytes = MAX_EVENT_BYTES): Promise<ReadOutcome> {
-  const runs = new EventRuns(maxEventBytes);
-  const reader = stream.getReader();
-  let early = 2;
-  const onEvent = (_start: number, _end: number, data: unknown) => onData(data);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const run = runs.push(value);
-      if (run && run.length > 0) early -= scanRun(run, early, onEvent);
-      if (runs.overflowed) {
-        runs.takeHeld();
-        await reader.cancel().catch(() => undefined);
-        return 'oversized';
-      }
-    }
-    const last = runs.takeHeld();
-    if (last.length > 0) onData(dataOf(last));
-  } catch {
-    // The caller's request failed or was cancelled: whatever usage was read so far is what there is.
-  } finally {
-    reader.releaseLock();
-  }
-  return 'complete';
+/** What a stream's watcher does with each chunk read: reads it, and gives the caller's bytes to `out` (if any yet). */
+export interface Watcher {
+  push(chunk: Uint8Array, out: (bytes: Uint8Array) => void): void;
+  /** The stream ended: what is left goes to `out`. */
+  end(out: (bytes: Uint8Array) => void): void;
+  /** An event outgrew the bound: the rest of the stream was passed on unread. */
+  readonly oversized: boolean;
 }
 
 /**
- * A filter for OpenAI chat streams where the reporter added `stream_options.include_usage`: the final usage chunk
- * (`choices: []` with a `usage` object) is read and dropped, and the `"usage":null` that this option adds to every
- * other chunk is taken out again, so the caller receives the stream it asked for. Each chunk read is cut at its last
- * blank line: the whole events before it go on at once (the same bytes, as one chunk; copied only where something is
- * taken out), the event under way waits for its end. Only the events that can carry usage are decoded and parsed.
- * An event past the bound turns the filter into a pass-through: from there on the bytes go on untouched and
- * `onOversized` is called once.
+ * Reads the usage of a stream that goes on to the caller unchanged: every chunk is handed on as it came, right after
+ * it is scanned. `onData` gets the parsed data of each event that can carry usage (see `scanRun`).
  */
-export function stripAddedUsage(onData: (data: unknown) => void, onOversized: () => void = () => undefined, maxEventBytes = MAX_CHAT_CHUNK_BYTES): TransformStream<Uint8Array, Uint8Array> {
-  const runs = new EventRuns(maxEventBytes);
-  let passing = false;
-  let early = 2;
-  /** What the caller gets of a run of whole events: itself, or itself less the added usage (one copy). */
-  const filter = (run: Uint8Array): Uint8Array => {
-    const drop: Array<[number, number]> = [];
-    const buf = asBuffer(run);
-    early -= scanRun(
-      run,
-      early,
-      (start, end, data) => {
-        onData(data);
-        if (isUsageOnlyChunk(data)) drop.push([start, end]);
-      },
-      (name, valueEnd) => {
-        // `,"usage":null` (as OpenAI writes it, last) or `"usage":null,`: the member and one comma go.
-        let before = name - 1;
-        while (before >= 0 && (buf[before] === 0x20 || buf[before] === 0x09)) before--;
-        if (buf[before] === 0x2c) return void drop.push([before, valueEnd]);
-        let after = valueEnd;
-        while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
-        if (buf[after] === 0x2c) {
-          after++;
-          while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
-          drop.push([name, after]);
-        }
-      },
-    );
-    if (drop.length === 0) return run;
-    drop.sort((a, b) => a[0] - b[0]);
-    const kept: Uint8Array[] = [];
-    let at = 0;
-    let total = 0;
-    for (const [start, end] of drop) {
-      if (start < at) continue; // inside a chunk dropped whole
-      kept.push(run.subarray(at, start));
-      total += start - at;
-      at = end;
+export class UsageReader implements Watcher {
+  private readonly runs: EventRuns;
+  private early = 2;
+  private readonly onEvent = (_start: number, _end: number, data: unknown) => this.onData(data);
+
+  constructor(
+    private readonly onData: (data: unknown) => void,
+    maxEventBytes = MAX_EVENT_BYTES,
+  ) {
+    this.runs = new EventRuns(maxEventBytes);
+  }
+
+  get oversized(): boolean {
+    return this.runs.overflowed;
+  }
+
+  push(chunk: Uint8Array, out: (bytes: Uint8Array) => void): void {
+    if (!this.runs.overflowed) {
+      for (const run of this.runs.push(chunk)) this.early -= scanRun(run, this.early, this.onEvent);
+      if (this.runs.overflowed) this.runs.forget();
     }
-    kept.push(run.subarray(at));
-    total += run.length - at;
-    return concat(kept, total);
+    out(chunk);
+  }
+
+  end(): void {
+    if (this.runs.overflowed) return;
+    const last = this.runs.takeHeld();
+    if (last.length > 0) this.onData(dataOf(last));
+  }
+}
+
+/**
+ * The filter of OpenAI chat streams where the reporter added `stream_options.include_usage`: the final usage chunk
+ * (`choices: []` with a `usage` object) is read and dropped, and the `"usage":null` that this option adds to every
+ * other chunk is taken out again, so the caller receives the stream it asked for. The whole events of a chunk go on at
+ * once (the same bytes, less what is taken out); the event under way waits for its end. An event
+ * past the bound turns the filter into a pass-through: from there on the bytes go on untouched.
+ */
+export class UsageStripper implements Watcher {
+  private readonly runs: EventRuns;
+  private early = 2;
+  private readonly ownChunks: boolean;
+
+  /**
+   * `ownChunks`: the chunks read are the reporter's alone (the platform's fetch makes each afresh and nothing else
+   * reads the response), so what is taken out is taken out of them in place. Otherwise (a `fetch` of the caller's,
+   * which may tee the response to another reader: a clone shares its chunks) each run that changes is copied first.
+   */
+  constructor(
+    private readonly onData: (data: unknown) => void,
+    options: { ownChunks?: boolean; maxEventBytes?: number } = {},
+  ) {
+    this.runs = new EventRuns(options.maxEventBytes ?? MAX_CHAT_CHUNK_BYTES);
+    this.ownChunks = options.ownChunks ?? false;
+  }
+
+  get oversized(): boolean {
+    return this.runs.overflowed;
+  }
+
+  push(chunk: Uint8Array, out: (bytes: Uint8Array) => void): void {
+    if (this.runs.overflowed) return out(chunk);
+    for (const run of this.runs.push(chunk)) out(this.filter(run));
+    if (this.runs.overflowed) out(this.runs.takeHeld());
+  }
+
+  end(out: (bytes: Uint8Array) => void): void {
+    if (this.runs.overflowed) return;
+    const last = this.runs.takeHeld();
+    if (last.length > 0) out(this.filter(last));
+  }
+
+  /** Where the bytes to take out of the run being filtered are: [start, end) pairs, flat. */
+  private drops: number[] = [];
+  private run: Uint8Array = new Uint8Array(0);
+  private readonly onEvent = (start: number, end: number, data: unknown) => {
+    this.onData(data);
+    if (isUsageOnlyChunk(data)) this.drops.push(start, end);
   };
-  return new TransformStream({
-    transform(chunk, out) {
-      if (passing) return out.enqueue(chunk);
-      const run = runs.push(chunk);
-      const kept = run && run.length > 0 ? filter(run) : null;
-      if (runs.overflowed) {
-        passing = true;
-        onOversized();
-        const held = runs.takeHeld();
-        out.enqueue(kept && kept.length > 0 ? concat([kept, held], kept.length + held.length) : held);
-      } else if (kept && kept.length > 0) out.enqueue(kept);
-    },
-    flush(out) {
-      if (passing) return;
-      const last = runs.takeHeld();
-      const kept = last.length > 0 ? filter(last) : null;
-      if (kept && kept.length > 0) out.enqueue(kept);
-    },
-  });
+  /** `,"usage":null` (as OpenAI writes it, last) or `"usage":null,`: the member and one comma go. */
+  private readonly onNull = (name: number, valueEnd: number) => {
+    const buf = this.run;
+    let before = name - 1;
+    while (before >= 0 && (buf[before] === 0x20 || buf[before] === 0x09)) before--;
+    if (buf[before] === 0x2c) return void this.drops.push(before, valueEnd);
+    let after = valueEnd;
+    while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
+    if (buf[after] === 0x2c) {
+      after++;
+      while (after < buf.length && (buf[after] === 0x20 || buf[after] === 0x09)) after++;
+      this.drops.push(name, after);
+    }
+  };
+
+  /**
+   * What the caller gets of a run of whole events: itself, or itself less the added usage, compacted in place (in a
+   * copy of the run unless the chunks are the reporter's own).
+   */
+  private filter(run: Uint8Array): Uint8Array {
+    this.run = run;
+    this.drops.length = 0;
+    this.early -= scanRun(run, this.early, this.onEvent, this.onNull);
+    let drops = this.drops;
+    if (drops.length === 0) return run;
+    // In the order found: the first events' drops can come before the `"usage":null` members inside them.
+    let ordered = true;
+    for (let i = 2; i < drops.length && ordered; i += 2) ordered = drops[i - 2]! <= drops[i]!;
+    if (!ordered) {
+      const pairs: Array<[number, number]> = [];
+      for (let i = 0; i < drops.length; i += 2) pairs.push([drops[i]!, drops[i + 1]!]);
+      drops = pairs.sort((x, y) => x[0] - y[0]).flat();
+    }
+    if (!this.ownChunks) run = run.slice();
+    let write = 0;
+    let at = 0;
+    for (let i = 0; i < drops.length; i += 2) {
+      const start = drops[i]!;
+      if (start < at) continue; // inside a chunk dropped whole
+      if (start > at) {
+        if (write !== at) run.copyWithin(write, at, start);
+        write += start - at;
+      }
+      at = drops[i + 1]!;
+    }
+    if (at < run.length) {
+      if (write !== at) run.copyWithin(write, at);
+      write += run.length - at;
+    }
+    return run.subarray(0, write);
+  }
 }
 
 function isUsageOnlyChunk(data: unknown): boolean {
@@ -373,10 +406,82 @@ function isUsageOnlyChunk(data: unknown): boolean {
 }
 
 /**
- * Removes a top-level `"usage":null` member from a chunk's JSON text. A quote inside a JSON string is always escaped,
- * so the unescaped `"usage"` matched here can only be a member name.
+ * The caller's stream, in one stage over the provider's: each read of the caller's reads the provider's stream, hands
+ * the chunk to the watcher and gives the caller what the watcher gives out (reading on while it gives nothing, an
+ * event being held). The provider's stream is read at the caller's pace, as plain `fetch` reads it. `onEnd` is called
+ * once, when the provider's stream is over: at its end, on its error (with what was read so far), or, when the
+ * caller cancels its stream, after the rest has been read here (the provider still sends it; its usage is at its end).
  */
-export function withoutNullUsage(raw: string): string {
-  if (!raw.includes('"usage"')) return raw;
-  return raw.replace(/,\s*"usage"\s*:\s*null(?=\s*[,}])/, '').replace(/"usage"\s*:\s*null\s*,\s*/, '');
+export function watchStream(source: ReadableStream<Uint8Array>, watcher: Watcher, onEnd: () => void): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let controller: ReadableStreamDefaultController<Uint8Array>;
+  let cancelled = false;
+  let ended = false;
+  /** Whether the read under way gave the caller something. */
+  let given = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    try {
+      onEnd();
+    } catch {
+      // reporting never reaches into the caller's stream
+    }
+  };
+  const out = (bytes: Uint8Array) => {
+    if (bytes.length === 0 || cancelled) return;
+    controller.enqueue(bytes);
+    given = true;
+  };
+  const discard = () => undefined;
+  const read = async () => {
+    given = false;
+    try {
+      while (!given && !cancelled) {
+        const { done, value } = await reader.read();
+        if (done) {
+          watcher.end(out);
+          if (!cancelled) controller.close();
+          return end();
+        }
+        watcher.push(value, out);
+      }
+    } catch (error) {
+      end();
+      if (!cancelled) controller.error(error);
+    }
+  };
+  /** After the caller's cancel: the rest is read here, for its usage. */
+  const readRest = async () => {
+    if (ended) return;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        watcher.push(value, discard);
+      }
+      watcher.end(discard);
+    } catch {
+      // the provider's stream failed: whatever usage was read so far is what there is
+    }
+    end();
+  };
+  /** The read under way for the caller (the reading after a cancel starts once it is over, so chunks keep their order). */
+  let reading: Promise<void> = Promise.resolve();
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      pull() {
+        reading = read();
+        return reading;
+      },
+      cancel() {
+        cancelled = true;
+        void reading.then(readRest);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReporter } from '../src/index.ts';
-import { EventSplitter, MAX_EVENT_BYTES, stripAddedUsage } from '../src/sse.ts';
+import { EventRuns, MAX_EVENT_BYTES, UsageReader, UsageStripper, watchStream } from '../src/sse.ts';
 import { withIncludeUsage } from '../src/body.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from './inference-standin.ts';
 
@@ -76,35 +76,75 @@ afterAll(async () => {
 
 describe('server-sent events: one event without an end', () => {
   it('cuts events at every blank-line spelling across any chunking, byte for byte', () => {
-    const text = 'data: {"a":1}\n\nevent: x\r\ndata: é\r\n\r\ndata: 3\r\rdata: rest';
+    const text = 'data: {"a":1}\n\nevent: x\r\ndata: é\r\n\r\ndata: 3\r\rdata: 4\n\ndata: rest';
+    const events = ['data: {"a":1}\n\n', 'event: x\r\ndata: é\r\n\r\n', 'data: 3\r\r', 'data: 4\n\n'];
     const bytes = new TextEncoder().encode(text);
-    const whole = new EventSplitter().push(bytes)!.map((e) => new TextDecoder().decode(e));
-    expect(whole).toEqual(['data: {"a":1}\n\n', 'event: x\r\ndata: é\r\n\r\n', 'data: 3\r\r']);
-    for (let size = 1; size <= 5; size++) {
-      const splitter = new EventSplitter();
-      const events: Uint8Array[] = [];
-      for (let i = 0; i < bytes.length; i += size) events.push(...splitter.push(bytes.subarray(i, i + size))!);
-      expect(events.map((e) => new TextDecoder().decode(e))).toEqual(whole);
-      expect(new TextDecoder().decode(splitter.takeHeld())).toBe('data: rest');
+    // Where events end: every run must end at one of these (a run is whole events).
+    const ends = new Set(events.map((_, i) => Buffer.byteLength(events.slice(0, i + 1).join(''))));
+    for (const size of [1, 2, 3, 4, 5, 7, 16, bytes.length]) {
+      const runs = new EventRuns(1024);
+      const out: Uint8Array[] = [];
+      let at = 0;
+      for (let i = 0; i < bytes.length; i += size) {
+        for (const run of runs.push(bytes.slice(i, i + size))) {
+          out.push(run);
+          at += run.length;
+          expect(ends.has(at)).toBe(true);
+        }
+      }
+      expect(Buffer.concat(out).toString()).toBe(events.join(''));
+      expect(new TextDecoder().decode(runs.takeHeld())).toBe('data: rest');
     }
   });
 
-  it('filters the added usage out of a chat stream the same way across any chunking, seams included', async () => {
+  it('filters the added usage out of a chat stream the same way across any chunking, seams included; the reader hands on every byte', async () => {
     const chunk = (i: number, nl: string) => `data: {"id":"c","choices":[{"delta":{"content":"t${i} \\"usage\\" {"}}],"usage":null}${nl}${nl}`;
     const usage = 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\r\n\r\n';
     const stream = chunk(0, '\n') + chunk(1, '\r') + chunk(2, '\r\n') + 'data: {"usage" : null, "id":"c"}\n\n' + usage + 'data: [DONE]\n\n';
     const expected = stream.replaceAll(',"usage":null', '').replace('"usage" : null, ', '').replace(usage, '');
     const bytes = new TextEncoder().encode(stream);
-    for (const size of [1, 2, 3, 4, 7, 64, bytes.length]) {
+    const read = (size: number, watcher: (seen: unknown[]) => UsageReader | UsageStripper) => {
       const seen: unknown[] = [];
-      const filtered = new ReadableStream<Uint8Array>({
+      const source = new ReadableStream<Uint8Array>({
         start(c) {
           for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
           c.close();
         },
-      }).pipeThrough(stripAddedUsage((d) => seen.push(d)));
-      expect(await new Response(filtered).text()).toBe(expected);
-      expect(seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+      });
+      return { seen, text: new Response(watchStream(source, watcher(seen), () => undefined)).text() };
+    };
+    for (const size of [1, 2, 3, 4, 7, 64, bytes.length]) {
+      for (const ownChunks of [false, true]) {
+        const filtered = read(size, (seen) => new UsageStripper((d) => seen.push(d), { ownChunks }));
+        expect(await filtered.text).toBe(expected);
+        expect(filtered.seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+      }
+      const copied = read(size, (seen) => new UsageReader((d) => seen.push(d)));
+      expect(await copied.text).toBe(stream);
+      expect(copied.seen).toContainEqual({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+    }
+  });
+
+  it('reads usage written compact or with Python\'s ": " separators, in stream order, past a "usage":null in every event', async () => {
+    const events = [
+      'event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 25, "output_tokens": 1}}}\n\n',
+      ...Array.from({ length: 5 }, (_, i) => `data: {"type":"content_block_delta","delta":{"text":"t${i} \\"usage\\": {"},"usage":null}\n\n`),
+      'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":300}}\n\n',
+      'event: message_delta\ndata: {"type": "message_delta", "usage": {"output_tokens": 301}}\n\n',
+    ];
+    const bytes = new TextEncoder().encode(events.join(''));
+    for (const size of [1, 5, 64, bytes.length]) {
+      const seen: unknown[] = [];
+      const source = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < bytes.length; i += size) c.enqueue(bytes.slice(i, i + size));
+          c.close();
+        },
+      });
+      expect(await new Response(watchStream(source, new UsageReader((d) => seen.push(d)), () => undefined)).text()).toBe(events.join(''));
+      // The first two events (ids, model) and the three with a usage object, each once, in order.
+      const data = (e: string) => JSON.parse(e.slice(e.indexOf('data: ') + 6));
+      expect(seen).toEqual([data(events[0]!), data(events[1]!), data(events[6]!), data(events[7]!)]);
     }
   });
 
@@ -198,7 +238,8 @@ describe('adding stream_options to the caller\'s body', () => {
   });
 
   it('sends the caller\'s body with the member added, byte for byte otherwise, and a content-length that fits it', async () => {
-    const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: 'http://127.0.0.1:9/api', logger: silent });
+    // Nothing listens on port 9: the call's event is retried, 2–32 ms apart (retryDelayMs: 1), then dropped on close.
+    const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: 'http://127.0.0.1:9/api', logger: silent, retryDelayMs: 1 });
     const res = await reporter.fetch(`${standin.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(original)) },

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createReporter, type Reporter } from '../src/index.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, USAGE, startInferenceStandin, type Standin } from './inference-standin.ts';
 
@@ -129,7 +129,14 @@ describe('with the official OpenAI SDK', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], stream: true, ...extra }),
-      }).then((r) => r.text());
+      }).then(async (r) => {
+        // The response around the stream is the provider's: status, headers, url.
+        const { status, statusText, url, redirected } = r;
+        const headers = [...r.headers].filter(([name]) => name !== 'date');
+        expect({ status, statusText, url, redirected, headers }).toEqual({ status: 200, statusText: 'OK', url: `${standin.url}/v1/chat/completions`, redirected: false, headers: expect.any(Array) });
+        expect(headers).toContainEqual(['content-type', 'text/event-stream; charset=utf-8']);
+        return r.text();
+      });
     // Ids carry the stand-in's request counter: compare with it taken out.
     const same = (s: string) => s.replace(/chatcmpl-\d+/g, 'chatcmpl-N');
     expect(same(await call(reporter.fetch, {}))).toBe(same(await call(fetch, {})));
@@ -139,6 +146,42 @@ describe('with the official OpenAI SDK', () => {
     expect(withReporter).toContain('"choices":[],');
     await reporter.flush();
     expect(reporter.stats().sent).toBe(2);
+    await reporter.close();
+  });
+
+  it('leaves the provider\'s chunks as they came for another reader of them (a fetch of the caller\'s that clones the response)', async () => {
+    let copy: Promise<string> | undefined;
+    const cloning: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).includes('/v1/')) return res;
+      // As a mocking or recording library does: a response over a stream of its own, cloned for its records. A clone
+      // of such a stream hands its reader the very chunks the reporter reads (a clone of fetch's own body copies them).
+      const reader = res.body!.getReader();
+      const own = new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(c) {
+            const { done, value } = await reader.read();
+            if (done) c.close();
+            else c.enqueue(value);
+          },
+        }),
+        { status: res.status, headers: res.headers },
+      );
+      copy = own.clone().text();
+      return own;
+    };
+    const reporter = reporterFor({ fetch: cloning });
+    const call = (f: typeof fetch, extra: object) =>
+      f(`${standin.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], stream: true, ...extra }),
+      }).then((r) => r.text());
+    const same = (s: string) => s.replace(/chatcmpl-\d+/g, 'chatcmpl-N');
+    const filtered = await call(reporter.fetch, {});
+    expect(same(filtered)).toBe(same(await call(fetch, {})));
+    // The clone has the provider's stream as sent, the usage the reporter asked for included, byte for byte.
+    expect(same(await copy!)).toBe(same(await call(fetch, { stream_options: { include_usage: true } })));
     await reporter.close();
   });
 
@@ -276,6 +319,65 @@ describe('with the official Anthropic SDK', () => {
     await reporter.flush();
     expect(eventsSince(from)).toEqual([]);
     await reporter.close();
+  });
+});
+
+describe('a stream the caller reads slowly or stops reading', () => {
+  const encode = (text: string) => new TextEncoder().encode(text);
+  /**
+   * OpenAI in-process (the reporter's `fetch` option): a chat stream of `events` chunks, one per read of its body,
+   * counting the reads; `"usage":null` in each chunk and a usage chunk when `include_usage` is asked. Burnrate's calls
+   * go to the test receiver.
+   */
+  const provider = (events: number) => {
+    let reads = 0;
+    const providerFetch: typeof fetch = async (input, init) => {
+      if (!String(input).includes('/v1/')) return fetch(input, init);
+      const withUsage = JSON.parse(String(init!.body)).stream_options?.include_usage === true;
+      const chunk = (i: number) =>
+        `data: {"id":"chatcmpl-pace","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"t${i}"}}]${withUsage ? ',"usage":null' : ''}}\n\n`;
+      let i = 0;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(c) {
+            reads += 1;
+            if (i < events) return c.enqueue(encode(chunk(i++)));
+            if (withUsage) c.enqueue(encode('data: {"id":"chatcmpl-pace","object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\n'));
+            c.enqueue(encode('data: [DONE]\n\n'));
+            c.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    };
+    return { fetch: providerFetch, reads: () => reads };
+  };
+
+  it('reads the provider\'s stream at the caller\'s pace; when the caller cancels, reads the rest itself and reports its usage', async () => {
+    for (const streamOptions of [undefined, { include_usage: true }]) {
+      const from = receiver.batches.length;
+      const openai = provider(1000);
+      const reporter = reporterFor({ fetch: openai.fetch });
+      const res = await reporter.fetch('https://api.openai.com/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPENAI_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [], stream: true, ...(streamOptions ? { stream_options: streamOptions } : {}) }),
+      });
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first).toContain('"content":"t0"');
+      expect(first.includes('"usage":null')).toBe(streamOptions !== undefined);
+      // Everything an in-memory stream would do in the background is done before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      // As with plain fetch, the provider's stream is not read ahead of the caller (it was read to its end, buffered).
+      expect(openai.reads()).toBeLessThanOrEqual(2);
+      await reader.cancel();
+      await vi.waitFor(() => expect(openai.reads()).toBe(1001));
+      await reporter.flush();
+      expect(eventsSince(from)).toMatchObject([{ requestId: 'chatcmpl-pace', model: 'gpt-4o', inputTokens: 7, outputTokens: 3 }]);
+      await reporter.close();
+    }
   });
 });
 
