@@ -57,15 +57,31 @@ import {
   StandInError,
 } from '#local/provider-org.ts';
 
+/** Per-token rates in thousandths of a micro-dollar (USD per 1M tokens × 1000). */
+interface StandInRates {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cache5m: number;
+  cache1h: number;
+}
+
 /**
- * The stand-in's list prices in thousandths of a micro-dollar per token (USD per 1M tokens × 1000): base input,
- * output, cache read (0.1×), 5-minute cache write (1.25×), 1-hour cache write (2×). Batch at half price.
+ * Sonnet 4 and 4.5 with the 1M context window: usage past 200K input tokens (`context_window: "200k-1M"`) is billed at
+ * $6 input and $22.50 output per 1M, cache reads and writes by the same multipliers (Anthropic's pricing page, "Long
+ * context pricing", checked 2026-11-27).
  */
-export const ANTHROPIC_STANDIN_PRICES: Record<string, { name: string; input: number; output: number; cacheRead: number; cache5m: number; cache1h: number }> = {
-  'claude-sonnet-4-5-20250929': { name: 'Claude Sonnet 4.5', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000 },
+const SONNET_LONG_CONTEXT: StandInRates = { input: 6000, output: 22_500, cacheRead: 600, cache5m: 7500, cache1h: 12_000 };
+
+/**
+ * The stand-in's list prices: base input, output, cache read (0.1×), 5-minute cache write (1.25×), 1-hour cache write
+ * (2×); `long`: the long-context rates of the models that have them. Batch at half price.
+ */
+export const ANTHROPIC_STANDIN_PRICES: Record<string, StandInRates & { name: string; long?: StandInRates }> = {
+  'claude-sonnet-4-5-20250929': { name: 'Claude Sonnet 4.5', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000, long: SONNET_LONG_CONTEXT },
   'claude-haiku-4-5-20251001': { name: 'Claude Haiku 4.5', input: 1000, output: 5000, cacheRead: 100, cache5m: 1250, cache1h: 2000 },
   'claude-opus-4-5-20251101': { name: 'Claude Opus 4.5', input: 5000, output: 25_000, cacheRead: 500, cache5m: 6250, cache1h: 10_000 },
-  'claude-sonnet-4-20250514': { name: 'Claude Sonnet 4', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000 },
+  'claude-sonnet-4-20250514': { name: 'Claude Sonnet 4', input: 3000, output: 15_000, cacheRead: 300, cache5m: 3750, cache1h: 6000, long: SONNET_LONG_CONTEXT },
 };
 /** Web search: $10 per 1,000 searches = 10,000,000 nano-dollars each. */
 const WEB_SEARCH_NANOS = 10_000_000;
@@ -76,7 +92,7 @@ const USAGE_GROUPS = ['api_key_id', 'workspace_id', 'model', 'service_tier', 'co
 const COST_GROUPS = ['workspace_id', 'description'] as const;
 const SERVICE_TIERS = ['standard', 'batch', 'priority', 'priority_on_demand', 'flex', 'flex_discount'];
 const ARRAY_PARAMS = ['group_by', 'api_key_ids', 'workspace_ids', 'models', 'service_tiers', 'context_window', 'inference_geos', 'account_ids', 'service_account_ids'];
-const TOKEN_TYPES: Array<[string, keyof (typeof ANTHROPIC_STANDIN_PRICES)[string], string, string]> = [
+const TOKEN_TYPES: Array<[string, keyof StandInRates, string, string]> = [
   ['uncached', 'input', 'uncached_input_tokens', 'Input Tokens'],
   ['output', 'output', 'output_tokens', 'Output Tokens'],
   ['cacheRead', 'cacheRead', 'cache_read_input_tokens', 'Input Tokens, Cache Hit'],
@@ -338,17 +354,23 @@ export function nanosToCentsString(nanos: number): string {
   return frac ? `${whole}.${frac}` : `${whole}`;
 }
 
-/** Billed items of one series' usage: token types, batch at half price, web searches; Priority Tier not billed here. */
+/**
+ * Billed items of one series' usage: token types (the long-context window at its rates), batch at half price, web
+ * searches; Priority Tier not billed here. The long-context descriptions' wording (`, Long Context`) is the
+ * stand-in's own: no public example of it was found; what a client must read is the row's `context_window`.
+ */
 export function anthropicCostItems(s: Series, m: Metrics) {
   const price = ANTHROPIC_STANDIN_PRICES[s.model];
   if (!price || s.tier === 'priority') return [];
   const divisor = s.tier === 'batch' ? 2 : 1;
+  const long = s.contextWindow === '200k-1M';
+  const rates: StandInRates = long && price.long ? price.long : price;
   const items = TOKEN_TYPES.map(([metric, priceName, tokenType, label]) => ({
     costType: 'tokens',
     tokenType,
     model: s.model,
-    description: `${price.name} Usage - ${label}${s.tier === 'batch' ? ', Batch' : ''}`,
-    nanos: ((m[metric] ?? 0) * (price[priceName] as number)) / divisor,
+    description: `${price.name} Usage - ${label}${s.tier === 'batch' ? ', Batch' : ''}${long ? ', Long Context' : ''}`,
+    nanos: ((m[metric] ?? 0) * rates[priceName]) / divisor,
   }));
   items.push({ costType: 'web_search', tokenType: '', model: s.model, description: 'Web Search Usage', nanos: (m.webSearch ?? 0) * WEB_SEARCH_NANOS });
   return items.filter((i) => i.nanos > 0);

@@ -963,6 +963,7 @@ function truthView(store: OrgStore, params: URLSearchParams) {
             model: c.series.model,
             tier: c.series.tier,
             kind: c.series.kind,
+            ...(c.series.contextWindow && c.series.contextWindow !== '0-200k' ? { contextWindow: c.series.contextWindow } : {}),
             ...c.metrics,
           })),
         }),

@@ -1,6 +1,6 @@
 /**
  * Anthropic's Admin API (research notes §2): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
- * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model and service tier; the organization's
+ * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model, service tier and context window; the organization's
  * API keys and the workspaces that name them (archived ones included); the cost report, whose `amount` is a decimal
  * string in CENTS. Reports page by `next_page`; the key and workspace lists by `after_id` = `last_id`. The report has
  * no request count: imported Anthropic rows count 0 requests.
@@ -8,10 +8,16 @@
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { centsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import type { BilledDay, BillRow, ProviderKey, ProviderKeyStatus, UsageCell } from '#shared/connections/model.ts';
+import { LONG_CONTEXT_WINDOW, type BilledDay, type BillRow, type ProviderKey, type ProviderKeyStatus, type UsageCell } from '#shared/connections/model.ts';
 
 /** The cost report's grouping (`group_by[]`, the reference's form): per workspace and description (model, tier, cost type). */
 export const COST_REPORT_GROUP_BY = ['workspace_id', 'description'] as const;
+
+/**
+ * The usage report's grouping: per key, workspace, model, service tier and context window (`0-200k` / `200k-1M`: usage
+ * past 200K input tokens is billed at the model's long-context rates, so it is a cell of its own).
+ */
+export const USAGE_GROUP_BY = ['api_key_id', 'workspace_id', 'model', 'service_tier', 'context_window'] as const;
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const STATUSES = new Set<ProviderKeyStatus>(['active', 'inactive', 'archived', 'expired']);
@@ -118,7 +124,7 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
       );
     },
     async readUsage(from, toExclusive) {
-      const groupBy = ['api_key_id', 'workspace_id', 'model', 'service_tier'].map((g) => ['group_by[]', g] as [string, string]);
+      const groupBy = USAGE_GROUP_BY.map((g) => ['group_by[]', g] as [string, string]);
       const buckets = await report('/v1/organizations/usage_report/messages', groupBy, from, toExclusive);
       const cells: UsageCell[] = [];
       for (const bucket of buckets) {
@@ -135,6 +141,7 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
             model: typeof r.model === 'string' && r.model ? r.model.toLowerCase() : 'unknown',
             tier: typeof r.service_tier === 'string' && r.service_tier ? r.service_tier : 'standard',
             projectId: typeof r.workspace_id === 'string' ? r.workspace_id : null,
+            ...(r.context_window === LONG_CONTEXT_WINDOW ? { longContext: true as const } : {}),
             requests: 0,
             inputTokens: uncached + reads + writes5m + writes1h,
             cachedInputTokens: reads,
@@ -165,6 +172,7 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
             costType: text(r.cost_type) ?? 'other',
             model: text(r.model),
             tier: text(r.service_tier),
+            ...(r.context_window === LONG_CONTEXT_WINDOW ? { longContext: true as const } : {}),
             picos: centsToPicos(r.amount),
           });
         }

@@ -5,7 +5,7 @@
  * difference of the new and the old counts, each priced now — so a cell priced at one price all along ends exactly
  * at its price — except a cell that drops to zero, which gives back exactly the cost it holds.
  */
-import { COUNT_FIELDS, zeroCounts, type Counts, type UsageCell } from '#shared/connections/model.ts';
+import { COUNT_FIELDS, LONG_CONTEXT_WINDOW, zeroCounts, type Counts, type UsageCell } from '#shared/connections/model.ts';
 import { UNATTRIBUTED } from '#shared/usage/names.ts';
 
 export { UNATTRIBUTED };
@@ -16,6 +16,7 @@ export interface StoredCell extends Counts {
   keyId: string | null;
   model: string;
   tier: string;
+  longContext?: true;
   projectId: string | null;
   costMicros: bigint;
   version: number;
@@ -34,7 +35,9 @@ export interface CellChange {
   priced: boolean;
 }
 
-export const cellId = (c: Pick<UsageCell, 'date' | 'keyId' | 'model' | 'tier'>) => `${c.date}#${c.keyId ?? UNATTRIBUTED}#${c.model}#${c.tier}`;
+/** A cell's identity in the snapshot; a long-context cell's ends in its window (standard cells keep the identity they had before windows were read). */
+export const cellId = (c: Pick<UsageCell, 'date' | 'keyId' | 'model' | 'tier' | 'longContext'>) =>
+  `${c.date}#${c.keyId ?? UNATTRIBUTED}#${c.model}#${c.tier}${c.longContext ? `#${LONG_CONTEXT_WINDOW}` : ''}`;
 
 const sameCounts = (a: Counts, b: Counts) => COUNT_FIELDS.every((f) => a[f] === b[f]);
 /** No counts, and (a cell whose provider reports its cost) no cost either. */
@@ -75,7 +78,7 @@ export function diffCells(read: readonly UsageCell[], stored: ReadonlyMap<string
   }
   for (const [id, previous] of stored) {
     if (seen.has(id) || (isZero(previous) && previous.costMicros === 0n)) continue;
-    change({ date: previous.date, keyId: previous.keyId, model: previous.model, tier: previous.tier, projectId: previous.projectId, ...zeroCounts() }, previous);
+    change({ date: previous.date, keyId: previous.keyId, model: previous.model, tier: previous.tier, ...(previous.longContext ? { longContext: true as const } : {}), projectId: previous.projectId, ...zeroCounts() }, previous);
   }
   return changes;
 }

@@ -41,7 +41,9 @@ export const COUNT_FIELDS = ['requests', 'inputTokens', 'cachedInputTokens', 'ca
 
 export const zeroCounts = (): Counts => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0, webSearchRequests: 0, quantity: 0 });
 
-/** One imported cell: a UTC day × provider key (null: no key, the Console or playground) × model × tier. */
+export { LONG_CONTEXT_WINDOW } from '#shared/usage/names.ts';
+
+/** One imported cell: a UTC day × provider key (null: no key, the Console or playground) × model × tier (× Anthropic's long-context window). */
 export interface UsageCell extends Counts {
   date: string;
   keyId: string | null;
@@ -55,6 +57,12 @@ export interface UsageCell extends Counts {
   tier: string;
   /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */
   projectId: string | null;
+  /**
+   * Anthropic usage past the long-context threshold (`context_window: "200k-1M"`): its own cell, priced at the
+   * model's long-context rates. Absent (never `false`) for the standard window, so cells stored before the window was
+   * read keep their identity.
+   */
+  longContext?: true;
   /**
    * What the provider itself reports the cell cost, in micro-dollars (OpenRouter bills in dollars): the cell is
    * counted at this figure, not priced from the table. Absent: priced from the price table.

@@ -3,7 +3,7 @@
  * implementations import this module and the other helpers (http.ts, decimal.ts, model.ts), never client.ts, which
  * picks one of them.
  */
-import type { BilledDay, Provider, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+import { LONG_CONTEXT_WINDOW, type BilledDay, type Provider, type ProviderKey, type UsageCell } from '#shared/connections/model.ts';
 
 export interface ProviderClient {
   readonly provider: Provider;
@@ -22,11 +22,11 @@ export interface ProviderClient {
   readAlso?(keyIds: readonly string[]): void;
 }
 
-/** Sums cells with the same (day, key, model, tier) (a row per project or per page of the same group). */
+/** Sums cells with the same (day, key, model, tier, window) (a row per project or per page of the same group). */
 export function mergeCells(cells: Iterable<UsageCell>): UsageCell[] {
   const byId = new Map<string, UsageCell>();
   for (const c of cells) {
-    const id = `${c.date}|${c.keyId ?? ''}|${c.model}|${c.tier}`;
+    const id = `${c.date}|${c.keyId ?? ''}|${c.model}|${c.tier}|${c.longContext ? LONG_CONTEXT_WINDOW : ''}`;
     const seen = byId.get(id);
     if (!seen) byId.set(id, { ...c });
     else {

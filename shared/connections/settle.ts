@@ -10,8 +10,9 @@
  *   `unattributed` key); a line item of usage beyond tokens (`"dall-e-3, images"`, `"Vector storage"`) is its
  *   unit row (`images:dall-e-3`, `vector_stores`); a line item `"<model>, <what>"` whose model the day's usage has is
  *   that model's row.
- * - Anthropic bills per workspace × description (model, service tier, cost type): a token bill of a (workspace,
- *   model, tier) is allocated to the keys with usage of the same (day, workspace, model, tier) in proportion to their
+ * - Anthropic bills per workspace × description (model, service tier, context window, cost type): a token bill of a
+ *   (workspace, model, tier, window) is allocated to the keys with usage of the same (day, workspace, model, tier,
+ *   window) in proportion to their
  *   estimated cost (their tokens when none of them is priced), largest remainder, exact to the micro-dollar; web
  *   search by the keys' web-search requests; anything no key explains (code execution, session usage, a model no key
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
@@ -34,6 +35,8 @@ export interface BillRow {
   /** Anthropic token rows: the model and service tier (`standard` | `batch`). */
   model?: string | null;
   tier?: string | null;
+  /** Anthropic token rows of the `200k-1M` context window (billed at the long-context rates). */
+  longContext?: true;
   picos: bigint;
 }
 
@@ -53,6 +56,8 @@ export interface Estimate {
   projectId: string | null;
   model: string;
   tier: string;
+  /** Anthropic usage of the `200k-1M` context window. */
+  longContext?: true;
   costMicros: bigint;
   /** Tokens (the weight when no key's usage of a model is priced). */
   tokens: bigint;
@@ -197,7 +202,7 @@ export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], 
 }
 
 /** Anthropic's line of a model and tier as the reconciliation names it (`claude-opus-4-5 (batch)`). */
-export const anthropicLine = (model: string, tier: string) => (tier === 'standard' ? model : `${model} (${tier})`);
+export const anthropicLine = (model: string, tier: string, longContext = false) => `${tier === 'standard' ? model : `${model} (${tier})`}${longContext ? ', long context' : ''}`;
 /** The usage tier a cost report's `service_tier` bills: only standard and batch exist there. */
 const billedTier = (tier: string) => (tier === 'batch' ? 'batch' : 'standard');
 export const PRIORITY_TIER = 'priority';
@@ -219,25 +224,29 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
   const lines = new Lines();
   // Bill groups (picos summed, rounded once per group).
-  const groups = new Map<string, { projectId: string | null; kind: 'tokens' | 'web_search' | 'other'; model: string; tier: string; line: string; picos: bigint }>();
+  const groups = new Map<string, { projectId: string | null; kind: 'tokens' | 'web_search' | 'other'; model: string; tier: string; long: boolean; line: string; picos: bigint }>();
   for (const r of day.rows) {
     const kind = r.costType === 'tokens' && r.model ? 'tokens' : r.costType === 'web_search' ? 'web_search' : 'other';
     const model = kind === 'tokens' ? r.model!.toLowerCase() : '';
     const tier = kind === 'tokens' ? billedTier(r.tier ?? 'standard') : '';
-    const line = kind === 'tokens' ? anthropicLine(model, tier) : r.line;
-    const id = `${r.projectId ?? ''}|${kind}|${kind === 'other' ? r.line : `${model}|${tier}`}`;
+    const long = kind === 'tokens' && r.longContext === true;
+    const line = kind === 'tokens' ? anthropicLine(model, tier, long) : r.line;
+    const id = `${r.projectId ?? ''}|${kind}|${kind === 'other' ? r.line : `${model}|${tier}|${long}`}`;
     const g = groups.get(id);
     if (g) g.picos += r.picos;
-    else groups.set(id, { projectId: r.projectId, kind, model, tier, line, picos: r.picos });
+    else groups.set(id, { projectId: r.projectId, kind, model, tier, long, line, picos: r.picos });
   }
   const inWorkspace = (e: Estimate, projectId: string | null) => (e.projectId ?? null) === projectId;
+  /** The usage a token bill group bills: same workspace, model, billed tier and context window (never Priority Tier). */
+  const billedBy = (e: Estimate, g: { projectId: string | null; model: string; tier: string; long: boolean }) =>
+    inWorkspace(e, g.projectId) && e.tier !== PRIORITY_TIER && e.model === g.model && billedTier(e.tier) === g.tier && (e.longContext === true) === g.long;
   for (const g of groups.values()) {
     const micros = roundPicos(g.picos);
     s.billedMicros += micros;
     let basis: Estimate[] = [];
     let weights: bigint[] = [];
     if (g.kind === 'tokens') {
-      basis = estimates.filter((e) => inWorkspace(e, g.projectId) && e.tier !== PRIORITY_TIER && e.model === g.model && billedTier(e.tier) === g.tier);
+      basis = estimates.filter((e) => billedBy(e, g));
       weights = basis.map((e) => e.costMicros);
       if (!weights.some((w) => w > 0n)) weights = basis.map((e) => e.tokens);
     } else if (g.kind === 'web_search') {
@@ -270,19 +279,19 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
   const billedEstimate = new Set<Estimate>();
   for (const g of groups.values()) {
     if (g.kind !== 'tokens') continue;
-    for (const e of estimates) if (inWorkspace(e, g.projectId) && e.tier !== PRIORITY_TIER && e.model === g.model && billedTier(e.tier) === g.tier) billedEstimate.add(e);
+    for (const e of estimates) if (billedBy(e, g)) billedEstimate.add(e);
   }
   for (const e of estimates) {
     if (!tracked(e.keyId)) continue;
     if (e.tier === PRIORITY_TIER) {
       // The row keeps the estimate: a target equal to it.
       addTarget(s, e.keyId, e.model, e.costMicros);
-      lines.add(anthropicLine(e.model, PRIORITY_TIER), e.costMicros, null, 'priority_tier');
+      lines.add(anthropicLine(e.model, PRIORITY_TIER, e.longContext), e.costMicros, null, 'priority_tier');
       continue;
     }
     if (billedEstimate.has(e)) continue;
     addTarget(s, e.keyId, e.model, 0n);
-    lines.add(anthropicLine(e.model, billedTier(e.tier)), e.costMicros, 0n);
+    lines.add(anthropicLine(e.model, billedTier(e.tier), e.longContext), e.costMicros, 0n);
   }
   s.lines = lines.list();
   return s;

@@ -64,11 +64,11 @@ export async function settleSlice(
   const basis = byDate<Estimate>(
     read.map((c) => {
       const ws = webSearchOf(c);
-      return { date: c.date, keyId: c.keyId, projectId: c.projectId, model: c.model, tier: c.tier, costMicros: ctx.price(c).costMicros, tokens: tokensOf(c), ...(ws !== undefined ? { webSearchRequests: ws } : {}) };
+      return { date: c.date, keyId: c.keyId, projectId: c.projectId, model: c.model, tier: c.tier, ...(c.longContext ? { longContext: true as const } : {}), costMicros: ctx.price(c).costMicros, tokens: tokensOf(c), ...(ws !== undefined ? { webSearchRequests: ws } : {}) };
     }),
   );
   const held = byDate<Estimate>(
-    stored.map((c) => ({ date: c.date, keyId: c.keyId, projectId: c.projectId, model: c.model, tier: c.tier, costMicros: c.costMicros, tokens: tokensOf(c) })),
+    stored.map((c) => ({ date: c.date, keyId: c.keyId, projectId: c.projectId, model: c.model, tier: c.tier, ...(c.longContext ? { longContext: true as const } : {}), costMicros: c.costMicros, tokens: tokensOf(c) })),
   );
   const billedByDay = new Map(billed.map((d) => [d.date, d]));
   const [applied, recon] = await Promise.all([loadSettleCells(ctx.accountId, ctx.provider, from, to), loadReconDetails(ctx.accountId, ctx.provider, from, to, true)]);

@@ -332,6 +332,7 @@ export function toStoredCell(item: Item): StoredCell {
     keyId: keyId === UNATTRIBUTED ? null : keyId,
     model: item.model as string,
     tier: item.tier as string,
+    ...(item.longContext === true ? { longContext: true as const } : {}),
     projectId: typeof item.projectId === 'string' ? item.projectId : null,
     requests: readNumber(item.requests),
     inputTokens: readNumber(item.inputTokens),

@@ -8,7 +8,7 @@
 import { tableName } from '#shared/db/client.ts';
 import { keys, type Key } from '#shared/db/keys.ts';
 import type { Built } from '#shared/db/usage-writes.ts';
-import { UNATTRIBUTED } from '#shared/usage/names.ts';
+import { LONG_CONTEXT_WINDOW, UNATTRIBUTED } from '#shared/usage/names.ts';
 import type { CellChange } from '#shared/connections/diff.ts';
 
 type Action = Built['actions'][number];
@@ -47,12 +47,13 @@ export function snapshotCellItems(accountId: string, provider: string, changes: 
     const keyId = cell.keyId ?? UNATTRIBUTED;
     out.actions.push(
       versionedCellUpdate(
-        keys.importCell(accountId, provider, cell.date, keyId, cell.model, cell.tier),
+        keys.importCell(accountId, provider, cell.date, keyId, cell.model, cell.tier, cell.longContext ? LONG_CONTEXT_WINDOW : undefined),
         {
           date: cell.date,
           keyId,
           model: cell.model,
           tier: cell.tier,
+          ...(cell.longContext ? { longContext: true } : {}),
           projectId: cell.projectId,
           requests: cell.requests,
           inputTokens: cell.inputTokens,

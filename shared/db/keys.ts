@@ -147,9 +147,10 @@ export const keys = {
     gsi2sk: `${nextSyncAt}#${accountId}#${connectionId}`,
   }),
   connectionLease: (accountId: string, connectionId: string): Key => ({ pk: `CONNLEASE#${accountId}#${connectionId}`, sk: 'LEASE' }),
-  importCell: (accountId: string, provider: string, date: string, keyId: string, model: string, tier: string): Key => ({
+  /** An imported usage cell; `window`: Anthropic's long-context window (standard-window cells have none). */
+  importCell: (accountId: string, provider: string, date: string, keyId: string, model: string, tier: string, window?: string): Key => ({
     pk: `IMPORT#${accountId}#${provider}`,
-    sk: `CELL#${date}#${keyId}#${model}#${tier}`,
+    sk: `CELL#${date}#${keyId}#${model}#${tier}${window ? `#${window}` : ''}`,
   }),
   importDay: (accountId: string, provider: string, date: string): Key => ({ pk: `IMPORT#${accountId}#${provider}`, sk: `RECON#${date}` }),
   /** A settled day's correction of one key's row (model, or a billed line no model names). */

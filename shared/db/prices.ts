@@ -9,7 +9,7 @@ import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
 import { readNumber } from '#shared/db/numbers.ts';
-import type { PricedTier, TierPrices, TierRates } from '#shared/pricing/pricing.ts';
+import type { LongContextRates, PricedTier, TierPrices, TierRates } from '#shared/pricing/pricing.ts';
 
 export interface OwnPrice {
   provider: string;
@@ -23,7 +23,23 @@ export interface OwnPrice {
   output: number;
   /** The batch, flex and priority rates the account set (µ$ per 1M tokens), where it set them. */
   tiers?: TierPrices;
+  /** The rates of a call past `aboveInputTokens` input tokens (µ$ per 1M tokens), where the account set them. */
+  longContext?: LongContextRates;
   updatedAt: string;
+}
+
+/** A stored long-context price (an item written before long-context prices has none). */
+function readLongContext(value: unknown): LongContextRates | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const r = value as Record<string, unknown>;
+  return {
+    aboveInputTokens: readNumber(r.aboveInputTokens),
+    input: readNumber(r.input),
+    cachedInput: readNumber(r.cachedInput),
+    cacheWrite: readNumber(r.cacheWrite),
+    cacheWrite1h: readNumber(r.cacheWrite1h),
+    output: readNumber(r.output),
+  };
 }
 
 /** A stored map of tier → rates in µ$ (an item written before tiers existed has none). */
@@ -53,6 +69,7 @@ export function toOwnPrice(item: Item): OwnPrice {
     cacheWrite1h: item.cacheWrite1hMicros === undefined ? input : readNumber(item.cacheWrite1hMicros),
     output: readNumber(item.outputMicros),
     ...(readTiers(item.tiersMicros) ? { tiers: readTiers(item.tiersMicros) } : {}),
+    ...(readLongContext(item.longContextMicros) ? { longContext: readLongContext(item.longContextMicros) } : {}),
     updatedAt: item.updatedAt as string,
   };
 }
@@ -68,6 +85,7 @@ const toItem = (accountId: string, p: OwnPrice): Item => ({
   cacheWrite1hMicros: p.cacheWrite1h,
   outputMicros: p.output,
   ...(p.tiers ? { tiersMicros: p.tiers } : {}),
+  ...(p.longContext ? { longContextMicros: p.longContext } : {}),
   updatedAt: p.updatedAt,
 });
 

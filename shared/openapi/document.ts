@@ -360,7 +360,8 @@ export const operations: Record<string, OperationSpec> = {
       'null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + ' +
       '1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once), at the rates of the call’s tier: ' +
       '`tiers.<tier>` where named, else batch at half, OpenAI flex at half (Batch API rates), and any other tier at the standard rates ' +
-      'with its requests counted in `unpricedRequests`.',
+      'with its requests counted in `unpricedRequests`. A call past `longContext.aboveInputTokens` input tokens is priced at the `longContext` ' +
+      'rates (every token of it; batch at half of them), as is a connection’s usage the provider reports in its long-context window.',
   },
   'prices/put': {
     summary: 'Set the account’s own price of a model (events ingested from then on use it).',
@@ -372,6 +373,7 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. ' +
       '`tiers` sets the rates of `batch`, `flex` and `priority` (e.g. an Anthropic Priority Tier commitment); a tier left out follows the rules of GET /prices. ' +
+      '`longContext` sets the rates of a call past `aboveInputTokens` input tokens (its cache writes default to its `input`); left out, every call is priced at the standard rates. ' +
       'A dated model name (`gpt-4o-2024-08-06`) falls back to the ' +
       'account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409).',
   },

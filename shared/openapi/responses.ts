@@ -329,6 +329,12 @@ export const Price = z.object({
    * and others at the standard rates with their requests counted in `unpricedRequests`.
    */
   tiers: z.object({ batch: z.optional(TierRatesView), flex: z.optional(TierRatesView), priority: z.optional(TierRatesView) }),
+  /**
+   * The rates of every token of a call past `aboveInputTokens` input tokens (Anthropic Sonnet 4 / 4.5 with the 1M
+   * context window), and of an Anthropic connection's usage in its `200k-1M` context window; null: every call at the
+   * standard rates.
+   */
+  longContext: z.nullable(z.object({ aboveInputTokens: z.int(), ...TierRatesView.shape })),
   source: z.enum(['builtin', 'account']),
   /** A built-in row: the provider's page it was transcribed from; an own price: null. */
   sourceUrl: z.nullable(z.string()),

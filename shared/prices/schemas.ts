@@ -42,10 +42,29 @@ const tierRates = (tier: string) =>
     `tiers.${tier} must be an object of rates.`,
   );
 
+/** The most input tokens a long-context threshold may name (the largest context windows are 1M–2M tokens). */
+export const MAX_LONG_CONTEXT_THRESHOLD = 10_000_000;
+
+/** Long-context rates: every token of a call past `aboveInputTokens` input tokens is priced at them. */
+const longContextRates = z.strictObject(
+  {
+    aboveInputTokens: z
+      .int('longContext.aboveInputTokens must be an integer (input tokens).')
+      .check(z.minimum(1, 'longContext.aboveInputTokens must be ≥ 1.'), z.maximum(MAX_LONG_CONTEXT_THRESHOLD, `longContext.aboveInputTokens must be at most ${MAX_LONG_CONTEXT_THRESHOLD}.`)),
+    input: price('longContext.input'),
+    cachedInput: price('longContext.cachedInput'),
+    cacheWrite: z.optional(price('longContext.cacheWrite')),
+    cacheWrite1h: z.optional(price('longContext.cacheWrite1h')),
+    output: price('longContext.output'),
+  },
+  'longContext must be an object of rates with aboveInputTokens.',
+);
+
 /**
  * `cachedInput`, `cacheWrite` (5-minute writes) and `cacheWrite1h` (1-hour writes) default to `input`. `tiers` holds
  * the rates of the batch, flex and priority tiers where they differ from the rules (batch: half; flex: the provider's
- * published factor; priority: the standard rates, counted as unpriced).
+ * published factor; priority: the standard rates, counted as unpriced). `longContext` holds the rates of a call past
+ * its `aboveInputTokens` (Anthropic's long-context pricing); absent: every call at the standard rates.
  */
 export const PutPriceBody = z.strictObject(
   {
@@ -60,6 +79,7 @@ export const PutPriceBody = z.strictObject(
         'tiers must be an object with batch, flex and/or priority.',
       ),
     ),
+    longContext: z.optional(longContextRates),
   },
   'The body must be a JSON object.',
 );

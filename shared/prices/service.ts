@@ -10,7 +10,7 @@ import type { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 
 export const MAX_OWN_PRICES = 200;
 
-type Rates = Pick<ModelPrice, 'provider' | 'model' | 'input' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'output' | 'tiers'>;
+type Rates = Pick<ModelPrice, 'provider' | 'model' | 'input' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'output' | 'tiers' | 'longContext'>;
 
 /** One tier's rates in dollars (an absent cache-write rate is the tier's input rate). */
 const tierView = (r: TierRates) => ({
@@ -34,6 +34,8 @@ const view = (p: Rates, origin: Origin, updatedAt: string) => ({
   output: microsToUsd(p.output),
   /** The tiers the price names rates of (the others follow the rules: batch half, flex the provider's factor, …). */
   tiers: tiersView(p.tiers),
+  /** The rates of a call past `aboveInputTokens` input tokens (null: every call at the standard rates). */
+  longContext: p.longContext ? { aboveInputTokens: p.longContext.aboveInputTokens, ...tierView(p.longContext) } : null,
   source: origin.source,
   sourceUrl: origin.sourceUrl,
   checkedAt: origin.checkedAt,
@@ -67,6 +69,7 @@ export async function putPrice(accountId: string, params: PriceParams, body: Put
     cacheWrite1h: usdToMicros(body.cacheWrite1h ?? body.input),
     output: usdToMicros(body.output),
     ...(body.tiers && Object.keys(body.tiers).length > 0 ? { tiers: tierMicros(body.tiers) } : {}),
+    ...(body.longContext ? { longContext: { aboveInputTokens: body.longContext.aboveInputTokens, ...ratesMicros(body.longContext) } } : {}),
     updatedAt: now.toISOString(),
   };
   if ((await repo.putOwnPrice(accountId, price, MAX_OWN_PRICES)) === 'cap') {
@@ -80,16 +83,21 @@ function tierMicros(tiers: NonNullable<PutPriceBody['tiers']>): TierPrices {
   for (const t of PRICED_TIERS) {
     const r = tiers[t];
     if (!r) continue;
-    const input = usdToMicros(r.input);
-    out[t] = {
-      input,
-      cachedInput: usdToMicros(r.cachedInput),
-      cacheWrite: r.cacheWrite === undefined ? input : usdToMicros(r.cacheWrite),
-      cacheWrite1h: r.cacheWrite1h === undefined ? input : usdToMicros(r.cacheWrite1h),
-      output: usdToMicros(r.output),
-    };
+    out[t] = ratesMicros(r);
   }
   return out;
+}
+
+/** Rates in dollars → µ$ (an absent cache-write rate is the input rate). */
+function ratesMicros(r: { input: number; cachedInput: number; cacheWrite?: number; cacheWrite1h?: number; output: number }): Required<TierRates> {
+  const input = usdToMicros(r.input);
+  return {
+    input,
+    cachedInput: usdToMicros(r.cachedInput),
+    cacheWrite: r.cacheWrite === undefined ? input : usdToMicros(r.cacheWrite),
+    cacheWrite1h: r.cacheWrite1h === undefined ? input : usdToMicros(r.cacheWrite1h),
+    output: usdToMicros(r.output),
+  };
 }
 
 export async function deletePrice(accountId: string, params: PriceParams): Promise<void> {

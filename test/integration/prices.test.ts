@@ -48,13 +48,37 @@ describe('own prices', () => {
     expect((await api('/prices/anthropic/claude-opus-4-5', { method: 'DELETE', token: user.token })).status).toBe(204);
   });
 
+  it('PUT and GET carry long-context rates; an event past the threshold is priced at them, one below it at the standard rates', async () => {
+    const longContext = { aboveInputTokens: 100_000, input: 4, cachedInput: 0.4, output: 20 };
+    const put = await api('/prices/anthropic/claude-opus-4-5', { method: 'PUT', token: user.token, body: { input: 2, cachedInput: 0.2, output: 10, longContext } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const view = { aboveInputTokens: 100_000, input: 4, cachedInput: 0.4, cacheWrite: 4, cacheWrite1h: 4, output: 20 };
+    expect(put.body.longContext).toEqual(view);
+    const listed = (await api('/prices', { token: user.token })).body.items.find((p: any) => p.provider === 'anthropic' && p.model === 'claude-opus-4-5');
+    expect(listed).toMatchObject({ source: 'account', longContext: view });
+    const spend = async (inputTokens: number) => {
+      const keyHash = sha256(randomUUID());
+      const event = { requestId: randomUUID(), keyHash, provider: 'anthropic', model: 'claude-opus-4-5', inputTokens, outputTokens: 100_000 };
+      expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event] } })).body.accepted).toBe(1);
+      return (await api(`/keys/${keyHash}`, { token: user.token })).body.spend.total;
+    };
+    expect(await spend(150_000)).toBe(0.6 + 2); // 150k × $4 + 100k × $20
+    expect(await spend(100_000)).toBe(0.2 + 1); // not past the threshold: 100k × $2 + 100k × $10
+    for (const bad of [{ input: 4, cachedInput: 0.4, output: 20 }, { ...longContext, aboveInputTokens: 0 }, { ...longContext, aboveInputTokens: 1.5 }, { ...longContext, turbo: 1 }, 'long']) {
+      const res = await api('/prices/anthropic/claude-opus-4-5', { method: 'PUT', token: user.token, body: { input: 2, output: 10, longContext: bad } });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+    }
+    expect((await api('/prices/anthropic/claude-opus-4-5', { method: 'DELETE', token: user.token })).status).toBe(204);
+  });
+
   it('GET /prices lists the built-in table with both cache-write prices, and each row with its source page and check date', async () => {
     const res = await api('/prices', { token: user.token });
     expect(res.status).toBe(200);
     const builtin = { source: 'builtin', sourceUrl: expect.stringMatching(/^https:\/\//), checkedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), updatedAt: expect.any(String) };
     // With OpenAI's published Priority processing rates.
     const priority = { input: 0.25, cachedInput: 0.125, cacheWrite: 0.25, cacheWrite1h: 0.25, output: 1 };
-    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15, output: 0.6, tiers: { priority }, ...builtin });
+    expect(res.body.items).toContainEqual({ provider: 'openai', model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15, output: 0.6, tiers: { priority }, longContext: null, ...builtin });
     expect(res.body.items).toContainEqual({
       provider: 'anthropic',
       model: 'claude-sonnet-4-5',
@@ -64,6 +88,8 @@ describe('own prices', () => {
       cacheWrite1h: 6,
       output: 15,
       tiers: {},
+      // Past 200K input tokens (the 1M context window): every token at the long-context rates.
+      longContext: { aboveInputTokens: 200_000, input: 6, cachedInput: 0.6, cacheWrite: 7.5, cacheWrite1h: 12, output: 22.5 },
       ...builtin,
       sourceUrl: 'https://platform.claude.com/docs/en/about-claude/pricing',
     });
@@ -71,7 +97,7 @@ describe('own prices', () => {
   });
 
   it('PUT and GET carry cacheWrite and cacheWrite1h (each defaults to input); an own price has no source page', async () => {
-    const own = { tiers: {}, source: 'account', sourceUrl: null, checkedAt: null, updatedAt: expect.any(String) };
+    const own = { tiers: {}, longContext: null, source: 'account', sourceUrl: null, checkedAt: null, updatedAt: expect.any(String) };
     const put = await api('/prices/selfhosted/cache-model', { method: 'PUT', token: user.token, body: { input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const written = { provider: 'selfhosted', model: 'cache-model', input: 2, cachedInput: 0.2, cacheWrite: 2.5, cacheWrite1h: 4, output: 10, ...own };
@@ -108,6 +134,7 @@ describe('own prices', () => {
       cacheWrite1h: 1,
       output: 2,
       tiers: {},
+      longContext: null,
       source: 'account',
       sourceUrl: null,
       checkedAt: null,

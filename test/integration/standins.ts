@@ -147,18 +147,20 @@ export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[
               outputTokens: c.output,
             };
     // One provider row per (day, key, model, tier as grouped): OpenAI by batch and service tier (batch rows say
-    // service_tier "default"), embeddings apart; Anthropic by service tier. Rows are priced as the provider reports them.
+    // service_tier "default"), embeddings apart; Anthropic by service tier and context window (`200k-1M`: billed at
+    // the model's long-context rates). Rows are priced as the provider reports them.
     const tier = provider === 'anthropic' ? c.tier : c.kind === 'embeddings' ? 'embeddings' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier });
-    const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}`;
+    const window = provider === 'anthropic' && c.contextWindow === '200k-1M' ? 'long' : 'standard';
+    const rowId = `${keyHash(provider, c.apiKeyId)}|${c.date}|${model}|${tier}|${window}`;
     const row = rows.get(rowId) ?? { model, requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0, webSearchRequests: 0 };
     for (const [f, v] of Object.entries(counts)) (row as unknown as Record<string, number>)[f] = (row as unknown as Record<string, number>)[f]! + (v as number);
     rows.set(rowId, row);
   }
   for (const [rowId, row] of rows) {
     if ([row.requests, row.inputTokens, row.outputTokens].every((v) => v === 0)) continue;
-    const [hash, date, , tier] = rowId.split('|');
-    // A row sums a day of calls (never one long call): priced at the standard context's rates, as the importer does.
-    const cost = BigInt(priceUsage({ provider, ...row, tier: normalizeTier(tier), longContext: false }).costMicros);
+    const [hash, date, , tier, window] = rowId.split('|');
+    // A row sums a day of calls (never one long call): its window says which rates apply, not its summed input.
+    const cost = BigInt(priceUsage({ provider, ...row, tier: normalizeTier(tier), longContext: window === 'long' }).costMicros);
     const id = `${hash}|${date}|${row.model}`;
     const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
     cell.requests += row.requests;

@@ -41,12 +41,12 @@ describe('usage query strings', () => {
     expect(urls).toHaveLength(10);
   });
 
-  it('Anthropic: the messages usage report grouped with group_by[] by key, workspace, model and service tier', async () => {
+  it('Anthropic: the messages usage report grouped with group_by[] by key, workspace, model, service tier and context window', async () => {
     const { urls, fetch } = recorder();
     await anthropicClient('https://api.anthropic.com', 'sk-ant-admin01-test', { fetch }).readUsage('2026-11-01', '2026-11-08');
     expect(urls.map((u) => `${new URL(u).pathname}?${query(u)}`)).toEqual([
       '/v1/organizations/usage_report/messages?starting_at=2026-11-01T00:00:00Z&ending_at=2026-11-08T00:00:00Z&bucket_width=1d' +
-        '&group_by[]=api_key_id&group_by[]=workspace_id&group_by[]=model&group_by[]=service_tier&limit=31',
+        '&group_by[]=api_key_id&group_by[]=workspace_id&group_by[]=model&group_by[]=service_tier&group_by[]=context_window&limit=31',
     ]);
   });
 });

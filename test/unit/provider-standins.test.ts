@@ -138,6 +138,13 @@ describe('money', () => {
     expect(anthropicCostItems(s, m).map((i) => i.nanos)).toEqual([3_000_000_000]);
     expect(anthropicCostItems({ ...s, tier: 'batch' }, m).map((i) => i.nanos)).toEqual([1_500_000_000]);
     expect(anthropicCostItems({ ...s, tier: 'priority' }, m)).toEqual([]);
+    // Past 200K input tokens (the 1M window) Sonnet 4.5 bills $6 / $22.50 per 1M, on rows of their own.
+    const long = anthropicCostItems({ ...s, contextWindow: '200k-1M' }, { ...m, output: 1_000_000 });
+    expect(long.map((i) => [i.description, i.nanos])).toEqual([
+      ['Claude Sonnet 4.5 Usage - Input Tokens, Long Context', 6_000_000_000],
+      ['Claude Sonnet 4.5 Usage - Output Tokens, Long Context', 22_500_000_000],
+    ]);
+    expect(anthropicCostItems({ ...s, contextWindow: '200k-1M', tier: 'batch' }, m).map((i) => i.nanos)).toEqual([3_000_000_000]);
     const o = { kind: 'completions', model: 'gpt-4.1-2025-04-14', tier: 'default' } as Series;
     const om = { uncached: 1_000_000, cached: 0, cacheWrite: 0, output: 0, requests: 1 };
     expect(openAiLineItems(o, om)).toEqual([{ lineItem: 'gpt-4.1-2025-04-14, input', nanos: 2_000_000_000, quantity: 1_000_000 }]);

@@ -44,6 +44,26 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
     expect(s.billedMicros).toBe(3_333_334n + 4_900_000n);
   });
 
+  it('allocates a long-context bill only over the long-context usage of its (workspace, model, tier), on a line of its own', () => {
+    // k1 and k2 both use Sonnet 4.5 in w1; only k1 sent prompts past 200K tokens. Weighted by estimates alone, the
+    // long-context bill ($34.50) would be shared with k2.
+    const estimates = [
+      est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 1_000_000n),
+      { ...est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 34_500_000n), longContext: true as const },
+      est('k2', 'w1', 'claude-sonnet-4-5', 'standard', 1_000_000n),
+    ];
+    const long = { ...row('w1', 'claude-sonnet-4-5', 'standard', '3450'), longContext: true as const };
+    const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-sonnet-4-5', 'standard', '200'), long] }, estimates, all);
+    expect(s.targets.get('k1|claude-sonnet-4-5')!.micros).toBe(1_000_000n + 34_500_000n);
+    expect(s.targets.get('k2|claude-sonnet-4-5')!.micros).toBe(1_000_000n);
+    expect(s.lines).toEqual(
+      expect.arrayContaining([
+        { line: 'claude-sonnet-4-5', estimatedMicros: 2_000_000n, billedMicros: 2_000_000n, reason: null },
+        { line: 'claude-sonnet-4-5, long context', estimatedMicros: 34_500_000n, billedMicros: 34_500_000n, reason: null },
+      ]),
+    );
+  });
+
   it('puts a bill without an estimate behind it on the workspace’s share of the unattributed key', () => {
     const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-opus-4-5', 'standard', '100'), row('w1', null, null, '25', 'code_execution', 'Code Execution Usage')] }, [est('k1', 'w1', 'claude-haiku-4-5', 'standard', 10n)], all);
     expect(s.targets.get('|claude-opus-4-5')!.micros).toBe(1_000_000n);

@@ -139,7 +139,7 @@ export class Importer {
       const cost = unitCost(cell.quantity, unitPriceFor(this.provider, units.item, model));
       return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
     }
-    const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier), longContext: false }, this.ctx.ownPrices);
+    const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier), longContext: cell.longContext === true }, this.ctx.ownPrices);
     return { costMicros: BigInt(cost.costMicros), priced: isExact(cost) };
   };
 

@@ -865,7 +865,7 @@ export interface paths {
         };
         /**
          * Prices in dollars per million tokens: the built-in table with the account’s own prices over it.
-         * @description A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + 1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once), at the rates of the call’s tier: `tiers.<tier>` where named, else batch at half, OpenAI flex at half (Batch API rates), and any other tier at the standard rates with its requests counted in `unpricedRequests`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description A built-in row names the provider page it was transcribed from (`sourceUrl`) and the day it was checked (`checkedAt`); an own price has null there. Cost of a call = (input − cached − cache writes) × `input` + cached × `cachedInput` + 5-minute writes × `cacheWrite` + 1-hour writes × `cacheWrite1h` + output × `output`, exact to the micro-dollar (rounded half-up once), at the rates of the call’s tier: `tiers.<tier>` where named, else batch at half, OpenAI flex at half (Batch API rates), and any other tier at the standard rates with its requests counted in `unpricedRequests`. A call past `longContext.aboveInputTokens` input tokens is priced at the `longContext` rates (every token of it; batch at half of them), as is a connection’s usage the provider reports in its long-context window. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["pricesList"];
         put?: never;
@@ -886,7 +886,7 @@ export interface paths {
         get?: never;
         /**
          * Set the account’s own price of a model (events ingested from then on use it).
-         * @description Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. `tiers` sets the rates of `batch`, `flex` and `priority` (e.g. an Anthropic Priority Tier commitment); a tier left out follows the rules of GET /prices. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description Names are trimmed and lower-cased. `cachedInput`, `cacheWrite` (5-minute cache writes) and `cacheWrite1h` (1-hour cache writes) default to `input`. `tiers` sets the rates of `batch`, `flex` and `priority` (e.g. an Anthropic Priority Tier commitment); a tier left out follows the rules of GET /prices. `longContext` sets the rates of a call past `aboveInputTokens` input tokens (its cache writes default to its `input`); left out, every call is priced at the standard rates. A dated model name (`gpt-4o-2024-08-06`) falls back to the account’s price of its family (`gpt-4o`) before the built-in one. Nothing already counted is repriced. At most 200 own prices (409). Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         put: operations["pricesPut"];
         post?: never;
@@ -1357,6 +1357,14 @@ export interface components {
                     output: number;
                 };
             };
+            longContext: {
+                aboveInputTokens: number;
+                input: number;
+                cachedInput: number;
+                cacheWrite: number;
+                cacheWrite1h: number;
+                output: number;
+            } | null;
             /** @enum {string} */
             source: "builtin" | "account";
             sourceUrl: string | null;
@@ -1704,6 +1712,14 @@ export interface components {
                     cacheWrite1h?: number;
                     output: number;
                 };
+            };
+            longContext?: {
+                aboveInputTokens: number;
+                input: number;
+                cachedInput: number;
+                cacheWrite?: number;
+                cacheWrite1h?: number;
+                output: number;
             };
         };
         /** @description The range, as `GET /spend`: default the current month to today (UTC), at most 366 days. */
@@ -4665,6 +4681,14 @@ export interface operations {
                      *           "cacheWrite1h": 6,
                      *           "output": 15,
                      *           "tiers": {},
+                     *           "longContext": {
+                     *             "aboveInputTokens": 200000,
+                     *             "input": 6,
+                     *             "cachedInput": 0.6,
+                     *             "cacheWrite": 7.5,
+                     *             "cacheWrite1h": 12,
+                     *             "output": 22.5
+                     *           },
                      *           "source": "builtin",
                      *           "sourceUrl": "https://platform.claude.com/docs/en/about-claude/pricing",
                      *           "checkedAt": "2026-11-24",
@@ -4687,6 +4711,7 @@ export interface operations {
                      *               "output": 17
                      *             }
                      *           },
+                     *           "longContext": null,
                      *           "source": "account",
                      *           "sourceUrl": null,
                      *           "checkedAt": null,
@@ -4764,6 +4789,7 @@ export interface operations {
                      *           "output": 17
                      *         }
                      *       },
+                     *       "longContext": null,
                      *       "source": "account",
                      *       "sourceUrl": null,
                      *       "checkedAt": null,
