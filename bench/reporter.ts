@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import OpenAI from 'openai';
 import { createReporter } from '../reporter/src/index.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin } from '../reporter/test/inference-standin.ts';
 
@@ -194,6 +195,34 @@ if (!only || only === 'streams') {
     console.log(`  peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`);
     await reporter.close();
     console.log(`  reporter stats: ${JSON.stringify(reporter.stats())}`);
+  }
+  // The caller as an application is: the official openai SDK reading the 200,000-event stream chunk by chunk
+  // (`for await`), through the reporter's fetch (filtered: the caller did not ask for usage) against the SDK alone.
+  {
+    const reporter = createReporter({ ingestKey: 'brk_bench', baseUrl: sink.url, logger: { warn: () => undefined } });
+    const sdk = (f?: typeof fetch) => new OpenAI({ apiKey: OPENAI_KEY, baseURL: `http://127.0.0.1:${port}/v1`, defaultHeaders: { 'x-bench-stream': 'events' }, ...(f ? { fetch: f } : {}) });
+    const ways: [string, OpenAI][] = [
+      ['openai SDK', sdk()],
+      ['openai SDK through the reporter (filtered)', sdk(reporter.fetch)],
+    ];
+    const timeSdk = async (client: OpenAI) => {
+      const start = performance.now();
+      const cpu = process.cpuUsage();
+      let chunks = 0;
+      for await (const c of await client.chat.completions.create({ model: 'gpt-4o', messages: [], stream: true })) chunks += c.choices.length;
+      const used = process.cpuUsage(cpu);
+      return { total: performance.now() - start, cpu: (used.user + used.system) / 1000, chunks };
+    };
+    const results = new Map<string, { total: number; cpu: number; chunks: number }[]>(ways.map(([w]) => [w, []]));
+    for (const [, client] of ways) await timeSdk(client); // warm-up
+    for (let i = 0; i < RUNS; i++) for (const [way, client] of ways) results.get(way)!.push(await timeSdk(client));
+    const median = (way: string, k: 'total' | 'cpu' | 'chunks') => results.get(way)!.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
+    console.log(`200,000 events read by the official openai SDK (for await), medians of ${RUNS}:`);
+    for (const [way] of ways) {
+      const ratio = way === ways[0]![0] ? '' : ` = ${(median(way, 'total') / median(ways[0]![0], 'total')).toFixed(3)}x time, ${(median(way, 'cpu') / median(ways[0]![0], 'cpu')).toFixed(3)}x CPU of ${ways[0]![0]}`;
+      console.log(`  ${way}: whole stream ${ms(median(way, 'total'))}, CPU ${ms(median(way, 'cpu'))}, ${median(way, 'chunks')} chunks${ratio}`);
+    }
+    await reporter.close();
   }
   clearInterval(sampler);
   provider.kill();
