@@ -182,6 +182,9 @@ describe('Connections in Chromium', () => {
       await page.locator('h1').waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     }
+    // …and the bill's lines fit the screen: each line's estimate, bill and reason in view, not behind a sideways scroll.
+    const lines = page.getByTestId('recon-lines');
+    expect(await lines.evaluate((t: { parentElement: { scrollWidth: number; clientWidth: number } }) => t.parentElement.scrollWidth - t.parentElement.clientWidth)).toBeLessThanOrEqual(0);
 
     // A viewer of the account (invited, the link of the e-mail accepted): the connection, no admin button, no form.
     const viewerEmail = uniqueEmail('conn-viewer');

@@ -54,7 +54,7 @@ function LinesTable({ data, provider }: { data: Reconciliation; provider: string
   if (lines.length === 0) return <p class="muted">No day of this range is billed yet: every figure is an estimate.</p>;
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label="The bill by line">
-      <table class="recon" data-testid="recon-lines">
+      <table class="recon recon-lines" data-testid="recon-lines">
         <caption class="muted">The billed days by line: what the estimate from tokens said, what {provider} billed, and why they differ.</caption>
         <thead>
           <tr>
@@ -65,18 +65,24 @@ function LinesTable({ data, provider }: { data: Reconciliation; provider: string
             <th scope="col" class="num">
               Billed by {provider}
             </th>
-            <th scope="col">Why</th>
+            <th scope="col" class="wide-only">
+              Why
+            </th>
           </tr>
         </thead>
         <tbody>
           {lines.map((l) => (
             <tr key={l.line}>
-              <th scope="row">{l.line}</th>
+              <th scope="row">
+                {l.line}
+                {/* At 360 px the reason goes under the line's name, so the two figures keep their columns in view. */}
+                <span class="narrow-only reason">{lineReason(l.reason, l.estimatedUsd, l.billedUsd)}</span>
+              </th>
               <td class="num">
                 <Money value={l.estimatedUsd} />
               </td>
               <td class="num">{l.billedUsd === null ? <span class="muted">not in the bill</span> : <Money value={l.billedUsd} />}</td>
-              <td>{lineReason(l.reason, l.estimatedUsd, l.billedUsd)}</td>
+              <td class="wide-only">{lineReason(l.reason, l.estimatedUsd, l.billedUsd)}</td>
             </tr>
           ))}
         </tbody>
