@@ -124,10 +124,12 @@ async function billRows(provider: Provider, from: string, to: string): Promise<{
       provider === 'openai'
         ? `/v1/organization/costs?start_time=${Date.parse(`${from}T00:00:00Z`) / 1000}&end_time=${Date.parse(`${end}T00:00:00Z`) / 1000}&bucket_width=1d&group_by=api_key_id&group_by=line_item&limit=180`
         : `/v1/organizations/cost_report?starting_at=${from}T00:00:00Z&ending_at=${end}T00:00:00Z&group_by[]=workspace_id&group_by[]=description&limit=31`;
-    const res = await fetch(`${standIn(provider).url}${url}${page ? `&page=${page}` : ''}`, {
+    // A page token is base64: its `+` must be sent encoded (unencoded it reads as a space, and the token as another's).
+    const res = await fetch(`${standIn(provider).url}${url}${page ? `&page=${encodeURIComponent(page)}` : ''}`, {
       headers: provider === 'openai' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
     });
     const body = (await res.json()) as any;
+    expect(res.status, `${url}: ${JSON.stringify(body)}`).toBe(200);
     for (const b of body.data) {
       const date = provider === 'openai' ? new Date(b.start_time * 1000).toISOString().slice(0, 10) : b.starting_at.slice(0, 10);
       for (const row of b.results) out.push({ date, row });
