@@ -276,8 +276,10 @@ async function check(token: string, apiUrl: string, control: <T>(path: string) =
     want.inputTokens += counts.inputTokens;
     want.cachedInputTokens += counts.cachedInputTokens;
     want.outputTokens += counts.outputTokens;
-    // Cost as the table prices it: what today (not billed yet) shows.
-    if (c.date === to) want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.kind === 'embeddings' ? 'standard' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier }) }).costMicros);
+    // Cost as the table prices it: what today (not billed yet) shows. A row sums a day of calls: its context window
+    // (Anthropic's `200k-1M`: calls of more than 200K input each), not its summed input, says long context.
+    const longContext = c.contextWindow === '200k-1M';
+    if (c.date === to) want.costMicros += BigInt(priceUsage({ provider: PROVIDER, model: String(c.model).toLowerCase(), ...counts, tier: c.kind === 'embeddings' ? 'standard' : tierOf({ batch: c.tier === 'batch', service_tier: c.tier }), longContext }).costMicros);
   }
   const res = await fetch(`${apiUrl}/spend?from=${from}&to=${to}&groupBy=day`, { headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) return [`GET /spend: ${res.status} ${await res.text()}`];

@@ -200,7 +200,7 @@ export function seedAnthropicOrg(now: number, adminKey: string, seed = 'harbor')
 
 const BIG_MODELS = Object.keys(ANTHROPIC_STANDIN_PRICES);
 
-/** N keys in workspaces of 100 × M models, usage every day of the last D days (today included). */
+/** N keys in workspaces of 100 × M models, usage every day of the last D days (today included); every tenth key with long-context calls too. */
 export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: number; models: number; days: number }): OrgState {
   const seed = `big-${size.keys}-${size.models}-${size.days}`;
   const since = dayStart(now) - (size.days - 1) * DAY_S;
@@ -212,6 +212,8 @@ export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: num
     const key = anthropicKey(seed, `key-${String(i + 1).padStart(4, '0')}`, workspaces[Math.floor(i / 100)]!.id, users.lin, since - DAY_S - i);
     keys.push(key);
     for (const model of models) s.push(series(key, model, 'standard', msg(150_000 + (i % 5) * 10_000, 300_000, 20_000, 5000, 40_000), since));
+    // Every tenth key also makes calls of more than 200K input on the first model (Sonnet 4.5): the long-context window.
+    if (i % 10 === 0) s.push(series(key, models[0]!, 'standard', msg(450_000, 600_000, 20_000, 0, 30_000), since, null, '200k-1M'));
   }
   return makeOrg({ provider: 'anthropic', seed, originDay: since, adminKey, inferenceKeys: [], projects: workspaces, keys, series: s, big: size });
 }

@@ -438,6 +438,17 @@ describe('the sync', () => {
         // Priority Tier (the research key's Opus) stays an estimate on its own line; code execution no key explains.
         expect(settled[0].lines).toContainEqual({ line: 'claude-opus-4-5-20251101 (priority)', estimatedUsd: expect.any(Number), billedUsd: null, reason: 'priority_tier' });
         expect((settled[0].lines as any[]).find((l) => l.line === 'Code Execution Usage')).toMatchObject({ estimatedUsd: 0, reason: 'not_estimated' });
+        // Long context: the prod key's Sonnet 4.5 calls of more than 200K input (the 200k-1M window, every day) are
+        // estimated at the long-context rates on a line of their own, which estimates what Anthropic bills for them,
+        // as the model's standard line does (to a hundredth of a cent: each cell rounded to the micro-dollar).
+        for (const d of settled) {
+          for (const name of ['claude-sonnet-4-5-20250929', 'claude-sonnet-4-5-20250929, long context']) {
+            const line = (d.lines as any[]).find((l) => l.line === name);
+            expect(line?.reason ?? null, `${d.date} ${name}`).toBe(null);
+            const gap = micros(line.estimatedUsd) - micros(line.billedUsd);
+            expect(gap >= -100n && gap <= 100n, `${d.date}: ${name} estimated ${line.estimatedUsd}, billed ${line.billedUsd}`).toBe(true);
+          }
+        }
       } else {
         // Storage is usage in units now (estimated from its byte-days), billed on the unattributed key's row of it.
         const storage = (settled[0].lines as any[]).find((l) => l.line === 'vector_stores');
