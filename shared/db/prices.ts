@@ -32,8 +32,12 @@ export interface OwnPrice {
 function readLongContext(value: unknown): LongContextRates | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const r = value as Record<string, unknown>;
+  return { aboveInputTokens: readNumber(r.aboveInputTokens), ...readRates(r) };
+}
+
+/** Stored rates in µ$ per 1M tokens (every one present: they are written whole). */
+function readRates(r: Record<string, unknown>): Required<TierRates> {
   return {
-    aboveInputTokens: readNumber(r.aboveInputTokens),
     input: readNumber(r.input),
     cachedInput: readNumber(r.cachedInput),
     cacheWrite: readNumber(r.cacheWrite),
@@ -47,19 +51,15 @@ function readTiers(value: unknown): TierPrices | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const out: Partial<Record<PricedTier, TierRates>> = {};
   for (const [tier, r] of Object.entries(value as Record<string, Record<string, unknown>>)) {
-    out[tier as PricedTier] = {
-      input: readNumber(r.input),
-      cachedInput: readNumber(r.cachedInput),
-      cacheWrite: readNumber(r.cacheWrite),
-      cacheWrite1h: readNumber(r.cacheWrite1h),
-      output: readNumber(r.output),
-    };
+    out[tier as PricedTier] = readRates(r);
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export function toOwnPrice(item: Item): OwnPrice {
   const input = readNumber(item.inputMicros);
+  const tiers = readTiers(item.tiersMicros);
+  const longContext = readLongContext(item.longContextMicros);
   return {
     provider: item.provider as string,
     model: item.model as string,
@@ -68,8 +68,8 @@ export function toOwnPrice(item: Item): OwnPrice {
     cacheWrite: item.cacheWriteMicros === undefined ? input : readNumber(item.cacheWriteMicros),
     cacheWrite1h: item.cacheWrite1hMicros === undefined ? input : readNumber(item.cacheWrite1hMicros),
     output: readNumber(item.outputMicros),
-    ...(readTiers(item.tiersMicros) ? { tiers: readTiers(item.tiersMicros) } : {}),
-    ...(readLongContext(item.longContextMicros) ? { longContext: readLongContext(item.longContextMicros) } : {}),
+    ...(tiers ? { tiers } : {}),
+    ...(longContext ? { longContext } : {}),
     updatedAt: item.updatedAt as string,
   };
 }
