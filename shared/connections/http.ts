@@ -68,9 +68,13 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 }
 
 export interface ProviderHttp {
+  /** A read: the JSON body of a 2xx (a 2xx that is not JSON is a bad response). */
   getJson(url: URL): Promise<unknown>;
-  /** A write (a key's status, a limit): JSON body, the same retry rules and errors as `getJson`. */
-  sendJson(method: 'POST' | 'PATCH' | 'DELETE', url: URL, body?: unknown): Promise<unknown>;
+  /**
+   * A call of the levers (a key's status, a project's limit), with the same retry rules and errors: the parsed body
+   * of a 2xx (`{}` for an empty one); `undefined` for a 404 when `missingOk` (a limit that is not there).
+   */
+  send(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: URL, body?: unknown, opts?: { missingOk?: boolean }): Promise<unknown>;
 }
 
 /**
@@ -87,7 +91,9 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
   const sleep = options.sleep ?? defaultSleep;
   const backoff = (attempt: number) => Math.random() * backoffMs * 2 ** attempt;
 
-  async function request(method: string, url: URL, payload?: unknown): Promise<unknown> {
+  async function request(method: string, url: URL, payload?: unknown, opts: { missingOk?: boolean; emptyOk?: boolean } = {}): Promise<unknown> {
+      // Reads name the path; the levers' calls the method too (`POST /v1/…/spend_limit`).
+      const what = method === 'GET' && !opts.emptyOk ? url.pathname : `${method} ${url.pathname}`;
       if (url.origin !== origin) throw new ProviderBadResponse(`Refused to send the admin key to ${url.origin}: the provider's API is ${origin}.`);
       let last = '';
       for (let attempt = 0; attempt < attempts; attempt++) {
@@ -120,9 +126,11 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
           body = undefined;
         }
         if (res.ok) {
-          if (body === undefined) throw new ProviderBadResponse(`The provider answered ${url.pathname} with a body that is not JSON.`);
-          return body;
+          if (body !== undefined) return body;
+          if (opts.emptyOk && !text) return {};
+          throw new ProviderBadResponse(`The provider answered ${what} with a body that is not JSON.`);
         }
+        if (res.status === 404 && opts.missingOk) return undefined;
         const message = redact(errorMessage(body, res.status), [secret]);
         if (res.status === 401 || res.status === 403) throw new ProviderRefused(res.status, message);
         if (res.status === 429 || res.status >= 500) {
@@ -133,14 +141,14 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
           }
           continue;
         }
-        throw new ProviderBadResponse(`The provider answered ${url.pathname} with ${res.status}: ${message}`);
+        throw new ProviderBadResponse(`The provider answered ${what} with ${res.status}: ${message}`);
       }
-      throw new ProviderUnavailable(`The provider ${last} (${url.pathname}, ${attempts} attempts).`);
+      throw new ProviderUnavailable(`The provider ${last} (${what}, ${attempts} attempts).`);
   }
 
   return {
     getJson: (url) => request('GET', url),
-    sendJson: (method, url, body) => request(method, url, body),
+    send: (method, url, body, opts) => request(method, url, body, { ...opts, emptyOk: true }),
   };
 }
 

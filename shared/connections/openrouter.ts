@@ -58,8 +58,6 @@ export interface OpenRouterClient {
   readBilled(from: string, toExclusive: string): Promise<BilledDay[]>;
   /** Keys known from earlier syncs whose activity is read too (a key deleted since is no longer listed). */
   readAlso(keyIds: readonly string[]): void;
-  /** `PATCH /keys/{hash}` `{disabled}`: stops (true) or restarts (false) the key at OpenRouter. */
-  setKeyDisabled(hash: string, disabled: boolean): Promise<void>;
 }
 
 const tokens = (value: unknown, field: string): number => {
@@ -200,10 +198,6 @@ export function openRouterClient(base: string, managementKey: string, options: P
     },
     readAlso(keyIds) {
       also = keyIds;
-    },
-    async setKeyDisabled(hash, disabled) {
-      const body = (await http.sendJson('PATCH', url(`/keys/${encodeURIComponent(hash)}`), { disabled })) as { data?: { disabled?: unknown } };
-      if (body?.data?.disabled !== disabled) throw new ProviderBadResponse(`OpenRouter did not confirm the key as ${disabled ? 'disabled' : 'enabled'}.`);
     },
   };
 }

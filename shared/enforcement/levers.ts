@@ -6,8 +6,22 @@
  */
 import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
 import { providerBaseUrl } from '#shared/connections/endpoints.ts';
-import { ProviderBadResponse } from '#shared/connections/http.ts';
-import { leverHttp, type LeverHttpOptions } from '#shared/enforcement/http.ts';
+import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+
+/** What a lever's calls may be given (tests: `fetch`, shorter waits). */
+export type LeverHttpOptions = Pick<ProviderHttpOptions, 'attempts' | 'backoffMs' | 'timeoutMs' | 'maxRetryAfterMs' | 'fetch'>;
+
+/**
+ * The levers' calls: the reads' client (shared/connections/http.ts: the provider's own origin only, the admin key
+ * redacted from anything thrown, 401/403 `ProviderRefused`, 429 and 5xx retried, then `ProviderUnavailable`), with
+ * less patience: an act that fails is retried by the next sync.
+ */
+function leverHttp(base: string, headers: Record<string, string>, secret: string, options: LeverHttpOptions) {
+  const http = providerHttp(base, headers, secret, { attempts: 3, backoffMs: 300, timeoutMs: 15_000, maxRetryAfterMs: 5_000, ...options });
+  return {
+    send: (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts?: { missingOk?: boolean }) => http.send(method, new URL(`${base}${path}`), body, opts),
+  };
+}
 
 /** A project's hard spend limit as the provider reports it. */
 export interface ProjectLimit {

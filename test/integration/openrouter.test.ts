@@ -1,12 +1,13 @@
 /**
  * OpenRouter connections against the local OpenRouter stand-in and the real local stack: the management-key check,
  * the key inventory (disabled keys too), per-key per-day dollars as OpenRouter reports them, today's figure from the
- * keys' `usage_daily`, a re-sync that writes nothing, a 429 waited out, and the key switch (`setKeyDisabled`). The
+ * keys' `usage_daily`, a re-sync that writes nothing, a 429 waited out, and the key switch (its lever). The
  * stand-in's clock is frozen at noon UTC today, so its figures only change when a test changes them.
  */
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRouterClient, OPENROUTER_TODAY_MODEL } from '#shared/connections/openrouter.ts';
+import { openRouterLever } from '#shared/enforcement/levers.ts';
 import { api, pointConnectorsAtStack, registerUser, setPlan, stack, syncHere, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
 import { parseCsv } from './csv.ts';
@@ -190,12 +191,12 @@ describe('the OpenRouter sync', () => {
     expect((await api(`/connections/${connectionId}`, { token: user.token })).body.status).toBe('active');
   });
 
-  it('setKeyDisabled disables a key at OpenRouter (its usage stops) and enables it again', async () => {
+  it('the key switch disables a key at OpenRouter (its usage stops) and enables it again', async () => {
     const state = await org.state();
     const staging = (state.keys as any[]).find((k) => k.name === 'Staging');
-    const client = openRouterClient(stack().openrouter.url, org.adminKey);
+    const lever = openRouterLever(stack().openrouter.url, org.adminKey);
     const usageAt = async () => (await org.get(`/api/v1/keys/${staging.id}`)).body.data;
-    await client.setKeyDisabled(staging.id, true);
+    await lever.stopKey!(staging.id);
     const stopped = await usageAt();
     expect(stopped.disabled).toBe(true);
     await org.control('/clock', { now: `${today()}T14:00:00Z` });
@@ -203,7 +204,7 @@ describe('the OpenRouter sync', () => {
     expect((await sync(user.accountId, connectionId)).status).toBe('done');
     expect((await api(`/keys/${keyHash('openrouter', staging.id)}`, { token: user.token })).body.providerStatus).toBe('inactive');
 
-    await client.setKeyDisabled(staging.id, false);
+    await lever.startKey!(staging.id);
     expect((await usageAt()).disabled).toBe(false);
     await org.control('/clock', { now: `${today()}T16:00:00Z` });
     expect((await usageAt()).usage_daily).toBeGreaterThan(stopped.usage_daily);

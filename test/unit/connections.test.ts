@@ -12,6 +12,7 @@ import { connectionKeyHash, firstDayToRead } from '#shared/connections/sync.ts';
 import type { UsageCell } from '#shared/connections/model.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
 import { openRouterClient, OPENROUTER_TODAY_MODEL } from '#shared/connections/openrouter.ts';
+import { openRouterLever } from '#shared/enforcement/levers.ts';
 
 describe('admin key shapes', () => {
   it('takes admin keys and names inference keys as such', () => {
@@ -129,7 +130,7 @@ describe('OpenRouter client', () => {
     );
   });
 
-  it('setKeyDisabled: PATCH /keys/{hash} {disabled}, checked against OpenRouter’s answer', async () => {
+  it('the key switch (its lever): PATCH /keys/{hash} {disabled}, checked against OpenRouter’s answer', async () => {
     const sent: { method?: string; path: string; body: unknown }[] = [];
     const fake = (async (input: URL | string, init?: RequestInit) => {
       const url = new URL(String(input));
@@ -137,9 +138,9 @@ describe('OpenRouter client', () => {
       sent.push({ method: init?.method, path: url.pathname, body });
       return json({ data: key(7, { disabled: body.disabled }) });
     }) as typeof fetch;
-    const client = openRouterClient('https://openrouter.test', `sk-or-v1-${'a'.repeat(64)}`, { fetch: fake });
-    await client.setKeyDisabled(key(7).hash, true);
-    await client.setKeyDisabled(key(7).hash, false);
+    const lever = openRouterLever('https://openrouter.test', `sk-or-v1-${'a'.repeat(64)}`, { fetch: fake });
+    await lever.stopKey!(key(7).hash);
+    await lever.startKey!(key(7).hash);
     expect(sent).toEqual([
       { method: 'PATCH', path: `/api/v1/keys/${key(7).hash}`, body: { disabled: true } },
       { method: 'PATCH', path: `/api/v1/keys/${key(7).hash}`, body: { disabled: false } },

@@ -5,6 +5,7 @@
  * Every write goes through the chunk writer (shared/db/usage-writes.ts), under the plan's limits.
  */
 import type { Item } from '#shared/db/client.ts';
+import type { Contribution } from '#shared/usage/aggregates.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -232,27 +233,39 @@ export class Importer {
       const kb = connectionKeyHash(this.provider, b.keyId);
       return ka < kb ? -1 : ka > kb ? 1 : a.date < b.date ? -1 : a.date > b.date ? 1 : a.row < b.row ? -1 : 1;
     });
-    let batch: SettleChange[] = [];
-    let aggregates = emptyAggregates();
-    let days = new Set<string>();
-    const flush = async () => {
-      if (batch.length > 0) await this.writeBatch([], aggregates, batch);
-      batch = [];
-      aggregates = emptyAggregates();
-      days = new Set();
-    };
-    for (const c of sorted) {
-      const contribution = {
+    await this.inTransactions(
+      sorted,
+      (c) => ({
         keyHash: connectionKeyHash(this.provider, c.keyId),
         date: c.date,
         provider: this.provider,
         model: c.row,
         sums: { costMicros: c.delta, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n },
-      };
-      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(c.date) ? 0 : 1);
+      }),
+      (batch, aggregates) => this.writeBatch([], aggregates, batch),
+    );
+  }
+
+  /**
+   * Writes changes in transactions of ≤ 100 actions: each change one write of its own, plus the aggregates it moves
+   * and its day's reconciliation item (and 2 plan counters), in the order given.
+   */
+  private async inTransactions<T>(changes: readonly T[], contributionOf: (change: T) => Contribution, write: (batch: T[], aggregates: Aggregates) => Promise<void>): Promise<void> {
+    let batch: T[] = [];
+    let aggregates = emptyAggregates();
+    let days = new Set<string>();
+    const flush = async () => {
+      if (batch.length > 0) await write(batch, aggregates);
+      batch = [];
+      aggregates = emptyAggregates();
+      days = new Set();
+    };
+    for (const c of changes) {
+      const contribution = contributionOf(c);
+      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(contribution.date) ? 0 : 1);
       if (batch.length > 0 && batch.length + aggregateCount(aggregates) + days.size + 2 + actions > MAX_ACTIONS) await flush();
       batch.push(c);
-      days.add(c.date);
+      days.add(contribution.date);
       addContribution(aggregates, contribution, this.ctx.chunkContext);
     }
     await flush();
@@ -300,24 +313,7 @@ export class Importer {
       const kb = connectionKeyHash(this.provider, b.cell.keyId);
       return ka < kb ? -1 : ka > kb ? 1 : a.id < b.id ? -1 : 1;
     });
-    let batch: CellChange[] = [];
-    let aggregates = emptyAggregates();
-    let days = new Set<string>();
-    const flush = async () => {
-      if (batch.length > 0) await this.writeBatch(batch, aggregates);
-      batch = [];
-      aggregates = emptyAggregates();
-      days = new Set();
-    };
-    for (const c of admitted) {
-      const contribution = this.contributionOf(c);
-      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(c.cell.date) ? 0 : 1);
-      if (batch.length > 0 && batch.length + aggregateCount(aggregates) + days.size + 2 + actions > MAX_ACTIONS) await flush();
-      batch.push(c);
-      days.add(c.cell.date);
-      addContribution(aggregates, contribution, this.ctx.chunkContext);
-    }
-    await flush();
+    await this.inTransactions(admitted, (c) => this.contributionOf(c), (batch, aggregates) => this.writeBatch(batch, aggregates));
   }
 
   /** Keys past the key limit seen by this sync (listed untracked at its end). */
