@@ -87,6 +87,10 @@ export const ALERTS_MAX_RECEIVE_COUNT = 6;
 /** The connection sync worker: a run stops starting new slices after 4 minutes (the cursor keeps the place). */
 export const CONNECTOR_WORKER_TIMEOUT = Duration.minutes(5);
 export const CONNECTOR_MAX_RECEIVE_COUNT = 3;
+/** The sync evaluator: the alerts of up to 10 syncs (a few Queries, BatchGets and conditional writes each). */
+export const SYNC_EVALUATOR_TIMEOUT = Duration.seconds(60);
+/** Receives of one sync's evaluation before it moves to the dead-letter queue. */
+export const SYNC_EVALUATION_MAX_RECEIVE_COUNT = 5;
 /** What the account may do to the connections key itself (no use of it: that goes through IAM, see below). */
 const KMS_ADMIN_ACTIONS = [
   'kms:DescribeKey',
@@ -387,7 +391,36 @@ export class BurnrateStack extends Stack {
     // Only the sync may unwrap an admin key, and only with its encryption context.
     connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
     connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
-    connectorWorker.function.addEventSource(new SqsEventSource(this.connectorQueue, { batchSize: 1, reportBatchItemFailures: true }));
+    // One sync per invocation: a sync that throws fails its record (no partial batch to report).
+    connectorWorker.function.addEventSource(new SqsEventSource(this.connectorQueue, { batchSize: 1 }));
+    // What a sync calls for in alerts, off the worker (shared/connections/evaluation-queue.ts): its own queue (with a
+    // DLQ and alarm) and function, which never sees an admin key.
+    const evaluationDeadLetterQueue = new Queue(this, 'ConnectorEvaluationDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.deadLetterAlarm('ConnectorEvaluationDeadLetterAlarm', evaluationDeadLetterQueue, 'Burnrate: the alerts of a connection sync failed 5 times and wait in the dead-letter queue');
+    const evaluationQueue = new Queue(this, 'ConnectorEvaluationQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(SYNC_EVALUATOR_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: evaluationDeadLetterQueue, maxReceiveCount: SYNC_EVALUATION_MAX_RECEIVE_COUNT },
+    });
+    connectorWorker.function.addEnvironment('EVALUATION_QUEUE_URL', evaluationQueue.queueUrl);
+    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [evaluationQueue.queueArn] }));
+    const syncEvaluator = new BurnrateFunction(this, 'ConnectorEvaluator', {
+      entry: 'connections/evaluate',
+      description: 'Raises the alerts a connection sync calls for: plan limits, budgets and rules, new keys, unpriced models',
+      table: this.table,
+      timeout: SYNC_EVALUATOR_TIMEOUT,
+      environment: { ALERTS_QUEUE_URL: this.alertsQueue.queueUrl },
+      // The account (GetItem); budgets, rules and triggered plan_limit alerts (Query); spend and fired items
+      // (BatchGetItem); new alerts and their fired items (PutItem); acknowledgements and alert counts (UpdateItem).
+      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+    });
+    syncEvaluator.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+    syncEvaluator.function.addEventSource(new SqsEventSource(evaluationQueue, { batchSize: 10, reportBatchItemFailures: true }));
     const connectorDispatcher = new BurnrateFunction(this, 'ConnectorDispatcher', {
       entry: 'connections/dispatch',
       description: 'Queues one sync per due provider connection (sparse index gsi2, 16 shards; no Scan)',

@@ -18,6 +18,7 @@ import { startOpenAiAdmin } from '#local/openai-admin.ts';
 import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { startOpenRouterAdmin } from '#local/openrouter-admin.ts';
 import { startAlertQueue } from '#local/alert-queue.ts';
+import { startEvaluationQueue } from '#local/evaluation-queue.ts';
 import { localExportFiles } from '#local/export-files.ts';
 import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
 import { setLocalExportFiles } from '#shared/spend/export-files.ts';
@@ -283,9 +284,12 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
       droppedNote: 'their connections sync at the next dispatch',
     },
-    { region: info.region },
+    // One record per invocation, as the AWS event source (infra: batch size 1).
+    { region: info.region, batchSize: 1 },
   );
   setLocalSyncSink((messages) => syncQueue.publish(messages));
+  // What each sync calls for in alerts: its own queue and function (AWS: SQS + the evaluator Lambda).
+  const evaluationQueue = startEvaluationQueue({ region: info.region });
   const dispatcher = syncEvery > 0
     ? setInterval(() => dispatchDue().catch((error: unknown) => console.error('[local] connection dispatch failed:', error)), syncEvery)
     : undefined;
@@ -302,6 +306,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
     setLocalAlertSink(undefined);
     setLocalSyncSink(undefined);
     await syncQueue.stop();
+    await evaluationQueue.stop();
     await alertQueue.stop();
     await stopExports();
     await stripeMock.stop();
@@ -338,6 +343,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       setLocalSyncSink(undefined);
       await closed;
       await syncQueue.stop();
+      await evaluationQueue.stop();
       await alertQueue.stop();
       await stopExports();
       await stripeMock.stop();

@@ -6,7 +6,8 @@
  *    its differences written, then the days the provider has billed moved to the bill (phases/run.ts). A slice
  *    finished is a cursor saved: a backfill that runs out of time resumes there with the next run;
  * then the keys without usage, changed or deleted (inventory), and the connection's new state;
- * 4. evaluation: plan-limit, budget/alert-rule and unpriced-model alerts (phases/evaluation.ts);
+ * 4. evaluation: what alerts may follow (plan limits, spend, new keys, unpriced models), queued for the evaluation
+ *    function (phases/evaluation.ts), which raises them;
  * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -20,13 +21,12 @@ import { openSecret } from '#shared/connections/secrets.ts';
 import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
-import { evaluateAfterSync } from '#shared/connections/phases/evaluation.ts';
+import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
 import { enforceLimits } from '#shared/connections/phases/limits.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
 export { clampPlan, firstDayToRead, limitDetail, readPlan, REREAD_DAYS } from '#shared/connections/sync-plan.ts';
-export { BURNRATE_ACTOR } from '#shared/connections/phases/evaluation.ts';
 export { HOT_SYNC_INTERVAL_MS } from '#shared/connections/phases/limits.ts';
 export { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 
@@ -105,7 +105,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     await importer.readInventory();
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
-    await evaluateAfterSync(conn, ctx.account, ctx.period, importer, reached, now);
+    await queueSyncEvaluation(conn, importer, reached, now);
     await enforceLimits(conn, adminKey, now, run.options.http);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {

@@ -114,8 +114,8 @@ describe('routes and functions', () => {
 
   it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources but the upload', () => {
     // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads, the
-    // export worker, and the connector dispatcher and worker.
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 6);
+    // export worker, and the connector dispatcher, worker and evaluator.
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 7);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::')).map((r) => r.Type)).toEqual(['Custom::CDKBucketDeployment', 'Custom::CDKBucketDeployment']);
   });
@@ -600,5 +600,47 @@ describe('provider connections: egress', () => {
       const names = Object.keys((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>);
       expect(names.filter((n) => /_ADMIN_URL$|^OPENROUTER_URL$|^DYNAMODB_ENDPOINT$|^COGNITO_ENDPOINT$|^AWS_ENDPOINT_URL/.test(n)), id).toEqual([]);
     }
+  });
+});
+
+describe('provider connections: the sync and its alerts', () => {
+  const fnBy = (description: RegExp): [string, Resource] => {
+    const found = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && description.test(String(props(r).Description)));
+    expect(found, String(description)).toHaveLength(1);
+    return found[0]!;
+  };
+  const mappingOf = (functionId: string) => {
+    const found = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && refId(props(r).FunctionName) === functionId);
+    expect(found).toHaveLength(1);
+    return props(found[0]!);
+  };
+  const sendsTo = (functionId: string, queueId: string) =>
+    roleStatements(resources, refId(props(resources[functionId]!).Role)!).some((s) => asList(s.Action).includes('sqs:SendMessage') && asList(s.Resource).some((r) => refId(r) === queueId));
+
+  it('the worker takes one record per invocation; the evaluator its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
+    const [workerId] = fnBy(/^Syncs one provider connection/);
+    const [evaluatorId, evaluator] = fnBy(/^Raises the alerts a connection sync calls for/);
+    expect(mappingOf(workerId)).toMatchObject({ BatchSize: 1 });
+    expect(mappingOf(workerId).FunctionResponseTypes).toBeUndefined();
+    const mapping = mappingOf(evaluatorId);
+    expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const queueId = refId(mapping.EventSourceArn)!;
+    expect(queueId).toMatch(/^ConnectorEvaluationQueue/);
+    const queue = props(resources[queueId]!);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(5);
+    expect(queue.KmsMasterKeyId ?? queue.SqsManagedSseEnabled).toBeTruthy();
+    const dlqId = refId(queue.RedrivePolicy.deadLetterTargetArn)!;
+    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && JSON.stringify(props(r).Dimensions ?? []).includes(dlqId));
+    expect(alarms).toHaveLength(1);
+    // Only the worker queues evaluations (its env holds the URL); the evaluator publishes alerts and never sees a key.
+    const senders = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && sendsTo(id, queueId)).map(([id]) => id);
+    expect(senders).toEqual([workerId]);
+    expect(refId(props(resources[workerId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
+    const env = props(evaluator).Environment.Variables as Record<string, unknown>;
+    expect(env.ALERTS_QUEUE_URL).toBeDefined();
+    expect(env.CONNECTIONS_KMS_KEY_ID).toBeUndefined();
+    const actions = roleStatements(resources, refId(props(evaluator).Role)!).flatMap((s) => asList(s.Action));
+    expect(actions.filter((a) => a.startsWith('kms:'))).toEqual([]);
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 });

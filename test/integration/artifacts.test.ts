@@ -66,7 +66,7 @@ function explain(run: Run | undefined, extra: unknown = ''): string {
   if (!run) return `no artifact ran ${JSON.stringify(extra)}`;
   const calls = run.calls.map((c) => `${c.service}:${c.operation} ${c.status} ${c.allowed ? 'allowed' : 'DENIED'}`).join('; ');
   return [
-    `functions/${run.artifact.fn.name}: ${JSON.stringify(run.invocation.result ?? run.invocation.error).slice(0, 600)}`,
+    `functions/${run.artifact.fn.name}: ${String(JSON.stringify(run.invocation.result ?? run.invocation.error)).slice(0, 600)}`,
     `problems: ${problemsOf(run).join(' | ') || 'none'}`,
     `calls: ${calls}`,
     `stdout: ${run.invocation.stdout.slice(-1500)}`,
@@ -325,7 +325,7 @@ afterAll(async () => {
 describe('the stack and its artifacts', () => {
   it('every function of the template is ours, one per route plus the notifier and the sweeper; CDK helpers aside', () => {
     const names = app.functions.map((f) => f.name).sort();
-    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker'].sort());
+    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker', 'connections/evaluate'].sort());
     // Helper functions CDK adds (custom-resource providers, BucketDeployment) are not built from functions/.
     for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
     expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
@@ -630,11 +630,23 @@ describe.concurrent('one realistic request per function, through its artifact', 
         if (logged(worker, 'connection synced')[0]?.status !== 'busy') break;
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      expectClean(worker, ['kms:Decrypt', 'dynamodb:GetItem', 'dynamodb:Query']);
-      expect(worker.invocation.result, explain(worker)).toEqual({ batchItemFailures: [] });
+      expectClean(worker, ['kms:Decrypt', 'dynamodb:GetItem', 'dynamodb:Query', 'sqs:SendMessageBatch']);
+      // One record per invocation (batch size 1): it succeeded when the handler returned without throwing.
+      expect(worker.invocation.ok, explain(worker)).toBe(true);
       expect(logged(worker, 'connection synced'), explain(worker)).toMatchObject([{ connectionId: id, status: 'done' }]);
       const decrypt = worker.calls.filter((c) => c.service === 'kms');
       expect(decrypt.map((c) => [c.operation, c.status, c.input.KeyId, c.input.EncryptionContext, c.authorizations[0]!.resource])).toEqual([['Decrypt', 200, keyArn, context, keyArn]]);
+
+      // What the sync calls for in alerts, on the evaluation queue → the evaluator with that record (no KMS): the
+      // new_key rule names the organization's keys.
+      const evaluationSend = worker.calls.find((c) => c.operation === 'SendMessageBatch' && /:burnrate-ConnectorEvaluationQueue[0-9A-F]+$/.test(c.authorizations[0]!.resource));
+      expect(evaluationSend, explain(worker)).toBeDefined();
+      const evaluation = worker.messages.find((m) => JSON.parse(m.body).connectionId === id && 'spendMoved' in JSON.parse(m.body))!;
+      expect(JSON.parse(evaluation.body)).toMatchObject({ accountId: user.accountId, connectionId: id, spendMoved: true, discovered: expect.any(Array) });
+      const evaluator = await runtime.invoke('connections/evaluate', { Records: [sqsRecord(evaluation, evaluationSend!.authorizations[0]!.resource)] });
+      expectClean(evaluator, ['dynamodb:Query']);
+      expect(evaluator.invocation.result, explain(evaluator)).toEqual({ batchItemFailures: [] });
+      expect(evaluator.calls.some((c) => c.service === 'kms')).toBe(false);
 
       // Keys and spend equal the organization's usage (the stand-in's truth over the imported range), per key.
       const [truth, state] = await Promise.all([org.control('/truth?detail=totals'), org.state()]);

@@ -11,6 +11,7 @@ import { resetConfig } from '#shared/config.ts';
 import { inject } from 'vitest';
 import type { LocalStackInfo } from '#local/stack.ts';
 import type { SyncOptions, SyncResult } from '#shared/connections/sync.ts';
+import { startEvaluationQueue, type EvaluationQueue } from '#local/evaluation-queue.ts';
 
 /**
  * A test file whose expectations are dated "today" (stand-in clocks frozen when the file starts, ranges counted back
@@ -193,10 +194,14 @@ export function pointAtStack(extra: Record<string, string> = {}): () => void {
   };
 }
 
+/** The evaluation queue of the syncs this process runs (`pointConnectorsAtStack`), drained by `syncHere`. */
+let evaluations: EvaluationQueue | undefined;
+
 /**
  * For tests that run connector syncs in this process: points it at the stack (as pointAtStack) with the connections'
- * local sealing key and the provider stand-ins (`extra` adds or overrides), and counts the DynamoDB commands it sends
- * by name into `sent`. Returns the undo of the environment.
+ * local sealing key and the provider stand-ins (`extra` adds or overrides), starts the evaluation queue of its syncs
+ * (their alerts: functions/connections/evaluate.ts, in this process), and counts the DynamoDB commands it sends by
+ * name into `sent`. Returns the undo of the environment.
  */
 export async function pointConnectorsAtStack(sent: Map<string, number>, extra: Record<string, string> = {}): Promise<() => void> {
   const s = stack();
@@ -216,18 +221,32 @@ export async function pointConnectorsAtStack(sent: Map<string, number>, extra: R
     },
     { step: 'initialize', name },
   );
-  return restore;
+  const queue = startEvaluationQueue({ region: s.region });
+  evaluations = queue;
+  return () => {
+    if (evaluations === queue) evaluations = undefined;
+    void queue.stop();
+    restore();
+  };
+}
+
+/** Resolves once the alerts of the syncs this process ran are raised (their evaluation queue is empty). */
+export async function evaluationsDone(): Promise<void> {
+  await evaluations?.drain();
 }
 
 /**
- * Runs one connector sync in this process, waiting while the stack's own worker holds the lease: a 10-minute time
- * budget and 20 ms retry backoff unless `options` says otherwise.
+ * Runs one connector sync in this process, waiting while the stack's own worker holds the lease, and then for the
+ * alerts it calls for (its evaluation): a 10-minute time budget and 20 ms retry backoff unless `options` says otherwise.
  */
 export async function syncHere(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
   const { syncConnection } = await import('#shared/connections/sync.ts');
   for (let attempt = 0; attempt < 100; attempt++) {
     const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, ...options, http: { backoffMs: 20, ...options.http } });
-    if (result.status !== 'busy') return result;
+    if (result.status !== 'busy') {
+      await evaluationsDone();
+      return result;
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('the lease was never free');

@@ -1,0 +1,64 @@
+/**
+ * The alerts a sync calls for, raised by the evaluation function (functions/connections/evaluate.ts) from the message
+ * the sync queued (shared/connections/evaluation-queue.ts), at the sync's clock: the `plan_limit` alert (raised while
+ * a plan limit holds usage back, acknowledged by Burnrate once it no longer does), the budgets and alert rules the new
+ * spend and new keys move, and the `unpriced_model` alert for models without a price. Each is raised once (its fired
+ * item), so a message received twice raises nothing twice.
+ */
+import * as z from 'zod/mini';
+import { getAccount } from '#shared/db/accounts.ts';
+import { acknowledgeAlerts, triggeredAlertIds } from '#shared/db/alerts.ts';
+import { currentPeriod } from '#shared/billing/plans.ts';
+import { evaluateAfterIngest } from '#shared/alerting/evaluate.ts';
+import { raisePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
+import { raiseUnpricedModelAlerts } from '#shared/alerting/unpriced-model.ts';
+import { isId } from '#shared/ids.ts';
+import type { SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+
+/** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
+export const BURNRATE_ACTOR = 'burnrate';
+
+const Name = z.string().check(z.minLength(1), z.maxLength(1_000));
+const Message = z.strictObject({
+  accountId: z.string().check(z.refine((v) => isId('account', v))),
+  connectionId: z.string().check(z.refine((v) => isId('connection', v))),
+  at: z.iso.datetime(),
+  reached: z.array(z.enum(['trackedRequests', 'keys'])).check(z.maxLength(2)),
+  limitLifted: z.boolean(),
+  spendMoved: z.boolean(),
+  discovered: z
+    .array(z.strictObject({ keyHash: z.string().check(z.regex(/^[0-9a-f]{64}$/)), provider: Name, name: z.optional(Name), hint: z.optional(Name) }))
+    .check(z.maxLength(10_000)),
+  unpriced: z.array(z.strictObject({ provider: Name, model: Name })).check(z.maxLength(10_000)),
+});
+
+/** A queue message's body, or undefined when it is not a sync's evaluation. */
+export function parseSyncEvaluation(body: string): SyncEvaluation | undefined {
+  try {
+    const parsed = Message.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The plan_limit alerts still triggered, acknowledged by Burnrate (`acknowledgedBy: "burnrate"`): their limit no longer applies. */
+async function acknowledgeLiftedPlanLimits(accountId: string, now: Date): Promise<void> {
+  const ids = await triggeredAlertIds(accountId, { type: 'plan_limit' });
+  if (ids.length > 0) await acknowledgeAlerts(accountId, ids, BURNRATE_ACTOR, now);
+}
+
+export async function evaluateAfterSync(evaluation: SyncEvaluation): Promise<void> {
+  const { accountId } = evaluation;
+  const now = new Date(evaluation.at);
+  if (evaluation.reached.length > 0) {
+    const account = await getAccount(accountId, true);
+    if (!account) return;
+    await raisePlanLimitAlert(accountId, account, currentPeriod(account, now), evaluation.reached, now);
+  } else if (evaluation.limitLifted) {
+    // A limit that held usage back no longer does (an upgrade): its plan_limit alert is acknowledged by Burnrate.
+    await acknowledgeLiftedPlanLimits(accountId, now);
+  }
+  if (evaluation.spendMoved || evaluation.discovered.length > 0) await evaluateAfterIngest(accountId, evaluation.discovered, now);
+  await raiseUnpricedModelAlerts(accountId, evaluation.unpriced, now);
+}

@@ -1,0 +1,67 @@
+/**
+ * A sync's alert evaluation as a queue message (shared/connections/evaluation-queue.ts) and its reading by the
+ * evaluator (shared/alerting/after-sync.ts): what is queued, how a large one is split, what the evaluator refuses.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { evaluationParts, hasWork, queueEvaluation, setLocalEvaluationSink, type SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import { parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
+
+const ACCOUNT = 'br_01JABCDEFGHJKMNPQRSTVWXYZ0';
+const CONNECTION = 'con_01JABCDEFGHJKMNPQRSTVWXYZ0';
+const hash = (i: number) => i.toString(16).padStart(64, '0');
+
+const nothing: SyncEvaluation = { accountId: ACCOUNT, connectionId: CONNECTION, at: '2026-11-27T10:00:00.000Z', reached: [], limitLifted: false, spendMoved: false, discovered: [], unpriced: [] };
+const keys = (n: number) => Array.from({ length: n }, (_, i) => ({ keyHash: hash(i), provider: 'openai', name: `Key number ${i} of the production project` }));
+
+afterEach(() => setLocalEvaluationSink(undefined));
+
+describe('what a sync queues', () => {
+  it('nothing when it found nothing: no spend moved, no key, no limit, no unpriced model', async () => {
+    const sent: SyncEvaluation[][] = [];
+    setLocalEvaluationSink((m) => sent.push(m));
+    expect(hasWork(nothing)).toBe(false);
+    await queueEvaluation(nothing);
+    expect(sent).toEqual([]);
+    for (const change of [{ spendMoved: true }, { limitLifted: true }, { reached: ['keys' as const] }, { unpriced: [{ provider: 'openai', model: 'gpt-x' }] }, { discovered: keys(1) }]) {
+      expect(hasWork({ ...nothing, ...change }), JSON.stringify(change)).toBe(true);
+    }
+  });
+
+  it('one message for a usual sync, which the evaluator reads back as it was sent', async () => {
+    const sent: SyncEvaluation[][] = [];
+    setLocalEvaluationSink((m) => sent.push(m));
+    const evaluation: SyncEvaluation = { ...nothing, spendMoved: true, reached: ['trackedRequests'], discovered: keys(3), unpriced: [{ provider: 'openai', model: 'gpt-x' }] };
+    await queueEvaluation(evaluation);
+    expect(sent).toEqual([[evaluation]]);
+    expect(parseSyncEvaluation(JSON.stringify(sent[0]![0]))).toEqual(evaluation);
+  });
+
+  it('a plan’s 1,000 new keys with long names: parts under the size, every key once, the rest of the evaluation in the first part only', () => {
+    const discovered = keys(1_000).map((k) => ({ ...k, name: `${k.name} ${'x'.repeat(200)}` }));
+    const evaluation: SyncEvaluation = { ...nothing, spendMoved: true, limitLifted: true, unpriced: [{ provider: 'openai', model: 'gpt-x' }], discovered };
+    const parts = evaluationParts(evaluation);
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) expect(Buffer.byteLength(JSON.stringify(part))).toBeLessThanOrEqual(200_000);
+    expect(parts.flatMap((p) => p.discovered)).toEqual(discovered);
+    expect(parts[0]).toMatchObject({ limitLifted: true, unpriced: evaluation.unpriced });
+    for (const part of parts.slice(1)) expect(part).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, at: evaluation.at, reached: [], limitLifted: false, unpriced: [] });
+    // Each part names its own first key: its new_key alert is raised once (its fired item), never taken by another part.
+    expect(new Set(parts.map((p) => p.discovered[0]!.keyHash)).size).toBe(parts.length);
+  });
+});
+
+describe('what the evaluator refuses (dropped with a log line: retrying cannot fix it)', () => {
+  const valid = { ...nothing, spendMoved: true, discovered: keys(1) };
+  it.each([
+    ['not JSON', '{'],
+    ['another account id shape', JSON.stringify({ ...valid, accountId: 'acct_1' })],
+    ['a connection id of another kind', JSON.stringify({ ...valid, connectionId: ACCOUNT })],
+    ['a key hash that is not SHA-256 hex', JSON.stringify({ ...valid, discovered: [{ keyHash: 'abc', provider: 'openai' }] })],
+    ['an unknown limit', JSON.stringify({ ...valid, reached: ['users'] })],
+    ['a clock that is not a time', JSON.stringify({ ...valid, at: 'yesterday' })],
+    ['a field it does not know', JSON.stringify({ ...valid, extra: 1 })],
+    ['a missing field', JSON.stringify({ ...valid, spendMoved: undefined })],
+  ])('%s', (_, body) => {
+    expect(parseSyncEvaluation(body)).toBeUndefined();
+  });
+});
