@@ -5,6 +5,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { evaluationParts, hasWork, queueEvaluation, setLocalEvaluationSink, type SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
 import { parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
+import { evaluationOf } from '#shared/connections/phases/evaluation.ts';
+import { LIMIT_DETAIL } from '#shared/connections/sync-plan.ts';
+import type { Importer } from '#shared/connections/phases/run.ts';
+import type { Connection } from '#shared/db/connections.ts';
 
 const ACCOUNT = 'br_01JABCDEFGHJKMNPQRSTVWXYZ0';
 const CONNECTION = 'con_01JABCDEFGHJKMNPQRSTVWXYZ0';
@@ -47,6 +51,35 @@ describe('what a sync queues', () => {
     for (const part of parts.slice(1)) expect(part).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, at: evaluation.at, reached: [], limitLifted: false, unpriced: [] });
     // Each part names its own first key: its new_key alert is raised once (its fired item), never taken by another part.
     expect(new Set(parts.map((p) => p.discovered[0]!.keyHash)).size).toBe(parts.length);
+  });
+});
+
+describe('what a sync found, as its evaluation', () => {
+  const importer = (result: Partial<Importer['result']>, found: { discovered?: SyncEvaluation['discovered']; unpriced?: SyncEvaluation['unpriced'] } = {}) =>
+    ({
+      result: { status: 'done', cellsChanged: 0, settleCellsChanged: 0, transactions: 0, keysCreated: 0, keysUpdated: 0, limitsReached: [], ...result },
+      discovered: found.discovered ?? [],
+      unpriced: new Map((found.unpriced ?? []).map((m) => [m.model, m])),
+    }) as unknown as Importer;
+  const conn = (statusDetail: string | null) => ({ accountId: ACCOUNT, id: CONNECTION, statusDetail }) as Connection;
+  const now = new Date('2026-11-27T10:00:00.000Z');
+
+  it('spend moved by usage, or by a settled day alone (a bill that raises a day can cross a budget)', () => {
+    expect(evaluationOf(conn(null), importer({ cellsChanged: 2 }), [], now).spendMoved).toBe(true);
+    expect(evaluationOf(conn(null), importer({ settleCellsChanged: 1 }), [], now).spendMoved).toBe(true);
+    expect(hasWork(evaluationOf(conn(null), importer({}), [], now))).toBe(false);
+  });
+
+  it('a limit lifted only when the connection said one held usage back and none does now; the sync’s clock', () => {
+    const held = conn(`${LIMIT_DETAIL} keys`);
+    expect(evaluationOf(held, importer({}), [], now)).toMatchObject({ limitLifted: true, reached: [], at: now.toISOString() });
+    expect(evaluationOf(held, importer({}), ['keys'], now)).toMatchObject({ limitLifted: false, reached: ['keys'] });
+    expect(evaluationOf(conn('The last sync could not finish'), importer({}), [], now).limitLifted).toBe(false);
+  });
+
+  it('carries the keys discovered and the models without a price', () => {
+    const e = evaluationOf(conn(null), importer({ keysCreated: 2 }, { discovered: keys(2), unpriced: [{ provider: 'openai', model: 'gpt-x' }] }), [], now);
+    expect(e).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, discovered: keys(2), unpriced: [{ provider: 'openai', model: 'gpt-x' }] });
   });
 });
 
