@@ -6,6 +6,8 @@
  * "dead-lettered": kept in `deadLetters` and logged.
  *
  * One batch runs at a time, like one Lambda container: the handler's module-scope batch processor is not shared.
+ * `concurrency` runs more at once, like as many containers, for a handler that keeps no batch state at module scope
+ * (the sync worker: one record per invocation, many syncs at once).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -38,6 +40,8 @@ export interface QueueOptions {
   maxReceiveCount?: number;
   /** @default 10 (the event source's batch size) */
   batchSize?: number;
+  /** Batches in flight at once (Lambda containers). @default 1 */
+  concurrency?: number;
   region?: string;
   /** Where dead letters and handler crashes are reported. @default console.error */
   log?: (line: string) => void;
@@ -72,6 +76,7 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   const baseDelayMs = options.baseDelayMs ?? 200;
   const maxReceiveCount = options.maxReceiveCount ?? 6;
   const batchSize = options.batchSize ?? 10;
+  const concurrency = options.concurrency ?? 1;
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const log = options.log ?? ((line: string) => console.error(line));
   const handler: Promise<QueueHandler> = options.handler ? Promise.resolve(options.handler) : spec.loadHandler();
@@ -83,11 +88,11 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   const deadLetters: DeadLetter[] = [];
   /** setImmediate callbacks still to run (publishes and retries on their way into `ready`). */
   let pendingTurns = 0;
-  let running: Promise<void> | undefined;
+  const running = new Set<Promise<void>>();
   let stopped = false;
   let idleWaiters: Array<() => void> = [];
 
-  const idle = () => pendingTurns === 0 && ready.length === 0 && retryTimers.size === 0 && !running;
+  const idle = () => pendingTurns === 0 && ready.length === 0 && retryTimers.size === 0 && running.size === 0;
   const notifyIdle = () => {
     if (!idle()) return;
     const waiters = idleWaiters;
@@ -96,12 +101,15 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   };
 
   function pump(): void {
-    if (running || stopped || ready.length === 0) return notifyIdle();
-    const batch = ready.splice(0, batchSize);
-    running = runBatch(batch).finally(() => {
-      running = undefined;
-      pump();
-    });
+    if (stopped || ready.length === 0) return notifyIdle();
+    while (running.size < concurrency && ready.length > 0) {
+      const batch = ready.splice(0, batchSize);
+      const run: Promise<void> = runBatch(batch).finally(() => {
+        running.delete(run);
+        pump();
+      });
+      running.add(run);
+    }
   }
 
   async function runBatch(batch: Message[]): Promise<void> {
@@ -170,7 +178,7 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
       for (const timer of retryTimers) clearTimeout(timer);
       retryTimers.clear();
       ready.length = 0;
-      await running;
+      await Promise.all(running);
       if (waiting > 0) log(`[${spec.label}] stopped with ${waiting} message(s) undelivered; ${spec.droppedNote}`);
       notifyIdle();
     },

@@ -284,8 +284,9 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
       droppedNote: 'their connections sync at the next dispatch',
     },
-    // One record per invocation, as the AWS event source (infra: batch size 1).
-    { region: info.region, batchSize: 1 },
+    // One record per invocation, as the AWS event source (infra: batch size 1), and up to 10 syncs at once, as many
+    // Lambda containers would run them.
+    { region: info.region, batchSize: 1, concurrency: 10 },
   );
   setLocalSyncSink((messages) => syncQueue.publish(messages));
   // What each sync calls for in alerts: its own queue and function (AWS: SQS + the evaluator Lambda).

@@ -354,4 +354,31 @@ describe('local alert queue', () => {
     await queue.drain();
     expect(calls).toBe(1);
   });
+
+  it('one batch at a time by default (one container); `concurrency` runs that many at once, and drain waits for them all', async () => {
+    const peak = async (options: { batchSize: number; concurrency?: number }) => {
+      let inFlight = 0;
+      let most = 0;
+      const seen: string[] = [];
+      queue = startAlertQueue({
+        ...options,
+        handler: async (event) => {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          seen.push(...event.Records.map((r) => JSON.parse(r.body).alertId as string));
+          inFlight -= 1;
+        },
+        log: () => undefined,
+      });
+      queue.publish(Array.from({ length: 12 }, (_, i) => message(i)));
+      await queue.drain();
+      expect(seen.sort()).toEqual(Array.from({ length: 12 }, (_, i) => message(i).alertId).sort());
+      await queue.stop();
+      return most;
+    };
+    expect(await peak({ batchSize: 1 })).toBe(1);
+    expect(await peak({ batchSize: 1, concurrency: 5 })).toBe(5);
+    expect(await peak({ batchSize: 10, concurrency: 5 })).toBe(2);
+  });
 });
