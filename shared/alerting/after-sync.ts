@@ -2,16 +2,17 @@
  * The alerts a sync calls for, raised by the evaluation function (functions/connections/evaluate.ts) from the message
  * the sync queued (shared/connections/evaluation-queue.ts), at the sync's clock: the `plan_limit` alert (raised while
  * a plan limit holds usage back, acknowledged by Burnrate once it no longer does), the budgets and alert rules the new
- * spend and new keys move, and the `unpriced_model` alert for models without a price. Each is raised once (its fired
- * item), so a message received twice raises nothing twice.
+ * spend and new keys move, and the `unpriced_model` alert for models without a price. What DynamoDB throws is thrown
+ * (the message comes back, then goes to the dead-letter queue); each alert is raised once (its fired item), so a
+ * message received again raises only what it had not raised yet.
  */
 import * as z from 'zod/mini';
 import { getAccount } from '#shared/db/accounts.ts';
 import { acknowledgeAlerts, triggeredAlertIds } from '#shared/db/alerts.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
-import { evaluateAfterIngest } from '#shared/alerting/evaluate.ts';
-import { raisePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
-import { raiseUnpricedModelAlerts } from '#shared/alerting/unpriced-model.ts';
+import { evaluateSpend } from '#shared/alerting/evaluate.ts';
+import { firePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
+import { fireUnpricedModelAlerts } from '#shared/alerting/unpriced-model.ts';
 import { isId } from '#shared/ids.ts';
 import type { SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
 
@@ -19,6 +20,8 @@ import type { SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
 export const BURNRATE_ACTOR = 'burnrate';
 
 const Name = z.string().check(z.minLength(1), z.maxLength(1_000));
+// A key's name and hint as the provider gave them (empty too; bounded by the message's size, not cut).
+const Text = z.string().check(z.maxLength(65_536));
 const Message = z.strictObject({
   accountId: z.string().check(z.refine((v) => isId('account', v))),
   connectionId: z.string().check(z.refine((v) => isId('connection', v))),
@@ -27,7 +30,7 @@ const Message = z.strictObject({
   limitLifted: z.boolean(),
   spendMoved: z.boolean(),
   discovered: z
-    .array(z.strictObject({ keyHash: z.string().check(z.regex(/^[0-9a-f]{64}$/)), provider: Name, name: z.optional(Name), hint: z.optional(Name) }))
+    .array(z.strictObject({ keyHash: z.string().check(z.regex(/^[0-9a-f]{64}$/)), provider: Name, name: z.optional(Text), hint: z.optional(Text) }))
     .check(z.maxLength(10_000)),
   unpriced: z.array(z.strictObject({ provider: Name, model: Name })).check(z.maxLength(10_000)),
 });
@@ -54,11 +57,11 @@ export async function evaluateAfterSync(evaluation: SyncEvaluation): Promise<voi
   if (evaluation.reached.length > 0) {
     const account = await getAccount(accountId, true);
     if (!account) return;
-    await raisePlanLimitAlert(accountId, account, currentPeriod(account, now), evaluation.reached, now);
+    await firePlanLimitAlert(accountId, account, currentPeriod(account, now), evaluation.reached, now);
   } else if (evaluation.limitLifted) {
     // A limit that held usage back no longer does (an upgrade): its plan_limit alert is acknowledged by Burnrate.
     await acknowledgeLiftedPlanLimits(accountId, now);
   }
-  if (evaluation.spendMoved || evaluation.discovered.length > 0) await evaluateAfterIngest(accountId, evaluation.discovered, now);
-  await raiseUnpricedModelAlerts(accountId, evaluation.unpriced, now);
+  if (evaluation.spendMoved || evaluation.discovered.length > 0) await evaluateSpend(accountId, evaluation.discovered, now);
+  await fireUnpricedModelAlerts(accountId, evaluation.unpriced, now);
 }

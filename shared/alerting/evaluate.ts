@@ -241,21 +241,26 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
   return { keyHashes, keyWeeks };
 }
 
-/** Returns the alerts created. Never throws: ingestion has succeeded already, a failure here is logged. */
+/** Returns the alerts created; throws what DynamoDB throws (a sync's evaluator retries its message). */
+export async function evaluateSpend(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
+  const config = await loadAlertConfig(accountId);
+  const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
+  if (active.budgets.length === 0 && active.rules.length === 0) return [];
+  const spend = await loadSpend(accountId, now, spendNeeds(active));
+  const candidates = planAlerts(accountId, active, spend, discovered, now);
+  const fired = await alreadyFired(accountId, candidates.map((c) => c.fired));
+  const fresh = candidates.filter((c) => !fired.has(firedPk(accountId, c.fired)));
+  const created = (await Promise.all(fresh.map(async (c) => ((await fireAlert(c.alert, c.fired)) ? c.alert : undefined)))).filter(
+    (a): a is Alert => a !== undefined,
+  );
+  if (created.length > 0) await publishAlerts(created.map((a) => ({ accountId, alertId: a.id })));
+  return created;
+}
+
+/** `evaluateSpend` for ingestion, which has succeeded already: never throws, a failure is logged. */
 export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
   try {
-    const config = await loadAlertConfig(accountId);
-    const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
-    if (active.budgets.length === 0 && active.rules.length === 0) return [];
-    const spend = await loadSpend(accountId, now, spendNeeds(active));
-    const candidates = planAlerts(accountId, active, spend, discovered, now);
-    const fired = await alreadyFired(accountId, candidates.map((c) => c.fired));
-    const fresh = candidates.filter((c) => !fired.has(firedPk(accountId, c.fired)));
-    const created = (await Promise.all(fresh.map(async (c) => ((await fireAlert(c.alert, c.fired)) ? c.alert : undefined)))).filter(
-      (a): a is Alert => a !== undefined,
-    );
-    if (created.length > 0) await publishAlerts(created.map((a) => ({ accountId, alertId: a.id })));
-    return created;
+    return await evaluateSpend(accountId, discovered, now);
   } catch (error) {
     logger.error('alert evaluation failed', error as Error);
     return [];

@@ -28,25 +28,25 @@ export function planLimitText(account: LimitAccount, period: Period, reached: re
   };
 }
 
-export async function raisePlanLimitAlert(
-  accountId: string,
-  account: LimitAccount,
-  period: Period,
-  reached: readonly PlanLimitReached[],
-  now = new Date(),
-): Promise<void> {
+/** Raises the period's one plan_limit alert; throws what DynamoDB throws (a sync's evaluator retries its message). */
+export async function firePlanLimitAlert(accountId: string, account: LimitAccount, period: Period, reached: readonly PlanLimitReached[], now = new Date()): Promise<void> {
+  const fired = { source: 'plan', level: 'limit', period: period.start };
+  if ((await alreadyFired(accountId, [fired])).has(firedPk(accountId, fired))) return;
+  const alert = makeAlert(accountId, now, {
+    type: 'plan_limit',
+    ...planLimitText(account, period, reached, now),
+    period: period.start.slice(0, 10),
+    thresholdMicros: null,
+    observedMicros: null,
+    channels: ['email'],
+  });
+  if (await fireAlert(alert, fired)) await publishAlerts([{ accountId, alertId: alert.id }]);
+}
+
+/** `firePlanLimitAlert` for ingestion: never throws, a failure is logged. */
+export async function raisePlanLimitAlert(accountId: string, account: LimitAccount, period: Period, reached: readonly PlanLimitReached[], now = new Date()): Promise<void> {
   try {
-    const fired = { source: 'plan', level: 'limit', period: period.start };
-    if ((await alreadyFired(accountId, [fired])).has(firedPk(accountId, fired))) return;
-    const alert = makeAlert(accountId, now, {
-      type: 'plan_limit',
-      ...planLimitText(account, period, reached, now),
-      period: period.start.slice(0, 10),
-      thresholdMicros: null,
-      observedMicros: null,
-      channels: ['email'],
-    });
-    if (await fireAlert(alert, fired)) await publishAlerts([{ accountId, alertId: alert.id }]);
+    await firePlanLimitAlert(accountId, account, period, reached, now);
   } catch (error) {
     logger.error('plan limit alert failed', error as Error);
   }

@@ -77,21 +77,27 @@ export function unpricedModelText({ provider, model }: ModelName): { title: stri
 }
 
 /** One alert per (account, provider, model), ever: the fired item `unpriced:<provider>/<model>` decides who raises it. */
-export async function raiseUnpricedModelAlerts(accountId: string, models: readonly ModelName[], now = new Date()): Promise<void> {
+/** Raises each model's one unpriced_model alert; throws what DynamoDB throws (a sync's evaluator retries its message). */
+export async function fireUnpricedModelAlerts(accountId: string, models: readonly ModelName[], now = new Date()): Promise<void> {
   if (models.length === 0) return;
+  const fired = models.map((m) => ({ model: m, key: { source: `unpriced:${m.provider}/${m.model}`, level: 'unpriced', period: 'once' } }));
+  const seen = await alreadyFired(accountId, fired.map((f) => f.key));
+  const raised: { accountId: string; alertId: string }[] = [];
+  for (const { model, key } of fired) {
+    if (seen.has(firedPk(accountId, key))) continue;
+    const alert = {
+      ...makeAlert(accountId, now, { type: 'unpriced_model', ...unpricedModelText(model), period: now.toISOString().slice(0, 10), thresholdMicros: null, observedMicros: null, channels: ['email'] }),
+      adminsOnly: true as const,
+    };
+    if (await fireAlert(alert, key)) raised.push({ accountId, alertId: alert.id });
+  }
+  if (raised.length > 0) await publishAlerts(raised);
+}
+
+/** `fireUnpricedModelAlerts` for ingestion: never throws, a failure is logged. */
+export async function raiseUnpricedModelAlerts(accountId: string, models: readonly ModelName[], now = new Date()): Promise<void> {
   try {
-    const fired = models.map((m) => ({ model: m, key: { source: `unpriced:${m.provider}/${m.model}`, level: 'unpriced', period: 'once' } }));
-    const seen = await alreadyFired(accountId, fired.map((f) => f.key));
-    const raised: { accountId: string; alertId: string }[] = [];
-    for (const { model, key } of fired) {
-      if (seen.has(firedPk(accountId, key))) continue;
-      const alert = {
-        ...makeAlert(accountId, now, { type: 'unpriced_model', ...unpricedModelText(model), period: now.toISOString().slice(0, 10), thresholdMicros: null, observedMicros: null, channels: ['email'] }),
-        adminsOnly: true as const,
-      };
-      if (await fireAlert(alert, key)) raised.push({ accountId, alertId: alert.id });
-    }
-    if (raised.length > 0) await publishAlerts(raised);
+    await fireUnpricedModelAlerts(accountId, models, now);
   } catch (error) {
     logger.error('unpriced model alert failed', error as Error);
   }

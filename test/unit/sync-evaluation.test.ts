@@ -38,6 +38,9 @@ describe('what a sync queues', () => {
     await queueEvaluation(evaluation);
     expect(sent).toEqual([[evaluation]]);
     expect(parseSyncEvaluation(JSON.stringify(sent[0]![0]))).toEqual(evaluation);
+    // A key the provider named with nothing, or at length, is still a key to name in a new_key alert.
+    const named = { ...evaluation, discovered: [{ keyHash: hash(1), provider: 'openai', name: '' }, { keyHash: hash(2), provider: 'anthropic', name: 'n'.repeat(5_000) }] };
+    expect(parseSyncEvaluation(JSON.stringify(named))).toEqual(named);
   });
 
   it('a plan’s 1,000 new keys with long names: parts under the size, every key once, the rest of the evaluation in the first part only', () => {
