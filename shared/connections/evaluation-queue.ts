@@ -53,7 +53,7 @@ export function evaluationParts(evaluation: SyncEvaluation, maxBytes = EVALUATIO
     const size = byteLength(key) + 1;
     if (part.discovered.length > 0 && bytes + size > maxBytes) {
       parts.push(part);
-      part = { ...evaluation, reached: [], limitLifted: false, unpriced: [], discovered: [] };
+      part = { ...evaluation, reached: [], limitLifted: false, spendMoved: false, unpriced: [], discovered: [] };
       bytes = byteLength(part);
     }
     part.discovered.push(key);

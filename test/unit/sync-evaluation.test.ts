@@ -51,7 +51,7 @@ describe('what a sync queues', () => {
     for (const part of parts) expect(Buffer.byteLength(JSON.stringify(part))).toBeLessThanOrEqual(200_000);
     expect(parts.flatMap((p) => p.discovered)).toEqual(discovered);
     expect(parts[0]).toMatchObject({ limitLifted: true, unpriced: evaluation.unpriced });
-    for (const part of parts.slice(1)) expect(part).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, at: evaluation.at, reached: [], limitLifted: false, unpriced: [] });
+    for (const part of parts.slice(1)) expect(part).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, at: evaluation.at, reached: [], limitLifted: false, spendMoved: false, unpriced: [] });
     // Each part names its own first key: its new_key alert is raised once (its fired item), never taken by another part.
     expect(new Set(parts.map((p) => p.discovered[0]!.keyHash)).size).toBe(parts.length);
   });
