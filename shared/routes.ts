@@ -261,6 +261,10 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
   // Reconciliation: the connection (GetItem) and its days of the range (Query).
   { method: 'GET', path: '/connections/{id}/reconciliation', handler: 'connections/reconciliation', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  // Closed months: the account's closed months (Query) and its connections (Query); a close reads the connections
+  // (Query) and writes the month once (PutItem, conditioned on it not existing).
+  { method: 'GET', path: '/months', handler: 'months/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'POST', path: '/months/{month}/close', handler: 'months/close', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

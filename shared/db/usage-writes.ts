@@ -113,7 +113,7 @@ export function eventItems(accountId: string, events: readonly PricedEvent[], no
  * in one Query, days ascending (GET /spend/export): its `SET` clause and values.
  */
 export function exportRowAttributes(accountId: string, kdm: KeyDayModel): { set: string; values: Record<string, string> } {
-  const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model);
+  const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model, kdm.correctionOf);
   return { set: 'gsi1pk = :gsi1pk, gsi1sk = :gsi1sk', values: { ':gsi1pk': row.gsi1pk, ':gsi1sk': row.gsi1sk } };
 }
 
@@ -124,13 +124,14 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
   for (const kdm of kdms) {
     const add = addSums(kdm.sums);
     const row = exportRowAttributes(accountId, kdm);
-    // A row of units (a connection's images, storage, …) also carries its unit and quantity.
+    // A row of units (a connection's images, storage, …) also carries its unit and quantity; a correction the day it corrects.
     const units = kdm.unit !== undefined;
+    const correction = kdm.correctionOf !== undefined;
     out.actions.push({
       Update: {
         TableName,
-        Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}`,
+        Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model, kdm.correctionOf),
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''}${correction ? ', correction = :correction, correctionOf = :correctionOf' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}`,
         ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}) },
         ExpressionAttributeValues: {
           ':date': kdm.date,
@@ -140,6 +141,7 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
           ...row.values,
           ...add.values,
           ...(units ? { ':unit': kdm.unit, ':quantity': kdm.quantity ?? 0n } : {}),
+          ...(correction ? { ':correction': true, ':correctionOf': kdm.correctionOf } : {}),
         },
       },
     });
@@ -323,6 +325,20 @@ export function planCounterItems(accountId: string, periodStart: string, tracked
       },
     });
     out.meaning.push({ limit: 'keys' });
+  }
+  return out;
+}
+
+/**
+ * Family: the freeze of closed months. A write that touches a day of a past month still open is conditioned on that
+ * month not being closed (its `MONTH#` item not existing): a month closed meanwhile cancels the write, and the
+ * producer books the change as a correction instead (shared/months/).
+ */
+export function openMonthGuards(accountId: string, months: Iterable<string>): Built {
+  const out = built();
+  for (const month of months) {
+    out.actions.push({ ConditionCheck: { TableName: tableName(), Key: keys.closedMonth(accountId, month), ConditionExpression: 'attribute_not_exists(pk)' } });
+    out.meaning.push({ cell: `month:${month}` });
   }
   return out;
 }

@@ -202,7 +202,7 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 /** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
 export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
-  const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
+  const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint; correctionOf?: string }>();
   let notByModel = 0n;
   for (const item of items) {
     const day = daily.get(item.date as string);
@@ -213,8 +213,10 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
       notByModel += micros(item.costMicros);
       continue;
     }
-    const id = `${item.provider as string}|${item.model as string}`;
-    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
+    // A correction of a closed month's day (booked on the day it was found) is a row of its own.
+    const correctionOf = typeof item.correctionOf === 'string' ? item.correctionOf : undefined;
+    const id = `${item.provider as string}|${item.model as string}|${correctionOf ?? ''}`;
+    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n, ...(correctionOf ? { correctionOf } : {}) });
     const row = byModel.get(id)!;
     addItem(row.totals, item);
     // Units, not tokens (a connection's images, speech, storage, tool calls): the unit and how many.
@@ -229,7 +231,13 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
     daily: [...daily].map(([date, t]) => ({ date, settled: settled.has(date), ...totalsView(t) })),
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
-      .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
+      .map(({ provider, model, totals, unit, quantity, correctionOf }) => ({
+        provider,
+        model,
+        ...totalsView(totals),
+        ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }),
+        ...(correctionOf === undefined ? {} : { correction: true as const, correctionOf }),
+      })),
     notByModelUsd: microsToUsd(notByModel),
   };
 }

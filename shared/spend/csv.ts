@@ -11,7 +11,7 @@ import { readInt } from '#shared/db/numbers.ts';
 import { shownModel } from '#shared/usage/names.ts';
 
 export const CSV_HEADER =
-  'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
+  'date,key_hash,key_label,key_name,project_id,project_name,settled,correction,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
 
 /** What a row says of its key, from the key index: its label, the provider's name, its project. */
 export interface RowKey {
@@ -65,6 +65,8 @@ export function csvRow(item: Item, key: RowKey | null): string {
     csvText(key?.project?.id ?? ''),
     csvText(key?.project?.name ?? ''),
     String(rowSettled(item)),
+    // A correction of a closed month's day, booked on the day it was found (API.md part 6 "Closed months").
+    String(item.correction === true),
     csvText(item.provider as string),
     csvText(shownModel(item.model as string) ?? ''),
     int('requests'),

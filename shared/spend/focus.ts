@@ -82,6 +82,7 @@ export function focusRow(item: Item, key: FocusKey | null, account: { id: string
   // A day its provider breaks down by model only once complete (OpenRouter's today) has no model.
   const model = shownModel(item.model as string) ?? '';
   const hash = item.keyHash as string;
+  const correctionOf = typeof item.correctionOf === 'string' ? item.correctionOf : undefined;
   const cost = csvUsd(readInt(item.costMicros, 'costMicros'));
   const settled = rowSettled(item);
   const input = int('inputTokens');
@@ -99,11 +100,12 @@ export function focusRow(item: Item, key: FocusKey | null, account: { id: string
     BillingPeriodStart: at(month),
     BillingPeriodEnd: at(firstOfNextMonth(date)),
     ChargeCategory: 'Usage',
-    ChargeClass: '',
+    // A correction of a closed month's day, booked on the day it was found: its charge period is the day it corrects.
+    ChargeClass: correctionOf ? 'Correction' : '',
     ChargeDescription: csvText(`${model || 'all models (by model once the day is complete)'} via ${vendor}: ${requests} requests, ${input} input and ${output} output tokens${settled ? ' (settled)' : ''}`),
     ChargeFrequency: 'Usage-Based',
-    ChargePeriodStart: at(date),
-    ChargePeriodEnd: at(addDays(date, 1)),
+    ChargePeriodStart: at(correctionOf ?? date),
+    ChargePeriodEnd: at(addDays(correctionOf ?? date, 1)),
     ConsumedQuantity: String(input + output),
     ConsumedUnit: 'Tokens',
     ContractedCost: cost,

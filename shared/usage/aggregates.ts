@@ -28,6 +28,8 @@ export interface KeyDayModel {
   /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
   unit?: string;
   quantity?: bigint;
+  /** A correction of this day of a closed month, booked on `date` (a row of its own). */
+  correctionOf?: string;
 }
 
 export interface KeyUpdate {
@@ -91,10 +93,15 @@ export interface Contribution {
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
+  /**
+   * A change of a day of a closed month found later: `date` is the day it is booked on (the day it was found, in
+   * the open month), this the day it corrects. Its key × day × model row is one of its own (`correction: true`).
+   */
+  correctionOf?: string;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
-export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}${e.correctionOf ? `|${e.correctionOf}` : ''}`;
 const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
 const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
 const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
@@ -158,7 +165,7 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   const id = kdmId(c);
   let kdm = a.keyDayModels.get(id);
   if (!kdm) {
-    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums(), ...(c.correctionOf ? { correctionOf: c.correctionOf } : {}) };
     a.keyDayModels.set(id, kdm);
   }
   addSums(kdm.sums, c.sums);

@@ -67,7 +67,7 @@ async function exported(token: string, provider: Provider, from: string, to: str
   const res = await call<string>(`/spend/export?from=${from}&to=${to}`, { token });
   expect(res.status, String(res.body)).toBe(200);
   const [header, ...lines] = parseCsv(res.body);
-  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
   const out = new Map<string, Cell>();
   for (const f of lines) {
     if (f[7] !== provider) continue;

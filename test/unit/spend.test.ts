@@ -62,14 +62,14 @@ describe('CSV of the export', () => {
         { date: '2026-11-01', keyHash: 'ab', provider: 'openai', model: '-x', requests: 2, inputTokens: 2n ** 60n, cachedInputTokens: 0, outputTokens: 5, costMicros: 1_234_567 },
         null,
       ),
-    ).toBe(`2026-11-01,ab,,,,,false,openai,"'-x",2,${2n ** 60n},0,5,1.234567`);
+    ).toBe(`2026-11-01,ab,,,,,false,false,openai,"'-x",2,${2n ** 60n},0,5,1.234567`);
     // The key's provider name and project after its label; settled where the row says so.
     expect(
       csvRow(
         { date: '2026-11-01', keyHash: 'ab', provider: 'anthropic', model: 'm', requests: 0, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costMicros: 5, settled: true },
         { label: 'prod, eu', name: 'Prod key', project: { id: 'wrkspc_1', name: 'Web' } },
       ),
-    ).toBe('2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,anthropic,m,0,1,0,1,0.000005');
+    ).toBe('2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,false,anthropic,m,0,1,0,1,0.000005');
   });
 });
 
