@@ -140,7 +140,8 @@ export const routes: readonly Route[] = [
   // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
   // ... and then enforcement (shared/enforcement/): budgets, states, keys, connections (Query), conditional state and
   // act writes (PutItem), alerts; a sync queued for a connection whose lever needs its admin key.
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true, queuesSyncs: true },
+  // An event of a past month: its write is conditioned on the month staying open (ConditionCheckItem).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], publishesAlerts: true, queuesSyncs: true },
   // The reporter's block list: the ingest key (GetItem), the account's enforcement states (Query).
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },

@@ -9,7 +9,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
-import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, Sums } from '#shared/usage/aggregates.ts';
+import { pastMonthsOf, type Aggregate, type Aggregates, type KeyDayModel, type KeyUpdate, type Sums } from '#shared/usage/aggregates.ts';
 import type { Chunk } from '#shared/ingest/chunks.ts';
 import type { PricedEvent } from '#shared/ingest/events.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
@@ -361,6 +361,7 @@ export function buildChunkActions(w: ChunkWrite): Built {
     eventItems(accountId, chunk.events, w.now),
     aggregateItems(accountId, chunk, w),
     planCounterItems(accountId, w.periodStart, chunk.events.length, chunk.newKeys, w.limits),
+    openMonthGuards(accountId, pastMonthsOf(chunk, w)),
   );
 }
 

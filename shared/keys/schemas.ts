@@ -5,7 +5,7 @@ import { queryDate } from '#shared/http/dates.ts';
 /** A key's hash in the path; anything else cannot name a key (→ 404, like an unknown one). */
 export const KeyParams = z.strictObject({ hash: z.string() });
 
-export const KEY_SORTS = ['monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name'] as const;
+export const KEY_SORTS = ['monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name', 'month'] as const;
 export type KeySort = (typeof KEY_SORTS)[number];
 export const KEY_SOURCES = ['ingest', 'connection'] as const;
 export const SORT_ORDERS = ['asc', 'desc'] as const;
@@ -19,6 +19,8 @@ export const ListKeysQuery = z.strictObject({
   tracked: z.optional(z.enum(['true', 'false'], 'tracked must be true or false.')),
   /** The keys of one project (an OpenAI project's or Anthropic workspace's id, as `project.id` of a key). */
   projectId: z.optional(z.string('projectId must be text.').check(z.minLength(1, 'projectId must not be empty.'), z.maxLength(200, 'projectId must be at most 200 characters.'))),
+  /** A month (YYYY-MM): each key gains `spend.month` and `requests.month`, and `sort=month` is the default. */
+  month: z.optional(z.string('month must be a month YYYY-MM.').check(z.regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'month must be a month YYYY-MM.'))),
   sort: z.optional(z.enum(KEY_SORTS, `sort must be one of ${KEY_SORTS.join(', ')}.`)),
   order: z.optional(z.enum(SORT_ORDERS, 'order must be asc or desc.')),
   limit: Limit,

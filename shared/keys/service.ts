@@ -9,6 +9,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
+import { accountMonthKeys } from '#shared/db/spend.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
@@ -31,7 +32,14 @@ export function keyForecast(item: Item, now: Date): bigint {
 /** Where a key's spend comes from: events sent to /ingest, or a provider connection (keys stored before say nothing: ingest). */
 export const keySource = (item: Item): 'ingest' | 'connection' => (item.source === 'connection' ? 'connection' : 'ingest');
 
-export function toKeyView(item: Item, now: Date) {
+/** A key's figures of one month (`GET /keys?month=`), from the account's month × key items. */
+interface MonthFigures {
+  costMicros: bigint;
+  requests: number;
+}
+
+/** `month`: the figures of the month `GET /keys?month=` asked for (`spend.month`, `requests.month`). */
+export function toKeyView(item: Item, now: Date, month?: MonthFigures) {
   const r = rollingNames(isoDate(now), isoMonth(now));
   return {
     hash: item.keyHash as string,
@@ -53,8 +61,9 @@ export function toKeyView(item: Item, now: Date) {
       monthToDate: microsToUsd(micros(item[r.monthCost])),
       total: microsToUsd(micros(item.totalCostMicros)),
       forecastMonthEnd: microsToUsd(keyForecast(item, now)),
+      ...(month ? { month: microsToUsd(month.costMicros) } : {}),
     },
-    requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
+    requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests), ...(month ? { month: month.requests } : {}) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
   };
@@ -83,9 +92,11 @@ export function keyMatches(item: Item, q: string): boolean {
 }
 
 /** The value each sort orders by: money as exact µ$, times and names as text. */
-function sortValue(item: Item, sort: KeySort, now: Date): bigint | string {
+function sortValue(item: Item, sort: KeySort, now: Date, month?: ReadonlyMap<string, MonthFigures>): bigint | string {
   const r = rollingNames(isoDate(now), isoMonth(now));
   switch (sort) {
+    case 'month':
+      return month?.get(item.keyHash as string)?.costMicros ?? 0n;
     case 'monthToDate':
       return micros(item[r.monthCost]);
     case 'today':
@@ -123,12 +134,21 @@ function cursorPosition(cursor: string, accountId: string, list: string, sort: K
  */
 export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const sort = query.sort ?? 'monthToDate';
+  if (query.sort === 'month' && query.month === undefined) {
+    throw new ValidationError('sort=month needs month.', [{ path: 'query.sort', message: 'Give month (YYYY-MM) with sort=month.' }]);
+  }
+  const sort = query.sort ?? (query.month !== undefined ? 'month' : 'monthToDate');
+  // A month's figures per key: the account's month × key items of that month (ONE Query, beside the keys' Query).
+  const monthRead = query.month !== undefined ? accountMonthKeys(accountId, query.month, query.month) : undefined;
   const order = query.order ?? (sort === 'name' ? 'asc' : 'desc');
   const provider = query.provider?.trim().toLowerCase();
-  const list = `keys:${sort}:${order}`;
+  const list = `keys:${sort}:${order}${query.month ? `:${query.month}` : ''}`;
   const byOrder = orderOf(order);
-  const ranked: Ranked[] = (await repo.listProviderKeys(accountId))
+  const [keyItems, monthItems] = await Promise.all([repo.listProviderKeys(accountId), monthRead]);
+  const month = monthItems
+    ? new Map(monthItems.map((i): [string, MonthFigures] => [i.keyHash as string, { costMicros: micros(i.costMicros), requests: num(i.requests) }]))
+    : undefined;
+  const ranked: Ranked[] = keyItems
     .filter(
       (item) =>
         (!query.q || keyMatches(item, query.q)) &&
@@ -137,7 +157,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
         (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')) &&
         (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
     )
-    .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
+    .map((item) => ({ item, value: sortValue(item, sort, now, month), hash: item.keyHash as string }))
     .sort(byOrder);
   let start = 0;
   if (query.cursor) {
@@ -148,7 +168,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const page = ranked.slice(start, start + limit);
   const last = page.at(-1);
   return {
-    items: page.map((entry) => toKeyView(entry.item, now)),
+    items: page.map((entry) => toKeyView(entry.item, now, month ? (month.get(entry.hash) ?? { costMicros: 0n, requests: 0 }) : undefined)),
     nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, list, { v: String(last.value), h: last.hash } satisfies Position) : null,
     total: ranked.length,
   };

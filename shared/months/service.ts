@@ -32,12 +32,24 @@ export function monthDays(month: string): { first: string; last: string } {
   return { first: `${month}-01`, last: isoDate(new Date(Date.UTC(y, m, 0))) };
 }
 
-type SettleFacts = Pick<Connection, 'id' | 'provider' | 'cursor' | 'backfillTo' | 'lastSuccessAt' | 'importedFrom' | 'unsettledDays'>;
+type SettleFacts = Pick<Connection, 'id' | 'provider' | 'cursor' | 'backfillTo' | 'lastSuccessAt' | 'importedFrom' | 'unsettledDays' | 'untrackedKeys' | 'requestsHeldFrom' | 'requestsHeldTo'>;
+
+/**
+ * Whether a plan limit holds usage of the month back (keys not tracked, requests held, days still to read again):
+ * the month is not whole yet, so it does not close by itself (an upgrade imports the rest into it).
+ */
+export function heldBack(c: SettleFacts, month: string, today: string): boolean {
+  const { first, last } = monthDays(month);
+  if ((c.untrackedKeys ?? 0) > 0 && c.importedFrom <= last) return true;
+  if (c.cursor !== null && c.cursor <= last) return true;
+  return !!c.requestsHeldFrom && c.requestsHeldFrom <= last && (c.requestsHeldTo ?? today) >= first;
+}
 
 /**
  * How far a connection has settled a month (pure): the last day, counted without a gap from the month's first day it
- * could import, that its provider's bill settled (null: none); and whether every such day is settled (a month whose
- * days all lie before what it could import has nothing left to settle).
+ * could import, that its provider's bill settled (null: none); and whether the month is whole for it: every such day
+ * settled (a month whose days all lie before what it could import has nothing left to settle) and nothing of it held
+ * back by a plan limit.
  */
 export function settlementOf(c: SettleFacts, month: string, today: string): SettledThrough & { complete: boolean } {
   const { first, last } = monthDays(month);
@@ -51,7 +63,7 @@ export function settlementOf(c: SettleFacts, month: string, today: string): Sett
     }
     through = d;
   }
-  return { connectionId: c.id, provider: c.provider, date: through, complete };
+  return { connectionId: c.id, provider: c.provider, date: through, complete: complete && !heldBack(c, month, today) };
 }
 
 function parseMonth(value: string | undefined, field: string): string | undefined {
@@ -106,8 +118,13 @@ export async function closeMonth(accountId: string, month: string, userId: strin
   const settlement = connections.map((c) => settlementOf(c, month, today));
   const open = settlement.filter((s) => !s.complete);
   if (open.length > 0 && body.force !== true) {
-    const which = open.map((s) => `${providerName(s.provider)} (settled ${s.date ? `through ${s.date}` : 'no day yet'})`).join(', ');
-    throw new Conflict(`${month} has days its providers have not billed yet: ${which}. Close it once they are, or send {"force": true} to close it with their estimates.`, 'month-not-settled');
+    const which = open
+      .map((s) => {
+        const c = connections.find((x) => x.id === s.connectionId)!;
+        return `${providerName(s.provider)} (settled ${s.date ? `through ${s.date}` : 'no day yet'}${heldBack(c, month, today) ? '; some usage held back by the plan’s limits' : ''})`;
+      })
+      .join(', ');
+    throw new Conflict(`${month} is not settled yet: ${which}. Close it once it is, or send {"force": true} to close it as it stands (its estimates frozen).`, 'month-not-settled');
   }
   const closed: ClosedMonth = {
     month,

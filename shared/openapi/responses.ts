@@ -208,8 +208,9 @@ export const Key = z.object({
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
-  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
-  requests: z.object({ today: Count, monthToDate: Count, total: Count }),
+  /** `month`, `requests.month`: with `GET /keys?month=YYYY-MM` only, that month's figures (corrections booked in it included). */
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd, month: z.optional(z.number()) }),
+  requests: z.object({ today: Count, monthToDate: Count, total: Count, month: z.optional(z.int()) }),
   unpricedRequests: Count,
   /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
   tracked: z.boolean(),

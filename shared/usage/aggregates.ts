@@ -80,7 +80,17 @@ export interface ChunkContext {
   month: string;
   /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
   recentDays?: ReadonlySet<string>;
+  /** The account's closed months (YYYY-MM): usage of one of their days is booked today as a correction of that day. */
+  closedMonths?: ReadonlySet<string>;
 }
+
+/** Where a change of `date` is booked (pure): its own day, or today as a correction of a closed month's day. */
+export function bookedDay(date: string, ctx: Pick<ChunkContext, 'today' | 'closedMonths'>): { date: string; correctionOf?: string } {
+  return ctx.closedMonths?.has(date.slice(0, 7)) ? { date: ctx.today, correctionOf: date } : { date };
+}
+
+/** The past months (before the context's month) a set of aggregates writes: each is guarded to stay open. */
+export const pastMonthsOf = (a: Aggregates, ctx: Pick<ChunkContext, 'month'>): string[] => [...a.months.keys()].filter((m) => m < ctx.month);
 
 /** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
 export interface Contribution {

@@ -175,3 +175,62 @@ describe('a closed month never changes; a later revision is a correction on the 
     expect((await api(`/spend?from=${today()}&to=${today()}`, { token: user.token })).body.total).toEqual(todayAfter.body.total);
   });
 });
+
+describe('events of a closed month', () => {
+  it('an event sent late for a day of a closed month counts today, as a correction of that day; the closed month is unchanged', async () => {
+    const { first, last } = lastMonth();
+    const day = addDays(`${thisMonth()}-01`, -1);
+    const sending = await api('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'late proxy' } });
+    expect(sending.status).toBe(201);
+    const monthBefore = await api(`/spend?from=${first}&to=${last}`, { token: user.token });
+    const todayBefore = await api(`/spend?from=${today()}&to=${today()}`, { token: user.token });
+    const hash = 'c'.repeat(64);
+    const res = await api('/ingest', {
+      method: 'POST',
+      headers: { 'x-api-key': sending.body.key },
+      body: { events: [{ requestId: `late-${Date.now()}`, keyHash: hash, provider: 'anthropic', model: 'claude-sonnet-4-5', inputTokens: 1000, outputTokens: 100, costUsd: 1.25, timestamp: `${day}T10:00:00Z` }] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.accepted).toBe(1);
+    expect((await api(`/spend?from=${first}&to=${last}`, { token: user.token })).body.total).toEqual(monthBefore.body.total);
+    const todayAfter = await api(`/spend?from=${today()}&to=${today()}`, { token: user.token });
+    expect(micros(todayAfter.body.total.costUsd) - micros(todayBefore.body.total.costUsd)).toBe(1_250_000n);
+    const key = await api(`/keys/${hash}?from=${today()}&to=${today()}`, { token: user.token });
+    expect(key.body.breakdown.byModel).toEqual([expect.objectContaining({ model: 'claude-sonnet-4-5', costUsd: 1.25, correction: true, correctionOf: day })]);
+  });
+});
+
+describe('month views', () => {
+  it('GET /keys?month=: each key with that month’s spend and requests, sorted by it; the sums equal GET /spend of the month', async () => {
+    const { month, first, last } = lastMonth();
+    const res = await api(`/keys?month=${month}&limit=100`, { token: user.token });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const items = res.body.items as any[];
+    expect(items.length).toBe(res.body.total);
+    for (const k of items) expect(k.spend.month).toEqual(expect.any(Number));
+    for (let i = 1; i < items.length; i++) expect(items[i - 1].spend.month).toBeGreaterThanOrEqual(items[i].spend.month);
+    const spend = await api(`/spend?from=${first}&to=${last}`, { token: user.token });
+    expect(items.reduce((s, k) => s + micros(k.spend.month), 0n)).toBe(micros(spend.body.total.costUsd));
+    expect(items.reduce((s, k) => s + k.requests.month, 0)).toBe(spend.body.total.requests);
+    // Without month: no month figures; sort=month needs month.
+    expect((await api('/keys?limit=1', { token: user.token })).body.items[0].spend.month).toBeUndefined();
+    expect((await api('/keys?sort=month', { token: user.token })).status).toBe(400);
+    expect((await api('/keys?month=2026-13', { token: user.token })).status).toBe(400);
+  });
+
+  it('a key deleted before the connection was made keeps its project (from its usage) in the key list and the CSV', async () => {
+    const state = await org.state();
+    const deleted = (state.keys as any[]).find((k) => k.status === 'deleted');
+    const project = (state.projects as any[]).find((p) => p.id === deleted.projectId);
+    const hash = keyHash('openai', deleted.id);
+    const key = await api(`/keys/${hash}`, { token: user.token });
+    expect(key.status).toBe(200);
+    expect(key.body).toMatchObject({ providerStatus: 'deleted', project: { id: project.id, name: project.name } });
+    const { first, last } = lastMonth();
+    const csv = await api<string>(`/spend/export?from=${first}&to=${last}`, { token: user.token });
+    const [cols, ...lines] = parseCsv(csv.body);
+    const rows = lines.filter((l) => l[cols!.indexOf('key_hash')] === hash);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect([r[cols!.indexOf('project_id')], r[cols!.indexOf('project_name')]]).toEqual([project.id, project.name]);
+  });
+});

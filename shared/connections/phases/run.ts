@@ -5,7 +5,7 @@
  * Every write goes through the chunk writer (shared/db/usage-writes.ts), under the plan's limits.
  */
 import type { Item } from '#shared/db/client.ts';
-import type { Contribution } from '#shared/usage/aggregates.ts';
+import { bookedDay, pastMonthsOf, type Contribution } from '#shared/usage/aggregates.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -121,8 +121,16 @@ export class Importer {
     return this.conn.provider;
   }
 
+  /** Project names by id, from the inventory (a deleted key's project is named by the keys still listed in it). */
+  private projectNames = new Map<string, string>();
+  /** The project (OpenAI) or workspace (Anthropic) each key's usage was reported with in this sync, by key hash. */
+  private usageProjects = new Map<string, string>();
+
   async readInventory(): Promise<void> {
-    for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
+    for (const k of await this.client.listKeys()) {
+      this.inventory.set(k.id, k);
+      if (k.project) this.projectNames.set(k.project.id, k.project.name);
+    }
     // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).
     const known = [...this.ctx.knownKeys.values()].filter((item) => item.source === 'connection' && item.provider === this.provider && typeof item.providerKeyId === 'string');
     this.client.readAlso?.(known.map((item) => item.providerKeyId as string));
@@ -130,7 +138,12 @@ export class Importer {
 
   private attributesOf(keyId: string | null): KeyAttributes {
     const hash = connectionKeyHash(this.provider, keyId);
-    return keyAttributes(this.conn, keyId, keyId === null ? undefined : this.inventory.get(keyId), this.ctx.knownKeys.get(hash));
+    const listed = keyId === null ? undefined : this.inventory.get(keyId);
+    const attrs = keyAttributes(this.conn, keyId, listed, this.ctx.knownKeys.get(hash));
+    // A key no longer listed (deleted before Burnrate saw it) keeps the project its usage was reported with.
+    const projectId = this.usageProjects.get(hash);
+    if (keyId !== null && !listed && attrs.project === null && projectId) attrs.project = { id: projectId, name: this.projectNames.get(projectId) ?? projectId };
+    return attrs;
   }
 
   /** Models read that neither the account's own prices nor the table price (the `unpriced_model` alert). */
@@ -228,7 +241,7 @@ export class Importer {
    * as a correction of that day (API.md part 6 "Closed months").
    */
   private booked(date: string): { date: string; correctionOf?: string } {
-    return this.ctx.closedMonths.has(date.slice(0, 7)) ? { date: this.ctx.chunkContext.today, correctionOf: date } : { date };
+    return bookedDay(date, { today: this.ctx.chunkContext.today, closedMonths: this.ctx.closedMonths });
   }
 
   private async loadStored(from: string, to: string): Promise<Map<string, StoredCell>> {
@@ -406,7 +419,11 @@ export class Importer {
   }
 
   private async writeBatch(batch: CellChange[], aggregates: Aggregates, settle: SettleChange[] = []): Promise<void> {
-    for (const c of batch) this.hashToKeyId.set(connectionKeyHash(this.provider, c.cell.keyId), c.cell.keyId);
+    for (const c of batch) {
+      const hash = connectionKeyHash(this.provider, c.cell.keyId);
+      this.hashToKeyId.set(hash, c.cell.keyId);
+      if (c.cell.projectId) this.usageProjects.set(hash, c.cell.projectId);
+    }
     for (const c of settle) this.hashToKeyId.set(connectionKeyHash(this.provider, c.keyId), c.keyId);
     this.decorateKeys(aggregates, batch);
     // The reconciliation's computed figure of a day is what its aggregates hold: a correction counts on the day it is booked.
@@ -421,7 +438,7 @@ export class Importer {
       costByDay.set(day, (costByDay.get(day) ?? 0n) + c.delta);
     }
     // Past months still open when planned: each write is conditioned on them staying open.
-    const pastMonths = [...aggregates.months.keys()].filter((m) => m < this.ctx.chunkContext.month);
+    const pastMonths = pastMonthsOf(aggregates, this.ctx.chunkContext);
     const requests = batch.reduce((n, c) => n + this.trackedRequestsOf(c), 0);
     const { accountId } = this.conn;
     for (let attempt = 0; ; attempt++) {

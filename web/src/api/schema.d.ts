@@ -1194,11 +1194,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -1258,11 +1260,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -2920,8 +2924,9 @@ export interface operations {
                 source?: "ingest" | "connection";
                 tracked?: "true" | "false";
                 projectId?: string;
+                month?: string;
                 /** @description What the list is ordered by. */
-                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
+                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name" | "month";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
                 order?: "asc" | "desc";
                 /** @description Page size, 1–100 (default 50). */
