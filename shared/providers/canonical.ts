@@ -1,7 +1,7 @@
 /**
- * One canonical provider name (API.md part 5, Details): a provider id in an event or a price is matched on a canonical
- * form — NFKC, case-folded, a trailing `.com` dropped, letters and digits only. A name whose canonical form is a
- * known provider's IS that provider (`OpenAI`, `open-ai`, `openai.com`, `ＯｐｅｎＡＩ` → `openai`) for ingestion,
+ * One canonical provider name (docs/features/connections.md): a provider id in an event or a price is matched on a
+ * canonical form — NFKC, case-folded, a trailing `.com` dropped, letters and digits only. A name whose canonical form
+ * is a known provider's IS that provider (`OpenAI`, `open-ai`, `openai.com`, `ＯｐｅｎＡＩ` → `openai`) for ingestion,
  * prices and the one-source rule; any other name is kept as sent, trimmed and lower-cased (`azure-openai` stays a
  * provider of its own). Pure functions.
  */
