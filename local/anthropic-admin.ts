@@ -70,7 +70,7 @@ interface StandInRates {
 /**
  * Sonnet 4 and 4.5 with the 1M context window: usage past 200K input tokens (`context_window: "200k-1M"`) is billed at
  * $6 input and $22.50 output per 1M, cache reads and writes by the same multipliers: the price table's rows, read from
- * secondary sources quoting Anthropic's pricing page ("Long context pricing"; docs/pricing-tiers-and-tools.md names
+ * secondary sources quoting Anthropic's pricing page ("Long context pricing"; docs/features/ingestion-and-pricing.md names
  * them).
  */
 const SONNET_LONG_CONTEXT: StandInRates = { input: 6000, output: 22_500, cacheRead: 600, cache5m: 7500, cache1h: 12_000 };

@@ -90,6 +90,19 @@ describe('README and docs', () => {
     expect([...sample]).toEqual(['a', 'notifications-that-cant-be-abused', 'deploy-settings--c-keyvalue', 'a-1']);
   });
 
+  it('has no page named after a change set: each topic has one page', () => {
+    const gone = ['pricing-tiers-and-tools', 'coverage-and-settlement', 'openrouter-projects-and-exports', 'budgets-and-enforcement', 'dashboard-details', 'hardening'];
+    expect(gone.filter((name) => existsSync(join(ROOT, 'docs', `${name}.md`)))).toEqual([]);
+  });
+
+
+  it('every page of docs/ is listed in docs/README.md', () => {
+    const index = text.get(join(ROOT, 'docs/README.md'))!;
+    const listed = new Set(links(index).map((target) => resolve(join(ROOT, 'docs'), target.split('#')[0]!)));
+    const orphans = pages.filter((page) => page.startsWith(join(ROOT, 'docs') + '/') && !page.endsWith('docs/README.md') && !listed.has(page));
+    expect(orphans.map(rel)).toEqual([]);
+  });
+
   it('docs/api.md is the reference generated from the OpenAPI document (npm run gen:api)', () => {
     const page = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
     expect(page === openApiMarkdown(buildOpenApi() as unknown as Record<string, unknown>), 'docs/api.md is stale: run `npm run gen:api`').toBe(true);
