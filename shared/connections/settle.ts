@@ -20,6 +20,9 @@
  */
 import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
 import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import type { LineReason, Line } from '#shared/db/settlement.ts';
+
+export type { LineReason, Line };
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -64,17 +67,6 @@ export interface Estimate {
   webSearchRequests?: number;
 }
 
-/** Why a reconciliation line differs from its estimate (the dashboard says it in words). */
-export type LineReason = 'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit';
-
-export interface Line {
-  line: string;
-  estimatedMicros: bigint;
-  /** null: not in the provider's bill (Anthropic Priority Tier). */
-  billedMicros: bigint | null;
-  reason: LineReason | null;
-}
-
 /** The bill of one settled day: per (key, row) the billed micro-dollars, its total and its lines. */
 export interface DaySettlement {
   date: string;
@@ -85,6 +77,7 @@ export interface DaySettlement {
 }
 
 export const PICOS_PER_MICRO = 100_000_000n;
+
 const roundPicos = (picos: bigint): bigint => {
   const half = PICOS_PER_MICRO / 2n;
   return picos >= 0n ? (picos + half) / PICOS_PER_MICRO : -((-picos + half) / PICOS_PER_MICRO);
@@ -203,8 +196,10 @@ export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], 
 
 /** Anthropic's line of a model and tier as the reconciliation names it (`claude-opus-4-5 (batch)`). */
 export const anthropicLine = (model: string, tier: string, longContext = false) => `${tier === 'standard' ? model : `${model} (${tier})`}${longContext ? ', long context' : ''}`;
+
 /** The usage tier a cost report's `service_tier` bills: only standard and batch exist there. */
 const billedTier = (tier: string) => (tier === 'batch' ? 'batch' : 'standard');
+
 export const PRIORITY_TIER = 'priority';
 
 /**
