@@ -215,7 +215,7 @@ export interface BudgetEnforcementView {
   since: string;
 }
 
-/** `forecastMicros`: the month-end forecast of what the budget watches (shared/spend/forecast.ts). */
+/** `forecastMicros`: the month-end forecast of what the budget watches (shared/usage/forecast.ts). */
 export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros, enforcement?: BudgetEnforcementView) {
   return {
     id: b.id,

@@ -10,7 +10,7 @@ import * as repo from '#shared/db/budgets.ts';
 import { Conflict, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { listStates } from '#shared/db/enforcement.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, type AccountView } from '#shared/enforcement/service.ts';

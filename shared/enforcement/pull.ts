@@ -4,7 +4,7 @@
  * outcome written. Only the sync worker pulls levers (the admin key is open there only): the enforcement service gets
  * this as `pull` from `enforceForConnection`, so the passes of ingestion and the API do not bundle it.
  */
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { writeState } from '#shared/db/enforcement.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { nextState, type Act, type EnforcementState, type Outcome } from '#shared/enforcement/model.ts';

@@ -1,5 +1,5 @@
 /** What an act did, in words: the detail of its state, its log entry and its alert. */
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import type { Target } from '#shared/enforcement/model.ts';
 

@@ -10,7 +10,7 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
-import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -20,7 +20,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const num = (value: unknown): number => readNumber(value);
 const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
 
-/** The key's month-end forecast (shared/spend/forecast.ts) from its item's rolling counters, in µ$. */
+/** The key's month-end forecast (shared/usage/forecast.ts) from its item's rolling counters, in µ$. */
 export function keyForecast(item: Item, now: Date): bigint {
   const today = isoDate(now);
   const month = isoMonth(now);

@@ -10,7 +10,7 @@ import * as repo from '#shared/db/spend.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
 import { ValidationError } from '#shared/http/errors.ts';
-import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
+import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/usage/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
@@ -23,7 +23,7 @@ const LATEST_DAY_MS = 5 * 60 * 1000;
 
 const micros = (v: unknown) => readInt(v, 'an amount of micro-dollars');
 
-/** The month-end forecast of the account from its figures (shared/spend/forecast.ts). */
+/** The month-end forecast of the account from its figures (shared/usage/forecast.ts). */
 export function accountForecast(figures: repo.ForecastFigures, today: string): bigint {
   const createdAt = figures.account?.createdAt;
   return forecastMonthEnd({
