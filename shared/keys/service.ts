@@ -67,14 +67,14 @@ interface Ranked {
   hash: string;
 }
 
-/** What `sort=name` orders by (API.md part 4): the label, else the provider's name, else the hint, else the hash — lower-cased. */
+/** What `sort=name` orders by (docs/features/spend-and-exports.md): the label, else the provider's name, else the hint, else the hash — lower-cased. */
 export function keySortName(item: Item): string {
   const present = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
   const name = [item.label, item.name, item.hint].find(present) ?? (item.keyHash as string);
   return name.trim().toLowerCase();
 }
 
-/** Whether a key matches `q` (API.md part 4): a part of its label, provider name or hint (any case), or the start of its hash. */
+/** Whether a key matches `q` (docs/features/spend-and-exports.md): a part of its label, provider name or hint (any case), or the start of its hash. */
 export function keyMatches(item: Item, q: string): boolean {
   const needle = q.toLowerCase();
   const contains = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(needle);
