@@ -494,7 +494,7 @@ export function enforcementView(budget: Budget, view: Pick<AccountView, 'states'
 const defaultDetail = (status: EnforcementStatus) =>
   status === 'released' ? 'Released for the rest of this month.' : status === 'armed' ? 'Stops spend when the limit is reached.' : '';
 
-/** `stoppedBy` of a key (API.md part 6): the holders stopping it now, by its switch, its reporter block or its project's cap. */
+/** `stoppedBy` of a key (docs/features/budgets-and-alerts.md): the holders stopping it now, by its switch, its reporter block or its project's cap. */
 export function stoppedBy(keyHash: string, project: { connectionId: string; projectId: string } | null, states: LeverState[]) {
   const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`, ...(project ? [projectTargetId(project.connectionId, project.projectId)] : [])]);
   const out: Array<{ kind: Hold['kind']; id: string; name: string | null; lever: string; since: string }> = [];

@@ -29,7 +29,7 @@ export class ValidationError extends HttpError {
   }
 }
 
-/** A stop budget whose target offers no usable lever (API.md part 6): 400 `no-lever` naming why. */
+/** A stop budget whose target offers no usable lever (docs/features/budgets-and-alerts.md): 400 `no-lever` naming why. */
 export class NoLever extends HttpError {
   constructor(detail: string) {
     super(400, 'no-lever', 'Nothing can stop this spend.', detail, [{ path: 'action', message: detail }]);

@@ -1,5 +1,5 @@
 /**
- * Levers owned per target (API.md part 6 "Budgets that hold", "Details of part 6"), on the local stack with the
+ * Levers owned per target (docs/features/budgets-and-alerts.md), on the local stack with the
  * provider stand-ins — one test per defect found in part 5's levers:
  * - a key a person turned off stays off through a stop, a release and the month's start (Anthropic, OpenRouter);
  * - two KEY budgets on one key: releasing one leaves the key stopped while the other holds it;
