@@ -151,9 +151,11 @@ export class Importer {
   async importUsage(from: string, to: string): Promise<SliceRead> {
     const toExclusive = addDays(to, 1);
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
-    const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
+    // Usage whose cost the provider states in dollars (every OpenRouter model) needs no price: never `unpriced_model`.
+    const priced = read.filter((c) => c.reportedCostMicros === undefined);
+    const tokenModels = priced.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
-    for (const m of unpricedUnits(this.provider, read)) this.unpriced.set(m.model, m);
+    for (const m of unpricedUnits(this.provider, priced)) this.unpriced.set(m.model, m);
     const slice: SliceRead = { from, to, read, billed, stored: await this.loadStored(from, to) };
     for (let attempt = 0; ; attempt++) {
       const changes = diffCells(read, slice.stored, this.price);
