@@ -20,6 +20,7 @@ import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_AC
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { lineQuantities } from '#shared/pricing/lines.ts';
 import { unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import type { Discovered } from '#shared/alerting/evaluate.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
@@ -340,6 +341,12 @@ export class Importer {
       provider: this.provider,
       model: c.cell.model,
       ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
+      // The price lines' quantities of the difference (shared/pricing/lines.ts): the FOCUS export's lines.
+      lines: lineQuantities(
+        units
+          ? { provider: this.provider, model: c.cell.model, inputTokens: 0, outputTokens: 0, unit: { item: units.item, quantity: c.delta.quantity } }
+          : { ...c.delta, provider: this.provider, model: c.cell.model, tier: normalizeTier(c.cell.tier), longContext: c.cell.longContext === true },
+      ),
       sums: {
         costMicros: c.costDelta,
         requests: BigInt(c.delta.requests),
