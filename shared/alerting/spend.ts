@@ -105,3 +105,10 @@ export async function loadSpend(
     },
   };
 }
+
+/** The month-end forecast of one key from its item (already read): what a PROJECT budget sums over its keys. */
+export function keyItemForecast(item: Item, now: Date): number {
+  const today = isoDate(now);
+  const month = isoMonth(now);
+  return Number(keyForecastMonthEnd(item, today, { monthCost: rollingNames(today, month).monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros));
+}

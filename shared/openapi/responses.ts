@@ -378,10 +378,15 @@ export const Budget = z.object({
   updatedAt: Timestamp,
 });
 
-/** One act of enforcement (GET /enforcement-actions). */
+/** Who holds a lever: a budget, or an anomaly rule. */
+export const LeverHolder = z.object({ kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })), id: z.string() });
+
+/** One act of enforcement (GET /enforcement-actions), one entry per holder it concerns. */
 export const EnforcementAction = z.object({
   id: z.string(),
-  budgetId: BudgetId,
+  /** The holder's budget (null for an anomaly rule's act). */
+  budgetId: z.nullable(BudgetId),
+  holder: LeverHolder,
   kind: z.enum(
     members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
       key_deactivated: true,
@@ -398,7 +403,15 @@ export const EnforcementAction = z.object({
   keyHash: z.nullable(KeyHash),
   projectId: z.nullable(z.string()),
   reason: z.enum(
-    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted'>({ limit_reached: true, period_start: true, released: true, budget_changed: true, budget_deleted: true }),
+    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'connection_changed' | 'anomaly'>({
+      limit_reached: true,
+      period_start: true,
+      released: true,
+      budget_changed: true,
+      budget_deleted: true,
+      connection_changed: true,
+      anomaly: true,
+    }),
   ),
   /** `burnrate`, or the id of the user who released. */
   actor: z.string(),
@@ -409,7 +422,7 @@ export const EnforcementAction = z.object({
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
 export const IngestBlocks = z.object({
-  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, budgetName: z.nullable(z.string()), since: Timestamp })),
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: z.nullable(BudgetId), budgetName: z.nullable(z.string()), holder: LeverHolder, since: Timestamp })),
   refreshAfterSeconds: z.number(),
 });
 

@@ -14,7 +14,7 @@ import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/usage/fo
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
-import { coverageOf } from '#shared/spend/coverage.ts';
+import { coverageOf, coverageScope } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
 
 export const TOP_KEYS = 100;
@@ -79,10 +79,14 @@ const sumAll = (groups: { totals: Totals }[]) => {
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
-  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only
-  // where known).
-  const { unpricedRequests = 0n, ...answer } = (await spendOf(accountId, query, from, to, now)) as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
-  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
+  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
+  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
+  const [spend, scope] = await Promise.all([
+    spendOf(accountId, query, from, to, now),
+    coverageScope(accountId, { ...(provider ? { provider } : {}), ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }),
+  ]);
+  const { unpricedRequests = 0n, ...answer } = spend as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
+  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...scope }, now);
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
   return { ...answer, coverage };

@@ -1413,14 +1413,19 @@ export interface components {
         };
         EnforcementAction: {
             id: string;
-            budgetId: string;
+            budgetId: string | null;
+            holder: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+            };
             /** @enum {string} */
             kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
             /** @enum {string} */
-            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted";
+            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted" | "connection_changed" | "anomaly";
             actor: string;
             /** @enum {string} */
             result: "ok" | "failed";
@@ -1434,8 +1439,13 @@ export interface components {
         IngestBlocks: {
             blocked: {
                 keyHash: string;
-                budgetId: string;
+                budgetId: string | null;
                 budgetName: string | null;
+                holder: {
+                    /** @enum {string} */
+                    kind: "budget" | "anomaly";
+                    id: string;
+                };
                 since: components["schemas"]["Timestamp"];
             }[];
             refreshAfterSeconds: number;
@@ -2822,6 +2832,10 @@ export interface operations {
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
                      *           "budgetName": "Monthly OpenAI",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "since": "2026-11-02T09:15:00.000Z"
                      *         }
                      *       ],
@@ -3379,6 +3393,10 @@ export interface operations {
                      *         {
                      *           "id": "act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "kind": "key_deactivated",
                      *           "provider": "anthropic",
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
