@@ -293,13 +293,38 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
 }
 
 /**
- * OpenRouter: its usage already comes in the dollars it charges (settled as it comes), so nothing is corrected; the
- * day's bill is the account's whole activity, beside what the keys' activity explains.
+ * OpenRouter: its usage already comes in the dollars it charges (each key's activity, settled as it comes), so no
+ * key's row is corrected; the day's bill is the account's whole activity per model. What the keys' activity does not
+ * explain (a key deleted before the connection was made, usage outside any listed key) is the connection's usage
+ * without a key, per model: so a settled day shows exactly what OpenRouter charged (API.md part 6).
  */
 export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
-  const billedMicros = roundPicos(day.rows.reduce((sum, r) => sum + r.picos, 0n));
-  const estimatedMicros = estimates.filter((e) => tracked(e.keyId)).reduce((sum, e) => sum + e.costMicros, 0n);
-  return { date: day.date, targets: new Map(), billedMicros, lines: [{ line: 'activity', estimatedMicros, billedMicros, reason: null }] };
+  const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
+  const lines = new Lines();
+  const billed = new Map<string, bigint>();
+  for (const r of day.rows) {
+    const model = (r.model ?? r.line).toLowerCase();
+    billed.set(model, (billed.get(model) ?? 0n) + r.picos);
+  }
+  const keysOf = new Map<string, { all: bigint; shown: bigint; untracked: bigint }>();
+  for (const e of estimates) {
+    if (e.keyId === null) continue;
+    const m = keysOf.get(e.model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    keysOf.set(e.model, m);
+    m.all += e.costMicros;
+    if (tracked(e.keyId)) m.shown += e.costMicros;
+    else m.untracked += e.costMicros;
+  }
+  for (const model of new Set([...billed.keys(), ...keysOf.keys()])) {
+    const micros = roundPicos(billed.get(model) ?? 0n);
+    const keys = keysOf.get(model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    s.billedMicros += micros;
+    const rest = micros - keys.all;
+    if (rest !== 0n && tracked(null)) addTarget(s, null, model, rest);
+    lines.add(model, keys.shown, micros, keys.untracked !== 0n ? 'plan_key_limit' : rest > 0n ? 'not_estimated' : null);
+  }
+  s.lines = lines.list();
+  return s;
 }
 
 /** The bill of a day for a provider. */

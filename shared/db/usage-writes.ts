@@ -51,6 +51,9 @@ export interface PricedEvent {
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/** The attribute prefix of a key × day × model item's price-line quantities (`ln:input`, `ln:output/batch`). */
+export const LINE_PREFIX = 'ln:';
+
 /** Exactly-once items outlive the oldest timestamp ingestion accepts (35 days). */
 export const EVENT_TTL_SECONDS = 36 * 24 * 60 * 60;
 
@@ -161,13 +164,17 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
     const row = exportRowAttributes(accountId, kdm);
     // A row of units (a connection's images, storage, …) also carries its unit and quantity.
     const units = kdm.unit !== undefined;
+    // The price lines' quantities: one counter per line (`ln:<line>[/<tier>]`, shared/pricing/lines.ts).
+    const lines = [...(kdm.lines ?? [])].filter(([, q]) => q !== 0n);
+    const lineAdd = lines.map((_, i) => `, #ln${i} :ln${i}`).join('');
     out.actions.push({
       Update: {
         TableName,
         Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}`,
-        ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}) },
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}${lineAdd}`,
+        ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}), ...Object.fromEntries(lines.map(([id], i) => [`#ln${i}`, `${LINE_PREFIX}${id}`])) },
         ExpressionAttributeValues: {
+          ...Object.fromEntries(lines.map(([, q], i) => [`:ln${i}`, q])),
           ':date': kdm.date,
           ':provider': kdm.provider,
           ':model': kdm.model,

@@ -36,6 +36,8 @@ export {
   type Sums,
 } from '#shared/usage/aggregates.ts';
 
+import { priceLines } from '#shared/pricing/pricing.ts';
+
 export const MAX_ACTIONS = 100;
 
 function add(sums: Sums, e: PricedEvent): void {
@@ -66,9 +68,14 @@ function eventSums(e: PricedEvent): Sums {
   return sums;
 }
 
+/** An event's price-line quantities (shared/pricing/lines.ts), its context window as the table decides it. */
+function eventLines(e: PricedEvent): Map<string, bigint> {
+  return new Map(priceLines(e).map((l) => [l.id, l.quantity]));
+}
+
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, sums: eventSums(e) }, ctx);
+  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, sums: eventSums(e), lines: eventLines(e) }, ctx);
 }
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);

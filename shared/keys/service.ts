@@ -11,6 +11,7 @@ import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
+import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -202,10 +203,16 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
   const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
+  let notByModel = 0n;
   for (const item of items) {
     const day = daily.get(item.date as string);
     if (!day) continue;
     addItem(day, item);
+    // A day its provider breaks down by model only once complete (OpenRouter's today): no model of its own.
+    if (item.model === NOT_BY_MODEL) {
+      notByModel += micros(item.costMicros);
+      continue;
+    }
     const id = `${item.provider as string}|${item.model as string}`;
     if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
     const row = byModel.get(id)!;
@@ -223,6 +230,7 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
       .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
+    notByModelUsd: microsToUsd(notByModel),
   };
 }
 

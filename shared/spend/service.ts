@@ -16,6 +16,7 @@ import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { coverageOf, coverageScope } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -86,9 +87,16 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
     coverageScope(accountId, { ...(provider ? { provider } : {}), ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }),
   ]);
   const { unpricedRequests = 0n, ...answer } = spend as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
-  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...scope }, now);
+  const previous = (answer as { previous?: { from: string; to: string } }).previous;
+  const { settled, previousNotes, ...coverage } = await coverageOf(
+    accountId,
+    { from, to, unpricedRequests, ...scope, ...(previous ? { previous: { from: previous.from, to: previous.to } } : {}) },
+    now,
+  );
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
+  // The previous range's days no connection could import: a comparison with them is no comparison (never "nothing spent").
+  if (previous) Object.assign(previous, { notes: previousNotes });
   return { ...answer, coverage };
 }
 
@@ -179,7 +187,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
     groupBy,
     ...totalOf(sumAll(groups)),
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
     forecast: figures ? forecastOf(figures) : null,
   };
@@ -294,7 +302,7 @@ function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: stri
   return {
     totals: groups,
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
   };
 }

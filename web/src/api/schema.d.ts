@@ -1191,6 +1191,7 @@ export interface components {
                 unit?: string;
                 quantity?: number;
             }[];
+            notByModelUsd: number;
         };
         KeyDetail: {
             hash: string;
@@ -1246,7 +1247,7 @@ export interface components {
                 outputTokens: number;
             } | {
                 provider: string;
-                model: string;
+                model: string | null;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1297,12 +1298,20 @@ export interface components {
                     cachedInputTokens: number;
                     outputTokens: number;
                 };
+                notes: {
+                    /** @constant */
+                    code: "history_unavailable";
+                    message: string;
+                    provider: string;
+                    from: components["schemas"]["CalendarDate"];
+                    to: components["schemas"]["CalendarDate"];
+                }[];
             };
             coverage: {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -3014,7 +3023,8 @@ export interface operations {
                      *             "cachedInputTokens": 50000,
                      *             "outputTokens": 40000
                      *           }
-                     *         ]
+                     *         ],
+                     *         "notByModelUsd": 0
                      *       }
                      *     }
                      */
@@ -4503,7 +4513,8 @@ export interface operations {
                      *           "inputTokens": 9320000,
                      *           "cachedInputTokens": 1800000,
                      *           "outputTokens": 1650000
-                     *         }
+                     *         },
+                     *         "notes": []
                      *       },
                      *       "coverage": {
                      *         "complete": false,
