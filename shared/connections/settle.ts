@@ -18,7 +18,7 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
-import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
+import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/usage/units.ts';
 import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 import type { LineReason, Line } from '#shared/db/settlement.ts';
 
@@ -140,7 +140,7 @@ export function modelOfLineItem(line: string, models: ReadonlySet<string>): stri
 }
 
 /**
- * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/connections/units.ts),
+ * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/usage/units.ts),
  * else the model it names if the day's usage has it, else the line item itself.
  */
 export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string => unitRowOfLineItem(line) ?? modelOfLineItem(line, models) ?? line;

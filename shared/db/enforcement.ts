@@ -7,7 +7,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/db/enforcement-model.ts';
 
 const STATE_ENTITY = 'LeverState';
 const RELEASE_ENTITY = 'LeverRelease';
