@@ -25,6 +25,7 @@ import type { Provider } from '#shared/connections/model.ts';
 import { sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
+import { heldOn, putReleaseJob } from '#shared/db/enforcement.ts';
 import { organizationOf, sameOrganization } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
@@ -218,13 +219,21 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
   }
   if (!(await replaceConnection(next, current.updatedAt))) throw new Conflict('The connection changed meanwhile; read it and try again.');
   // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
-  if (resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && current.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
+  // Enforcement turned off or paused: the sync worker puts back every lever Burnrate holds there (it alone may open
+  // the admin key); a refusal is an `enforcement_failed` alert saying how to undo it by hand.
+  const letsGo = (patch.enforcement === 'off' && current.enforcement === 'on') || (patch.status === 'paused' && current.status !== 'paused');
+  if (resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && current.enforcement !== 'on') || (letsGo && (await heldOn(accountId, id)))) await queueSync({ accountId, connectionId: id });
   return connectionView(next);
 }
 
-export async function deleteConnection(accountId: string, id: string): Promise<void> {
+export async function deleteConnection(accountId: string, id: string, now = new Date()): Promise<void> {
   const current = await mustGet(accountId, id, true);
+  // Levers Burnrate holds on it are put back by the sync worker after the deletion, with the admin key kept sealed for
+  // that alone (the release job; gone once done, or after 7 days).
+  const held = await heldOn(accountId, id);
+  if (held) await putReleaseJob(accountId, { connectionId: id, provider: current.provider, name: current.name, secret: current.secret, at: now.toISOString() });
   if (!(await removeConnection(current))) throw new NotFound('No such connection in this account.');
+  if (held) await queueSync({ accountId, connectionId: id });
 }
 
 /** POST /connections/:id/sync: queued now, at most once a minute per connection (429 with Retry-After). */
