@@ -13,7 +13,8 @@ import type { Provider } from './usage.js';
 
 export interface Block {
   keyHash: string;
-  budgetId: string;
+  /** The budget holding the block (null when an anomaly rule holds it). */
+  budgetId: string | null;
   budgetName: string | null;
   since: string;
 }
@@ -100,7 +101,7 @@ export class Guard {
 
 /** The answer to a blocked call, as the provider would shape a refusal. */
 export function refusal(provider: Provider, block: Block): Response {
-  const budget = block.budgetName ? `"${block.budgetName}"` : block.budgetId;
+  const budget = block.budgetName ? `"${block.budgetName}"` : (block.budgetId ?? 'rule');
   const message = `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
   const body =
     provider === 'anthropic'
@@ -108,6 +109,6 @@ export function refusal(provider: Provider, block: Block): Response {
       : { error: { message, type: 'budget_exceeded', param: null, code: 'budget_exceeded' } };
   return new Response(JSON.stringify(body), {
     status: 429,
-    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', 'x-burnrate-budget-id': block.budgetId },
+    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}) },
   });
 }

@@ -9,7 +9,7 @@ import { dollarsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, BillRow, ProviderKey, UsageCell } from '#shared/connections/model.ts';
-import { tierOf } from '#shared/pricing/tiers.ts';
+import { tierOf } from '#shared/usage/tiers.ts';
 import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/connections/units.ts';
 
 /** The costs endpoint's grouping: the provider's dollars per key and line item (repeated `group_by`, the reference's form). */

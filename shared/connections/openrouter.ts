@@ -8,7 +8,9 @@
  *   last 30 completed UTC days only). `usage` is in dollars and is what OpenRouter charges: cells carry it as their
  *   reported cost (never priced from the table). Today is not in the activity: today's cell per key is the key's
  *   `usage_daily` (dollars of the current UTC day), without a model or token breakdown.
- * - What the account is charged per day (reconciliation): `GET /activity` without a key filter.
+ * - What the account is charged per day and model (settlement, reconciliation): `GET /activity` without a key filter;
+ *   what the keys' activity does not explain (a key deleted before the connection was made) is the connection's usage
+ *   without a key (shared/connections/settle.ts `settleReportedDay`).
  * - The lever: `PATCH /keys/{hash}` `{disabled}`.
  * Imports only shared helpers (never client.ts, which picks this implementation).
  */
@@ -17,11 +19,12 @@ import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#sh
 import { readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
+import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 
 /** The activity endpoint holds the last 30 completed UTC days. */
 export const OPENROUTER_HISTORY_DAYS = 30;
-/** The model of a key's cell of today: `usage_daily` has no model breakdown (the activity gives it tomorrow). */
-export const OPENROUTER_TODAY_MODEL = 'all models today (per model tomorrow)';
+/** The model of a key's cell of today: `usage_daily` has no model breakdown (the activity gives it tomorrow): never shown as a model. */
+export const OPENROUTER_TODAY_MODEL = NOT_BY_MODEL;
 /** Keys per page of `GET /keys` (the reference: "the most recent 100 API keys", `offset` for the next ones). */
 export const OPENROUTER_KEYS_PAGE = 100;
 /** Activity requests in flight at once (one per key). */
@@ -192,14 +195,20 @@ export function openRouterClient(base: string, managementKey: string, options: P
       return [...cells.values()].map(({ picos, ...cell }) => ({ ...cell, reportedCostMicros: picosToMicros(picos) }));
     },
     async readBilled(from, toExclusive) {
-      const byDay = new Map<string, bigint>();
+      // The account's activity per day and model (every key's, deleted ones' too): what OpenRouter charges.
+      const byDay = new Map<string, Map<string, bigint>>();
       for (const r of await activityOf(null)) {
         if (typeof r.date !== 'string') continue;
         const date = r.date.slice(0, 10);
         if (date < from || date >= toExclusive) continue;
-        byDay.set(date, (byDay.get(date) ?? 0n) + dollars(r.usage, 'usage'));
+        const model = typeof r.model === 'string' && r.model ? r.model.toLowerCase() : 'unknown';
+        const models = byDay.get(date) ?? new Map<string, bigint>();
+        byDay.set(date, models);
+        models.set(model, (models.get(model) ?? 0n) + dollars(r.usage, 'usage'));
       }
-      return [...byDay].map(([date, picos]): BilledDay => ({ date, rows: [{ date, keyId: null, projectId: null, line: 'activity', picos }] }));
+      return [...byDay].map(
+        ([date, models]): BilledDay => ({ date, rows: [...models].map(([model, picos]) => ({ date, keyId: null, projectId: null, line: model, model, picos })) }),
+      );
     },
     readAlso(keyIds) {
       also = keyIds;

@@ -1,8 +1,9 @@
 /**
- * One canonical provider name (API.md part 5, Details): a provider id in an event or a price is matched on a canonical
- * form — NFKC, case-folded, a trailing `.com`, `.ai`, `.co`, `.io` or `.dev` dropped, letters and digits only. A name whose canonical form is a
- * known provider's IS that provider (`OpenAI`, `open-ai`, `openai.com`, `ＯｐｅｎＡＩ` → `openai`; `openrouter.ai` →
- * `openrouter`: a provider's own domain is the provider, never a second one counting the same requests) for ingestion,
+ * One canonical provider name (docs/features/connections.md): a provider id in an event or a price is matched on a
+ * canonical form — NFKC, case-folded, a trailing `.com`, `.ai`, `.co`, `.io` or `.dev` dropped, letters and digits only.
+ * A name whose canonical form is a known provider's IS that provider (`OpenAI`, `open-ai`, `openai.com`, `ＯｐｅｎＡＩ` →
+ * `openai`; `openrouter.ai` → `openrouter`: a provider's own domain is the provider, never a second one counting the
+ * same requests) for ingestion,
  * prices and the one-source rule; any other name is kept as sent, trimmed and lower-cased (`azure-openai` stays a
  * provider of its own). Pure functions.
  */

@@ -1,5 +1,5 @@
 /**
- * Coverage (API.md part 5 "Numbers that are never silently partial"): whether the figures of a range are whole, and
+ * Coverage (docs/features/spend-and-exports.md): whether the figures of a range are whole, and
  * if not, why — derived, never stored as a second truth: from the connections (their backfill, status, the keys
  * and requests their last sync held back at a plan limit), the account's plan, the unpriced counters of the days
  * asked, and which days the providers' bills have settled. `complete` is false when a note other than `estimated`
@@ -13,9 +13,10 @@ import { getProviderKey, listProviderKeys } from '#shared/db/discovered-keys.ts'
 import { accountWithConnections, type Connection } from '#shared/db/connections.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { providerName } from '#shared/connections/alerts.ts';
-import { daysBetween, isoDate } from '#shared/time/periods.ts';
+import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
+import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/openrouter.ts';
 
-export type CoverageCode = 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated';
+export type CoverageCode = 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
 
 export interface CoverageNote {
   code: CoverageCode;
@@ -131,6 +132,8 @@ export interface CoverageInput {
   untrackedInScope?: ReadonlyMap<string, number>;
   /** Requests of models without a price in the range and filters asked (from the aggregates the answer read). */
   unpricedRequests: bigint;
+  /** `compare=previous`: the previous range, whose `history_unavailable` notes come back as `previousNotes`. */
+  previous?: { from: string; to: string };
 }
 
 /** Whether a connection's day is settled: imported, past, not pending, billed (not in its unsettled days). */
@@ -141,8 +144,30 @@ export function isSettled(c: Pick<Connection, 'cursor' | 'backfillTo' | 'lastSuc
   return !(c.unsettledDays ?? []).includes(date);
 }
 
+/**
+ * `history_unavailable` of one connection: the days of the range before the first day it could import (its
+ * `importedFrom`; OpenRouter keeps 30 days of activity), which no figure holds: unknown, never "nothing spent".
+ */
+export function historyUnavailable(c: Pick<Connection, 'provider' | 'importedFrom'>, from: string, to: string): CoverageNote | undefined {
+  if (from >= c.importedFrom) return undefined;
+  const last = min(addDays(c.importedFrom, -1), to);
+  const name = providerName(c.provider);
+  const days = from === last ? from : `${from} to ${last}`;
+  const why =
+    c.provider === 'openrouter'
+      ? `OpenRouter keeps only the last ${OPENROUTER_HISTORY_DAYS} days of activity, and the connection could import from ${c.importedFrom}`
+      : `the connection imports from ${c.importedFrom}`;
+  return {
+    code: 'history_unavailable',
+    provider: c.provider,
+    from,
+    to: last,
+    message: `${name}: ${days} could not be imported (${why}): what was spent then is unknown, not $0.`,
+  };
+}
+
 /** The notes of one range (pure but for the reads named above); `settled` per day for groupBy=day. */
-export async function coverageOf(accountId: string, input: CoverageInput, now = new Date()): Promise<Coverage & { settled: Set<string> }> {
+export async function coverageOf(accountId: string, input: CoverageInput, now = new Date()): Promise<Coverage & { settled: Set<string>; previousNotes: CoverageNote[] }> {
   const today = isoDate(now);
   const { account: accountItem, connections } = await accountWithConnections(accountId);
   const account = accountItem ? toAccount(accountItem) : undefined;
@@ -179,6 +204,8 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
         message: `Some ${name} requests and tokens ${from === to ? `of ${from}` : `between ${from} and ${to}`} are not imported: the ${plan} plan's ${(limits?.trackedRequests ?? 0).toLocaleString('en-US')} tracked requests of this period went to the newer requests first. Days ${name} has billed still show their billed spend. Upgrade to import the rest.`,
       });
     }
+    const history = historyUnavailable(c, input.from, input.to);
+    if (history) notes.push(history);
     const pending = pendingDays(c, today);
     if (pending && pending[0] <= input.to && pending[1] >= input.from) {
       notes.push({
@@ -222,5 +249,6 @@ export async function coverageOf(accountId: string, input: CoverageInput, now = 
   // A day is settled when every connection in scope has its bill (and there is one).
   const settled = new Set<string>();
   if (inScope.length > 0) for (const d of range) if (settledSets.every((s) => s.has(d))) settled.add(d);
-  return { complete: notes.every((n) => n.code === 'estimated'), notes, settled };
+  const previousNotes = input.previous ? inScope.flatMap((c) => historyUnavailable(c, input.previous!.from, input.previous!.to) ?? []) : [];
+  return { complete: notes.every((n) => n.code === 'estimated'), notes, settled, previousNotes };
 }
