@@ -296,7 +296,7 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
  * OpenRouter: its usage already comes in the dollars it charges (each key's activity, settled as it comes), so no
  * key's row is corrected; the day's bill is the account's whole activity per model. What the keys' activity does not
  * explain (a key deleted before the connection was made, usage outside any listed key) is the connection's usage
- * without a key, per model: so a settled day shows exactly what OpenRouter charged (API.md part 6).
+ * without a key, per model: so a settled day shows exactly what OpenRouter charged (docs/features/connections.md).
  */
 export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
