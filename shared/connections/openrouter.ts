@@ -16,7 +16,7 @@
  */
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import { readPages } from '#shared/connections/pages.ts';
+import { MAX_LIST_ITEMS, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
@@ -128,6 +128,7 @@ export function openRouterClient(base: string, managementKey: string, options: P
       rows = http.getJson(url('/activity', hash ? [['api_key_hash', hash]] : [])).then((body) => {
         const data = (body as { data?: unknown }).data;
         if (!Array.isArray(data)) throw new ProviderBadResponse('OpenRouter answered /activity without a data list.');
+        if (data.length > MAX_LIST_ITEMS) throw new ProviderLimitExceeded('items', `The provider's /api/v1/activity has more than ${MAX_LIST_ITEMS.toLocaleString('en-US')} items, the most Burnrate reads of one list.`);
         return data as ActivityRow[];
       });
       activity.set(id, rows);
