@@ -14,7 +14,7 @@ import { providerName } from '#shared/providers/names.ts';
 import { listStates } from '#shared/db/enforcement.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, spendOf as coveredSpend, type AccountView } from '#shared/enforcement/service.ts';
-import { holderKey } from '#shared/enforcement/model.ts';
+import { holderKey } from '#shared/db/enforcement-model.ts';
 import { isoMonth } from '#shared/time/periods.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;

@@ -25,6 +25,7 @@ import type { Provider } from '#shared/connections/model.ts';
 import { sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
+import { heldOn, putReleaseJob } from '#shared/db/enforcement.ts';
 import { compareOrganizations, organizationOf, storedOrganization } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
@@ -227,7 +228,10 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     const next = nextVersion(latest, patch, now, secret, organization);
     if (await replaceConnection(next.connection, latest.updatedAt)) {
       // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
-      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
+      // Enforcement turned off or paused: the sync worker puts back every lever Burnrate holds there (it alone may open
+      // the admin key); a refusal is an `enforcement_failed` alert saying how to undo it by hand.
+      const letsGo = (patch.enforcement === 'off' && latest.enforcement === 'on') || (patch.status === 'paused' && latest.status !== 'paused');
+      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on') || (letsGo && (await heldOn(accountId, id)))) await queueSync({ accountId, connectionId: id });
       return connectionView(next.connection);
     }
     if (attempt >= 2) throw new Conflict('The connection changed meanwhile; read it and try again.');
@@ -259,9 +263,14 @@ function nextVersion(current: Connection, patch: PatchConnectionBody, now: Date,
   return { connection: next, resumes };
 }
 
-export async function deleteConnection(accountId: string, id: string): Promise<void> {
+export async function deleteConnection(accountId: string, id: string, now = new Date()): Promise<void> {
   const current = await mustGet(accountId, id, true);
+  // Levers Burnrate holds on it are put back by the sync worker after the deletion, with the admin key kept sealed for
+  // that alone (the release job; gone once done, or after 7 days).
+  const held = await heldOn(accountId, id);
+  if (held) await putReleaseJob(accountId, { connectionId: id, provider: current.provider, name: current.name, secret: current.secret, at: now.toISOString() });
   if (!(await removeConnection(current))) throw new NotFound('No such connection in this account.');
+  if (held) await queueSync({ accountId, connectionId: id });
 }
 
 /** POST /connections/:id/sync: queued now, at most once a minute per connection (429 with Retry-After). */

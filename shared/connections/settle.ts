@@ -18,7 +18,7 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
-import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
+import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/usage/units.ts';
 import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 import type { LineReason, Line } from '#shared/db/settlement.ts';
 
@@ -140,7 +140,7 @@ export function modelOfLineItem(line: string, models: ReadonlySet<string>): stri
 }
 
 /**
- * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/connections/units.ts),
+ * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/usage/units.ts),
  * else the model it names if the day's usage has it, else the line item itself.
  */
 export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string => unitRowOfLineItem(line) ?? modelOfLineItem(line, models) ?? line;
@@ -296,7 +296,7 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
  * OpenRouter: its usage already comes in the dollars it charges (each key's activity, settled as it comes), so no
  * key's row is corrected; the day's bill is the account's whole activity per model. What the keys' activity does not
  * explain (a key deleted before the connection was made, usage outside any listed key) is the connection's usage
- * without a key, per model: so a settled day shows exactly what OpenRouter charged (API.md part 6).
+ * without a key, per model: so a settled day shows exactly what OpenRouter charged (docs/features/connections.md).
  */
 export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };

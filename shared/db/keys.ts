@@ -62,6 +62,8 @@
  *                                                        version, so acts on one target are serialised
  *                                                        (shared/enforcement/)
  *   ACCOUNT#<a>             ENFORCE#R#<holder>           a holder released by a person for the rest of a month
+ *   ACCOUNT#<a>             ENFORCE#J#<con_id>           a deleted connection's levers still to put back: its provider and
+ *                                                        sealed admin key, until the sync worker has released them
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
  */
@@ -169,6 +171,8 @@ export const keys = {
   leverState: (accountId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#T#${targetId}` }),
   /** A holder (`budget:<id>`, `anomaly:<id>`) released by a person for the rest of a month. */
   leverRelease: (accountId: string, holderKey: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#R#${holderKey}` }),
+  /** A deleted connection whose levers the sync worker still has to put back. */
+  leverReleaseJob: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#J#${connectionId}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),

@@ -25,16 +25,16 @@ import { decide } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
-import { holderName } from '#shared/enforcement/words.ts';
-import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/enforcement/model.ts';
+import { holderName, undoByHand } from '#shared/enforcement/words.ts';
+import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
-export type { Outcome } from '#shared/enforcement/model.ts';
+export type { Outcome } from '#shared/db/enforcement-model.ts';
 
 /** An act under way longer than this is taken as lost (its worker died): the next pass does it again. */
 const ACTING_STALE_MS = 2 * 60_000;
@@ -316,16 +316,25 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
 }
 
 async function announce(accountId: string, outcomes: Outcome[], budgets: Map<string, Budget>, now: Date): Promise<void> {
-  const byBudget = new Map<string, { stopped: string[]; released: Array<{ detail: string; reason: ActReason }>; failed: string[]; keyHashes: Set<string> }>();
+  const byBudget = new Map<string, { stopped: string[]; released: Array<{ detail: string; reason: ActReason }>; failed: string[]; byHand: boolean; keyHashes: Set<string> }>();
   const entry = (id: string) => {
-    const e = byBudget.get(id) ?? { stopped: [], released: [], failed: [], keyHashes: new Set<string>() };
+    const e = byBudget.get(id) ?? { stopped: [], released: [], failed: [], byHand: false, keyHashes: new Set<string>() };
     byBudget.set(id, e);
     return e;
   };
   for (const o of outcomes) {
     const t = o.act.target;
     if (o.result === 'failed') {
-      for (const h of [...o.act.holds, ...o.act.removed.map((r) => r.hold)]) if (h.kind === 'budget') entry(h.id).failed.push(`${t.kind === 'project' ? 'Project' : 'Key'} ${t.name}: ${o.detail}`);
+      const puttingBack = o.act.op === 'start' || o.act.op === 'remove_limit';
+      const text = puttingBack
+        ? `${t.kind === 'project' ? 'Project' : 'Key'} ${t.name} stays ${t.kind === 'project' ? 'capped' : 'stopped'} at ${t.provider === 'openai' ? 'OpenAI' : t.provider === 'anthropic' ? 'Anthropic' : t.provider === 'openrouter' ? 'OpenRouter' : t.provider}: ${o.detail}. To undo it by hand: ${undoByHand(t)}`
+        : `${t.kind === 'project' ? 'Project' : 'Key'} ${t.name}: ${o.detail}`;
+      const connectionGone = [...o.act.removed, ...(o.act.state?.letGo ?? [])].some((r) => r.reason === 'connection_changed');
+      for (const h of [...o.act.holds, ...o.act.removed.map((r) => r.hold), ...(o.act.state?.letGo ?? []).map((r) => r.hold)]) {
+        if (h.kind !== 'budget') continue;
+        entry(h.id).failed.push(text);
+        entry(h.id).byHand ||= connectionGone;
+      }
       continue;
     }
     if (o.nowEnforcing) {
@@ -378,7 +387,9 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
           ...common,
           type: 'enforcement_failed',
           title: `Budget ${label} could not act`,
-          message: `${e.failed.join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
+          message: e.byHand
+            ? `${[...new Set(e.failed)].join('. ')}. The connection was turned off, paused or deleted, so Burnrate will not try again.`
+            : `${[...new Set(e.failed)].join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
         }),
         adminsOnly: true as const,
       };
@@ -437,7 +448,7 @@ export async function enforceWithoutKeys(accountId: string, now = new Date()): P
   return result;
 }
 
-/** In the sync worker, after the import: the connection's own targets, with its lever. */
+/** In the sync worker, after the import: the connection's own targets, with its lever (`releasing`: every hold there goes, `connection_changed`). */
 export function enforceForConnection(accountId: string, connectionId: string, lever: Lever, now: Date, releasing = false): Promise<PassResult> {
   return enforcePass(accountId, { now, lever, scope: (t) => t.connectionId === connectionId, ...(releasing ? { releasing: new Set([connectionId]) } : {}) });
 }

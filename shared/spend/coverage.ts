@@ -45,7 +45,7 @@ export function pendingDays(c: Pick<Connection, 'cursor' | 'backfillTo' | 'lastS
 }
 
 /**
- * What a filtered answer covers, for its notes (API.md part 6: `coverage` answers for the filters asked): a note of a
+ * What a filtered answer covers, for its notes (docs/features/spend-and-exports.md: `coverage` answers for the filters asked): a note of a
  * connection applies only when that connection can hold spend the answer counts. Built from the filters by
  * `coverageScope`; `undefined` fields don't narrow. Other notes (history a provider no longer holds, plan limits of
  * customers) plug in the same way: `connectionInScope` for a connection's note, `scope.keyHashes` for a key's; a new filter passes `keeps` (keys) or `eventsOnly` to coverageScope.

@@ -1,5 +1,5 @@
 /**
- * Coverage answers for the filters asked (API.md part 6 "Details"): a connection's notes (`sync_failing`,
+ * Coverage answers for the filters asked (docs/features/spend-and-exports.md): a connection's notes (`sync_failing`,
  * `estimated`, `sync_pending`, plan limits) apply to a filtered answer only when that connection's keys can be in it.
  * An account with an OpenAI connection (synced) and an Anthropic connection whose admin key was revoked (failing).
  */

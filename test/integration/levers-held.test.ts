@@ -191,3 +191,109 @@ describe('OpenAI: project limits held by several budgets', () => {
     expect(await limitOf(q)).toBe(500);
   });
 });
+
+describe('budgets with no usable lever, and releases of a budget not stopped', () => {
+  it('400 no-lever: usage without a key, an archived or expired key, a key of a deleted connection; 409 not-stopped', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keys = (await api('/keys?provider=anthropic&limit=100', { token: user.token })).body.items as any[];
+    const unattributed = keys.find((k) => k.providerKeyId === null);
+    expect(unattributed).toBeDefined();
+    const archived = keys.find((k) => k.providerStatus === 'archived');
+    const expired = keys.find((k) => k.providerStatus === 'expired');
+    for (const k of [unattributed, archived, expired]) {
+      const res = await post(user, '/budgets', { monthlyLimit: 10, alertThreshold: 80, scope: 'KEY', keyHash: k.hash, action: 'stop' });
+      expect(res.status, k.name).toBe(400);
+      expect(res.body.type).toMatch(/no-lever$/);
+      expect(res.body.detail).toMatch(k === unattributed ? /without a key/ : /archived|expired/);
+    }
+    // A budget armed, not stopped: its release is a 409 and records nothing.
+    const active = keys.find((k) => k.providerStatus === 'active' && k.providerKeyId);
+    const armed = await stopBudget(user, { monthlyLimit: 1_000_000, scope: 'KEY', keyHash: active.hash });
+    const release = await post(user, `/budgets/${armed}/release`);
+    expect(release.status).toBe(409);
+    expect(release.body.type).toMatch(/not-stopped$/);
+    expect((await api(`/enforcement-actions?budgetId=${armed}`, { token: user.token })).body.items).toEqual([]);
+    expect((await api(`/budgets/${armed}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+
+    expect((await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    const gone = await post(user, '/budgets', { monthlyLimit: 10, alertThreshold: 80, scope: 'KEY', keyHash: active.hash, action: 'stop' });
+    expect(gone.status).toBe(400);
+    expect(gone.body.detail).toMatch(/connection that was deleted/);
+    void org;
+  });
+});
+
+describe('a connection turned off, paused or deleted puts back what Burnrate holds there', () => {
+  const alerts = async (user: RegisteredUser, type: string, budgetId: string) => ((await api(`/alerts?type=${type}`, { token: user.token })).body.items as any[]).filter((a) => a.budgetId === budgetId);
+
+  it.each(['enforcement off', 'paused', 'deleted'] as const)('%s: the key is active again, recorded (connection_changed) and announced', async (change) => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await stopBudget(user, { name: 'cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const res =
+      change === 'deleted'
+        ? await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })
+        : await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: change === 'paused' ? { status: 'paused' } : { enforcement: 'off' } });
+    expect(res.status).toBeLessThan(300);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('active');
+    expect((await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0]).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'ok' });
+    expect(await alerts(user, 'budget_released', budgetId)).toHaveLength(1);
+    // Another sync changes nothing more.
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('active');
+  });
+
+  it('when the provider refuses, the deletion still happens and enforcement_failed says what stays stopped and how to undo it', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const budgetId = await stopBudget(user, { name: 'cap', monthlyLimit: 1, scope: 'KEY', keyHash: keyHash('anthropic', keyId) });
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const { readOnlyAdminKey } = await org.control('/admin-key', { readOnly: true });
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { adminKey: readOnlyAdminKey } })).status).toBe(200);
+    expect((await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    expect((await api(`/connections/${connectionId}`, { token: user.token })).status).toBe(404);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const failed = await alerts(user, 'enforcement_failed', budgetId);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].message).toMatch(/prod-api stays stopped at Anthropic.*undo it by hand.*api_keys\/.*"status": "active"/);
+    expect((await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0]).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'failed' });
+  });
+});
+
+describe('a sync asked for while another runs', () => {
+  it('is run right after it, never dropped', async () => {
+    const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
+    const user = await registerUser();
+    const { org, connectionId } = await connected(user, 'openai');
+    const queued: string[] = [];
+    setLocalSyncSink((messages) => queued.push(...messages.map((m) => m.connectionId)));
+    try {
+      await sync(user.accountId, connectionId); // the stack's own sync (queued by the PATCH) is over
+      queued.length = 0;
+      // The first sync is slowed by the provider (two 429s asking to retry after a second): the second is asked for meanwhile.
+      await org.control('/faults', { status: 429, count: 2, retryAfter: 1 });
+      const first = syncConnection(user.accountId, connectionId, { budgetMs: 600_000, now: frozenAt });
+      await new Promise((r) => setTimeout(r, 300));
+      const second = await syncConnection(user.accountId, connectionId, { budgetMs: 600_000, now: frozenAt });
+      expect(queued).toEqual([]);
+      const statuses = [(await first).status, second.status];
+      expect(statuses[0]).toBe('done');
+      expect(statuses[1]).toBe('busy');
+      expect(queued).toEqual([connectionId]);
+    } finally {
+      setLocalSyncSink(undefined);
+    }
+  });
+});

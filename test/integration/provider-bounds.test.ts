@@ -1,6 +1,6 @@
 /**
  * Provider reads that can't loop or swell, and rotations that can't be fooled, on the real local stack and its
- * stand-ins (API.md part 6, "Details"):
+ * stand-ins (docs/security.md):
  * - a rotation is accepted only when the new key is proven to be of the same organization: an OpenAI organization
  *   without projects or an OpenRouter account without keys can't be proven (400 `organization-unproven`);
  * - a list that ignores its offset or cursor (the stand-in's `misbehave {ignoreCursor}`) and a 150 MB body

@@ -30,7 +30,7 @@ import { cellId, diffCells, type CellChange, type StoredCell } from '#shared/con
 import { ProviderBadResponse } from '#shared/connections/http.ts';
 import type { BilledDay, Provider, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { settleSlice } from '#shared/connections/settlement.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 import { connectionKeyHash, keyAttributes, lastSeenWith, latestUsageDays, sameAttributes, updateKeyAttributes, type KeyAttributes } from '#shared/connections/sync-keys.ts';
 
 export interface SyncResult {
