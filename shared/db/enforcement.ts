@@ -8,7 +8,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/li
 import type { SealedSecret } from '#shared/connections/secrets.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/enforcement/model.ts';
+import type { EnforcementAction, Hold, LeverState, Prior, Release, Target } from '#shared/enforcement/model.ts';
 
 const STATE_ENTITY = 'LeverState';
 const RELEASE_ENTITY = 'LeverRelease';
@@ -91,7 +91,7 @@ export async function writeState(accountId: string, previous: LeverState | undef
 
 /** Records that a person released `release.holder` for the rest of `release.period` (the latest release wins). */
 export async function putRelease(accountId: string, release: Release): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, holderKey(release.holder)), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, `${release.holder.kind}:${release.holder.id}`), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
 }
 
 export async function putActions(accountId: string, actions: EnforcementAction[]): Promise<void> {

@@ -1133,6 +1133,14 @@ export interface components {
             }[];
         };
         Key: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1193,6 +1201,14 @@ export interface components {
             }[];
         };
         KeyDetail: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -2889,6 +2905,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "stoppedBy": [],
                      *           "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "source": "ingest",
                      *           "label": "Backend (OpenAI)",
@@ -2956,6 +2973,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3059,6 +3077,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
