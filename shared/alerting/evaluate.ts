@@ -15,7 +15,7 @@ import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface Discovered {

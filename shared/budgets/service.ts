@@ -10,11 +10,11 @@ import * as repo from '#shared/db/budgets.ts';
 import { Conflict, NoLever, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { listStates } from '#shared/db/enforcement.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, spendOf as coveredSpend, type AccountView } from '#shared/enforcement/service.ts';
-import { holderKey } from '#shared/enforcement/model.ts';
+import { holderKey } from '#shared/db/enforcement-model.ts';
 import { isoMonth } from '#shared/time/periods.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;

@@ -8,7 +8,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/li
 import type { SealedSecret } from '#shared/connections/secrets.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import type { EnforcementAction, Hold, LeverState, Prior, Release, Target } from '#shared/enforcement/model.ts';
+import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/db/enforcement-model.ts';
 
 const STATE_ENTITY = 'LeverState';
 const RELEASE_ENTITY = 'LeverRelease';

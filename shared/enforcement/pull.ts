@@ -10,9 +10,9 @@
  * Provider levers are pulled only in the sync worker (the admin key is open there only); reporter blocks and
  * state-only changes are taken anywhere (`lever` undefined).
  */
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
-import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/enforcement/model.ts';
+import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/db/enforcement-model.ts';
 import { heldText, offText, onText, usd } from '#shared/enforcement/words.ts';
 import { logger } from '#shared/http/logger.ts';
 

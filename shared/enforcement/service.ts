@@ -27,15 +27,15 @@ import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
 import { holderName, undoByHand } from '#shared/enforcement/words.ts';
 import { holdStops } from '#shared/enforcement/stopped-by.ts';
-import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
-export type { Outcome } from '#shared/enforcement/model.ts';
+export type { Outcome } from '#shared/db/enforcement-model.ts';
 
 /** An act under way longer than this is taken as lost (its worker died): the next pass does it again. */
 const ACTING_STALE_MS = 2 * 60_000;

@@ -2,7 +2,7 @@
  * What stops a key now, read from the lever states (never recomputed): its switch, its reporter block, its project's
  * cap once reached. GET /keys joins it from ONE Query of the account's lever states per page.
  */
-import { isCap, type Hold, type LeverState } from '#shared/enforcement/model.ts';
+import { isCap, type Hold, type LeverState } from '#shared/db/enforcement-model.ts';
 
 /** Whether a hold stops spend now: a switch held, a cap whose holder reached its limit or that the provider enforces. */
 export function holdStops(s: LeverState, h: Hold): boolean {

@@ -1,7 +1,7 @@
 /** What an act did, in words: the detail of its state, its log entry and its alert. */
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
-import type { Act, Hold, Target } from '#shared/enforcement/model.ts';
+import type { Act, Hold, Target } from '#shared/db/enforcement-model.ts';
 
 export const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 

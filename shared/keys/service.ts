@@ -1,7 +1,7 @@
 /** The keys domain: list (search, filters, any sort), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
 import { listStates } from '#shared/db/enforcement.ts';
 import { stoppedBy } from '#shared/enforcement/stopped-by.ts';
-import type { LeverState } from '#shared/enforcement/model.ts';
+import type { LeverState } from '#shared/db/enforcement-model.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -13,7 +13,8 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
-import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
+import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -23,7 +24,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const num = (value: unknown): number => readNumber(value);
 const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
 
-/** The key's month-end forecast (shared/spend/forecast.ts) from its item's rolling counters, in µ$. */
+/** The key's month-end forecast (shared/usage/forecast.ts) from its item's rolling counters, in µ$. */
 export function keyForecast(item: Item, now: Date): bigint {
   const today = isoDate(now);
   const month = isoMonth(now);
@@ -216,10 +217,16 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
   const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
+  let notByModel = 0n;
   for (const item of items) {
     const day = daily.get(item.date as string);
     if (!day) continue;
     addItem(day, item);
+    // A day its provider breaks down by model only once complete (OpenRouter's today): no model of its own.
+    if (item.model === NOT_BY_MODEL) {
+      notByModel += micros(item.costMicros);
+      continue;
+    }
     const id = `${item.provider as string}|${item.model as string}`;
     if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
     const row = byModel.get(id)!;
@@ -237,6 +244,7 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
       .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
+    notByModelUsd: microsToUsd(notByModel),
   };
 }
 

@@ -245,6 +245,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
         { date: '2026-11-21', settled: false, ...totals },
       ],
       byModel: [{ provider: 'openai', model: 'gpt-4o', ...totals, costUsd: 2.5, requests: 240 }],
+      notByModelUsd: 0,
     },
   },
   BudgetList: page([budget]),
@@ -265,6 +266,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       from: '2026-10-01',
       to: '2026-10-21',
       total: { costUsd: 75.4, requests: 7410, inputTokens: 9320000, cachedInputTokens: 1800000, outputTokens: 1650000 },
+      notes: [],
     },
     coverage: {
       complete: false,

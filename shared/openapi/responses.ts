@@ -249,6 +249,11 @@ export const Breakdown = z.object({
    * `byte_day`, `session`, `call`) and `quantity`.
    */
   byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
+  /**
+   * Spend of the range its provider breaks down by model only once the day is complete (OpenRouter's today, from the
+   * key's `usage_daily`): in `daily`, in no `byModel` row; 0 when there is none.
+   */
+  notByModelUsd: Usd,
 });
 
 /** GET /keys/{hash}. */
@@ -266,7 +271,8 @@ export const Spend = z.object({
     z.union([
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
-      z.object({ provider: z.string(), model: z.string(), ...totals }),
+      /** groupBy=model; `model` null: spend its provider breaks down by model only once the day is complete (OpenRouter's today). */
+      z.object({ provider: z.string(), model: z.nullable(z.string()), ...totals }),
       /** groupBy=project: an OpenAI project, an Anthropic workspace; null for the provider's keys without one. */
       z.object({ provider: z.string(), project: z.nullable(z.object({ id: z.string(), name: z.string() })), ...totals }),
       z.object({ provider: z.string(), ...totals }),
@@ -284,13 +290,21 @@ export const Spend = z.object({
   /** Null unless `to` is in the current month. With filters: the forecast of the filtered spend. */
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
   /** With `compare=previous` only: the sums of the previous range (same length just before; a month from its 1st: the same days of the previous month). */
-  previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
+  previous: z.optional(
+    z.object({
+      from: CalendarDate,
+      to: CalendarDate,
+      total: z.object(totals),
+      /** `history_unavailable` notes of the previous range (days a connection could not import: unknown, not $0). */
+      notes: z.array(z.object({ code: z.literal('history_unavailable'), message: z.string(), provider: z.string(), from: CalendarDate, to: CalendarDate })),
+    }),
+  ),
   /** Whether the figures are whole for the range and filters asked; `complete` is false when a note other than `estimated` applies. */
   coverage: z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
+        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),

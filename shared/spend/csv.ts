@@ -8,6 +8,7 @@
  */
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 export const CSV_HEADER =
   'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
@@ -65,7 +66,7 @@ export function csvRow(item: Item, key: RowKey | null): string {
     csvText(key?.project?.name ?? ''),
     String(rowSettled(item)),
     csvText(item.provider as string),
-    csvText(item.model as string),
+    csvText(shownModel(item.model as string) ?? ''),
     int('requests'),
     int('inputTokens'),
     int('cachedInputTokens'),

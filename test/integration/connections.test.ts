@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
 import { syncConnection } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
@@ -664,8 +664,9 @@ describe('one canonical provider name', () => {
     await setPlan(user.accountId, 'SCALE');
     await connect(user, 'openai');
     const created = await call('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
-    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ'];
-    const others = ['azure-openai', 'openai-compatible', 'mistral'];
+    // A trailing .ai, .co, .io or .dev is dropped too: a provider's own domain is the provider.
+    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ', 'openai.ai', 'OpenAI.co', 'openai.io', 'openai.dev'];
+    const others = ['azure-openai', 'openai-compatible', 'mistral', 'openai.net'];
     const events = [...spellings, ...others].map((provider, i) => ({ requestId: `r-${i}`, keyHash: String(i % 10).repeat(64), provider, model: 'gpt-4o', inputTokens: 10, outputTokens: 1 }));
     const res = await call('/ingest', { method: 'POST', headers: { 'x-api-key': created.body.key }, body: { events } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -673,7 +674,7 @@ describe('one canonical provider name', () => {
     expect((res.body.rejected as { index: number; code: string }[]).map((r) => [spellings[r.index], r.code])).toEqual(spellings.map((p) => [p, 'provider_connected']));
     const keys = await call('/keys?limit=100', { token: user.token });
     const sent = (keys.body.items as { provider: string; source: string }[]).filter((k) => k.source === 'ingest');
-    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible']);
+    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible', 'openai.net']);
 
     const put = await call('/prices/openai./gpt-4o', { method: 'PUT', token: user.token, body: { input: 1, output: 2 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);

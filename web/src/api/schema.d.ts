@@ -915,7 +915,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a provider organization with an admin key (read-only is enough).
-         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx, or its answer passes a bound (a body over 32 MB, a list past 1,000 pages or 100,000 items, a repeated page cursor; `detail` names it): 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         post: operations["connectionsCreate"];
         delete?: never;
@@ -947,7 +947,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, rotate the admin key, pause or resume.
-         * @description A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description A new `adminKey` is checked as on create and must be proven to belong to the same organization (the organization id where the provider names one, else shared projects (OpenAI) or keys (OpenRouter)): a key of another organization answers 400 `/problems/validation-error`; an organization without projects or keys can't be proven: 400 `/problems/organization-unproven` (delete and reconnect instead). Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         patch: operations["connectionsUpdate"];
         trace?: never;
@@ -1199,6 +1199,7 @@ export interface components {
                 unit?: string;
                 quantity?: number;
             }[];
+            notByModelUsd: number;
         };
         KeyDetail: {
             stoppedBy: {
@@ -1262,7 +1263,7 @@ export interface components {
                 outputTokens: number;
             } | {
                 provider: string;
-                model: string;
+                model: string | null;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1313,12 +1314,20 @@ export interface components {
                     cachedInputTokens: number;
                     outputTokens: number;
                 };
+                notes: {
+                    /** @constant */
+                    code: "history_unavailable";
+                    message: string;
+                    provider: string;
+                    from: components["schemas"]["CalendarDate"];
+                    to: components["schemas"]["CalendarDate"];
+                }[];
             };
             coverage: {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -3032,7 +3041,8 @@ export interface operations {
                      *             "cachedInputTokens": 50000,
                      *             "outputTokens": 40000
                      *           }
-                     *         ]
+                     *         ],
+                     *         "notByModelUsd": 0
                      *       }
                      *     }
                      */
@@ -4522,7 +4532,8 @@ export interface operations {
                      *           "inputTokens": 9320000,
                      *           "cachedInputTokens": 1800000,
                      *           "outputTokens": 1650000
-                     *         }
+                     *         },
+                     *         "notes": []
                      *       },
                      *       "coverage": {
                      *         "complete": false,
