@@ -4,10 +4,11 @@ import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
 import { isoDate } from '#shared/time/periods.ts';
+import { displayName } from '#shared/providers/canonical.ts';
 import type { Connection } from '#shared/db/connections.ts';
 
-export const providerName = (provider: string) =>
-  provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider === 'openrouter' ? 'OpenRouter' : provider;
+/** A provider's display name, from the one table (shared/providers/canonical.ts). */
+export const providerName = (provider: string) => displayName(provider);
 
 /** Title and message (pure): which provider, what it said, what to do. The admin key never appears (only its last 4). */
 export function connectionErrorText(conn: Pick<Connection, 'provider' | 'keyHint'>, detail: string): { title: string; message: string } {

@@ -22,3 +22,33 @@ export function providerId(name: string): string {
   const canonical = canonicalForm(name);
   return known.has(canonical) ? canonical : name.trim().toLowerCase();
 }
+
+/**
+ * Providers' display names: ONE table for every screen, message and export (FOCUS `ProviderName`,
+ * `InvoiceIssuerName`, `PublisherName`). An id the table lacks is shown as sent.
+ */
+const DISPLAY_NAMES: Readonly<Record<string, string>> = {
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  openrouter: 'OpenRouter',
+  google: 'Google',
+  mistral: 'Mistral',
+  mistralai: 'Mistral',
+  xai: 'xAI',
+  'x-ai': 'xAI',
+  deepseek: 'DeepSeek',
+  cohere: 'Cohere',
+  groq: 'Groq',
+  meta: 'Meta',
+  'meta-llama': 'Meta',
+  amazon: 'Amazon',
+  microsoft: 'Microsoft',
+  nvidia: 'NVIDIA',
+  qwen: 'Qwen',
+  perplexity: 'Perplexity',
+  'moonshotai': 'Moonshot AI',
+  'z-ai': 'Z.ai',
+};
+
+/** A provider id's display name (`xai` → `xAI`; OpenRouter's vendor prefixes too: `meta-llama` → `Meta`); unknown: as sent. */
+export const displayName = (provider: string): string => DISPLAY_NAMES[provider] ?? DISPLAY_NAMES[provider.toLowerCase()] ?? provider;
