@@ -113,8 +113,19 @@ function productText(priceText: string, quantityText: string, exact: Ratio): str
   const text = usdText(exact);
   const product = Number(priceText) * Number(quantityText);
   if (product === Number(text)) return text;
-  const s = String(product);
-  return /[.e]/.test(s) ? s : `${s}.0`;
+  return plainDecimal(String(product));
+}
+
+/** A JavaScript number's shortest text without an exponent (`1.5e-7` → `0.00000015`), with at least one decimal. */
+export function plainDecimal(text: string): string {
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!m) return text.includes('.') ? text : `${text}.0`;
+  const [, sign, first, rest = '', exp] = m;
+  const digits = `${first}${rest}`;
+  const point = 1 + Number(exp);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}.0`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 /** The billing account of a row: the provider organization (or the connection), else the Burnrate account. */

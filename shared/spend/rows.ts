@@ -147,8 +147,9 @@ function tokensOf(lines: readonly PriceLine[]) {
  * A line counted in the dollars billed: ConsumedQuantity the row's tokens (else its requests, else the dollars),
  * PricingQuantity the dollars, at 1 per USD.
  */
-function billedLine(lines: readonly PriceLine[], requests: bigint, micros: bigint): PriceLine {
-  const tokens = lines.filter(isToken).reduce((s, l) => s + l.quantity, 0n);
+function billedLine(lines: readonly PriceLine[], requests: bigint, micros: bigint, rowTokens = 0n): PriceLine {
+  // The lines' tokens; a row stored before lines were counted: its own token sums.
+  const tokens = lines.length > 0 ? lines.filter(isToken).reduce((s, l) => s + l.quantity, 0n) : rowTokens;
   const [quantity, consumedUnit] = tokens > 0n ? [tokens, 'Tokens'] : requests > 0n ? [requests, 'Requests'] : [micros, 'USD'];
   const usd: Ratio = ratio(1_000_000n, 1n); // µ$ per USD
   return {
@@ -200,7 +201,9 @@ export function rowParts(item: Item, key: ExportKey | null, ctx: ExportContext):
     const t = tokensOf(priority);
     const lines =
       allocate(rest, restMicros) ??
-      (rest.length > 0 || restMicros !== 0n ? [{ line: billedLine(rest, requests, restMicros), billedMicros: restMicros, priceSource: 'billed' as const }] : []);
+      (rest.length > 0 || restMicros !== 0n
+        ? [{ line: billedLine(rest, requests, restMicros, int('inputTokens') - t.input + int('outputTokens') - t.output), billedMicros: restMicros, priceSource: 'billed' as const }]
+        : []);
     parts.push({
       model,
       priority: false,
