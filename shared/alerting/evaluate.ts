@@ -12,7 +12,7 @@ import { addDays } from '#shared/time/periods.ts';
 import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from '#shared/db/alerts.ts';
 import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface Discovered {

@@ -1,5 +1,5 @@
 /**
- * One sync of one connection (API.md part 4 "What a sync reads and how it counts"): under the connection's lease and
+ * One sync of one connection (docs/features/connections.md): under the connection's lease and
  * its guard (sync-guard.ts), the phases in order:
  * 1. inventory: the provider's key inventory;
  * 2. usage and 3. settlement, slice by slice of UTC days: each slice's usage diffed against the import snapshot and
@@ -11,7 +11,8 @@
  * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { acquireLease, getConnection, releaseLease, type Connection } from '#shared/db/connections.ts';
+import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
+import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
@@ -22,7 +23,7 @@ import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { enforceLimits } from '#shared/connections/phases/limits.ts';
+import { enforceLimits, releaseConnectionLevers } from '#shared/connections/phases/limits.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
@@ -64,9 +65,20 @@ export async function syncConnection(accountId: string, connectionId: string, op
   const now = options.now ?? new Date();
   const started = Date.now();
   const first = await getConnection(accountId, connectionId, true);
-  if (!first || first.status === 'paused') return empty('skipped');
+  if (!first || first.status === 'paused') {
+    // Paused or deleted: nothing is imported, and the levers Burnrate holds there go back.
+    await releaseConnectionLevers(accountId, connectionId, first, now, options.http);
+    return empty('skipped');
+  }
   const owner = randomUUID();
-  if (!(await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000))) return empty('busy');
+  // Another sync holds the lease: it runs this one right after it (the request is never dropped); or, when the lease
+  // went meanwhile, this one takes it.
+  let leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  for (let attempt = 0; !leased && attempt < 3; attempt++) {
+    if (await syncAfterLease(accountId, connectionId, new Date())) return empty('busy');
+    leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  }
+  if (!leased) return empty('busy');
   try {
     // Every write to the connection is conditioned on it being unpaused at the version read under the lease (another
     // sync may have finished between the first read and the lease); every provider request (and slice) first checks
@@ -90,7 +102,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     if (error instanceof SyncStopped) return empty('stopped');
     throw error;
   } finally {
-    await releaseLease(accountId, connectionId, owner);
+    if (await releaseLease(accountId, connectionId, owner)) await queueSync({ accountId, connectionId });
   }
 }
 

@@ -10,9 +10,44 @@ import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
 import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, Sums } from '#shared/usage/aggregates.ts';
-import type { Chunk } from '#shared/ingest/chunks.ts';
-import type { PricedEvent } from '#shared/ingest/events.ts';
+import type { Tier } from '#shared/usage/tiers.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
+
+export interface Chunk extends Aggregates {
+  events: PricedEvent[];
+}
+
+export interface PricedEvent {
+  index: number;
+  requestId: string;
+  keyHash: string;
+  keyHint?: string;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  /** Parts of inputTokens written to the cache (5 minutes, 1 hour): priced, not summed into the aggregates. */
+  cacheWriteInputTokens: number;
+  cacheWrite1hInputTokens: number;
+  outputTokens: number;
+  /** The tier it ran in (`standard` unless the event says otherwise). */
+  tier?: Tier;
+  /** Web searches and fetches of the call (priced per 1,000 from the table). */
+  webSearchRequests?: number;
+  webFetchRequests?: number;
+  costMicros: number;
+  /**
+   * false: not priced exactly without costUsd, counted in `unpricedRequests`: an unknown model (tracked at cost 0), or
+   * a tier (or web searches) the price has no figure for (tracked at the standard price).
+   */
+  priced: boolean;
+  /** The event carried `costUsd` (an account's own price never overrides it). */
+  costGiven?: true;
+  /** ISO 8601 UTC with milliseconds. */
+  timestamp: string;
+  /** The event's UTC day. */
+  date: string;
+}
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 

@@ -15,6 +15,9 @@ import {
   type ChunkContext,
   type Sums,
 } from '#shared/usage/aggregates.ts';
+import type { Chunk } from '#shared/db/usage-writes.ts';
+
+export type { Chunk };
 
 /** The aggregate model lives in shared/usage/aggregates.ts; its names stay available here for ingestion's callers. */
 export {
@@ -44,10 +47,6 @@ function add(sums: Sums, e: PricedEvent): void {
   sums.cachedInputTokens += BigInt(e.cachedInputTokens);
   sums.outputTokens += BigInt(e.outputTokens);
   if (!e.priced) sums.unpricedRequests += 1n;
-}
-
-export interface Chunk extends Aggregates {
-  events: PricedEvent[];
 }
 
 /** Actions a chunk's transaction holds: events + aggregates + the plan-usage counter + the account (if keys are new). */

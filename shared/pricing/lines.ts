@@ -15,7 +15,7 @@
  * quantity the raw quantity × `scale` (e.g. tokens / 1,000,000). Every table price and unit size makes them finite
  * decimals (`decimalText`).
  */
-import type { OwnPriceLookup, PriceRates, TierRates } from '#shared/pricing/pricing.ts';
+import type { OwnPriceLookup, PriceRates, TierRates } from '#shared/db/prices.ts';
 
 export interface Ratio {
   num: bigint;

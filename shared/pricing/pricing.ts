@@ -19,42 +19,16 @@ import { costOfLines, priceLinesWith, priceQuantities, type LinePricer, type Lin
 // The money arithmetic lives in money.ts (no price table: a function that only converts amounts does not load and
 // check prices.json at its start); re-exported here for the code that takes both from this module.
 export { formatUsd, hasAtMostSixDecimals, microsToUsd, usdText, usdToMicros, type Usd } from '#shared/pricing/money.ts';
+// The shapes of stored rates are the data layer's (shared/db/prices.ts); pricing builds and reads them.
+import type { LongContextRates, MicrosPerMillionTokens, OwnPriceLookup, PriceRates, PricedTier, TierPrices, TierRates } from '#shared/db/prices.ts';
 
-/** µ$ per 1,000,000 tokens (an integer). */
-export type MicrosPerMillionTokens = number;
-
-/** The five rates of one tier (µ$ per 1M tokens); an absent cache-write rate is the `input` rate. */
-export interface TierRates {
-  readonly input: MicrosPerMillionTokens;
-  /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
-  readonly cachedInput: MicrosPerMillionTokens;
-  /** Input tokens written to the cache with the 5-minute lifetime (Anthropic: 1.25 × input). */
-  readonly cacheWrite?: MicrosPerMillionTokens;
-  /** Input tokens written to the cache with the 1-hour lifetime (Anthropic: 2 × input). */
-  readonly cacheWrite1h?: MicrosPerMillionTokens;
-  readonly output: MicrosPerMillionTokens;
-}
+export type { LongContextRates, MicrosPerMillionTokens, OwnPriceLookup, PriceRates, PricedTier, TierPrices, TierRates };
 
 /** The tiers a price may name apart from its standard rates (absent: see `tierRates`). */
-export const PRICED_TIERS = ['batch', 'flex', 'priority'] as const;
-export type PricedTier = (typeof PRICED_TIERS)[number];
-export type TierPrices = { readonly [T in PricedTier]?: TierRates };
+const PRICED_TIER_SET: Record<PricedTier, true> = { batch: true, flex: true, priority: true };
 
-/**
- * The rates one call is priced at (the account's own price, or a built-in row): the standard tier's rates, and the
- * rates of other tiers where the price names them. A cache-write rate that is absent is the `input` rate (a provider
- * that does not charge extra for writing its cache).
- */
-export interface PriceRates extends TierRates {
-  readonly tiers?: TierPrices;
-  /** The rates of a call past `aboveInputTokens` input tokens (Anthropic's long-context pricing), where the provider has them. */
-  readonly longContext?: LongContextRates;
-}
-
-/** Long-context rates: a call whose input exceeds `aboveInputTokens` is priced at these rates, every token of it. */
-export interface LongContextRates extends TierRates {
-  readonly aboveInputTokens: number;
-}
+/** Every priced tier (a compile error when the stored shape gains one this list lacks). */
+export const PRICED_TIERS = Object.keys(PRICED_TIER_SET) as readonly PricedTier[];
 
 /** A row of the built-in table: every standard rate present (a cache-write rate the provider does not list is `input`). */
 export interface ModelPrice extends Required<TierRates> {
@@ -87,8 +61,8 @@ export interface PriceTable {
   readonly units: readonly UnitPrice[];
 }
 
-export { TIERS, normalizeTier, tierOf, type Tier } from '#shared/pricing/tiers.ts';
-import { type Tier } from '#shared/pricing/tiers.ts';
+export { TIERS, normalizeTier, tierOf, type Tier } from '#shared/usage/tiers.ts';
+import { type Tier } from '#shared/usage/tiers.ts';
 
 /**
  * The factor of the standard price a provider publishes for a tier it does not list per model: OpenAI prices Flex
@@ -97,6 +71,7 @@ import { type Tier } from '#shared/pricing/tiers.ts';
 const PUBLISHED_FACTORS: Readonly<Record<string, Partial<Record<PricedTier, { num: bigint; den: bigint }>>>> = {
   openai: { flex: { num: 1n, den: 2n } },
 };
+
 /** Every provider's batch tier is half of every rate (OpenAI's and Anthropic's Batch APIs). */
 const HALF = { num: 1n, den: 2n };
 
@@ -159,8 +134,10 @@ export interface Cost {
 export const isExact = (cost: Pick<Cost, 'priced' | 'tierUnpriced'>): boolean => cost.priced && cost.tierUnpriced !== true;
 
 const MICROS_PER_USD = 1_000_000n;
+
 const USD_DECIMALS = 6;
 const TOKENS_PER_PRICE = 1_000_000n;
+
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -278,6 +255,7 @@ const PRICE_INDEX: ReadonlyMap<string, ModelPrice> = new Map(
 
 /** `-2024-08-06` (OpenAI) or `-20241022` (Anthropic) at the end of a model name. */
 const DATE_SUFFIX = /-(?:20\d{2}-\d{2}-\d{2}|20\d{6})$/;
+
 /** Anthropic's moving alias (`claude-3-5-haiku-latest`). Not stripped for OpenAI: `chatgpt-4o-latest` is its own model. */
 const LATEST_SUFFIX = /-latest$/;
 
@@ -303,8 +281,6 @@ export function priceFor(provider: string, model: string): ModelPrice | undefine
   return family === undefined ? undefined : PRICE_INDEX.get(indexKey(p, family));
 }
 
-/** An account's own prices, keyed by `priceId(provider, model)` (names lower-case, as stored). */
-export type OwnPriceLookup = ReadonlyMap<string, PriceRates>;
 export { priceId };
 
 /**
@@ -381,7 +357,8 @@ export function costMicros(usage: Usage): Cost {
  * THE PRICING ENTRY POINT FOR BOTH PRODUCERS (ingestion's events and the connections sync's usage rows).
  * Prices `usage` (token counts incl. both cache-write classes, its tier and its web searches) at the account's own
  * prices `own` (read with the account's other context; may be empty), falling back to the built-in table; see
- * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in API.md):
+ * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in
+ * docs/features/ingestion-and-pricing.md):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
  *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row), webSearchRequests }, ownPrices)
  * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);

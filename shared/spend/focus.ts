@@ -18,12 +18,13 @@
  * - `BillingAccountId`/`BillingAccountName` the provider organization the invoice goes to (Anthropic's organization
  *   id from `GET /v1/organizations/me`, else the connection's id; the connection's name); keys that report through
  *   `/ingest`: the Burnrate account; `ProviderName` = `InvoiceIssuerName` and `PublisherName` display names from the
- *   one table (shared/providers/canonical.ts);
+ *   one table (shared/providers/names.ts);
  * - `ResourceId`/`ResourceName`/`ResourceType` the key, null for usage without a key;
  * - Burnrate's own facts in `x_` columns; `Tags` only the key's effective tags.
  */
 import type { Item } from '#shared/db/client.ts';
-import { displayName } from '#shared/providers/canonical.ts';
+import { providerName as displayName } from '#shared/providers/names.ts';
+import { shownModel } from '#shared/usage/names.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { decimalText, lineCost, ratio, usdText, type Ratio } from '#shared/pricing/lines.ts';
 import { csvUsd } from '#shared/spend/csv.ts';
@@ -139,13 +140,14 @@ function billingAccount(key: ExportKey | null, provider: string, ctx: ExportCont
 /** The FOCUS lines of one part of a key × day × model item (without their line ends). */
 export function focusRows(item: Item, part: RowPart, key: ExportKey | null, ctx: ExportContext): string[] {
   const provider = item.provider as string;
-  const model = item.model as string;
+  // A day its provider breaks down by model only once complete (OpenRouter's today) has no model.
+  const model = shownModel(item.model as string) ?? '';
   const date = item.date as string;
   const hash = item.keyHash as string;
   const vendor = displayName(provider);
   const account = billingAccount(key, provider, ctx);
   const month = `${date.slice(0, 7)}-01`;
-  const sku = `${provider}/${item.unit !== undefined && model.includes(':') ? model.slice(model.indexOf(':') + 1) : model}`;
+  const sku = model ? `${provider}/${item.unit !== undefined && model.includes(':') ? model.slice(model.indexOf(':') + 1) : model}` : provider;
   const keyless = key?.keyless ?? false;
   const label = key?.label ?? '';
   return part.lines.map((b: BilledLine, index) => {
@@ -176,7 +178,7 @@ export function focusRows(item: Item, part: RowPart, key: ExportKey | null, ctx:
       BillingPeriodEnd: at(firstOfNextMonth(date)),
       ChargeCategory: 'Usage',
       ChargeClass: part.correction ? 'Correction' : '',
-      ChargeDescription: focusText(`${l.meter} of ${model}${l.tier ? ` (${l.tier.replaceAll('_', ' ')})` : ''} via ${vendor}`),
+      ChargeDescription: focusText(`${l.meter} of ${model || 'all models (by model once the day is complete)'}${l.tier ? ` (${l.tier.replaceAll('_', ' ')})` : ''} via ${vendor}`),
       ChargeFrequency: 'Usage-Based',
       ChargePeriodStart: at(date),
       ChargePeriodEnd: at(addDays(date, 1)),

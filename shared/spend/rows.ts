@@ -23,6 +23,7 @@ import { priceLineQuantities, type OwnPriceLookup } from '#shared/pricing/pricin
 import { costOfLines, lineCost, ratio, TOKEN_LINES, type PriceLine, type Ratio } from '#shared/pricing/lines.ts';
 import { largestRemainder } from '#shared/connections/settle.ts';
 import { isSettled } from '#shared/spend/coverage.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 /** What a row says of its key, from the key index: its label, the provider's name, its project. */
 export interface RowKey {
@@ -180,7 +181,8 @@ function allocate(lines: readonly PriceLine[], micros: bigint): BilledLine[] | u
 /** A row's parts: the row itself and, for Anthropic Priority Tier usage, a part of its own. */
 export function rowParts(item: Item, key: ExportKey | null, ctx: ExportContext): RowPart[] {
   const provider = item.provider as string;
-  const model = item.model as string;
+  // A day its provider breaks down by model only once complete (OpenRouter's today) has no model.
+  const model = shownModel(item.model as string) ?? '';
   const date = item.date as string;
   const int = (name: string) => readInt(item[name] ?? 0n, name);
   const cost = int('costMicros');

@@ -353,7 +353,7 @@ export function evaluate(data: Dataset, declared: readonly string[], model = loa
   return result;
 }
 
-/** The applicability criteria Burnrate's FOCUS export declares (API.md part 6). */
+/** The applicability criteria Burnrate's FOCUS export declares (docs/features/spend-and-exports.md). */
 export const BURNRATE_CRITERIA = [
   'USAGE_MEASUREMENT_SUPPORTED',
   'UNIT_PRICING_SUPPORTED',
