@@ -51,8 +51,7 @@ export interface PricedEvent {
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** The attribute prefix of a key × day × model item's price-line quantities (`ln:input`, `ln:output/batch`). */
-export const LINE_PREFIX = 'ln:';
+import { LINE_PREFIX } from '#shared/usage/aggregates.ts';
 
 /** Exactly-once items outlive the oldest timestamp ingestion accepts (35 days). */
 export const EVENT_TTL_SECONDS = 36 * 24 * 60 * 60;

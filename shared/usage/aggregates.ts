@@ -17,6 +17,9 @@ export interface Sums {
   unpricedRequests: bigint;
 }
 
+/** The attribute prefix of a key × day × model item's price-line quantities (`ln:input`, `ln:output/batch`). */
+export const LINE_PREFIX = 'ln:';
+
 export const zeroSums = (): Sums => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
 
 export interface KeyDayModel {
