@@ -1,5 +1,5 @@
 /**
- * Anthropic's Admin API (research notes §2): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
+ * Anthropic's Admin API (https://platform.claude.com/docs/en/api/admin): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
  * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model, service tier and context window; the organization's
  * API keys and the workspaces that name them (archived ones included); the cost report, whose `amount` is a decimal
  * string in CENTS. Reports page by `next_page`; the key and workspace lists by `after_id` = `last_id`. The report has

@@ -19,6 +19,7 @@ import { firstReadableDay, providerClient } from '#shared/connections/client.ts'
 import { providerName, raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
+import { organizationAfterSync } from '#shared/connections/organization.ts';
 import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
@@ -159,7 +160,10 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
   const reached = importer.reached;
+  // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
+  const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);
   await guard.write({
+    ...(organization ? { organization } : {}),
     status: 'active',
     statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
     // Usage a limit held back is read again from its first day by the next sync (imported once there is room).

@@ -26,6 +26,7 @@ import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
 import { holderName, undoByHand } from '#shared/enforcement/words.ts';
+import { holdStops } from '#shared/enforcement/stopped-by.ts';
 import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
@@ -281,7 +282,7 @@ const dbWriter = (accountId: string): StateWriter => ({ write: (prev, next) => w
 function concerned(o: Outcome): Array<{ hold: Hold; on: boolean; reason: ActReason }> {
   const a = o.act;
   const retried = a.state?.status === 'failed' || a.state?.status === 'acting';
-  const on = [...a.added, ...a.changed.filter((c) => a.op === 'set_limit')];
+  const on = [...a.added, ...a.changed];
   if (on.length === 0 && retried && (a.op === 'stop' || a.op === 'set_limit')) on.push(...a.holds.map((hold) => ({ hold, reason: a.reason })));
   const off = [...a.removed, ...(a.state?.letGo ?? [])].filter((x, i, all) => all.findIndex((y) => holderKey(y.hold) === holderKey(x.hold)) === i);
   return [...on.map((x) => ({ ...x, on: true })), ...off.map((x) => ({ ...x, on: false }))];
@@ -295,7 +296,8 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
   for (const o of outcomes) {
     if (o.nowEnforcing) continue;
     for (const c of concerned(o)) {
-      if (o.act.op === 'hold' && c.on && !c.hold.reached) continue; // a cap's holder joined: nothing to tell yet
+      // A cap's holder joined, or reached its limit, while the cap stays as it is: nothing done at the provider.
+      if (o.act.op === 'hold' && c.on && (!c.hold.reached || o.act.changed.some((x) => holderKey(x.hold) === holderKey(c.hold)))) continue;
       actions.push({
         id: newId('action'),
         budgetId: c.hold.kind === 'budget' ? c.hold.id : null,
@@ -345,8 +347,9 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
       if (c.hold.kind !== 'budget') continue;
       const e = entry(c.hold.id);
       if (t.keyHash) e.keyHashes.add(t.keyHash);
-      const wasReached = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold))?.reached === true;
-      if (c.on && c.hold.reached && (!isCap(t) || !wasReached)) e.stopped.push(o.detail);
+      const before = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold));
+      const retried = o.act.state?.status === 'failed' || o.act.state?.status === 'acting';
+      if (c.on && c.hold.reached && (before === undefined || retried || (isCap(t) && !before.reached))) e.stopped.push(o.detail);
       if (!c.on) e.released.push({ detail: o.detail, reason: c.reason });
     }
   }
@@ -478,9 +481,6 @@ export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'conn
   return k.source === 'ingest' ? 'reporter' : leverOffer(k.provider)?.keySwitch ? `${k.provider}_key` : null;
 }
 
-/** Whether a hold stops spend now: a switch held, a cap whose holder reached its limit or that the provider enforces. */
-export const holdStops = (s: LeverState, h: Hold): boolean => (isCap(s.target) ? s.status !== 'released' && (h.reached || s.enforcing === true) : s.status === 'stopped' || (s.status === 'failed' && s.want === 'off') || s.status === 'acting');
-
 /** `enforcement` of a stop budget's view, from the lever states it holds (each holder shows its own status). */
 export function enforcementView(budget: Budget, view: Pick<AccountView, 'states' | 'releases' | 'month'>, lever: string | null) {
   const key = holderKey({ kind: 'budget', id: budget.id });
@@ -505,18 +505,5 @@ export function enforcementView(budget: Budget, view: Pick<AccountView, 'states'
 const defaultDetail = (status: EnforcementStatus) =>
   status === 'released' ? 'Released for the rest of this month.' : status === 'armed' ? 'Stops spend when the limit is reached.' : '';
 
-/** `stoppedBy` of a key (docs/features/budgets-and-alerts.md): the holders stopping it now, by its switch, its reporter block or its project's cap. */
-export function stoppedBy(keyHash: string, project: { connectionId: string; projectId: string } | null, states: LeverState[]) {
-  const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`, ...(project ? [projectTargetId(project.connectionId, project.projectId)] : [])]);
-  const out: Array<{ kind: Hold['kind']; id: string; name: string | null; lever: string; since: string }> = [];
-  for (const s of states) {
-    if (!ids.has(s.target.id)) continue;
-    for (const h of s.holds) {
-      if (!holdStops(s, h)) continue;
-      out.push({ kind: h.kind, id: h.id, name: h.name, lever: s.target.kind === 'project' ? `${s.target.provider}_project_limit` : s.target.kind === 'reporter' ? 'reporter' : `${s.target.provider}_key`, since: isCap(s.target) ? s.since : h.since });
-    }
-  }
-  return out;
-}
-
 export { holderName };
+export { holdStops, stoppedBy } from '#shared/enforcement/stopped-by.ts';

@@ -44,6 +44,7 @@ const ownPrice = {
 };
 const ingestKey = { id: INGEST_KEY, name: 'production', prefix: 'brk_Q2x9Lm4T', createdAt: CREATED, updatedAt: CREATED, lastUsedAt: NOW };
 const key = {
+  stoppedBy: [] as unknown[],
   hash: HASH,
   source: 'ingest',
   label: 'Backend (OpenAI)',

@@ -190,7 +190,20 @@ export const IngestResult = z.object({
 
 // ---- keys ---------------------------------------------------------------------------------------------------
 
+/** One holder stopping a key now (`GET /keys`, `GET /keys/{hash}`). */
+export const StoppedBy = z.object({
+  kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })),
+  /** The budget's or anomaly rule's id. */
+  id: z.string(),
+  name: z.nullable(z.string()),
+  /** `anthropic_key`, `openrouter_key`, `openai_project_limit`, `reporter`, … */
+  lever: z.string(),
+  since: Timestamp,
+});
+
 export const Key = z.object({
+  /** Who stops this key now: its switch, its reporter block, its project's cap once reached (empty while it runs). */
+  stoppedBy: z.array(StoppedBy),
   hash: KeyHash,
   /** Where the key's spend comes from: events sent to `POST /ingest`, or a provider connection. */
   source: z.enum(members<'ingest' | 'connection'>({ ingest: true, connection: true })),

@@ -115,6 +115,11 @@ export class Importer {
     return this.conn.provider;
   }
 
+  /** The key inventory as read (organization.ts keeps the connection's organization current with it). */
+  get listedKeys(): ProviderKey[] {
+    return [...this.inventory.values()];
+  }
+
   async readInventory(): Promise<void> {
     for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
     // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).

@@ -1133,6 +1133,14 @@ export interface components {
             }[];
         };
         Key: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1194,6 +1202,14 @@ export interface components {
             notByModelUsd: number;
         };
         KeyDetail: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -2898,6 +2914,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "stoppedBy": [],
                      *           "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "source": "ingest",
                      *           "label": "Backend (OpenAI)",
@@ -2965,6 +2982,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3069,6 +3087,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
