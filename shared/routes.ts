@@ -27,8 +27,8 @@ export type TableAction =
 export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser' | 'AdminUserGlobalSignOut';
 
 /**
- * The least role a `jwt` route needs (API.md part 3 "Users and roles"): `viewer` < `member` < `admin`. Checked for
- * every route in ONE place (shared/auth/roles.ts via jwtAuth) against the user's role in our table.
+ * The least role a `jwt` route needs (docs/features/identity-and-teams.md): `viewer` < `member` < `admin`. Checked for
+ * every route in ONE place (shared/access/roles.ts via jwtAuth) against the user's role in our table.
  */
 export type RouteRole = 'viewer' | 'member' | 'admin';
 
@@ -146,7 +146,7 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
@@ -164,8 +164,8 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
   { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
-  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet is
-  // counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
+  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet
+  // is counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
   // missing are counted (Query) and put (PutItem) first (shared/db/alerts.ts); the single route reads the alert back.
   { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },
@@ -255,9 +255,9 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/connections', handler: 'connections/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/connections/{id}', handler: 'connections/get', auth: 'jwt', role: 'viewer', table: ['GetItem'] },
   // Patch: the connection read and replaced conditionally (GetItem, PutItem); a new admin key checked and sealed.
-  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem'], sealsAdminKeys: true, queuesSyncs: true },
+  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem', 'Query'], sealsAdminKeys: true, queuesSyncs: true },
   // Delete: the connection and its lease (DeleteItem) with the account's `connected:<provider>` (UpdateItem).
-  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'], queuesSyncs: true },
   // Sync now: the once-a-minute slot (UpdateItem), then one queue message.
   { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
   // Reconciliation: the connection (GetItem) and its days of the range (Query).

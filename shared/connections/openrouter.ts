@@ -16,6 +16,7 @@
  */
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import { MAX_LIST_ITEMS, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
@@ -101,17 +102,21 @@ export function openRouterClient(base: string, managementKey: string, options: P
   let also: readonly string[] = [];
   const activity = new Map<string, Promise<ActivityRow[]>>();
 
+  /** Every key, page by page (`offset`), within the bounds of pages.ts: a `/keys` that ignores `offset` is an error. */
   async function readInventory(): Promise<OpenRouterKey[]> {
-    const keys: OpenRouterKey[] = [];
-    for (let offset = 0; ; offset += OPENROUTER_KEYS_PAGE) {
-      const body = (await http.getJson(url('/keys', [['include_disabled', 'true'], ['offset', String(offset)]]))) as { data?: unknown };
-      if (!Array.isArray(body.data)) throw new ProviderBadResponse('OpenRouter answered /keys without a data list.');
-      for (const k of body.data as OpenRouterKey[]) {
-        if (typeof k?.hash !== 'string' || !k.hash) throw new ProviderBadResponse('OpenRouter listed a key without a hash.');
-        keys.push(k);
-      }
-      if (body.data.length < OPENROUTER_KEYS_PAGE) return keys;
-    }
+    return readPages<OpenRouterKey>(
+      '/api/v1/keys',
+      async (offset) => {
+        const body = (await http.getJson(url('/keys', [['include_disabled', 'true'], ['offset', offset ?? '0']]))) as { data?: unknown };
+        if (!Array.isArray(body.data)) throw new ProviderBadResponse('OpenRouter answered /keys without a data list.');
+        for (const k of body.data as OpenRouterKey[]) {
+          if (typeof k?.hash !== 'string' || !k.hash) throw new ProviderBadResponse('OpenRouter listed a key without a hash.');
+        }
+        const next = Number(offset ?? '0') + OPENROUTER_KEYS_PAGE;
+        return { items: body.data as OpenRouterKey[], next: body.data.length < OPENROUTER_KEYS_PAGE ? undefined : String(next) };
+      },
+      { idOf: (k) => k.hash },
+    );
   }
   const keysOnce = () => (inventory ??= readInventory());
 
@@ -123,6 +128,7 @@ export function openRouterClient(base: string, managementKey: string, options: P
       rows = http.getJson(url('/activity', hash ? [['api_key_hash', hash]] : [])).then((body) => {
         const data = (body as { data?: unknown }).data;
         if (!Array.isArray(data)) throw new ProviderBadResponse('OpenRouter answered /activity without a data list.');
+        if (data.length > MAX_LIST_ITEMS) throw new ProviderLimitExceeded('items', `The provider's /api/v1/activity has more than ${MAX_LIST_ITEMS.toLocaleString('en-US')} items, the most Burnrate reads of one list.`);
         return data as ActivityRow[];
       });
       activity.set(id, rows);

@@ -1,4 +1,7 @@
 /** The keys domain: list (search, filters, any sort), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
+import { listStates } from '#shared/db/enforcement.ts';
+import { stoppedBy } from '#shared/enforcement/stopped-by.ts';
+import type { LeverState } from '#shared/db/enforcement-model.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -11,7 +14,7 @@ import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { accountMonthKeys } from '#shared/db/spend.ts';
 import { settledDays } from '#shared/db/settlement.ts';
-import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
@@ -22,7 +25,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const num = (value: unknown): number => readNumber(value);
 const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
 
-/** The key's month-end forecast (shared/spend/forecast.ts) from its item's rolling counters, in µ$. */
+/** The key's month-end forecast (shared/usage/forecast.ts) from its item's rolling counters, in µ$. */
 export function keyForecast(item: Item, now: Date): bigint {
   const today = isoDate(now);
   const month = isoMonth(now);
@@ -38,10 +41,14 @@ interface MonthFigures {
   requests: number;
 }
 
-/** `month`: the figures of the month `GET /keys?month=` asked for (`spend.month`, `requests.month`). */
-export function toKeyView(item: Item, now: Date, month?: MonthFigures) {
+/**
+ * A key as the API shows it; `states`: the account's lever states (what stops it now: `stoppedBy`); `month`: the
+ * figures of the month `GET /keys?month=` asked for (`spend.month`, `requests.month`).
+ */
+export function toKeyView(item: Item, now: Date, states: readonly LeverState[], month?: MonthFigures) {
   const r = rollingNames(isoDate(now), isoMonth(now));
   return {
+    stoppedBy: stoppedByOf(item, states),
     hash: item.keyHash as string,
     source: keySource(item),
     label: (item.label as string | null | undefined) ?? null,
@@ -77,14 +84,14 @@ interface Ranked {
   hash: string;
 }
 
-/** What `sort=name` orders by (API.md part 4): the label, else the provider's name, else the hint, else the hash — lower-cased. */
+/** What `sort=name` orders by (docs/features/spend-and-exports.md): the label, else the provider's name, else the hint, else the hash — lower-cased. */
 export function keySortName(item: Item): string {
   const present = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
   const name = [item.label, item.name, item.hint].find(present) ?? (item.keyHash as string);
   return name.trim().toLowerCase();
 }
 
-/** Whether a key matches `q` (API.md part 4): a part of its label, provider name or hint (any case), or the start of its hash. */
+/** Whether a key matches `q` (docs/features/spend-and-exports.md): a part of its label, provider name or hint (any case), or the start of its hash. */
 export function keyMatches(item: Item, q: string): boolean {
   const needle = q.toLowerCase();
   const contains = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(needle);
@@ -132,6 +139,13 @@ function cursorPosition(cursor: string, accountId: string, list: string, sort: K
  * GET /keys: the account's keys (at most 1,000: SCALE's key limit) read from the key index in one paged Query,
  * filtered and sorted in memory; `total` counts every match, and a cursor is a position in the chosen order.
  */
+/** The holders stopping a key now (its switch, its reporter block, its project's cap once reached). */
+function stoppedByOf(item: Item, states: readonly LeverState[]) {
+  const project = item.project as { id?: unknown } | null | undefined;
+  const projectOf = typeof item.connectionId === 'string' && typeof project?.id === 'string' ? { connectionId: item.connectionId, projectId: project.id } : null;
+  return stoppedBy(item.keyHash as string, projectOf, states);
+}
+
 export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
   const limit = query.limit ?? DEFAULT_LIMIT;
   if (query.sort === 'month' && query.month === undefined) {
@@ -144,7 +158,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const provider = query.provider?.trim().toLowerCase();
   const list = `keys:${sort}:${order}${query.month ? `:${query.month}` : ''}`;
   const byOrder = orderOf(order);
-  const [keyItems, monthItems] = await Promise.all([repo.listProviderKeys(accountId), monthRead]);
+  // What stops each key (API: `stoppedBy`): ONE Query of the account's lever states, read as the acts wrote them.
+  const [keyItems, states, monthItems] = await Promise.all([repo.listProviderKeys(accountId), listStates(accountId, false), monthRead]);
   const month = monthItems
     ? new Map(monthItems.map((i): [string, MonthFigures] => [i.keyHash as string, { costMicros: micros(i.costMicros), requests: num(i.requests) }]))
     : undefined;
@@ -168,7 +183,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const page = ranked.slice(start, start + limit);
   const last = page.at(-1);
   return {
-    items: page.map((entry) => toKeyView(entry.item, now, month ? (month.get(entry.hash) ?? { costMicros: 0n, requests: 0 }) : undefined)),
+    items: page.map((entry) => toKeyView(entry.item, now, states, month ? (month.get(entry.hash) ?? { costMicros: 0n, requests: 0 }) : undefined)),
     nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, list, { v: String(last.value), h: last.hash } satisfies Position) : null,
     total: ranked.length,
   };
@@ -265,15 +280,15 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
 export async function getKey(accountId: string, hash: string, query: KeyBreakdownQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   if (!HASH.test(hash)) throw new NotFound('No such key.');
-  const [item, days] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to)]);
+  const [item, days, states] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to), listStates(accountId, false)]);
   if (!item) throw new NotFound('No such key.');
   // A connection's key: the days its provider's bill settled (ONE Query of the reconciliation days).
   const settled = keySource(item) === 'connection' ? await settledDays(accountId, item.provider as string, from, to) : new Set<string>();
-  return { ...toKeyView(item, now), breakdown: breakdown(days, from, to, settled) };
+  return { ...toKeyView(item, now, states), breakdown: breakdown(days, from, to, settled) };
 }
 
 export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {
-  const item = HASH.test(hash) ? await repo.setLabel(accountId, hash, body.label, now) : undefined;
+  const [item, states] = await Promise.all([HASH.test(hash) ? repo.setLabel(accountId, hash, body.label, now) : undefined, listStates(accountId, false)]);
   if (!item) throw new NotFound('No such key.');
-  return toKeyView(item, now);
+  return toKeyView(item, now, states);
 }

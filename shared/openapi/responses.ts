@@ -190,7 +190,20 @@ export const IngestResult = z.object({
 
 // ---- keys ---------------------------------------------------------------------------------------------------
 
+/** One holder stopping a key now (`GET /keys`, `GET /keys/{hash}`). */
+export const StoppedBy = z.object({
+  kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })),
+  /** The budget's or anomaly rule's id. */
+  id: z.string(),
+  name: z.nullable(z.string()),
+  /** `anthropic_key`, `openrouter_key`, `openai_project_limit`, `reporter`, … */
+  lever: z.string(),
+  since: Timestamp,
+});
+
 export const Key = z.object({
+  /** Who stops this key now: its switch, its reporter block, its project's cap once reached (empty while it runs). */
+  stoppedBy: z.array(StoppedBy),
   hash: KeyHash,
   /** Where the key's spend comes from: events sent to `POST /ingest`, or a provider connection. */
   source: z.enum(members<'ingest' | 'connection'>({ ingest: true, connection: true })),
@@ -413,10 +426,15 @@ export const Budget = z.object({
   updatedAt: Timestamp,
 });
 
-/** One act of enforcement (GET /enforcement-actions). */
+/** Who holds a lever: a budget, or an anomaly rule. */
+export const LeverHolder = z.object({ kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })), id: z.string() });
+
+/** One act of enforcement (GET /enforcement-actions), one entry per holder it concerns. */
 export const EnforcementAction = z.object({
   id: z.string(),
-  budgetId: BudgetId,
+  /** The holder's budget (null for an anomaly rule's act). */
+  budgetId: z.nullable(BudgetId),
+  holder: LeverHolder,
   kind: z.enum(
     members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
       key_deactivated: true,
@@ -433,7 +451,15 @@ export const EnforcementAction = z.object({
   keyHash: z.nullable(KeyHash),
   projectId: z.nullable(z.string()),
   reason: z.enum(
-    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted'>({ limit_reached: true, period_start: true, released: true, budget_changed: true, budget_deleted: true }),
+    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'connection_changed' | 'anomaly'>({
+      limit_reached: true,
+      period_start: true,
+      released: true,
+      budget_changed: true,
+      budget_deleted: true,
+      connection_changed: true,
+      anomaly: true,
+    }),
   ),
   /** `burnrate`, or the id of the user who released. */
   actor: z.string(),
@@ -444,7 +470,7 @@ export const EnforcementAction = z.object({
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
 export const IngestBlocks = z.object({
-  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, budgetName: z.nullable(z.string()), since: Timestamp })),
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: z.nullable(BudgetId), budgetName: z.nullable(z.string()), holder: LeverHolder, since: Timestamp })),
   refreshAfterSeconds: z.number(),
 });
 
@@ -579,7 +605,7 @@ export const OpenApiDocument = z.looseObject({
 });
 
 /** Every response component of the document, by its name there. */
-/** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
+/** A provider connection (docs/features/connections.md): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
   id: ConnectionId,
   provider: z.enum(members<'openai' | 'anthropic' | 'openrouter'>({ openai: true, anthropic: true, openrouter: true })),
@@ -623,8 +649,8 @@ export const Reconciliation = z.object({
           billedUsd: z.nullable(Usd),
           /**
            * Why it differs from its estimate: `priority_tier` (billed under the Priority Tier commitment, not in the
-           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a price),
-           * `plan_key_limit` (keys not tracked on the plan), or null.
+           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a
+           * price), `plan_key_limit` (keys not tracked on the plan), or null.
            */
           reason: z.nullable(z.enum(['priority_tier', 'not_estimated', 'unpriced', 'plan_key_limit'])),
         }),

@@ -1,8 +1,8 @@
 /**
  * Provider connections against the local stand-ins of the OpenAI and Anthropic admin APIs and the real local stack
- * (API.md part 4). The API is called over HTTP; syncs run in this process (the worker's own function, pointed at the
- * stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's client. The
- * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
+ * (docs/features/connections.md). The API is called over HTTP; syncs run in this process (the worker's own function,
+ * pointed at the stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's
+ * client. The stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
 import { syncConnection } from '#shared/connections/sync.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
@@ -67,17 +67,27 @@ async function exported(token: string, provider: Provider, from: string, to: str
   const res = await call<string>(`/spend/export?from=${from}&to=${to}`, { token });
   expect(res.status, String(res.body)).toBe(200);
   const [header, ...lines] = parseCsv(res.body);
-  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
   const out = new Map<string, Cell>();
   const col = (f: string[], name: string) => f[header!.indexOf(name)]!;
   for (const f of lines) {
     if (col(f, 'provider') !== provider) continue;
-    const [date, hash, model, requests, input, cached, output, cost] = ['date', 'key_hash', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd'].map((c) => col(f, c));
+    const [date, hash, row, requests, input, cached, output, cost] = ['date', 'key_hash', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd'].map((c) => col(f, c));
     const [whole, frac = ''] = cost!.split('.');
     const micros = BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
-    if (Number(requests) === 0 && Number(input) === 0 && Number(output) === 0 && micros === 0n) continue;
-    out.set(`${hash}|${date}|${model}`, { requests: Number(requests), inputTokens: Number(input), cachedInputTokens: Number(cached), outputTokens: Number(output), costMicros: micros });
+    // Anthropic Priority Tier usage is a row of its own (`<model> (priority)`): the model's usage with the rest.
+    const model = row!.replace(/ \(priority\)$/, '');
+    const id = `${hash}|${date}|${model}`;
+    const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
+    out.set(id, {
+      requests: cell.requests + Number(requests),
+      inputTokens: cell.inputTokens + Number(input),
+      cachedInputTokens: cell.cachedInputTokens + Number(cached),
+      outputTokens: cell.outputTokens + Number(output),
+      costMicros: cell.costMicros + micros,
+    });
   }
+  for (const [id, c] of out) if (c.requests === 0 && c.inputTokens === 0 && c.outputTokens === 0 && c.costMicros === 0n) out.delete(id);
   return out;
 }
 
@@ -182,7 +192,8 @@ async function expectSettled(token: string, provider: Provider, from: string, to
   for (const { date, row } of rows) {
     const p = picos(row.amount, true);
     billByDay.set(date, (billByDay.get(date) ?? 0n) + p);
-    if (row.cost_type === 'tokens') tokensByWorkspace.set(`${row.workspace_id}|${date}`, (tokensByWorkspace.get(`${row.workspace_id}|${date}`) ?? 0n) + p);
+    // A key's token and web-search bills both land on its model's rows (its web searches are part of its usage).
+    if (row.cost_type === 'tokens' || row.cost_type === 'web_search') tokensByWorkspace.set(`${row.workspace_id}|${date}`, (tokensByWorkspace.get(`${row.workspace_id}|${date}`) ?? 0n) + p);
   }
   for (const [date, billed] of billByDay) {
     let shown = 0n;
@@ -354,7 +365,8 @@ describe('the sync', () => {
     expect((await sync(user.accountId, openai)).status).toBe('done');
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
     const delta = (name: string) => (sent.get(name) ?? 0) - (before.get(name) ?? 0);
-    // No aggregate, snapshot or key write: only the lease (put, delete) and the connection's sync time (update), per sync.
+    // No aggregate, snapshot or key write: only the lease (put, delete) and the connection's sync time (update), per
+    // sync.
     expect(Object.fromEntries(WRITES.map((w) => [w, delta(w)]))).toEqual({
       TransactWriteItemsCommand: 0,
       UpdateItemCommand: 2,
@@ -664,8 +676,9 @@ describe('one canonical provider name', () => {
     await setPlan(user.accountId, 'SCALE');
     await connect(user, 'openai');
     const created = await call('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
-    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ'];
-    const others = ['azure-openai', 'openai-compatible', 'mistral'];
+    // A trailing .ai, .co, .io or .dev is dropped too: a provider's own domain is the provider.
+    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ', 'openai.ai', 'OpenAI.co', 'openai.io', 'openai.dev'];
+    const others = ['azure-openai', 'openai-compatible', 'mistral', 'openai.net'];
     const events = [...spellings, ...others].map((provider, i) => ({ requestId: `r-${i}`, keyHash: String(i % 10).repeat(64), provider, model: 'gpt-4o', inputTokens: 10, outputTokens: 1 }));
     const res = await call('/ingest', { method: 'POST', headers: { 'x-api-key': created.body.key }, body: { events } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -673,7 +686,7 @@ describe('one canonical provider name', () => {
     expect((res.body.rejected as { index: number; code: string }[]).map((r) => [spellings[r.index], r.code])).toEqual(spellings.map((p) => [p, 'provider_connected']));
     const keys = await call('/keys?limit=100', { token: user.token });
     const sent = (keys.body.items as { provider: string; source: string }[]).filter((k) => k.source === 'ingest');
-    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible']);
+    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible', 'openai.net']);
 
     const put = await call('/prices/openai./gpt-4o', { method: 'PUT', token: user.token, body: { input: 1, output: 2 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
@@ -739,7 +752,8 @@ describe('plan limits', () => {
     for (const k of untracked.body.items as any[]) expect(k).toMatchObject({ tracked: false, source: 'connection', spend: { total: 0 } });
     // Named as the provider names them (a key deleted before it was listed has no name left).
     for (const k of untracked.body.items as any[]) expect(typeof k.name === 'string' || k.providerStatus === 'deleted', JSON.stringify(k)).toBe(true);
-    // History before the period is free: the tracked keys' last month is imported whole, though this period's requests are used up.
+    // History before the period is free: the tracked keys' last month is imported whole, though this period's requests
+    // are used up.
     const billing = await call('/billing/status', { token: user.token });
     expect(billing.body.usage.trackedRequests).toBeLessThanOrEqual(10_000);
     const lastMonth = await spendOf(firstOfPreviousMonth(), addDaysIso(month, -1));
@@ -763,7 +777,8 @@ describe('plan limits', () => {
 
 describe('tiers: each at its own price', () => {
   it('estimates OpenAI priority, flex and batch usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
-    // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its clock frozen.
+    // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its
+    // clock frozen.
     const org = await newStandInOrg('openai', { now: frozenAt, late: null });
     try {
       const user = await registerUser();
@@ -787,10 +802,12 @@ describe('tiers: each at its own price', () => {
         const key = await call(`/keys/${keyHash('openai', keyId)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
         expect(key.status).toBe(200);
         const day = (key.body.breakdown.daily as any[]).find((d) => d.date === yesterday);
-        // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$ per cell).
+        // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$
+        // per cell).
         expect(Math.abs(day.costUsd - billedUsd), `${keyId}: ${day.costUsd} vs ${billedUsd}`).toBeLessThan(0.00001);
       }
-      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in counted it.
+      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in
+      // counted it.
       const truthDay = await org.control(`/truth?from=${yesterday}&to=${yesterday}`);
       const unitsOf = (kind: string, keyId: string | null, metric: string) =>
         (truthDay.cells as any[]).filter((c) => c.kind === kind && c.apiKeyId === keyId).reduce((n, c) => n + c[metric], 0);
@@ -805,7 +822,8 @@ describe('tiers: each at its own price', () => {
       const noKey = await call(`/keys/${keyHash('openai', null)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
       expect((noKey.body.breakdown.byModel as any[]).find((r) => r.model === 'vector_stores')).toMatchObject({ unit: 'byte_day', quantity: unitsOf('vector_stores', null, 'bytes') });
 
-      // A model the table can't price, of tokens or of units (images): one unpriced_model alert each (admins), however often it is synced.
+      // A model the table can't price, of tokens or of units (images): one unpriced_model alert each (admins), however
+      // often it is synced.
       const someKey = (state.keys as any[]).find((k) => k.status === 'active');
       for (let round = 0; round < 2; round++) {
         await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });

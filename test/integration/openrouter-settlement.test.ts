@@ -1,5 +1,5 @@
 /**
- * OpenRouter settles to OpenRouter's figure (API.md part 6 "The month closes"), and history a provider no longer holds
+ * OpenRouter settles to OpenRouter's figure (docs/features/connections.md), and history a provider no longer holds
  * is a coverage note: against the OpenRouter stand-in (its clock frozen at noon UTC today) and the local stack.
  * - A completed day of the connection shows what OpenRouter's activity charges the account: every key's day is the sum
  *   of its activity rows' `usage`, and what no listed key explains (a key deleted before the connection was made) is

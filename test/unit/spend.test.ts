@@ -38,7 +38,7 @@ describe('CSV of the export', () => {
     expect(csvText('a,b')).toBe('"a,b"');
     expect(csvText('say "hi"')).toBe('"say ""hi"""');
     expect(csvText('two\r\nlines')).toBe('"two\r\nlines"');
-    // Formula-like text is quoted and gets a `'` (API.md part 4 "Hardening decisions").
+    // Formula-like text is quoted and gets a `'` (docs/security.md).
     expect(csvText('=SUM(A1:A9)')).toBe(`"'=SUM(A1:A9)"`);
     expect(csvText('+1')).toBe(`"'+1"`);
     expect(csvText('-2')).toBe(`"'-2"`);
@@ -57,19 +57,19 @@ describe('CSV of the export', () => {
     expect(csvUsd(0n)).toBe('0.000000');
     expect(csvUsd(1n)).toBe('0.000001');
     expect(csvUsd(9_000_000_000_000_000n)).toBe('9000000000.000000');
+    const part = (p: object) => ({ model: 'm', settled: false, correction: false, chargeDate: '2026-11-01', requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, costMicros: 0n, ...p });
+    expect(csvRow({ date: '2026-11-01', keyHash: 'ab', provider: 'openai' }, part({ model: '-x', requests: 2n, inputTokens: 2n ** 60n, outputTokens: 5n, costMicros: 1_234_567n }), null)).toBe(
+      `2026-11-01,ab,,,,,false,false,{},openai,"'-x",2,${2n ** 60n},0,5,1.234567`,
+    );
+    // The key's provider name and project after its label; settled and correction as the row part says; its tags as JSON,
+    // neutralised like every text column.
     expect(
       csvRow(
-        { date: '2026-11-01', keyHash: 'ab', provider: 'openai', model: '-x', requests: 2, inputTokens: 2n ** 60n, cachedInputTokens: 0, outputTokens: 5, costMicros: 1_234_567 },
-        null,
+        { date: '2026-11-01', keyHash: 'ab', provider: 'anthropic' },
+        part({ settled: true, correction: true, inputTokens: 1n, outputTokens: 1n, costMicros: 5n }),
+        { label: 'prod, eu', name: 'Prod key', project: { id: 'wrkspc_1', name: 'Web' }, tags: { team: '=ops', env: 'prod' } },
       ),
-    ).toBe(`2026-11-01,ab,,,,,false,false,openai,"'-x",2,${2n ** 60n},0,5,1.234567`);
-    // The key's provider name and project after its label; settled where the row says so.
-    expect(
-      csvRow(
-        { date: '2026-11-01', keyHash: 'ab', provider: 'anthropic', model: 'm', requests: 0, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costMicros: 5, settled: true },
-        { label: 'prod, eu', name: 'Prod key', project: { id: 'wrkspc_1', name: 'Web' } },
-      ),
-    ).toBe('2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,false,anthropic,m,0,1,0,1,0.000005');
+    ).toBe(`2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,true,"{""team"":""=ops"",""env"":""prod""}",anthropic,m,0,1,0,1,0.000005`);
   });
 });
 
@@ -98,7 +98,7 @@ describe('slack message', () => {
     const m = slackMessage(alert, 'https://app.example');
     expect(m.text).toBe('Daily: spend reached $1.00 — https://app.example/alerts/alt_1');
     expect(JSON.stringify(m.blocks)).toContain('*Amount*\\n$2.50 against $1.00');
-    // An alert stored before keyName: its hash prefix (12 characters, API.md).
+    // An alert stored before keyName: its hash prefix (12 characters, docs/features/budgets-and-alerts.md).
     const fields = (msg: typeof m) => (msg.blocks[2] as { fields: { text: string }[] }).fields.map((f) => f.text);
     expect(fields(m)).toContain('*Key*\nabababababab');
     const labelled = slackMessage({ ...alert, keyName: 'Prod <bot> & co' }, 'https://app.example');
