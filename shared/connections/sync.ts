@@ -123,7 +123,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     await importer.readInventory();
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
-    // A past month every connection has now settled closes by itself (API.md part 6 "Closed months").
+    // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
     await autoCloseMonths(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
     await enforceLimits(conn, adminKey, now, run.options.http);
@@ -163,8 +163,8 @@ async function importDays(run: SyncRun, importer: Importer, today: string): Prom
 }
 
 /**
- * The bills of the last {@link BILL_REREAD_DAYS} days before the recent days read again (API.md part 6 "How far back
- * bills are read"): a revision is found, and on a closed month's day booked as a correction. OpenRouter's bill is its
+ * The bills of the last {@link BILL_REREAD_DAYS} days before the recent days read again (docs/features/spend-and-exports.md
+ * "Closed months"): a revision is found, and on a closed month's day booked as a correction. OpenRouter's bill is its
  * keys' activity, read once per sync whatever the days: its days are read whole (usage and bill) for the 30 it keeps.
  */
 async function rereadBills(run: SyncRun, importer: Importer, today: string, recentFrom: string): Promise<void> {

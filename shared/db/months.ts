@@ -1,5 +1,5 @@
 /**
- * Closed months (API.md part 6 "Closed months"): one item per closed month of an account (`ACCOUNT#<a>` /
+ * Closed months (docs/features/spend-and-exports.md "Closed months"): one item per closed month of an account (`ACCOUNT#<a>` /
  * `MONTH#<yyyy-mm>`), written once by a conditional Put. Its existence is the freeze: every spend write that touches
  * a day of a past month is conditioned on this item not existing (shared/db/usage-writes.ts `openMonthGuards`), and a
  * producer that knows the month closed books the change as a correction on the day it was found.

@@ -1,5 +1,5 @@
 /**
- * Closed months (API.md part 6 "Closed months"): a past month closes (by an admin, or by itself at the first sync
+ * Closed months (docs/features/spend-and-exports.md "Closed months"): a past month closes (by an admin, or by itself at the first sync
  * after every connection has settled all of its days) and never changes after: no spend write lands on its days again
  * (shared/db/usage-writes.ts `openMonthGuards`); a later revision of one of its days is booked as a correction on the
  * day it was found (shared/connections/phases/run.ts, through the one writer). Money in µ$ inside, dollars out.

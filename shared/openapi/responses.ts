@@ -263,7 +263,7 @@ export const Breakdown = z.object({
       unit: z.optional(z.string()),
       quantity: z.optional(Count),
       /**
-       * A correction (API.md part 6 "Closed months"): a later revision of the bill of `correctionOf`, a day of a closed
+       * A correction (docs/features/spend-and-exports.md "Closed months"): a later revision of the bill of `correctionOf`, a day of a closed
        * month, booked in this range on the day it was found (the closed month's figures never change).
        */
       correction: z.optional(z.literal(true)),

@@ -1,5 +1,5 @@
 /**
- * Closed months (API.md part 6 "Closed months"), against the OpenAI stand-in (its clock frozen at noon UTC today, no
+ * Closed months (docs/features/spend-and-exports.md "Closed months"), against the OpenAI stand-in (its clock frozen at noon UTC today, no
  * late arrivals) and the local stack: a past month every connection has settled closes by itself at the next sync;
  * an admin closes one (409 for the current month, for one closed already, and while days are unsettled unless
  * forced); a closed month never changes, and a later downward revision of one of its days' bills is booked as a

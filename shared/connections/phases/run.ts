@@ -226,7 +226,7 @@ export class Importer {
   }
 
   /**
-   * The bill again, for days before the usage phase's recent days (API.md part 6: every sync reads the bill of the
+   * The bill again, for days before the usage phase's recent days (docs/features/spend-and-exports.md: every sync reads the bill of the
    * last 35 days again): each day settled anew against the snapshot's cells, so a revision of a bill is found (as a
    * correction, on a closed month's day). Writes only what changed.
    */
@@ -244,7 +244,7 @@ export class Importer {
 
   /**
    * The day a change of `date` is booked on: its own, or, for a day of a closed month, today (the day it was found),
-   * as a correction of that day (API.md part 6 "Closed months").
+   * as a correction of that day (docs/features/spend-and-exports.md "Closed months").
    */
   private booked(date: string): { date: string; correctionOf?: string } {
     return bookedDay(date, { today: this.ctx.chunkContext.today, closedMonths: this.ctx.closedMonths });
