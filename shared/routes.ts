@@ -145,7 +145,13 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  // Label and tags: the key and its project's tags (GetItem), the key (UpdateItem) with a check that the project's tags
+  // are those its effective tags were computed from (ConditionCheckItem, in one transaction).
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'ConditionCheckItem'] },
+  // Projects: the key index and the projects' tags (Query). A change: the connection and the project's tags (GetItem),
+  // the project (UpdateItem), then each of its keys' effective tags on the revision read (UpdateItem).
+  { method: 'GET', path: '/projects', handler: 'projects/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/projects/{connectionId}/{projectId}', handler: 'projects/update', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'UpdateItem'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },

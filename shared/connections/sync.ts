@@ -11,6 +11,7 @@
  * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { inheritProjectTags } from '#shared/tags/service.ts';
 import { acquireLease, getConnection, releaseLease, type Connection } from '#shared/db/connections.ts';
 import { logger } from '#shared/http/logger.ts';
 import { addDays } from '#shared/time/periods.ts';
@@ -146,6 +147,8 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   const { conn, guard } = run;
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
+  // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
+  await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
   await guard.write({
     status: 'active',

@@ -61,6 +61,8 @@
  *                                                        act is taken once (shared/enforcement/)
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
+ *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
+ *                                                        their revision; its keys' `effectiveTags` are written from them
  */
 export interface Key {
   pk: string;
@@ -165,6 +167,8 @@ export const keys = {
   /** A stop budget's state on one target (`key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`). */
   enforcementState: (accountId: string, budgetId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#${budgetId}#${targetId}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
+  /** A project's tags: the connection and its OpenAI project or Anthropic workspace. */
+  projectTags: (accountId: string, connectionId: string, projectId: string): Key => ({ pk: accountPk(accountId), sk: `PROJECT#${connectionId}#${projectId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
 } as const;
@@ -172,7 +176,7 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE' | 'PROJECT') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),

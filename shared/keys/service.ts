@@ -11,6 +11,8 @@ import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { effectiveTagsOf, tagMatches, tagsOf, type Tags } from '#shared/tags/tags.ts';
+import { setKeyTags } from '#shared/tags/service.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -56,6 +58,9 @@ export function toKeyView(item: Item, now: Date) {
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
+    /** The key's own tags, and its project's overlaid by them (API.md part 6). */
+    tags: tagsOf(item.tags),
+    effectiveTags: effectiveTagsOf(item),
   };
 }
 
@@ -134,7 +139,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
         (!provider || item.provider === provider) &&
         (!query.source || keySource(item) === query.source) &&
         (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')) &&
-        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
+        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId) &&
+        (query.tag === undefined || tagMatches(effectiveTagsOf(item), query.tag)),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);
@@ -236,8 +242,15 @@ export async function getKey(accountId: string, hash: string, query: KeyBreakdow
   return { ...toKeyView(item, now), breakdown: breakdown(days, from, to, settled) };
 }
 
+/** PATCH /keys/{hash}: the label and/or the key's own tags (its effective tags follow). */
 export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {
-  const item = HASH.test(hash) ? await repo.setLabel(accountId, hash, body.label, now) : undefined;
+  if (!HASH.test(hash)) throw new NotFound('No such key.');
+  let item: Item | undefined;
+  if (body.label !== undefined) {
+    item = await repo.setLabel(accountId, hash, body.label, now);
+    if (!item) throw new NotFound('No such key.');
+  }
+  if (body.tags !== undefined) item = await setKeyTags(accountId, hash, body.tags as Tags, now);
   if (!item) throw new NotFound('No such key.');
   return toKeyView(item, now);
 }

@@ -213,6 +213,20 @@ export const Key = z.object({
   unpricedRequests: Count,
   /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
   tracked: z.boolean(),
+  /** The key's own tags (`PATCH /keys/{hash}`). */
+  tags: z.record(z.string(), z.string()),
+  /** Its project's tags overlaid by its own: what groupBy=tag, tagFilter, TAG budgets and the exports read. */
+  effectiveTags: z.record(z.string(), z.string()),
+});
+
+/** A project of a connection (an OpenAI project, an Anthropic workspace) with its tags and how many keys it has. */
+export const Project = z.object({
+  connectionId: ConnectionId,
+  provider: z.string(),
+  id: z.string(),
+  name: z.string(),
+  tags: z.record(z.string(), z.string()),
+  keys: Count,
 });
 
 const totals = {
@@ -247,10 +261,15 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project', 'tag']),
   total: z.object(totals),
   groups: z.array(
     z.union([
+      /**
+       * groupBy=tag: the tag's effective value (null: keys without it and usage without a key). With shared=allocate,
+       * `directUsd` (the value's own), `sharedUsd` (its part of the untagged spend) and `costUsd` = their sum.
+       */
+      z.object({ value: z.nullable(z.string()), ...totals, directUsd: z.optional(Usd), sharedUsd: z.optional(Usd) }),
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
@@ -624,6 +643,9 @@ export const responseComponents = {
   KeyList: z.extend(page(Key), { total: Count }),
   Breakdown,
   KeyDetail,
+  Project,
+  /** GET /projects: every project of the account's connections, by name (not paged: at most one per key). */
+  ProjectList: z.object({ items: z.array(Project) }),
   Spend,
   /** GET /spend/export: text/csv. */
   SpendCsv: z.string(),

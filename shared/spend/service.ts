@@ -92,12 +92,24 @@ async function spendOf(accountId: string, query: SpendQuery, from: string, to: s
   }
   const filter = spendFilter(query);
   const groupBy = query.groupBy ?? 'day';
+  if ((groupBy === 'tag') !== (query.tag !== undefined)) {
+    throw new ValidationError('groupBy=tag needs tag=<name> (and tag= needs groupBy=tag).', [{ path: 'query.tag', message: groupBy === 'tag' ? 'Name the tag to group by (tag=team).' : 'tag is for groupBy=tag (filter with tagFilter=name:value).' }]);
+  }
+  if (query.shared !== undefined && groupBy !== 'tag') {
+    throw new ValidationError('shared=allocate is for groupBy=tag.', [{ path: 'query.shared', message: 'shared=allocate needs groupBy=tag&tag=<name>.' }]);
+  }
   const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
-  if (groupBy === 'project' || query.projectId !== undefined) {
-    return projectSpend(accountId, { ...spendFilter(query), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }, { from, to }, groupBy, now, prev, {
+  if (groupBy === 'project' || groupBy === 'tag' || query.projectId !== undefined || query.tagFilter !== undefined) {
+    const keyFilter = {
+      ...spendFilter(query),
+      ...(query.projectId !== undefined ? { projectId: query.projectId } : {}),
+      ...(query.tagFilter !== undefined ? { tagFilter: query.tagFilter } : {}),
+    };
+    return projectSpend(accountId, keyFilter, { from, to }, groupBy, now, prev, {
       keyReadPlan,
       keyGroup,
       topKeys: TOP_KEYS,
+      ...(query.tag !== undefined ? { tag: { name: query.tag, allocate: query.shared === 'allocate' } } : {}),
     });
   }
   if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);

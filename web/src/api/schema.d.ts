@@ -326,10 +326,50 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set or clear (null) a key’s label.
-         * @description Set or clear (null) a key’s label. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * Set or clear (null) a key’s label, and/or replace its own tags.
+         * @description `tags`: at most 20; names 1–64 characters of `a-z 0-9 _ . - : /` (lower case); values 1–256 Unicode characters without control characters; `{}` clears them. The key’s `effectiveTags` (its project’s tags overlaid by its own) follow at once. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         patch: operations["keysLabel"];
+        trace?: never;
+    };
+    "/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags.
+         * @description The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["projectsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{connectionId}/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them.
+         * @description Tag rules as `PATCH /keys/{hash}`. A key’s own tag of the same name wins over the project’s. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        patch: operations["projectsUpdate"];
         trace?: never;
     };
     "/budgets": {
@@ -1162,6 +1202,12 @@ export interface components {
             };
             unpricedRequests: number;
             tracked: boolean;
+            tags: {
+                [key: string]: string;
+            };
+            effectiveTags: {
+                [key: string]: string;
+            };
         };
         KeyList: {
             items: components["schemas"]["Key"][];
@@ -1222,13 +1268,32 @@ export interface components {
             };
             unpricedRequests: number;
             tracked: boolean;
+            tags: {
+                [key: string]: string;
+            };
+            effectiveTags: {
+                [key: string]: string;
+            };
             breakdown: components["schemas"]["Breakdown"];
+        };
+        Project: {
+            connectionId: string;
+            provider: string;
+            id: string;
+            name: string;
+            tags: {
+                [key: string]: string;
+            };
+            keys: number;
+        };
+        ProjectList: {
+            items: components["schemas"]["Project"][];
         };
         Spend: {
             from: components["schemas"]["CalendarDate"];
             to: components["schemas"]["CalendarDate"];
             /** @enum {string} */
-            groupBy: "day" | "model" | "provider" | "key" | "project";
+            groupBy: "day" | "model" | "provider" | "key" | "project" | "tag";
             total: {
                 costUsd: number;
                 requests: number;
@@ -1237,6 +1302,15 @@ export interface components {
                 outputTokens: number;
             };
             groups: ({
+                value: string | null;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+                directUsd?: number;
+                sharedUsd?: number;
+            } | {
                 date: components["schemas"]["CalendarDate"];
                 settled: boolean;
                 costUsd: number;
@@ -1752,8 +1826,17 @@ export interface components {
             /** Format: date-time */
             timestamp?: string;
         };
+        /** @description label, tags or both. */
         LabelRequest: {
-            label: string | null;
+            label?: string | null;
+            tags?: {
+                [key: string]: unknown;
+            };
+        };
+        ProjectTagsRequest: {
+            tags: {
+                [key: string]: unknown;
+            };
         };
         /** @description Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused otherwise; `connectionId` and `projectId` are required with scope PROJECT and refused otherwise. `action: stop` needs a lever (400 naming why not and what would work). */
         CreateBudgetRequest: {
@@ -2849,6 +2932,7 @@ export interface operations {
                 source?: "ingest" | "connection";
                 tracked?: "true" | "false";
                 projectId?: string;
+                tag?: string;
                 /** @description What the list is ordered by. */
                 sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
@@ -2899,7 +2983,14 @@ export interface operations {
                      *             "total": 30517
                      *           },
                      *           "unpricedRequests": 0,
-                     *           "tracked": true
+                     *           "tracked": true,
+                     *           "tags": {
+                     *             "env": "prod"
+                     *           },
+                     *           "effectiveTags": {
+                     *             "team": "search",
+                     *             "env": "prod"
+                     *           }
                      *         }
                      *       ],
                      *       "nextCursor": "eyJ2IjoxLCJrIjoiLi4uIn0",
@@ -2967,6 +3058,13 @@ export interface operations {
                      *       },
                      *       "unpricedRequests": 0,
                      *       "tracked": true,
+                     *       "tags": {
+                     *         "env": "prod"
+                     *       },
+                     *       "effectiveTags": {
+                     *         "team": "search",
+                     *         "env": "prod"
+                     *       },
                      *       "breakdown": {
                      *         "from": "2026-11-20",
                      *         "to": "2026-11-21",
@@ -3029,14 +3127,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "label": "Backend (OpenAI)"
+                 *       "label": "Backend (OpenAI)",
+                 *       "tags": {
+                 *         "env": "prod"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["LabelRequest"];
             };
         };
         responses: {
-            /** @description Set or clear (null) a key’s label. */
+            /** @description Set or clear (null) a key’s label, and/or replace its own tags. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3069,10 +3170,115 @@ export interface operations {
                      *         "total": 30517
                      *       },
                      *       "unpricedRequests": 0,
-                     *       "tracked": true
+                     *       "tracked": true,
+                     *       "tags": {
+                     *         "env": "prod"
+                     *       },
+                     *       "effectiveTags": {
+                     *         "team": "search",
+                     *         "env": "prod"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Key"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "connectionId": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *           "provider": "openai",
+                     *           "id": "proj_abc123",
+                     *           "name": "Search",
+                     *           "tags": {
+                     *             "team": "search"
+                     *           },
+                     *           "keys": 12
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectsUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connectionId: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tags": {
+                 *         "team": "search",
+                 *         "cost-center": "cc-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectTagsRequest"];
+            };
+        };
+        responses: {
+            /** @description Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "connectionId": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *       "provider": "openai",
+                     *       "id": "proj_abc123",
+                     *       "name": "Search",
+                     *       "tags": {
+                     *         "team": "search"
+                     *       },
+                     *       "keys": 12
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4416,7 +4622,10 @@ export interface operations {
                 /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
                 to?: string;
                 /** @description How `groups` is grouped. */
-                groupBy?: "day" | "model" | "provider" | "key" | "project";
+                groupBy?: "day" | "model" | "provider" | "key" | "project" | "tag";
+                tag?: string;
+                shared?: "allocate";
+                tagFilter?: string;
                 /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider?: string;
                 /** @description Only this model of `provider`. */
