@@ -62,7 +62,9 @@
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
  *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
- *                                                        their revision; its keys' `effectiveTags` are written from them
+ *                                                        their revision; its keys' `effectiveTags` are written from them.
+ *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
+ *                                                        keys, so GET /projects reads keys and tags in one Query
  */
 export interface Key {
   pk: string;
@@ -169,6 +171,8 @@ export const keys = {
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
   /** A project's tags: the connection and its OpenAI project or Anthropic workspace. */
   projectTags: (accountId: string, connectionId: string, projectId: string): Key => ({ pk: accountPk(accountId), sk: `PROJECT#${connectionId}#${projectId}` }),
+  /** gsi1 attributes of a project's tags: in the partition of the account's keys, after them. */
+  projectTagsIndex: (accountId: string, connectionId: string, projectId: string) => ({ gsi1pk: `${accountPk(accountId)}#KEYS`, gsi1sk: `PROJECT#${connectionId}#${projectId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
 } as const;
@@ -188,8 +192,8 @@ export const queries = {
   /** An account's alerts, newest first: all (base table) or one status (gsi1). */
   alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
   alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),
-  /** All keys of an account, on gsi1. */
-  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk }),
+  /** All keys of an account, on gsi1 (`skPrefix`: the keys only; the partition also holds the projects' tags). */
+  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk, skPrefix: 'KEY#', projectsPrefix: 'PROJECT#' }),
   /** One key's day × model items from `from` to `to` (inclusive, YYYY-MM-DD). */
   keyDays: (accountId: string, keyHash: string, from: string, to: string) => ({
     pk: keyPk(accountId, keyHash),

@@ -17,19 +17,20 @@ export interface ProjectTagsItem {
   rev: number;
 }
 
-const toProject = (item: Item): ProjectTagsItem => ({
+export const toProject = (item: Item): ProjectTagsItem => ({
   connectionId: item.connectionId as string,
   projectId: item.projectId as string,
   tags: (item.tags as Tags | undefined) ?? {},
   rev: typeof item.rev === 'number' ? item.rev : 0,
 });
 
-/** Every project's tags of the account (ONE Query). */
+/** Every project's tags of the account (ONE Query of the key index, where they lie after the keys). */
 export async function listProjectTags(accountId: string): Promise<ProjectTagsItem[]> {
-  const q = queries.accountItems(accountId, 'PROJECT');
+  const q = queries.providerKeys(accountId);
   const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-    ExpressionAttributeValues: { ':pk': q.pk, ':sk': q.skPrefix },
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :sk)',
+    ExpressionAttributeValues: { ':pk': q.gsi1pk, ':sk': q.projectsPrefix },
   });
   return items.map(toProject);
 }
@@ -46,14 +47,24 @@ export async function getKeyItem(accountId: string, keyHash: string): Promise<It
 
 /** The project's tags replaced, on the revision read (`rev` 0: none stored yet). False when another write came first. */
 export async function putProjectTags(accountId: string, connectionId: string, projectId: string, tags: Tags, rev: number, now: Date): Promise<boolean> {
+  const index = keys.projectTagsIndex(accountId, connectionId, projectId);
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.projectTags(accountId, connectionId, projectId),
-        UpdateExpression: 'SET connectionId = :c, projectId = :p, tags = :tags, rev = :next, updatedAt = :now',
+        UpdateExpression: 'SET connectionId = :c, projectId = :p, tags = :tags, rev = :next, updatedAt = :now, gsi1pk = :gpk, gsi1sk = :gsk',
         ConditionExpression: rev === 0 ? 'attribute_not_exists(pk)' : 'rev = :rev',
-        ExpressionAttributeValues: { ':c': connectionId, ':p': projectId, ':tags': tags, ':next': rev + 1, ':now': now.toISOString(), ...(rev === 0 ? {} : { ':rev': rev }) },
+        ExpressionAttributeValues: {
+          ':c': connectionId,
+          ':p': projectId,
+          ':tags': tags,
+          ':next': rev + 1,
+          ':now': now.toISOString(),
+          ':gpk': index.gsi1pk,
+          ':gsk': index.gsi1sk,
+          ...(rev === 0 ? {} : { ':rev': rev }),
+        },
       }),
     );
     return true;

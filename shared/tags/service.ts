@@ -5,7 +5,7 @@
  */
 import { NotFound } from '#shared/http/errors.ts';
 import type { Item } from '#shared/db/client.ts';
-import { listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { listKeysAndProjects, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getConnection } from '#shared/db/connections.ts';
 import * as repo from '#shared/db/tags.ts';
 import { projectOf } from '#shared/spend/projects.ts';
@@ -59,10 +59,10 @@ function projectsOf(keyItems: Item[], tagItems: repo.ProjectTagsItem[]): Map<str
   return out;
 }
 
-/** GET /projects: every project of the account's connections, by name. */
+/** GET /projects: every project of the account's connections, by name (ONE Query: keys and projects' tags). */
 export async function listProjects(accountId: string) {
-  const [keyItems, tagItems] = await Promise.all([listProviderKeys(accountId), repo.listProjectTags(accountId)]);
-  const items = [...projectsOf(keyItems, tagItems).values()].sort(
+  const { keys: keyItems, projects } = await listKeysAndProjects(accountId);
+  const items = [...projectsOf(keyItems, projects.map(repo.toProject)).values()].sort(
     (a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()) || a.provider.localeCompare(b.provider) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
   return { items };

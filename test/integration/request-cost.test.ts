@@ -10,7 +10,7 @@
  * allowed, no bound). The whole table is printed at the end.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { routes } from '#shared/routes.ts';
@@ -291,6 +291,16 @@ async function seed(): Promise<Fixture> {
   const connectionId = connection.body.id as string;
   await expectMeasured(200, 'PATCH /connections/{id}', 'rename', `/connections/${connectionId}`, { ...billingAuth, body: { name: 'Anthropic org' } });
   await expectMeasured(202, 'POST /connections/{id}/sync', 'first in the minute', `/connections/${connectionId}/sync`, billingAuth);
+  // A key of the connection in a workspace (as a sync writes it), then the workspace's tags.
+  const workspaceKey = sha256(`anthropic:request-cost-${randomUUID()}`);
+  await dynamo().send(
+    new PutCommand({
+      TableName: stack().tableName,
+      Item: { ...keys.providerKey(billingUser.accountId, workspaceKey), ...keys.providerKeyIndex(billingUser.accountId, workspaceKey), keyHash: workspaceKey, provider: 'anthropic', source: 'connection', connectionId, project: { id: 'wrkspc_cost', name: 'Cost' }, firstSeenAt: new Date().toISOString(), lastSeenAt: new Date().toISOString() },
+    }),
+  );
+  await expectMeasured(200, 'PATCH /projects/{connectionId}/{projectId}', 'tags (1 key)', `/projects/${connectionId}/wrkspc_cost`, { ...billingAuth, body: { tags: { team: 'platform' } } });
+  await expectMeasured(200, 'PATCH /keys/{hash}', 'tags (a key of a tagged workspace)', `/keys/${workspaceKey}`, { ...billingAuth, body: { tags: { env: 'prod' } } });
   const doomedConnection = await api('/connections', {
     ...billingAuth,
     method: 'POST',
@@ -367,6 +377,7 @@ const readCaseList: ReadCase[] = [
   { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },
+  { route: 'GET /projects', detail: 'keys and projects’ tags (one Query)', path: () => '/projects', as: 'billing' },
   { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}`, as: 'billing' },
   {
     route: 'GET /connections/{id}/reconciliation',
