@@ -207,7 +207,7 @@ export function percentUsed(spendMicros: number, limitMicros: number): number {
   return Number(scaled) / 100;
 }
 
-/** What a stop budget did (API.md part 5): the worst of its targets' states, the lever, since when. */
+/** What a stop budget did (docs/features/budgets-and-alerts.md): the worst of its targets' states, the lever, since when. */
 export interface BudgetEnforcementView {
   status: 'armed' | 'stopped' | 'released' | 'failed';
   lever: string | null;

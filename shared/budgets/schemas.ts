@@ -1,6 +1,7 @@
 /**
  * Request schemas of the /budgets endpoints (zod/mini, strict objects), and the money / key-hash / name field
- * schemas that /alert-rules shares. API.md: a money input is ≥ 0, at most 1,000,000,000, at most 6 decimals.
+ * schemas that /alert-rules shares. docs/features/budgets-and-alerts.md: a money input is ≥ 0, at most 1,000,000,000,
+ * at most 6 decimals.
  */
 import * as z from 'zod/mini';
 import type { Budget } from '#shared/alerting/model.ts';

@@ -1,8 +1,8 @@
 /**
- * Calls to a provider's admin API: JSON over fetch, with the retry rules of API.md part 4 "Faults" — a 429 waits the
- * `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
+ * Calls to a provider's admin API: JSON over fetch, with the retry rules of docs/features/connections.md — a 429 waits
+ * the `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
  * admin key refused (never retried). The admin key never appears in an error: provider messages are redacted.
- * The admin key goes to the provider's own origin only (DESIGN.md "Round 3", egress): a URL on any other origin is
+ * The admin key goes to the provider's own origin only (docs/security.md, egress): a URL on any other origin is
  * refused before anything is sent, and a redirect is never followed (it is a bad response).
  */
 export class ProviderRefused extends Error {

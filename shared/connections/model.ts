@@ -1,6 +1,6 @@
 /**
  * The connections domain's shapes: what a provider client returns (keys, usage cells, billed days), independent of
- * the provider. Token counts follow Burnrate's event fields (API.md part 4 "Mapping").
+ * the provider. Token counts follow Burnrate's event fields (docs/features/connections.md).
  */
 export type Provider = 'openai' | 'anthropic' | 'openrouter';
 export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'openrouter'];

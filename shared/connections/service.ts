@@ -1,5 +1,5 @@
 /**
- * The Connections API (API.md part 4 "Provider connections"): create with ONE provider check, list, get, patch
+ * The Connections API (docs/features/connections.md): create with ONE provider check, list, get, patch
  * (rename, rotate the admin key, pause/resume), delete (the sealed admin key goes, imported spend and keys stay),
  * sync now (at most once a minute), reconciliation. The admin key is never returned, logged or put in an error.
  */

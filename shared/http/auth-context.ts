@@ -61,7 +61,7 @@ export async function authenticate(event: APIGatewayProxyEventV2): Promise<AuthC
 
 /**
  * How long a container keeps a user it read: a role change or a removal takes effect everywhere within this time
- * (API.md: "within 60 seconds"). One GetItem per user and container per 30 s.
+ * (docs/features/identity-and-teams.md: "within 60 seconds"). One GetItem per user and container per 30 s.
  */
 export const USER_CACHE_MS = 30_000;
 const USER_CACHE_MAX = 1_000;

@@ -58,7 +58,7 @@ export function toKeyView(item: Item, now: Date) {
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
-    /** The key's own tags, and its project's overlaid by them (API.md part 6). */
+    /** The key's own tags, and its project's overlaid by them (docs/features/tags-and-chargeback.md). */
     tags: tagsOf(item.tags),
     effectiveTags: effectiveTagsOf(item),
   };
@@ -72,14 +72,14 @@ interface Ranked {
   hash: string;
 }
 
-/** What `sort=name` orders by (API.md part 4): the label, else the provider's name, else the hint, else the hash — lower-cased. */
+/** What `sort=name` orders by (docs/features/spend-and-exports.md): the label, else the provider's name, else the hint, else the hash — lower-cased. */
 export function keySortName(item: Item): string {
   const present = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
   const name = [item.label, item.name, item.hint].find(present) ?? (item.keyHash as string);
   return name.trim().toLowerCase();
 }
 
-/** Whether a key matches `q` (API.md part 4): a part of its label, provider name or hint (any case), or the start of its hash. */
+/** Whether a key matches `q` (docs/features/spend-and-exports.md): a part of its label, provider name or hint (any case), or the start of its hash. */
 export function keyMatches(item: Item, q: string): boolean {
   const needle = q.toLowerCase();
   const contains = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(needle);

@@ -563,7 +563,7 @@ export const OpenApiDocument = z.looseObject({
 });
 
 /** Every response component of the document, by its name there. */
-/** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
+/** A provider connection (docs/features/connections.md): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
   id: ConnectionId,
   provider: z.enum(members<'openai' | 'anthropic' | 'openrouter'>({ openai: true, anthropic: true, openrouter: true })),
@@ -607,8 +607,8 @@ export const Reconciliation = z.object({
           billedUsd: z.nullable(Usd),
           /**
            * Why it differs from its estimate: `priority_tier` (billed under the Priority Tier commitment, not in the
-           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a price),
-           * `plan_key_limit` (keys not tracked on the plan), or null.
+           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a
+           * price), `plan_key_limit` (keys not tracked on the plan), or null.
            */
           reason: z.nullable(z.enum(['priority_tier', 'not_estimated', 'unpriced', 'plan_key_limit'])),
         }),

@@ -379,7 +379,8 @@ export function costMicros(usage: Usage): Cost {
  * THE PRICING ENTRY POINT FOR BOTH PRODUCERS (ingestion's events and the connections sync's usage rows).
  * Prices `usage` (token counts incl. both cache-write classes, its tier and its web searches) at the account's own
  * prices `own` (read with the account's other context; may be empty), falling back to the built-in table; see
- * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in API.md):
+ * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in
+ * docs/features/ingestion-and-pricing.md):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
  *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row), webSearchRequests }, ownPrices)
  * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);

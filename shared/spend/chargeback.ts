@@ -1,5 +1,5 @@
 /**
- * Chargeback (API.md part 6): the shared spend — untagged keys, usage without a key — allocated to a tag's values in
+ * Chargeback (docs/features/tags-and-chargeback.md): the shared spend — untagged keys, usage without a key — allocated to a tag's values in
  * proportion to their own spend, by the largest-remainder method, exact to the micro-dollar. Pure.
  */
 

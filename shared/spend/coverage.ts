@@ -1,5 +1,5 @@
 /**
- * Coverage (API.md part 5 "Numbers that are never silently partial"): whether the figures of a range are whole, and
+ * Coverage (docs/features/spend-and-exports.md): whether the figures of a range are whole, and
  * if not, why — derived, never stored as a second truth: from the connections (their backfill, status, the keys
  * and requests their last sync held back at a plan limit), the account's plan, the unpriced counters of the days
  * asked, and which days the providers' bills have settled. `complete` is false when a note other than `estimated`

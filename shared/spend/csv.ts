@@ -1,7 +1,7 @@
 /**
  * CSV of the spend export (pure): RFC 4180 (CRLF line ends; quoted fields, quotes doubled) and neutralised against
  * spreadsheet formula injection (OWASP "CSV injection"), for spreadsheets that split on `,` and on `;` alike
- * (API.md part 4 "Hardening decisions"): a text field that starts with `=`, `+`, `-`, `@`, a tab or a CR, or contains
+ * (docs/security.md): a text field that starts with `=`, `+`, `-`, `@`, a tab or a CR, or contains
  * `;`, `,`, `"`, CR or LF, is quoted; a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each
  * `=`, `+`, `-`, `@` that follows a `;` or `,` (blanks between allowed: a spreadsheet may trim them), where a
  * spreadsheet that splits there would start a cell. A spreadsheet shows such text instead of running it.

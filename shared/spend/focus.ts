@@ -1,5 +1,5 @@
 /**
- * The FOCUS export (API.md part 5 "a FOCUS export"): the export rows (one per UTC day × key × model-or-line) as a
+ * The FOCUS export (docs/features/spend-and-exports.md): the export rows (one per UTC day × key × model-or-line) as a
  * FOCUS 1.2 cost-and-usage dataset, the open format of the FinOps Foundation that Vantage, CloudZero and Finout read.
  * Pure: one row in, one CSV line out (quoting as the CSV export, shared/spend/csv.ts).
  *

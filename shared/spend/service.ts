@@ -1,6 +1,7 @@
 /**
  * GET /spend: the account's spend of a range grouped by day, model, provider or key, with totals and the month-end
- * forecast. Each grouping reads the aggregates written for it by ingestion (docs/performance.md "Spend reads" gives the cost).
+ * forecast. Each grouping reads the aggregates written for it by ingestion (docs/performance.md "Spend reads" gives
+ * the cost).
  */
 import { breakdownRange } from '#shared/keys/service.ts';
 import type { Item } from '#shared/db/client.ts';
@@ -78,7 +79,8 @@ const sumAll = (groups: { totals: Totals }[]) => {
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
-  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
+  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only
+  // where known).
   const { unpricedRequests = 0n, ...answer } = (await spendOf(accountId, query, from, to, now)) as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
   const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
   // groupBy=day: each day says whether the providers' bills settled it.
@@ -191,7 +193,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
   };
 }
 
-// ---- filters and the previous period (API.md part 4 "Reading at any scale") -----------------------------------
+// ---- filters and the previous period (docs/features/spend-and-exports.md) -----------------------------------
 
 export interface SpendFilter {
   provider?: string;

@@ -1,5 +1,5 @@
 /**
- * Tags of keys and projects (API.md part 6 "Who spent it"): `PATCH /keys/{hash} {tags}`, `GET /projects`,
+ * Tags of keys and projects (docs/features/tags-and-chargeback.md): `PATCH /keys/{hash} {tags}`, `GET /projects`,
  * `PATCH /projects/{connectionId}/{projectId} {tags}`, and the sync's part: a key discovered in a tagged project gets
  * the project's tags in the same sync (`inheritProjectTags`).
  */

@@ -1,5 +1,5 @@
 /**
- * Tags (API.md part 6 "Who spent it"): `{name: value}` on keys and on projects. A key's effective tags are its
+ * Tags (docs/features/tags-and-chargeback.md): `{name: value}` on keys and on projects. A key's effective tags are its
  * project's, overlaid by its own; they are computed when either changes and written onto the key item, so every
  * reader (GET /keys, groupBy=tag, TAG budgets, exports) reads one attribute. Pure.
  */

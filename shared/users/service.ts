@@ -57,8 +57,8 @@ async function onFreshUser<T>(accountId: string, userId: string, change: (user: 
 
 /**
  * Changes a user's role; the last admin can't be demoted (409 last-admin). An admin who stops being one loses the
- * invitations it sent (API.md part 4): they are revoked after the change (the invitation transaction checks that
- * its inviter is an admin, so none lands after it).
+ * invitations it sent (docs/features/identity-and-teams.md): they are revoked after the change (the invitation
+ * transaction checks that its inviter is an admin, so none lands after it).
  */
 export async function setRole(auth: AuthContext, userId: string, role: Role, now = new Date()) {
   const { before, after } = await onFreshUser(auth.accountId, userId, async (user) => ({ before: user, after: await changeRole(user, role, now) }));

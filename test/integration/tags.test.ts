@@ -1,5 +1,5 @@
 /**
- * Tags on keys and projects, groupBy=tag and chargeback (API.md part 6 "Who spent it"), on the local stack with the
+ * Tags on keys and projects, groupBy=tag and chargeback (docs/features/tags-and-chargeback.md), on the local stack with the
  * OpenAI stand-in: validation (400s), effective tags (the project's overlaid by the key's own), a key discovered in
  * a project after the project was tagged, GET /keys?tag=, groupBy=tag summing to the total, tagFilter, and
  * shared=allocate exact to the micro-dollar.

@@ -107,7 +107,8 @@ describe('OpenRouter client', () => {
     expect(listed).toHaveLength(102);
     expect(listed.find((k) => k.id === key(101).hash)).toMatchObject({ status: 'inactive', limitUsd: 25, redactedValue: 'sk-or-v1-101...', project: null });
     const cells = await client.readUsage('2026-11-20', '2026-11-27');
-    // Two endpoints' rows of one (day, key, model) summed; a day before the range left out; keys that never spent not asked.
+    // Two endpoints' rows of one (day, key, model) summed; a day before the range left out; keys that never spent not
+    // asked.
     expect(cells.filter((c) => c.model === 'openai/gpt-4.1')).toEqual([
       expect.objectContaining({ date: '2026-11-24', keyId: key(101).hash, requests: 4, inputTokens: 20, outputTokens: 10, reportedCostMicros: 300_000n }),
       expect.objectContaining({ date: '2026-11-24', keyId: key(102).hash, reportedCostMicros: 300_000n }),
@@ -183,7 +184,7 @@ describe('provider HTTP', () => {
   });
 });
 
-describe('provider HTTP: where the admin key may go (DESIGN.md "Round 3": the provider\'s own host only)', () => {
+describe('provider HTTP: where the admin key may go (docs/security.md: the provider\'s own host only)', () => {
   // Two real servers on loopback: the provider (which may answer a redirect) and somewhere else (which must never
   // see a request, least of all the admin key).
   const seen: { provider: string[]; elsewhere: { url: string; authorization?: string }[] } = { provider: [], elsewhere: [] };
