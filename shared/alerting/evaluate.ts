@@ -65,10 +65,12 @@ export function makeAlert(
 }
 
 function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date): Candidate[] {
-  const observed = b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : spend.accountMonth();
+  const tag = b.scope === 'TAG' && b.tag ? b.tag : undefined;
+  const observed = b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : tag ? spend.tagMonth(tag) : spend.accountMonth();
   const keyName = b.scope === 'KEY' && b.keyHash ? spend.keyName(b.keyHash) : undefined;
-  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : 'account');
-  const where = keyName !== undefined ? quotedKey(keyName) : 'the whole account';
+  const tagWords = tag ? `${tag.name}: ${tag.value}` : undefined;
+  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : tagWords !== undefined ? `tag ${tagWords}` : 'account');
+  const where = keyName !== undefined ? quotedKey(keyName) : tagWords !== undefined ? `the keys tagged ${tagWords}` : 'the whole account';
   const about = { budgetId: b.id, keyHash: b.keyHash, ...(keyName !== undefined ? { keyName } : {}) };
   const out: Candidate[] = [];
   if (reachesThreshold(observed, b.monthlyLimitMicros, b.alertThreshold)) {
@@ -230,6 +232,7 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
   const keyHashes = new Set<string>();
   const keyWeeks = new Set<string>();
   for (const b of config.budgets) if (b.scope === 'KEY' && b.keyHash) keyHashes.add(b.keyHash);
+  const tags = config.budgets.some((b) => b.scope === 'TAG');
   for (const r of config.rules) {
     if (!r.isActive || r.type !== 'cost_threshold') continue;
     const c = r.config as { period: string; keyHash?: string };
@@ -238,7 +241,7 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
     keyHashes.add(c.keyHash);
     if (c.period === 'weekly') keyWeeks.add(c.keyHash);
   }
-  return { keyHashes, keyWeeks };
+  return { keyHashes, keyWeeks, tags };
 }
 
 /** Returns the alerts created; throws what DynamoDB throws (a sync's evaluator retries its message). */

@@ -6,7 +6,7 @@
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
-export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT';
+export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG';
 export type BudgetAction = 'notify' | 'stop';
 
 export interface Budget {
@@ -20,6 +20,8 @@ export interface Budget {
   /** PROJECT: the connection and its project (OpenAI project, Anthropic workspace); null otherwise. */
   connectionId?: string | null;
   projectId?: string | null;
+  /** TAG: every key whose effective tags hold `name: value` (docs/features/tags-and-chargeback.md); null otherwise. */
+  tag?: { name: string; value: string } | null;
   /** `stop`: at the limit, the levers of what it covers are pulled (shared/enforcement/). Absent: `notify`. */
   action?: BudgetAction;
   /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
@@ -225,6 +227,7 @@ export function budgetView(b: Budget, spendMicros: number, forecastMicros: numbe
     scope: b.scope,
     keyHash: b.keyHash,
     ...(b.scope === 'PROJECT' ? { connectionId: b.connectionId ?? null, projectId: b.projectId ?? null } : {}),
+    ...(b.scope === 'TAG' ? { tag: b.tag ?? null } : {}),
     action: b.action ?? 'notify',
     spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),

@@ -8,6 +8,7 @@
  * keys), for its own connection's targets. Ingestion and the API act on reporter targets themselves (no key needed)
  * and queue a sync of each connection that has an act waiting.
  */
+import { effectiveTagsOf } from '#shared/tags/tags.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Budget } from '#shared/alerting/model.ts';
 import { loadSpend } from '#shared/alerting/spend.ts';
@@ -151,6 +152,24 @@ export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
     }
     return { budget, spendMicros, targets: inProject.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!) };
   }
+  if (budget.scope === 'TAG') {
+    // TAG: the keys whose effective tags hold the tag (now and later: read from the keys each time), their switches and
+    // reporter blocks, and the hard limit of every project whose keys ALL hold it (a project limit also stops the
+    // project's other keys, so a project only partly tagged is left alone: its tagged keys are stopped where they can be).
+    const tag = budget.tag;
+    const holds = (k: KeyInfo) => tag !== undefined && tag !== null && effectiveTagsOf(k.item)[tag.name] === tag.value;
+    const tagged = view.keys.filter(holds);
+    const spendMicros = tagged.reduce((n, k) => n + k.monthMicros, 0);
+    const targets = tagged.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!);
+    const wholly = new Set<string>();
+    const partly = new Set<string>();
+    for (const k of view.keys) {
+      if (!k.connectionId || !k.projectId) continue;
+      (holds(k) ? wholly : partly).add(projectTargetId(k.connectionId, k.projectId));
+    }
+    const projects = accountProjectTargets(budget, view, mine, { keys: tagged, spendMicros }).filter((t) => wholly.has(t.id) && !partly.has(t.id));
+    return { budget, spendMicros, targets: [...targets, ...projects] };
+  }
   // ACCOUNT: every key switch of the account's connections, every key that sends events, and a hard limit on every
   // project (of a provider with project limits) its connections' keys are in.
   const targets = view.keys.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!);
@@ -164,11 +183,11 @@ export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
  * (the lowest set this month) while the account is past its limit. A project with a `PROJECT` stop budget of its own
  * is left to that budget (one limit per project).
  */
-function accountProjectTargets(budget: Budget, view: AccountView, mine: ReadonlySet<string>): Target[] {
+function accountProjectTargets(budget: Budget, view: AccountView, mine: ReadonlySet<string>, only?: { keys: KeyInfo[]; spendMicros: number }): Target[] {
   const ownBudget = new Set(view.budgets.filter((b) => b.scope === 'PROJECT' && b.action === 'stop').map((b) => projectTargetId(b.connectionId ?? '', b.projectId ?? '')));
-  const reached = view.accountMonthMicros >= budget.monthlyLimitMicros;
+  const reached = (only ? only.spendMicros : view.accountMonthMicros) >= budget.monthlyLimitMicros;
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
-  for (const k of view.keys) {
+  for (const k of only?.keys ?? view.keys) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
     const id = projectTargetId(conn.id, k.projectId);
@@ -416,6 +435,7 @@ export type EnforcementStatus = 'armed' | 'stopped' | 'released' | 'failed';
 /** The lever a budget uses, as the API names it. */
 export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'connections'>): string | null {
   if (budget.scope === 'ACCOUNT') return 'account';
+  if (budget.scope === 'TAG') return 'tag';
   if (budget.scope === 'PROJECT') {
     const c = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
     if (!c) return null;

@@ -370,11 +370,13 @@ export const Budget = z.object({
   monthlyLimit: Usd,
   /** Percent of monthlyLimit. */
   alertThreshold: z.number(),
-  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT'>({ ACCOUNT: true, KEY: true, PROJECT: true })),
+  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG'>({ ACCOUNT: true, KEY: true, PROJECT: true, TAG: true })),
   keyHash: z.nullable(KeyHash),
   /** PROJECT budgets: the connection and its OpenAI project or Anthropic workspace. */
   connectionId: z.optional(z.nullable(z.string())),
   projectId: z.optional(z.nullable(z.string())),
+  /** scope TAG only: every key whose effective tags hold `name: value`, now and later. */
+  tag: z.optional(z.nullable(z.object({ name: z.string(), value: z.string() }))),
   /** `stop`: at the limit, Burnrate pulls the levers of what the budget covers. */
   action: z.enum(members<'notify' | 'stop'>({ notify: true, stop: true })),
   spend: z.object({ monthToDate: Usd }),

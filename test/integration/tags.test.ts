@@ -255,3 +255,72 @@ describe('projects: tags, inheritance, a key discovered later (OpenAI stand-in)'
     expect((await api('/projects', { token: other.token })).body).toEqual({ items: [] });
   });
 });
+
+describe('TAG budgets', () => {
+  it('notify: the tag’s keys’ month spend, now and later; alerts name the tag', async () => {
+    const { user, hashes } = await ingestAccount();
+    await patchTags(user, hashes[0]!, { team: 'search' });
+    const created = await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 3.5, alertThreshold: 50, scope: 'TAG', tag: { name: 'team', value: 'search' } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ scope: 'TAG', tag: { name: 'team', value: 'search' }, spend: { monthToDate: 3 }, status: 'warning' });
+    // A key tagged later is covered at once.
+    await patchTags(user, hashes[1]!, { team: 'search' });
+    const listed = ((await api('/budgets', { token: user.token })).body.items as any[]).find((b) => b.id === created.body.id);
+    expect(listed).toMatchObject({ spend: { monthToDate: 4 }, status: 'exceeded' });
+    for (const body of [
+      { monthlyLimit: 1, alertThreshold: 50, scope: 'TAG' },
+      { monthlyLimit: 1, alertThreshold: 50, scope: 'TAG', tag: { name: 'Team', value: 'x' } },
+      { monthlyLimit: 1, alertThreshold: 50, scope: 'TAG', tag: { name: 'team', value: '' } },
+      { monthlyLimit: 1, alertThreshold: 50, scope: 'ACCOUNT', tag: { name: 'team', value: 'x' } },
+    ]) {
+      expect((await api('/budgets', { method: 'POST', token: user.token, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    // The next ingest evaluates it: a budget_exceeded alert about the tag.
+    const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key as string;
+    await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [{ requestId: randomUUID(), keyHash: hashes[1], provider: 'openai', model: 'gpt-4o-mini', inputTokens: 1, outputTokens: 1, costUsd: 0.01 }] } });
+    const alerts = (await api('/alerts?type=budget_exceeded', { token: user.token })).body.items as any[];
+    expect(alerts.find((a) => a.budgetId === created.body.id)?.message).toMatch(/keys tagged team: search/);
+  });
+
+  it('stop: only the tag’s keys are stopped (the reporter’s blocks)', async () => {
+    const { user, hashes } = await ingestAccount();
+    await patchTags(user, hashes[0]!, { team: 'search' });
+    await patchTags(user, hashes[1]!, { team: 'ads' });
+    const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key as string;
+    const blocked = async () => ((await api('/ingest/blocks', { headers: { 'x-api-key': ingestKey } })).body.blocked as any[]).map((b) => b.keyHash).sort();
+    expect(await blocked()).toEqual([]);
+    const created = await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 2, alertThreshold: 80, scope: 'TAG', tag: { name: 'team', value: 'search' }, action: 'stop' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.enforcement).toMatchObject({ status: 'stopped', lever: 'tag' });
+    expect(await blocked()).toEqual([hashes[0]]);
+    // A key tagged later is stopped by the next evaluation (the next ingest of the account).
+    await patchTags(user, hashes[2]!, { team: 'search' });
+    await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [{ requestId: randomUUID(), keyHash: hashes[1], provider: 'openai', model: 'gpt-4o-mini', inputTokens: 1, outputTokens: 1, costUsd: 0.01 }] } });
+    await expect.poll(blocked, { timeout: 10_000 }).toEqual([hashes[0], hashes[2]].sort());
+    expect(await blocked()).not.toContain(hashes[1]);
+  });
+});
+
+describe('TAG stop budget on a connection (Anthropic stand-in: key switches)', () => {
+  it('deactivates only the keys whose effective tags hold the tag', { timeout: 180_000 }, async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const org = await newStandInOrg('anthropic', { now: frozenAt.toISOString(), late: null });
+    orgs.push(org);
+    const res = await api('/connections', { method: 'POST', token: user.token, body: { provider: 'anthropic', adminKey: org.adminKey } });
+    const connectionId = res.body.id as string;
+    await sync(user.accountId, connectionId);
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
+    const state = await org.state();
+    const active = (state.keys as any[]).filter((k) => k.status === 'active');
+    const mine = active.slice(0, 2);
+    for (const k of mine) expect((await patchTags(user, keyHash('anthropic', k.id), { team: 'growth' })).status).toBe(200);
+    const created = await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 0.01, alertThreshold: 80, scope: 'TAG', tag: { name: 'team', value: 'growth' }, action: 'stop' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await sync(user.accountId, connectionId);
+    const after = await org.state();
+    const status = (id: string) => (after.keys as any[]).find((k) => k.id === id).status;
+    for (const k of mine) expect(status(k.id), k.name).toBe('inactive');
+    for (const k of active.slice(2)) expect(status(k.id), k.name).toBe('active');
+  });
+});

@@ -1454,10 +1454,14 @@ export interface components {
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY" | "PROJECT";
+            scope: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action: "notify" | "stop";
             spend: {
@@ -1844,10 +1848,14 @@ export interface components {
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY" | "PROJECT";
+            scope: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash?: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
@@ -1858,10 +1866,14 @@ export interface components {
             monthlyLimit?: number;
             alertThreshold?: number;
             /** @enum {string} */
-            scope?: "ACCOUNT" | "KEY" | "PROJECT";
+            scope?: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash?: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
