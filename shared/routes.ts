@@ -234,6 +234,8 @@ export const routes: readonly Route[] = [
   // Spend insight: the account's aggregates of a range (Query, pages), its month and recent days and the top keys
   // (BatchGetItem: forecast, labels).
   { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
+  // Customers: the months' customer items (one Query a month).
+  { method: 'GET', path: '/customers', handler: 'customers/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // The export: its rows (Query on gsi1, pages) and the keys' labels (Query on gsi1).
   { method: 'GET', path: '/spend/export', handler: 'spend/export', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // Asynchronous exports. Start: the export item with one of the account's 2 slots, the slot conditional (PutItem, in

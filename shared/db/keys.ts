@@ -61,6 +61,9 @@
  *                                                        act is taken once (shared/enforcement/)
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
+ *   SPEND#<a>#CUST#<yyyy-mm> C#<customerId>             one customer's spend in a month (events' `customerId`), first and
+ *                                                        last seen; `#COUNT`: how many distinct customers the month has
+ *   SPEND#<a>#FEAT#<yyyy-mm> F#<feature>                 one feature's spend in a month (events' `feature`)
  *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
  *                                                        their revision; its keys' `effectiveTags` are written from them.
  *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
@@ -139,6 +142,10 @@ export const keys = {
   }),
   spendMonthKey: (accountId: string, month: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `MONTH#${month}#${keyHash}` }),
   spendDayKey: (accountId: string, date: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `DAY#${date}#${keyHash}` }),
+  /** One customer's spend in a calendar month; `customerCount`: the month's distinct customers (the plan's limit). */
+  spendMonthCustomer: (accountId: string, month: string, customerId: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: `C#${customerId}` }),
+  customerCount: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#COUNT' }),
+  spendMonthFeature: (accountId: string, month: string, feature: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: `F#${feature}` }),
   /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
   spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string) => ({
     gsi1pk: `SPEND#${accountId}#ROWS`,
@@ -208,6 +215,9 @@ export const queries = {
   spendDayModels: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#MODELS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** The account's month × key items of the months `from`…`to` (YYYY-MM, inclusive). */
   spendMonthKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `MONTH#${from}`, skTo: `MONTH#${to}#~` }),
+  /** A month's customers (ONE Query of the month's partition) and its features. */
+  monthCustomers: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#CUST#${month}`, skPrefix: 'C#' }),
+  monthFeatures: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#FEAT#${month}`, skPrefix: 'F#' }),
   /** The account's day × key items from `from` to `to` (inclusive). */
   spendDayKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** Connections due by `before` (ISO) in one shard, soonest first, on gsi2. */

@@ -61,6 +61,9 @@ export interface PricedEvent {
   timestamp: string;
   /** The event's UTC day. */
   date: string;
+  /** The application's customer (past the plan's monthly limit: `(other customers)`) and feature of the call. */
+  customerId?: string;
+  feature?: string;
 }
 
 export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent | Rejection {
@@ -115,6 +118,8 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
     ...(e.costUsd !== undefined ? { costGiven: true as const } : {}),
     timestamp: at.toISOString(),
     date: isoDate(at),
+    ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+    ...(e.feature !== undefined ? { feature: e.feature } : {}),
   };
 }
 

@@ -46,7 +46,7 @@ import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, L
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, InvitationQuery, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, CustomersQuery, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { ConnectionParams, CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 import {
@@ -436,6 +436,16 @@ export const operations: Record<string, OperationSpec> = {
     description:
       '`tags`: at most 20; names 1–64 characters of `a-z 0-9 _ . - : /` (lower case); values 1–256 Unicode characters without control ' +
       'characters; `{}` clears them. The key’s `effectiveTags` (its project’s tags overlaid by its own) follow at once.',
+  },
+  'customers/list': {
+    summary: 'The application’s customers (events’ customerId) with their spend over whole months.',
+    query: CustomersQuery,
+    status: 200,
+    response: 'CustomerList',
+    description:
+      'Range as `GET /spend`, in whole calendar months (the current month to date counts as whole; otherwise 400). `sort`: `cost` ' +
+      '(default, most first) or `name`. Customers past the plan’s monthly limit (FREE 100, GROWTH 10,000, SCALE 100,000) are one ' +
+      'entry, `(other customers)`.',
   },
   'projects/list': { summary: 'The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags.', status: 200, response: 'ProjectList' },
   'projects/update': {

@@ -63,6 +63,7 @@ const key = {
   tags: { env: 'prod' },
   effectiveTags: { team: 'search', env: 'prod' },
 };
+const customer = { customerId: 'acme-corp', costUsd: 12.5, requests: 1200, inputTokens: 2400000, outputTokens: 380000, firstSeenAt: CREATED, lastSeenAt: NOW };
 const project = { connectionId: 'con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E', provider: 'openai', id: 'proj_abc123', name: 'Search', tags: { team: 'search' }, keys: 12 };
 const totals = { costUsd: 1.25, requests: 120, inputTokens: 250000, cachedInputTokens: 50000, outputTokens: 40000 };
 const budget = {
@@ -239,6 +240,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   Key: key,
   Project: project,
   ProjectList: { items: [project] },
+  Customer: customer,
+  CustomerList: { items: [customer], nextCursor: null },
   KeyDetail: {
     ...key,
     breakdown: {

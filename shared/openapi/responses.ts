@@ -219,6 +219,17 @@ export const Key = z.object({
   effectiveTags: z.record(z.string(), z.string()),
 });
 
+/** GET /customers: one customer of the application (events' `customerId`) with its sums over the range. */
+export const Customer = z.object({
+  customerId: z.string(),
+  costUsd: Usd,
+  requests: Count,
+  inputTokens: Count,
+  outputTokens: Count,
+  firstSeenAt: Timestamp,
+  lastSeenAt: Timestamp,
+});
+
 /** A project of a connection (an OpenAI project, an Anthropic workspace) with its tags and how many keys it has. */
 export const Project = z.object({
   connectionId: ConnectionId,
@@ -261,7 +272,7 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project', 'tag']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project', 'tag', 'customer', 'feature']),
   total: z.object(totals),
   groups: z.array(
     z.union([
@@ -270,6 +281,13 @@ export const Spend = z.object({
        * `directUsd` (the value's own), `sharedUsd` (its part of the untagged spend) and `costUsd` = their sum.
        */
       z.object({ value: z.nullable(z.string()), ...totals, directUsd: z.optional(Usd), sharedUsd: z.optional(Usd) }),
+      /**
+       * groupBy=customer: the 100 customers that spent most, `(other customers)` (customers past the plan's monthly
+       * limit), `others` (the rest, `count` of them) and null (spend that names no customer).
+       */
+      z.object({ customer: z.nullable(z.string()), count: z.optional(Count), ...totals }),
+      /** groupBy=feature: as customer; null: spend that names no feature. */
+      z.object({ feature: z.nullable(z.string()), count: z.optional(Count), ...totals }),
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       z.object({ provider: z.string(), model: z.string(), ...totals }),
@@ -296,7 +314,7 @@ export const Spend = z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
+        code: z.enum(['plan_customer_limit', 'plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),
@@ -646,6 +664,8 @@ export const responseComponents = {
   Breakdown,
   KeyDetail,
   Project,
+  Customer,
+  CustomerList: page(Customer),
   /** GET /projects: every project of the account's connections, by name (not paged: at most one per key). */
   ProjectList: z.object({ items: z.array(Project) }),
   Spend,

@@ -12,7 +12,7 @@ import { limitsInForce } from '#shared/billing/limits.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { daysBetween, isoDate } from '#shared/time/periods.ts';
 
-export type CoverageCode = 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated';
+export type CoverageCode = 'plan_customer_limit' | 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated';
 
 export interface CoverageNote {
   code: CoverageCode;

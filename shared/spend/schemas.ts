@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
 import { queryDate } from '#shared/http/dates.ts';
+import { Cursor, Limit } from '#shared/http/pagination.ts';
 import { tagFilterField } from '#shared/tags/tags.ts';
 
-export const GROUP_BY = ['day', 'model', 'provider', 'key', 'project', 'tag'] as const;
+export const GROUP_BY = ['day', 'model', 'provider', 'key', 'project', 'tag', 'customer', 'feature'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 
 const name = (field: string) =>
@@ -20,6 +21,9 @@ export const SpendQuery = z.strictObject({
   shared: z.optional(z.enum(['allocate'], 'shared must be allocate.')),
   /** Only the keys whose effective tags hold `name:value`: every figure is theirs. */
   tagFilter: z.optional(tagFilterField('tagFilter')),
+  /** One customer (with groupBy=customer) or feature (with groupBy=feature) of the events. */
+  customer: z.optional(z.string('customer must be text.').check(z.minLength(1, 'customer must not be empty.'), z.maxLength(128, 'customer must be at most 128 characters.'))),
+  feature: z.optional(z.string('feature must be text.').check(z.minLength(1, 'feature must not be empty.'), z.maxLength(64, 'feature must be at most 64 characters.'))),
   /** Filters (docs/features/spend-and-exports.md): one provider; one model of it (`model` needs `provider`); one key. */
   provider: z.optional(name('provider')),
   model: z.optional(name('model')),
@@ -48,3 +52,13 @@ export type CreateExportBody = z.infer<typeof CreateExportBody>;
 
 export const ExportParams = z.strictObject({ id: z.string() });
 export type ExportParams = z.infer<typeof ExportParams>;
+
+/** GET /customers: the range (whole months), the order, a page. */
+export const CustomersQuery = z.strictObject({
+  from: z.optional(queryDate('from')),
+  to: z.optional(queryDate('to')),
+  sort: z.optional(z.enum(['cost', 'name'], 'sort must be cost or name.')),
+  limit: Limit,
+  cursor: Cursor,
+});
+export type CustomersQuery = z.infer<typeof CustomersQuery>;

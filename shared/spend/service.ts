@@ -12,10 +12,12 @@ import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/perio
 import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
-import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
+import type { CustomersQuery, GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { coverageOf } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
+import { nameSpend, listCustomers } from '#shared/spend/customers.ts';
+import type { CoverageNote } from '#shared/spend/coverage.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -81,8 +83,25 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const provider = query.provider?.trim().toLowerCase();
   // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only
   // where known).
-  const { unpricedRequests = 0n, ...answer } = (await spendOf(accountId, query, from, to, now)) as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
+  let extraNotes: CoverageNote[] = [];
+  let spent: Awaited<ReturnType<typeof spendOf>>;
+  const groupBy = query.groupBy ?? 'day';
+  if (groupBy === 'customer' || groupBy === 'feature' || query.customer !== undefined || query.feature !== undefined) {
+    if ((query.customer !== undefined && groupBy !== 'customer') || (query.feature !== undefined && groupBy !== 'feature')) {
+      throw new ValidationError('customer= goes with groupBy=customer, feature= with groupBy=feature.', [
+        { path: query.customer !== undefined ? 'query.customer' : 'query.feature', message: 'Customers and features are summed per month on their own: filter them with their own grouping.' },
+      ]);
+    }
+    const named = await nameSpend(accountId, { groupBy: groupBy as 'customer' | 'feature', ...(query.customer !== undefined ? { customer: query.customer } : {}), ...(query.feature !== undefined ? { feature: query.feature } : {}) }, { from, to }, now, keyReadPlan);
+    spent = named.answer as unknown as Awaited<ReturnType<typeof spendOf>>;
+    extraNotes = named.notes;
+  } else spent = await spendOf(accountId, query, from, to, now);
+  const { unpricedRequests = 0n, ...answer } = spent as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
   const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
+  if (extraNotes.length > 0) {
+    coverage.notes.push(...extraNotes);
+    coverage.complete = false;
+  }
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
   return { ...answer, coverage };
@@ -337,4 +356,10 @@ function keyGroup(g: Pick<Group, 'id' | 'totals'>, key: Item | undefined) {
     provider: (key?.provider as string | undefined) ?? null,
     ...totalsView(g.totals),
   };
+}
+
+/** GET /customers (shared/spend/customers.ts): the range as GET /spend's, in whole months. */
+export async function getCustomers(accountId: string, query: CustomersQuery, now = new Date()) {
+  const range = breakdownRange(query, now);
+  return listCustomers(accountId, query, range, now, keyReadPlan);
 }

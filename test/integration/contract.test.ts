@@ -664,6 +664,8 @@ describe('provider connections', () => {
       }),
     );
     await expectCall(200, 'GET', '/projects', '/projects', auth);
+    await expectCall(200, 'GET', '/customers', '/customers', auth);
+    await expectCall(400, 'GET', '/customers', '/customers?from=2026-01-02&to=2026-01-03', auth);
     await expectCall(401, 'GET', '/projects', '/projects', {});
     await expectCall(200, 'PATCH', '/projects/{connectionId}/{projectId}', `/projects/${id}/wrkspc_contract`, { ...auth, body: { tags: { team: 'platform' } } });
     await expectCall(400, 'PATCH', '/projects/{connectionId}/{projectId}', `/projects/${id}/wrkspc_contract`, { ...auth, body: { tags: { team: '' } } });

@@ -379,6 +379,7 @@ const readCaseList: ReadCase[] = [
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },
   { route: 'GET /projects', detail: 'keys and projects’ tags (one Query)', path: () => '/projects', as: 'billing' },
+  { route: 'GET /customers', detail: 'the month’s customers (one Query)', path: () => '/customers' },
   { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}`, as: 'billing' },
   {
     route: 'GET /connections/{id}/reconciliation',

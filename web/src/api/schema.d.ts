@@ -836,6 +836,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The application’s customers (events’ customerId) with their spend over whole months.
+         * @description Range as `GET /spend`, in whole calendar months (the current month to date counts as whole; otherwise 400). `sort`: `cost` (default, most first) or `name`. Customers past the plan’s monthly limit (FREE 100, GROWTH 10,000, SCALE 100,000) are one entry, `(other customers)`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["customersList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/spend/export": {
         parameters: {
             query?: never;
@@ -1286,6 +1306,19 @@ export interface components {
             };
             keys: number;
         };
+        Customer: {
+            customerId: string;
+            costUsd: number;
+            requests: number;
+            inputTokens: number;
+            outputTokens: number;
+            firstSeenAt: components["schemas"]["Timestamp"];
+            lastSeenAt: components["schemas"]["Timestamp"];
+        };
+        CustomerList: {
+            items: components["schemas"]["Customer"][];
+            nextCursor: string | null;
+        };
         ProjectList: {
             items: components["schemas"]["Project"][];
         };
@@ -1293,7 +1326,7 @@ export interface components {
             from: components["schemas"]["CalendarDate"];
             to: components["schemas"]["CalendarDate"];
             /** @enum {string} */
-            groupBy: "day" | "model" | "provider" | "key" | "project" | "tag";
+            groupBy: "day" | "model" | "provider" | "key" | "project" | "tag" | "customer" | "feature";
             total: {
                 costUsd: number;
                 requests: number;
@@ -1310,6 +1343,22 @@ export interface components {
                 outputTokens: number;
                 directUsd?: number;
                 sharedUsd?: number;
+            } | {
+                customer: string | null;
+                count?: number;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                feature: string | null;
+                count?: number;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
             } | {
                 date: components["schemas"]["CalendarDate"];
                 settled: boolean;
@@ -1376,7 +1425,7 @@ export interface components {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    code: "plan_customer_limit" | "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -1829,6 +1878,8 @@ export interface components {
             costUsd?: number;
             /** Format: date-time */
             timestamp?: string;
+            customerId?: string;
+            feature?: string;
         };
         /** @description label, tags or both. */
         LabelRequest: {
@@ -4634,10 +4685,12 @@ export interface operations {
                 /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
                 to?: string;
                 /** @description How `groups` is grouped. */
-                groupBy?: "day" | "model" | "provider" | "key" | "project" | "tag";
+                groupBy?: "day" | "model" | "provider" | "key" | "project" | "tag" | "customer" | "feature";
                 tag?: string;
                 shared?: "allocate";
                 tagFilter?: string;
+                customer?: string;
+                feature?: string;
                 /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider?: string;
                 /** @description Only this model of `provider`. */
@@ -4730,6 +4783,59 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Spend"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    customersList: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+                /** @description What the list is ordered by. */
+                sort?: "cost" | "name";
+                /** @description Page size, 1–100 (default 50). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application’s customers (events’ customerId) with their spend over whole months. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "customerId": "acme-corp",
+                     *           "costUsd": 12.5,
+                     *           "requests": 1200,
+                     *           "inputTokens": 2400000,
+                     *           "outputTokens": 380000,
+                     *           "firstSeenAt": "2026-11-02T09:15:00.000Z",
+                     *           "lastSeenAt": "2026-11-21T22:34:24.123Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerList"];
                 };
             };
             400: components["responses"]["BadRequest"];
