@@ -394,7 +394,7 @@ export class BurnrateStack extends Stack {
     connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
     // One sync per invocation: a sync that throws fails its record (no partial batch to report).
     connectorWorker.function.addEventSource(new SqsEventSource(this.connectorQueue, { batchSize: 1 }));
-    // What a sync calls for in alerts, off the worker (shared/connections/evaluation-queue.ts): its own queue (with a
+    // What a sync calls for in alerts, off the worker (shared/alerting/evaluation-queue.ts): its own queue (with a
     // DLQ and alarm) and function, which never sees an admin key.
     const evaluationDeadLetterQueue = new Queue(this, 'ConnectorEvaluationDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,

@@ -23,7 +23,7 @@ import { localExportFiles } from '#local/export-files.ts';
 import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
 import { setLocalExportFiles } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
-import { setLocalAlertSink } from '#shared/notify/queue.ts';
+import { setLocalAlertSink } from '#shared/alerting/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
 import { setLocalSyncSink, type SyncMessage } from '#shared/connections/queue.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';

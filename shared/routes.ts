@@ -28,7 +28,7 @@ export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminD
 
 /**
  * The least role a `jwt` route needs (docs/features/identity-and-teams.md): `viewer` < `member` < `admin`. Checked for
- * every route in ONE place (shared/auth/roles.ts via jwtAuth) against the user's role in our table.
+ * every route in ONE place (shared/access/roles.ts via jwtAuth) against the user's role in our table.
  */
 export type RouteRole = 'viewer' | 'member' | 'admin';
 

@@ -13,7 +13,8 @@ import type { Provider } from './usage.js';
 
 export interface Block {
   keyHash: string;
-  budgetId: string;
+  /** The budget holding the block (null when an anomaly rule holds it). */
+  budgetId: string | null;
   budgetName: string | null;
   since: string;
 }
@@ -42,10 +43,11 @@ export class Guard {
   private readAt: number | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
+  private firstSettled = false;
   private warned = new Set<string>();
 
   constructor(private readonly options: GuardOptions) {
-    void this.refresh();
+    void this.refresh().finally(() => (this.firstSettled = true));
   }
 
   /** Reads the list now; schedules the next read. Never throws. */
@@ -78,6 +80,11 @@ export class Guard {
     }
   }
 
+  /** Whether the first read of the list is still under way (bounded by its timeout). Calls never wait for it. */
+  firstReadUnderWay(): boolean {
+    return !this.firstSettled && !this.stopped;
+  }
+
   /** The block on this key, if any and if the list is fresh enough to trust. Never waits (no list yet: none). */
   check(keyHash: string): Block | undefined {
     if (this.readAt === null || this.options.now() - this.readAt > KEEP_LIST_MS) return undefined;
@@ -100,7 +107,7 @@ export class Guard {
 
 /** The answer to a blocked call, as the provider would shape a refusal. */
 export function refusal(provider: Provider, block: Block): Response {
-  const budget = block.budgetName ? `"${block.budgetName}"` : block.budgetId;
+  const budget = block.budgetName ? `"${block.budgetName}"` : (block.budgetId ?? 'rule');
   const message = `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
   const body =
     provider === 'anthropic'
@@ -108,6 +115,6 @@ export function refusal(provider: Provider, block: Block): Response {
       : { error: { message, type: 'budget_exceeded', param: null, code: 'budget_exceeded' } };
   return new Response(JSON.stringify(body), {
     status: 429,
-    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', 'x-burnrate-budget-id': block.budgetId },
+    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}) },
   });
 }

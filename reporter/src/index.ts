@@ -88,6 +88,9 @@ export function createReporter(options: ReporterOptions): Reporter {
     maxAttempts: 6,
     retryDelayMs: Math.max(0, options.retryDelayMs ?? 100),
     fetch: platformFetch,
+    // The first read of the block list is not waited for by calls, so a batch's timer may fire while it is under way:
+    // its send waits for the read to end (a finished script is then held by the read alone, then flushes on exit).
+    holdTimedSends: () => guard.firstReadUnderWay(),
   });
 
   const guard = new Guard({

@@ -6,8 +6,11 @@
 import * as z from 'zod/mini';
 import type { Budget } from '#shared/alerting/model.ts';
 import { validate } from '#shared/http/validate.ts';
+import { name } from '#shared/http/fields.ts';
 import { hasAtMostSixDecimals, usdText } from '#shared/pricing/money.ts';
 import { tagNameProblem, tagValueProblem } from '#shared/tags/tags.ts';
+
+export { name };
 
 export const MAX_MONEY_USD = 1_000_000_000;
 
@@ -23,12 +26,6 @@ export const money = (field: string, { positive }: { positive: boolean }) =>
 export const KeyHash = z
   .string('keyHash must be a string.')
   .check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.'));
-
-/** A display name: trimmed, 1–100 characters. */
-export const name = (field = 'name') => {
-  const message = `${field} must be a string of 1–100 characters.`;
-  return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(100, message));
-};
 
 /** True for a finite number with at most 2 decimals (33.33 yes, 33.333 no). Exact: d/100 is the nearest double. */
 export function hasAtMostTwoDecimals(value: number): boolean {

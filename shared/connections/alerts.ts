@@ -2,12 +2,12 @@
 import { logger } from '#shared/http/logger.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { isoDate } from '#shared/time/periods.ts';
 import type { Connection } from '#shared/db/connections.ts';
+import { providerName } from '#shared/providers/names.ts';
 
-export const providerName = (provider: string) =>
-  provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider === 'openrouter' ? 'OpenRouter' : provider;
+export { providerName };
 
 /** Title and message (pure): which provider, what it said, what to do. The admin key never appears (only its last 4). */
 export function connectionErrorText(conn: Pick<Connection, 'provider' | 'keyHint'>, detail: string): { title: string; message: string } {

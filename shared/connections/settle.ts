@@ -18,8 +18,12 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
-import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
-import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/usage/units.ts';
+import { priceLines } from '#shared/pricing/pricing.ts';
+import { costOfLines } from '#shared/pricing/lines.ts';
+import type { LineReason, Line } from '#shared/db/settlement.ts';
+
+export type { LineReason, Line };
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -64,17 +68,6 @@ export interface Estimate {
   webSearchRequests?: number;
 }
 
-/** Why a reconciliation line differs from its estimate (the dashboard says it in words). */
-export type LineReason = 'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit';
-
-export interface Line {
-  line: string;
-  estimatedMicros: bigint;
-  /** null: not in the provider's bill (Anthropic Priority Tier). */
-  billedMicros: bigint | null;
-  reason: LineReason | null;
-}
-
 /** The bill of one settled day: per (key, row) the billed micro-dollars, its total and its lines. */
 export interface DaySettlement {
   date: string;
@@ -85,6 +78,7 @@ export interface DaySettlement {
 }
 
 export const PICOS_PER_MICRO = 100_000_000n;
+
 const roundPicos = (picos: bigint): bigint => {
   const half = PICOS_PER_MICRO / 2n;
   return picos >= 0n ? (picos + half) / PICOS_PER_MICRO : -((-picos + half) / PICOS_PER_MICRO);
@@ -147,7 +141,7 @@ export function modelOfLineItem(line: string, models: ReadonlySet<string>): stri
 }
 
 /**
- * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/connections/units.ts),
+ * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/usage/units.ts),
  * else the model it names if the day's usage has it, else the line item itself.
  */
 export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string => unitRowOfLineItem(line) ?? modelOfLineItem(line, models) ?? line;
@@ -203,8 +197,10 @@ export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], 
 
 /** Anthropic's line of a model and tier as the reconciliation names it (`claude-opus-4-5 (batch)`). */
 export const anthropicLine = (model: string, tier: string, longContext = false) => `${tier === 'standard' ? model : `${model} (${tier})`}${longContext ? ', long context' : ''}`;
+
 /** The usage tier a cost report's `service_tier` bills: only standard and batch exist there. */
 const billedTier = (tier: string) => (tier === 'batch' ? 'batch' : 'standard');
+
 export const PRIORITY_TIER = 'priority';
 
 /**
@@ -216,9 +212,14 @@ export const PRIORITY_TIER = 'priority';
 /** The part of an Anthropic estimate that is its web searches, at the table's price (never more than the estimate: an unpriced call counts 0). */
 function webSearchMicros(e: Estimate): bigint {
   if ((e.webSearchRequests ?? 0) <= 0 || e.costMicros <= 0n) return 0n;
-  const micros = BigInt(unitCost(e.webSearchRequests!, unitPriceFor('anthropic', 'web_search', e.model)).costMicros);
+  // The estimate's web_search price line (shared/pricing/lines.ts), the one function that splits a usage into lines.
+  const lines = priceLines({ provider: 'anthropic', model: e.model, inputTokens: 0, outputTokens: 0, webSearchRequests: e.webSearchRequests! });
+  const micros = costOfLines(lines.filter((l) => l.line === 'web_search')).costMicros;
   return micros > e.costMicros ? e.costMicros : micros;
 }
+
+/** The part of an estimate that is its tokens: a token bill is allocated by it (never by the searches the same key made). */
+const tokenMicros = (e: Estimate): bigint => e.costMicros - webSearchMicros(e);
 
 export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
@@ -247,7 +248,8 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
     let weights: bigint[] = [];
     if (g.kind === 'tokens') {
       basis = estimates.filter((e) => billedBy(e, g));
-      weights = basis.map((e) => e.costMicros);
+      // Each line by its own estimate: the tokens' (a key's web searches are billed, and allocated, on their own line).
+      weights = basis.map(tokenMicros);
       if (!weights.some((w) => w > 0n)) weights = basis.map((e) => e.tokens);
     } else if (g.kind === 'web_search') {
       basis = estimates.filter((e) => inWorkspace(e, g.projectId) && (e.webSearchRequests ?? 0) > 0);
@@ -263,13 +265,15 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
     // The line's estimate: the tokens of its model, or the web searches (which the model's estimate also holds, and
     // the bill has on a line of its own).
     const estimated = basis.reduce(
-      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? e.costMicros - webSearchMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
+      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? tokenMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
       0n,
     );
     let untracked = 0n;
     basis.forEach((e, i) => {
       const share = shares[i]!;
-      if (tracked(e.keyId)) addTarget(s, e.keyId, g.kind === 'tokens' ? e.model : g.line, share);
+      // A key's share goes to its model's row (web searches too: the row whose estimate holds them, and whose
+      // web_search price line counts them); only what no key explains is a row of its own.
+      if (tracked(e.keyId)) addTarget(s, e.keyId, e.model, share);
       else untracked += share;
     });
     const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' && estimated === 0n ? 'not_estimated' : null;
@@ -298,13 +302,38 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
 }
 
 /**
- * OpenRouter: its usage already comes in the dollars it charges (settled as it comes), so nothing is corrected; the
- * day's bill is the account's whole activity, beside what the keys' activity explains.
+ * OpenRouter: its usage already comes in the dollars it charges (each key's activity, settled as it comes), so no
+ * key's row is corrected; the day's bill is the account's whole activity per model. What the keys' activity does not
+ * explain (a key deleted before the connection was made, usage outside any listed key) is the connection's usage
+ * without a key, per model: so a settled day shows exactly what OpenRouter charged (docs/features/connections.md).
  */
 export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
-  const billedMicros = roundPicos(day.rows.reduce((sum, r) => sum + r.picos, 0n));
-  const estimatedMicros = estimates.filter((e) => tracked(e.keyId)).reduce((sum, e) => sum + e.costMicros, 0n);
-  return { date: day.date, targets: new Map(), billedMicros, lines: [{ line: 'activity', estimatedMicros, billedMicros, reason: null }] };
+  const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
+  const lines = new Lines();
+  const billed = new Map<string, bigint>();
+  for (const r of day.rows) {
+    const model = (r.model ?? r.line).toLowerCase();
+    billed.set(model, (billed.get(model) ?? 0n) + r.picos);
+  }
+  const keysOf = new Map<string, { all: bigint; shown: bigint; untracked: bigint }>();
+  for (const e of estimates) {
+    if (e.keyId === null) continue;
+    const m = keysOf.get(e.model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    keysOf.set(e.model, m);
+    m.all += e.costMicros;
+    if (tracked(e.keyId)) m.shown += e.costMicros;
+    else m.untracked += e.costMicros;
+  }
+  for (const model of new Set([...billed.keys(), ...keysOf.keys()])) {
+    const micros = roundPicos(billed.get(model) ?? 0n);
+    const keys = keysOf.get(model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    s.billedMicros += micros;
+    const rest = micros - keys.all;
+    if (rest !== 0n && tracked(null)) addTarget(s, null, model, rest);
+    lines.add(model, keys.shown, micros, keys.untracked !== 0n ? 'plan_key_limit' : rest > 0n ? 'not_estimated' : null);
+  }
+  s.lines = lines.list();
+  return s;
 }
 
 /** The bill of a day for a provider. */

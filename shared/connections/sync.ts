@@ -12,18 +12,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { inheritProjectTags } from '#shared/tags/service.ts';
-import { acquireLease, getConnection, releaseLease, type Connection } from '#shared/db/connections.ts';
+import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
+import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
 import { providerName, raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
+import { organizationAfterSync } from '#shared/connections/organization.ts';
 import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { enforceLimits } from '#shared/connections/phases/limits.ts';
+import { enforceLimits, releaseConnectionLevers } from '#shared/connections/phases/limits.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
@@ -65,9 +67,20 @@ export async function syncConnection(accountId: string, connectionId: string, op
   const now = options.now ?? new Date();
   const started = Date.now();
   const first = await getConnection(accountId, connectionId, true);
-  if (!first || first.status === 'paused') return empty('skipped');
+  if (!first || first.status === 'paused') {
+    // Paused or deleted: nothing is imported, and the levers Burnrate holds there go back.
+    await releaseConnectionLevers(accountId, connectionId, first, now, options.http);
+    return empty('skipped');
+  }
   const owner = randomUUID();
-  if (!(await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000))) return empty('busy');
+  // Another sync holds the lease: it runs this one right after it (the request is never dropped); or, when the lease
+  // went meanwhile, this one takes it.
+  let leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  for (let attempt = 0; !leased && attempt < 3; attempt++) {
+    if (await syncAfterLease(accountId, connectionId, new Date())) return empty('busy');
+    leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  }
+  if (!leased) return empty('busy');
   try {
     // Every write to the connection is conditioned on it being unpaused at the version read under the lease (another
     // sync may have finished between the first read and the lease); every provider request (and slice) first checks
@@ -91,7 +104,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     if (error instanceof SyncStopped) return empty('stopped');
     throw error;
   } finally {
-    await releaseLease(accountId, connectionId, owner);
+    if (await releaseLease(accountId, connectionId, owner)) await queueSync({ accountId, connectionId });
   }
 }
 
@@ -150,7 +163,10 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
   await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
+  // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
+  const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);
   await guard.write({
+    ...(organization ? { organization } : {}),
     status: 'active',
     statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
     // Usage a limit held back is read again from its first day by the next sync (imported once there is room).

@@ -32,6 +32,8 @@ export interface ProjectLimit {
 
 export interface Lever {
   readonly provider: string;
+  /** Whether one key is on now (read before the first hold: a key a person turned off stays off). */
+  readKey?(keyId: string): Promise<{ active: boolean }>;
   /** Stops one key (reversible): Anthropic `status: inactive`. */
   stopKey?(keyId: string): Promise<void>;
   startKey?(keyId: string): Promise<void>;
@@ -54,17 +56,22 @@ export function leverFor(provider: string, adminKey: string, options: LeverHttpO
   return make(providerBaseUrl(provider as never), adminKey, options);
 }
 
-/** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (research notes part A §1). */
+/** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (https://platform.claude.com/docs/en/api/admin/api_keys/update). */
 export function anthropicLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
   const http = leverHttp(base, { 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
   const setStatus = async (keyId: string, status: 'active' | 'inactive') => {
     const body = (await http.send('POST', `/v1/organizations/api_keys/${encodeURIComponent(keyId)}`, { status })) as { status?: unknown };
     if (body.status !== status) throw new ProviderBadResponse(`Anthropic answered the key update without status ${status}.`);
   };
-  return { provider: 'anthropic', stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
+  const readKey = async (keyId: string) => {
+    const body = (await http.send('GET', `/v1/organizations/api_keys/${encodeURIComponent(keyId)}`)) as { status?: unknown };
+    if (typeof body.status !== 'string') throw new ProviderBadResponse('Anthropic answered the key without a status.');
+    return { active: body.status === 'active' };
+  };
+  return { provider: 'anthropic', readKey, stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
 }
 
-/** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (research notes part A §1). */
+/** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (https://developers.openai.com/api/docs/guides/spend-limits). */
 export function openAiLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
   const http = leverHttp(base, { authorization: `Bearer ${adminKey}` }, adminKey, options);
   const path = (projectId: string) => `/v1/organization/projects/${encodeURIComponent(projectId)}/spend_limit`;
@@ -88,7 +95,7 @@ export function openAiLever(base: string, adminKey: string, options: LeverHttpOp
   };
 }
 
-/** OpenRouter: `PATCH /api/v1/keys/{hash}` `{disabled}` (research notes part A §3; its client confirms the answer). */
+/** OpenRouter: `PATCH /api/v1/keys/{hash}` `{disabled}` (https://openrouter.ai/docs/api/api-reference/api-keys; its client confirms the answer). */
 export function openRouterLever(base: string, managementKey: string, options: LeverHttpOptions = {}): Lever {
   const root = base.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
   const http = leverHttp(root, { authorization: `Bearer ${managementKey}` }, managementKey, options);
@@ -96,7 +103,12 @@ export function openRouterLever(base: string, managementKey: string, options: Le
     const body = (await http.send('PATCH', `/api/v1/keys/${encodeURIComponent(hash)}`, { disabled })) as { data?: { disabled?: unknown } };
     if (body?.data?.disabled !== disabled) throw new ProviderBadResponse(`OpenRouter did not confirm the key as ${disabled ? 'disabled' : 'enabled'}.`);
   };
-  return { provider: 'openrouter', stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
+  const readKey = async (hash: string) => {
+    const body = (await http.send('GET', `/api/v1/keys/${encodeURIComponent(hash)}`)) as { data?: { disabled?: unknown } };
+    if (typeof body?.data?.disabled !== 'boolean') throw new ProviderBadResponse('OpenRouter answered the key without disabled.');
+    return { active: body.data.disabled === false };
+  };
+  return { provider: 'openrouter', readKey, stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
 }
 
 registerLever('anthropic', anthropicLever);

@@ -3,6 +3,7 @@ import * as z from 'zod/mini';
 import { providerId } from '#shared/providers/canonical.ts';
 
 export const MAX_EVENTS = 1000;
+
 const MAX_TOKENS = 1_000_000_000;
 const EVENTS_MESSAGE = `events must be an array of 1–${MAX_EVENTS} events.`;
 
@@ -10,6 +11,7 @@ const EVENTS_MESSAGE = `events must be an array of 1–${MAX_EVENTS} events.`;
 export const IngestBody = z.strictObject({
   events: z.array(z.unknown(), EVENTS_MESSAGE).check(z.minLength(1, EVENTS_MESSAGE), z.maxLength(MAX_EVENTS, EVENTS_MESSAGE)),
 });
+
 export type IngestBody = z.infer<typeof IngestBody>;
 
 const tokens = (field: string) =>
@@ -82,4 +84,5 @@ export const IngestEvent = z.strictObject({
     ),
   ),
 });
+
 export type IngestEvent = z.infer<typeof IngestEvent>;

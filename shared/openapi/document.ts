@@ -388,7 +388,7 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with ' +
       '`errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be ' +
-      'reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is ' +
+      'reached or answers 5xx, or its answer passes a bound (a body over 32 MB, a list past 1,000 pages or 100,000 items, a repeated page cursor; `detail` names it): 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is ' +
       'never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month.',
   },
   'connections/list': { summary: 'The account’s provider connections.', status: 200, response: 'ConnectionList' },
@@ -400,7 +400,10 @@ export const operations: Record<string, OperationSpec> = {
     status: 200,
     response: 'Connection',
     errors: [404, 409, 502],
-    description: 'A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync.',
+    description:
+      'A new `adminKey` is checked as on create and must be proven to belong to the same organization (the organization id where the provider names one, else shared projects (OpenAI) or keys (OpenRouter)): ' +
+      'a key of another organization answers 400 `/problems/validation-error`; an organization without projects or keys can\'t be proven: 400 `/problems/organization-unproven` (delete and reconnect instead). ' +
+      'Paused connections are not synced; resuming (or a new key for one in error) queues a sync.',
   },
   'connections/delete': {
     summary: 'Disconnect: the stored admin key is destroyed; imported spend and keys stay.',

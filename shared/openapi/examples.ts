@@ -44,6 +44,7 @@ const ownPrice = {
 };
 const ingestKey = { id: INGEST_KEY, name: 'production', prefix: 'brk_Q2x9Lm4T', createdAt: CREATED, updatedAt: CREATED, lastUsedAt: NOW };
 const key = {
+  stoppedBy: [] as unknown[],
   hash: HASH,
   source: 'ingest',
   label: 'Backend (OpenAI)',
@@ -85,6 +86,7 @@ const budget = {
 const action = {
   id: 'act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C',
   budgetId: BUDGET,
+  holder: { kind: 'budget', id: BUDGET },
   kind: 'key_deactivated',
   provider: 'anthropic',
   keyHash: HASH,
@@ -252,12 +254,13 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
         { date: '2026-11-21', settled: false, ...totals },
       ],
       byModel: [{ provider: 'openai', model: 'gpt-4o', ...totals, costUsd: 2.5, requests: 240 }],
+      notByModelUsd: 0,
     },
   },
   BudgetList: page([budget]),
   Budget: budget,
   EnforcementActionList: page([action]),
-  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', since: CREATED }], refreshAfterSeconds: 15 },
+  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', holder: { kind: 'budget', id: BUDGET }, since: CREATED }], refreshAfterSeconds: 15 },
   Spend: {
     from: '2026-11-01',
     to: '2026-11-21',
@@ -272,6 +275,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       from: '2026-10-01',
       to: '2026-10-21',
       total: { costUsd: 75.4, requests: 7410, inputTokens: 9320000, cachedInputTokens: 1800000, outputTokens: 1650000 },
+      notes: [],
     },
     coverage: {
       complete: false,

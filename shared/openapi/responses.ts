@@ -190,7 +190,20 @@ export const IngestResult = z.object({
 
 // ---- keys ---------------------------------------------------------------------------------------------------
 
+/** One holder stopping a key now (`GET /keys`, `GET /keys/{hash}`). */
+export const StoppedBy = z.object({
+  kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })),
+  /** The budget's or anomaly rule's id. */
+  id: z.string(),
+  name: z.nullable(z.string()),
+  /** `anthropic_key`, `openrouter_key`, `openai_project_limit`, `reporter`, … */
+  lever: z.string(),
+  since: Timestamp,
+});
+
 export const Key = z.object({
+  /** Who stops this key now: its switch, its reporter block, its project's cap once reached (empty while it runs). */
+  stoppedBy: z.array(StoppedBy),
   hash: KeyHash,
   /** Where the key's spend comes from: events sent to `POST /ingest`, or a provider connection. */
   source: z.enum(members<'ingest' | 'connection'>({ ingest: true, connection: true })),
@@ -261,6 +274,11 @@ export const Breakdown = z.object({
    * `byte_day`, `session`, `call`) and `quantity`.
    */
   byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
+  /**
+   * Spend of the range its provider breaks down by model only once the day is complete (OpenRouter's today, from the
+   * key's `usage_daily`): in `daily`, in no `byModel` row; 0 when there is none.
+   */
+  notByModelUsd: Usd,
 });
 
 /** GET /keys/{hash}. */
@@ -290,7 +308,8 @@ export const Spend = z.object({
       z.object({ feature: z.nullable(z.string()), count: z.optional(Count), ...totals }),
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
-      z.object({ provider: z.string(), model: z.string(), ...totals }),
+      /** groupBy=model; `model` null: spend its provider breaks down by model only once the day is complete (OpenRouter's today). */
+      z.object({ provider: z.string(), model: z.nullable(z.string()), ...totals }),
       /** groupBy=project: an OpenAI project, an Anthropic workspace; null for the provider's keys without one. */
       z.object({ provider: z.string(), project: z.nullable(z.object({ id: z.string(), name: z.string() })), ...totals }),
       z.object({ provider: z.string(), ...totals }),
@@ -308,13 +327,21 @@ export const Spend = z.object({
   /** Null unless `to` is in the current month. With filters: the forecast of the filtered spend. */
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
   /** With `compare=previous` only: the sums of the previous range (same length just before; a month from its 1st: the same days of the previous month). */
-  previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
+  previous: z.optional(
+    z.object({
+      from: CalendarDate,
+      to: CalendarDate,
+      total: z.object(totals),
+      /** `history_unavailable` notes of the previous range (days a connection could not import: unknown, not $0). */
+      notes: z.array(z.object({ code: z.literal('history_unavailable'), message: z.string(), provider: z.string(), from: CalendarDate, to: CalendarDate })),
+    }),
+  ),
   /** Whether the figures are whole for the range and filters asked; `complete` is false when a note other than `estimated` applies. */
   coverage: z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_customer_limit', 'plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
+        code: z.enum(['plan_customer_limit', 'plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),
@@ -417,10 +444,15 @@ export const Budget = z.object({
   updatedAt: Timestamp,
 });
 
-/** One act of enforcement (GET /enforcement-actions). */
+/** Who holds a lever: a budget, or an anomaly rule. */
+export const LeverHolder = z.object({ kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })), id: z.string() });
+
+/** One act of enforcement (GET /enforcement-actions), one entry per holder it concerns. */
 export const EnforcementAction = z.object({
   id: z.string(),
-  budgetId: BudgetId,
+  /** The holder's budget (null for an anomaly rule's act). */
+  budgetId: z.nullable(BudgetId),
+  holder: LeverHolder,
   kind: z.enum(
     members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
       key_deactivated: true,
@@ -437,7 +469,15 @@ export const EnforcementAction = z.object({
   keyHash: z.nullable(KeyHash),
   projectId: z.nullable(z.string()),
   reason: z.enum(
-    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted'>({ limit_reached: true, period_start: true, released: true, budget_changed: true, budget_deleted: true }),
+    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'connection_changed' | 'anomaly'>({
+      limit_reached: true,
+      period_start: true,
+      released: true,
+      budget_changed: true,
+      budget_deleted: true,
+      connection_changed: true,
+      anomaly: true,
+    }),
   ),
   /** `burnrate`, or the id of the user who released. */
   actor: z.string(),
@@ -448,7 +488,7 @@ export const EnforcementAction = z.object({
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
 export const IngestBlocks = z.object({
-  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: BudgetId, budgetName: z.nullable(z.string()), since: Timestamp })),
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: z.nullable(BudgetId), budgetName: z.nullable(z.string()), holder: LeverHolder, since: Timestamp })),
   refreshAfterSeconds: z.number(),
 });
 

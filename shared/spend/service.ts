@@ -10,14 +10,16 @@ import * as repo from '#shared/db/spend.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
 import { ValidationError } from '#shared/http/errors.ts';
-import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
+import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/usage/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { CustomersQuery, GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
-import { coverageOf } from '#shared/spend/coverage.ts';
+import { coverageOf, coverageScope } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
 import { nameSpend, listCustomers } from '#shared/spend/customers.ts';
 import type { CoverageNote } from '#shared/spend/coverage.ts';
+import { effectiveTagsOf, tagMatches } from '#shared/tags/tags.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -25,7 +27,7 @@ const LATEST_DAY_MS = 5 * 60 * 1000;
 
 const micros = (v: unknown) => readInt(v, 'an amount of micro-dollars');
 
-/** The month-end forecast of the account from its figures (shared/spend/forecast.ts). */
+/** The month-end forecast of the account from its figures (shared/usage/forecast.ts). */
 export function accountForecast(figures: repo.ForecastFigures, today: string): bigint {
   const createdAt = figures.account?.createdAt;
   return forecastMonthEnd({
@@ -81,29 +83,45 @@ const sumAll = (groups: { totals: Totals }[]) => {
 export async function getSpend(accountId: string, query: SpendQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
-  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only
-  // where known).
-  let extraNotes: CoverageNote[] = [];
-  let spent: Awaited<ReturnType<typeof spendOf>>;
+  // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
+  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
+  // Customers and features come from events only (shared/spend/customers.ts).
   const groupBy = query.groupBy ?? 'day';
-  if (groupBy === 'customer' || groupBy === 'feature' || query.customer !== undefined || query.feature !== undefined) {
-    if ((query.customer !== undefined && groupBy !== 'customer') || (query.feature !== undefined && groupBy !== 'feature')) {
-      throw new ValidationError('customer= goes with groupBy=customer, feature= with groupBy=feature.', [
-        { path: query.customer !== undefined ? 'query.customer' : 'query.feature', message: 'Customers and features are summed per month on their own: filter them with their own grouping.' },
-      ]);
-    }
-    const named = await nameSpend(accountId, { groupBy: groupBy as 'customer' | 'feature', ...(query.customer !== undefined ? { customer: query.customer } : {}), ...(query.feature !== undefined ? { feature: query.feature } : {}) }, { from, to }, now, keyReadPlan);
-    spent = named.answer as unknown as Awaited<ReturnType<typeof spendOf>>;
-    extraNotes = named.notes;
-  } else spent = await spendOf(accountId, query, from, to, now);
-  const { unpricedRequests = 0n, ...answer } = spent as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
-  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
+  const named = groupBy === 'customer' || groupBy === 'feature' || query.customer !== undefined || query.feature !== undefined;
+  if (named && ((query.customer !== undefined && groupBy !== 'customer') || (query.feature !== undefined && groupBy !== 'feature'))) {
+    throw new ValidationError('customer= goes with groupBy=customer, feature= with groupBy=feature.', [
+      { path: query.customer !== undefined ? 'query.customer' : 'query.feature', message: 'Customers and features are summed per month on their own: filter them with their own grouping.' },
+    ]);
+  }
+  const tagFilter = query.tagFilter;
+  const [spend, scope] = await Promise.all([
+    named
+      ? nameSpend(accountId, { groupBy: groupBy as 'customer' | 'feature', ...(query.customer !== undefined ? { customer: query.customer } : {}), ...(query.feature !== undefined ? { feature: query.feature } : {}) }, { from, to }, now, keyReadPlan)
+      : spendOf(accountId, query, from, to, now).then((answer) => ({ answer, notes: [] as CoverageNote[] })),
+    coverageScope(accountId, {
+      ...(provider ? { provider } : {}),
+      ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}),
+      ...(query.projectId !== undefined ? { projectId: query.projectId } : {}),
+      ...(tagFilter !== undefined ? { keeps: (k: Item) => tagMatches(effectiveTagsOf(k), tagFilter) } : {}),
+      ...(query.customer !== undefined || query.feature !== undefined ? { eventsOnly: true } : {}),
+    }),
+  ]);
+  const extraNotes = spend.notes;
+  const { unpricedRequests = 0n, ...answer } = spend.answer as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
+  const previous = (answer as { previous?: { from: string; to: string } }).previous;
+  const { settled, previousNotes, ...coverage } = await coverageOf(
+    accountId,
+    { from, to, unpricedRequests, ...scope, ...(previous ? { previous: { from: previous.from, to: previous.to } } : {}) },
+    now,
+  );
   if (extraNotes.length > 0) {
     coverage.notes.push(...extraNotes);
     coverage.complete = false;
   }
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
+  // The previous range's days no connection could import: a comparison with them is no comparison (never "nothing spent").
+  if (previous) Object.assign(previous, { notes: previousNotes });
   return { ...answer, coverage };
 }
 
@@ -206,7 +224,7 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
     groupBy,
     ...totalOf(sumAll(groups)),
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
     forecast: figures ? forecastOf(figures) : null,
   };
@@ -321,7 +339,7 @@ function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: stri
   return {
     totals: groups,
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * GET /users, PATCH /users/{userId}, DELETE /users/{userId}: a team's members. Who may call is the route table's
- * business (roles: shared/auth/roles.ts); this is what happens.
+ * business (roles: shared/access/roles.ts); this is what happens.
  */
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { encodeCursor, itemStartKey } from '#shared/http/cursor.ts';

@@ -251,7 +251,7 @@ describe('OpenAI: a project’s hard limit', () => {
     expect((await limitAt()).body, JSON.stringify(acts)).toMatchObject({ threshold_amount: 9_999_900 });
     expect(acts.map((a) => [a.kind, a.reason, a.result])).toEqual([
       ['project_limit_removed', 'budget_deleted', 'ok'],
-      ['project_limit_set', 'budget_changed', 'ok'],
+      ['project_limit_set', 'limit_reached', 'ok'], // below what the project spent: it stops spend
       ['project_limit_set', 'budget_changed', 'ok'],
       ['project_limit_set', 'budget_changed', 'ok'],
     ]);

@@ -116,9 +116,9 @@ describe('OpenRouter client', () => {
     expect(cells.filter((c) => c.model === OPENROUTER_TODAY_MODEL)).toEqual([
       expect.objectContaining({ date: '2026-11-26', keyId: key(101).hash, requests: 0, reportedCostMicros: 3n }),
     ]);
-    // The account's whole activity of a day as one keyless row, exact ($0.300001 in 10^-14 $).
+    // The account's whole activity of a day per model, keyless rows, exact ($0.300001 in 10^-14 $).
     expect(await client.readBilled('2026-11-20', '2026-11-26')).toEqual([
-      { date: '2026-11-24', rows: [{ date: '2026-11-24', keyId: null, projectId: null, line: 'activity', picos: 30_000_100_000_000n }] },
+      { date: '2026-11-24', rows: [{ date: '2026-11-24', keyId: null, projectId: null, line: 'openai/gpt-4.1', model: 'openai/gpt-4.1', picos: 30_000_100_000_000n }] },
     ]);
     expect(asked.sort()).toEqual(
       [

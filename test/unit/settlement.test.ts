@@ -1,6 +1,6 @@
 /** Settlement's pure parts: the largest-remainder split, each provider's day settled to its bill, the corrections, and the cost queries as the references spell them. */
 import { describe, expect, it } from 'vitest';
-import { corrections, largestRemainder, settleAnthropicDay, settleOpenAiDay, settles, type BillRow, type Estimate } from '#shared/connections/settle.ts';
+import { corrections, largestRemainder, settleAnthropicDay, settleOpenAiDay, settleReportedDay, settles, type BillRow, type Estimate } from '#shared/connections/settle.ts';
 import { centsToPicos, dollarsToPicos } from '#shared/connections/decimal.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
@@ -87,9 +87,19 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
     const estimates = [est('k1', 'w1', 'claude-fable-5-2', 'standard', 0n, 3000n), { ...est('k2', 'w1', 'claude-fable-5-2', 'standard', 0n, 1000n), webSearchRequests: 3 }, { ...est('k1', 'w1', 'x', 'standard', 0n, 0n), webSearchRequests: 1 }];
     const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-fable-5-2', 'standard', '400'), row('w1', null, null, '4', 'web_search', 'Web Search Usage')] }, estimates, all);
     expect(s.targets.get('k1|claude-fable-5-2')!.micros).toBe(3_000_000n);
-    expect(s.targets.get('k2|Web Search Usage')!.micros).toBe(30_000n);
-    expect(s.targets.get('k1|Web Search Usage')!.micros).toBe(10_000n);
+    // A key's share of the searches goes to the row whose estimate holds them (its model's).
+    expect(s.targets.get('k2|claude-fable-5-2')!.micros).toBe(1_030_000n);
+    expect(s.targets.get('k1|x')!.micros).toBe(10_000n);
+    expect(s.targets.has('k2|Web Search Usage')).toBe(false);
     expect(s.lines.find((l) => l.line === 'claude-fable-5-2')!.reason).toBe('unpriced');
+  });
+
+  it('allocates a token line by the keys\' token estimates only: a key\'s web searches weigh on the search line, not on the tokens', () => {
+    // Tokens exactly 1 : 3 ($0.45 : $1.35 at $3/$15), 30 searches ($0.30) by k1: a bill of $1.80 tokens + $0.30 searches.
+    const estimates = [{ ...est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 750_000n), webSearchRequests: 30 }, est('k2', 'w1', 'claude-sonnet-4-5', 'standard', 1_350_000n)];
+    const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-sonnet-4-5', 'standard', '180'), row('w1', null, null, '30', 'web_search', 'Web Search Usage')] }, estimates, all);
+    expect(s.targets.get('k1|claude-sonnet-4-5')!.micros).toBe(750_000n);
+    expect(s.targets.get('k2|claude-sonnet-4-5')!.micros).toBe(1_350_000n);
   });
 
   it('shows the web searches an estimate holds on the bill\'s web search line, not on its model\'s line', () => {
@@ -262,5 +272,25 @@ describe('coverage: pending and settled days of a connection', () => {
     expect(pendingDays({ ...c, lastSuccessAt: null }, '2026-11-12')).toEqual(['2026-10-01', '2026-11-12']);
     expect(pendingDays({ ...c, lastSuccessAt: null, cursor: '2026-10-01', backfillTo: '2026-10-31' }, '2026-11-12')).toEqual(['2026-10-01', '2026-10-31']);
     expect(pendingDays(c, '2026-11-12')).toBeNull();
+  });
+});
+
+describe('OpenRouter: the account’s activity per model', () => {
+  const row = (model: string, usd: string): BillRow => ({ date: D, keyId: null, projectId: null, line: model, model, picos: dollarsToPicos(Number(usd)) });
+  it('what the keys’ activity does not explain goes to the connection’s usage without a key, so the day shows the bill exactly', () => {
+    const s = settleReportedDay({ date: D, rows: [row('openai/gpt-4.1', '7.24'), row('google/gemini-2.5-flash', '1.05')] }, [est('k1', null, 'openai/gpt-4.1', 'standard', 7_000_000n), est('k2', null, 'google/gemini-2.5-flash', 'standard', 1_050_000n)], all);
+    expect(s.billedMicros).toBe(8_290_000n);
+    expect([...s.targets.values()]).toEqual([{ keyId: null, row: 'openai/gpt-4.1', micros: 240_000n }]);
+    const shown = 7_000_000n + 1_050_000n + sum([...s.targets.values()].map((t) => t.micros));
+    expect(shown).toBe(s.billedMicros);
+    expect(s.lines).toEqual([
+      { line: 'google/gemini-2.5-flash', estimatedMicros: 1_050_000n, billedMicros: 1_050_000n, reason: null },
+      { line: 'openai/gpt-4.1', estimatedMicros: 7_000_000n, billedMicros: 7_240_000n, reason: 'not_estimated' },
+    ]);
+  });
+  it('a key past the plan’s key limit stays out (its line says so), and the keyless rest is only what no key explains', () => {
+    const s = settleReportedDay({ date: D, rows: [row('openai/gpt-4.1', '3')] }, [est('k1', null, 'openai/gpt-4.1', 'standard', 1_000_000n), est('k2', null, 'openai/gpt-4.1', 'standard', 2_000_000n)], (k) => k !== 'k2');
+    expect(s.targets.size).toBe(0);
+    expect(s.lines).toEqual([{ line: 'openai/gpt-4.1', estimatedMicros: 1_000_000n, billedMicros: 3_000_000n, reason: 'plan_key_limit' }]);
   });
 });

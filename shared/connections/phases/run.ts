@@ -20,6 +20,7 @@ import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_AC
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { lineQuantities } from '#shared/pricing/lines.ts';
 import { unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import type { Discovered } from '#shared/alerting/evaluate.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
@@ -29,7 +30,7 @@ import { cellId, diffCells, type CellChange, type StoredCell } from '#shared/con
 import { ProviderBadResponse } from '#shared/connections/http.ts';
 import type { BilledDay, Provider, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { settleSlice } from '#shared/connections/settlement.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 import { connectionKeyHash, keyAttributes, lastSeenWith, latestUsageDays, sameAttributes, updateKeyAttributes, type KeyAttributes } from '#shared/connections/sync-keys.ts';
 
 export interface SyncResult {
@@ -114,6 +115,11 @@ export class Importer {
     return this.conn.provider;
   }
 
+  /** The key inventory as read (organization.ts keeps the connection's organization current with it). */
+  get listedKeys(): ProviderKey[] {
+    return [...this.inventory.values()];
+  }
+
   async readInventory(): Promise<void> {
     for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
     // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).
@@ -151,9 +157,11 @@ export class Importer {
   async importUsage(from: string, to: string): Promise<SliceRead> {
     const toExclusive = addDays(to, 1);
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
-    const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
+    // Usage whose cost the provider states in dollars (every OpenRouter model) needs no price: never `unpriced_model`.
+    const priced = read.filter((c) => c.reportedCostMicros === undefined);
+    const tokenModels = priced.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
-    for (const m of unpricedUnits(this.provider, read)) this.unpriced.set(m.model, m);
+    for (const m of unpricedUnits(this.provider, priced)) this.unpriced.set(m.model, m);
     const slice: SliceRead = { from, to, read, billed, stored: await this.loadStored(from, to) };
     for (let attempt = 0; ; attempt++) {
       const changes = diffCells(read, slice.stored, this.price);
@@ -338,6 +346,12 @@ export class Importer {
       provider: this.provider,
       model: c.cell.model,
       ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
+      // The price lines' quantities of the difference (shared/pricing/lines.ts): the FOCUS export's lines.
+      lines: lineQuantities(
+        units
+          ? { provider: this.provider, model: c.cell.model, inputTokens: 0, outputTokens: 0, unit: { item: units.item, quantity: c.delta.quantity } }
+          : { ...c.delta, provider: this.provider, model: c.cell.model, tier: normalizeTier(c.cell.tier), longContext: c.cell.longContext === true },
+      ),
       sums: {
         costMicros: c.costDelta,
         requests: BigInt(c.delta.requests),
@@ -406,13 +420,16 @@ export class Importer {
       if (outcome.status === 'conditions') {
         // Another sync changed a cell first, or created a key: read the snapshot again and diff anew.
         outcome.existingKeys.forEach((k) => this.ctx.chunkContext.knownKeys.add(k));
+        // The batch's new keys were counted out of the room and not written: the room as the counters say.
+        if (aggregates.newKeys > 0) await this.refreshRoom();
         throw new SliceConflict('snapshot changed');
       }
       if (outcome.status === 'limit') {
-        // Another writer took the room (ingestion of another provider, a racing sync): nothing of this batch is imported now.
-        this.limitsReached.add('keys');
-        this.ctx.room = { requests: 0, keys: 0 };
-        return;
+        // Another writer took some of the room since it was read (ingestion of another provider, another connection's
+        // sync at the same time): the room as it is now, and the changes fitted into it again. The plan's counters are
+        // claimed in the same transaction as the keys (a conditional write): what one writer claims, the other sees.
+        await this.refreshRoom();
+        throw new SliceConflict('the plan\'s room changed');
       }
       if (outcome.status === 'ceiling') throw new ProviderBadResponse('The imported amounts would pass the money ceiling.');
       if (attempt >= 8) throw new Error('the sync could not write a batch after 8 attempts');
@@ -458,13 +475,28 @@ export class Importer {
       const attrs = this.attributesOf(keyId);
       if (!sameAttributes(attrs, item)) updates.push({ hash, attrs });
     }
-    // New keys in transactions of ≤ 98 (with the plan counters).
-    const created = [...fresh.keys.values()];
-    for (let i = 0; i < created.length; i += MAX_ACTIONS - 2) {
+    // New keys in transactions of ≤ 98 (with the plan counters). When another writer took room or created one of
+    // them meanwhile: the rest again, within the room as it is now (the keys past it are listed untracked).
+    let created = [...fresh.keys.values()];
+    for (let attempt = 0; created.length > 0; ) {
       const part = emptyAggregates();
-      for (const key of created.slice(i, i + MAX_ACTIONS - 2)) part.keys.set(key.keyHash, key);
+      for (const key of created.slice(0, MAX_ACTIONS - 2)) part.keys.set(key.keyHash, key);
       part.newKeys = part.keys.size;
-      await this.writeBatch([], part);
+      try {
+        await this.writeBatch([], part);
+        created = created.slice(MAX_ACTIONS - 2);
+      } catch (error) {
+        if (!(error instanceof SliceConflict) || ++attempt > 5) throw error;
+        created = created.filter((k) => !this.ctx.chunkContext.knownKeys.has(k.keyHash));
+        await this.refreshRoom();
+        const fits = created.slice(0, this.ctx.room.keys);
+        for (const k of created.slice(fits.length)) {
+          this.limitsReached.add('keys');
+          this.refusedKeys.add(k.keyHash);
+        }
+        this.ctx.room.keys -= fits.length;
+        created = fits;
+      }
     }
     await Promise.all(
       updates.map(async ({ hash, attrs }) => {
@@ -474,6 +506,19 @@ export class Importer {
       }),
     );
   }
+
+  /**
+   * The plan's room as the account's counters say now (consistent reads): what this sync admitted and did not write
+   * is admitted again against it.
+   */
+  private async refreshRoom(): Promise<void> {
+    const [account, used] = await Promise.all([getAccount(this.conn.accountId, true), trackedRequests(this.conn.accountId, this.ctx.period.start, true)]);
+    this.ctx.room = { requests: Math.max(0, this.ctx.limits.trackedRequests - used), keys: Math.max(0, this.ctx.limits.keys - (account?.keyCount ?? 0)) };
+    this.admittedForBill = new Set([...this.admittedForBill].filter((h) => this.ctx.chunkContext.knownKeys.has(h)));
+    this.roomRefreshes += 1;
+  }
+  /** How many times the room was read again (a racing writer claimed some of it). */
+  roomRefreshes = 0;
 
   /** Untracked keys made tracked (counted against the key limit) now that the plan has room. */
   private async promote(hashes: string[]): Promise<void> {

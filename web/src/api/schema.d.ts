@@ -975,7 +975,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a provider organization with an admin key (read-only is enough).
-         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx, or its answer passes a bound (a body over 32 MB, a list past 1,000 pages or 100,000 items, a repeated page cursor; `detail` names it): 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         post: operations["connectionsCreate"];
         delete?: never;
@@ -1007,7 +1007,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, rotate the admin key, pause or resume.
-         * @description A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description A new `adminKey` is checked as on create and must be proven to belong to the same organization (the organization id where the provider names one, else shared projects (OpenAI) or keys (OpenRouter)): a key of another organization answers 400 `/problems/validation-error`; an organization without projects or keys can't be proven: 400 `/problems/organization-unproven` (delete and reconnect instead). Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         patch: operations["connectionsUpdate"];
         trace?: never;
@@ -1193,6 +1193,14 @@ export interface components {
             }[];
         };
         Key: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1257,8 +1265,17 @@ export interface components {
                 unit?: string;
                 quantity?: number;
             }[];
+            notByModelUsd: number;
         };
         KeyDetail: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1369,7 +1386,7 @@ export interface components {
                 outputTokens: number;
             } | {
                 provider: string;
-                model: string;
+                model: string | null;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1420,12 +1437,20 @@ export interface components {
                     cachedInputTokens: number;
                     outputTokens: number;
                 };
+                notes: {
+                    /** @constant */
+                    code: "history_unavailable";
+                    message: string;
+                    provider: string;
+                    from: components["schemas"]["CalendarDate"];
+                    to: components["schemas"]["CalendarDate"];
+                }[];
             };
             coverage: {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_customer_limit" | "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    code: "plan_customer_limit" | "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -1540,14 +1565,19 @@ export interface components {
         };
         EnforcementAction: {
             id: string;
-            budgetId: string;
+            budgetId: string | null;
+            holder: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+            };
             /** @enum {string} */
             kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
             /** @enum {string} */
-            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted";
+            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted" | "connection_changed" | "anomaly";
             actor: string;
             /** @enum {string} */
             result: "ok" | "failed";
@@ -1561,8 +1591,13 @@ export interface components {
         IngestBlocks: {
             blocked: {
                 keyHash: string;
-                budgetId: string;
+                budgetId: string | null;
                 budgetName: string | null;
+                holder: {
+                    /** @enum {string} */
+                    kind: "budget" | "anomaly";
+                    id: string;
+                };
                 since: components["schemas"]["Timestamp"];
             }[];
             refreshAfterSeconds: number;
@@ -2968,6 +3003,10 @@ export interface operations {
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
                      *           "budgetName": "Monthly OpenAI",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "since": "2026-11-02T09:15:00.000Z"
                      *         }
                      *       ],
@@ -3022,6 +3061,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "stoppedBy": [],
                      *           "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "source": "ingest",
                      *           "label": "Backend (OpenAI)",
@@ -3096,6 +3136,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3161,7 +3202,8 @@ export interface operations {
                      *             "cachedInputTokens": 50000,
                      *             "outputTokens": 40000
                      *           }
-                     *         ]
+                     *         ],
+                     *         "notByModelUsd": 0
                      *       }
                      *     }
                      */
@@ -3209,6 +3251,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3648,6 +3691,10 @@ export interface operations {
                      *         {
                      *           "id": "act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "kind": "key_deactivated",
                      *           "provider": "anthropic",
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -4759,7 +4806,8 @@ export interface operations {
                      *           "inputTokens": 9320000,
                      *           "cachedInputTokens": 1800000,
                      *           "outputTokens": 1650000
-                     *         }
+                     *         },
+                     *         "notes": []
                      *       },
                      *       "coverage": {
                      *         "complete": false,
