@@ -1,5 +1,5 @@
 /**
- * The exports' row model (API.md part 6 "The month closes"), pure: what one key × day × model item of the export
+ * The exports' row model (docs/features/spend-and-exports.md), pure: what one key × day × model item of the export
  * rows index says, as the CSV and the FOCUS export both write it.
  *
  * - **Settled**, row by row, from the same source as `GET /spend?groupBy=day` and the reconciliation: a row of a
