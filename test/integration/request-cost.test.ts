@@ -194,7 +194,7 @@ async function seed(): Promise<Fixture> {
   // --- updates, acknowledgement, deletes ---------------------------------------------------------------------------
   await expectMeasured(200, 'PATCH /keys/{hash}', 'label', `/keys/${keyHashes[0]}`, { ...auth, body: { label: 'Production' } });
   await expectMeasured(200, 'PATCH /budgets/{id}', 'monthlyLimit', `/budgets/${accountBudget.body.id}`, { ...auth, body: { monthlyLimit: 45 } });
-  await expectMeasured(200, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
+  await expectMeasured(409, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped: 409 not-stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
   await expectMeasured(200, 'PATCH /alert-rules/{id}', 'threshold', `/alert-rules/${daily.body.id}`, {
     ...auth,
     body: { config: { threshold: 1.25, period: 'daily' } },
