@@ -180,8 +180,9 @@ export function focusRows(item: Item, part: RowPart, key: ExportKey | null, ctx:
       ChargeClass: part.correction ? 'Correction' : '',
       ChargeDescription: focusText(`${l.meter} of ${model || 'all models (by model once the day is complete)'}${l.tier ? ` (${l.tier.replaceAll('_', ' ')})` : ''} via ${vendor}`),
       ChargeFrequency: 'Usage-Based',
-      ChargePeriodStart: at(date),
-      ChargePeriodEnd: at(addDays(date, 1)),
+      // A correction's charge period is the day it corrects; its billing period the month it is booked in.
+      ChargePeriodStart: at(part.chargeDate),
+      ChargePeriodEnd: at(addDays(part.chargeDate, 1)),
       CommitmentDiscountStatus: '',
       ConsumedQuantity: decimalText(ratio(l.quantity, 1n)),
       ConsumedUnit: l.consumedUnit,
