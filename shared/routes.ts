@@ -146,7 +146,13 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query'] },
+  // Label and tags: the key and its project's tags (GetItem), the key (UpdateItem) with a check that the project's tags
+  // are those its effective tags were computed from (ConditionCheckItem, in one transaction); its stoppedBy (Query).
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'ConditionCheckItem', 'Query'] },
+  // Projects: the key index and the projects' tags (Query). A change: the connection and the project's tags (GetItem),
+  // the project (UpdateItem), then each of its keys' effective tags on the revision read (UpdateItem).
+  { method: 'GET', path: '/projects', handler: 'projects/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/projects/{connectionId}/{projectId}', handler: 'projects/update', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'UpdateItem'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
@@ -229,6 +235,8 @@ export const routes: readonly Route[] = [
   // Spend insight: the account's aggregates of a range (Query, pages), its month and recent days and the top keys
   // (BatchGetItem: forecast, labels).
   { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
+  // Customers: the months' customer items (one Query a month).
+  { method: 'GET', path: '/customers', handler: 'customers/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // The export: its rows (Query on gsi1, pages) and the keys' labels (Query on gsi1).
   { method: 'GET', path: '/spend/export', handler: 'spend/export', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // Asynchronous exports. Start: the export item with one of the account's 2 slots, the slot conditional (PutItem, in

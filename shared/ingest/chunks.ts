@@ -77,8 +77,23 @@ function eventLines(e: PricedEvent): Map<string, bigint> {
 
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  // An event of a closed month's day is booked today, as a correction of that day (the closed month never changes).
-  addContribution(chunk, { keyHash: e.keyHash, ...bookedDay(e.date, ctx), provider: e.provider, model: e.model, keyHint: e.keyHint, sums: eventSums(e), lines: eventLines(e) }, ctx);
+  addContribution(
+    chunk,
+    {
+      keyHash: e.keyHash,
+      // An event of a closed month's day is booked today, as a correction of that day (the closed month never changes).
+      ...bookedDay(e.date, ctx),
+      provider: e.provider,
+      model: e.model,
+      keyHint: e.keyHint,
+      sums: eventSums(e),
+      lines: eventLines(e),
+      ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+      ...(e.feature !== undefined ? { feature: e.feature } : {}),
+      at: e.timestamp,
+    },
+    ctx,
+  );
 }
 
 /** Guards a chunk's transaction holds besides its actions: one per past month it writes (shared/db/usage-writes.ts `openMonthGuards`). */
