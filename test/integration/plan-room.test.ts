@@ -1,5 +1,5 @@
 /**
- * The plan's key limit under two first syncs at once (API.md part 6 "Details"): the room is claimed in the same
+ * The plan's key limit under two first syncs at once (docs/features/connections.md): the room is claimed in the same
  * conditional write as the keys, so a sync whose room went stale (another connection's sync took some) fits its keys
  * into the room as it is now, instead of tracking none. Free plan: 5 keys; an OpenAI organization with 8 keys with
  * usage and an Anthropic one with 1; the OpenAI sync reads its room (5), then waits at its first provider request
