@@ -11,6 +11,7 @@
  * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { inheritProjectTags } from '#shared/tags/service.ts';
 import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
 import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
@@ -159,6 +160,8 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   const { conn, guard } = run;
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
+  // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
+  await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
   // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
   const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);

@@ -27,6 +27,7 @@ import {
 import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+import { ProjectParams, ProjectTagsBody } from '#shared/tags/schemas.ts';
 import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { ListActionsQuery } from '#shared/enforcement/schemas.ts';
 import {
@@ -45,7 +46,7 @@ import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, L
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, InvitationQuery, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, CustomersQuery, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { ConnectionParams, CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 import {
@@ -116,7 +117,8 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
         'that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400).',
     },
   },
-  LabelRequest: { schema: LabelBody },
+  LabelRequest: { schema: LabelBody, extra: { minProperties: 1, description: 'label, tags or both.' } },
+  ProjectTagsRequest: { schema: ProjectTagsBody },
   CreateBudgetRequest: {
     schema: CreateBudgetBody,
     extra: {
@@ -431,7 +433,37 @@ export const operations: Record<string, OperationSpec> = {
     description: 'Range rules as `GET /spend`, at most 92 days. `billedUsd` is null where the provider has no figure yet.',
   },
   'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
-  'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
+  'keys/label': {
+    summary: 'Set or clear (null) a key’s label, and/or replace its own tags.',
+    params: KeyParams,
+    body: LabelBody,
+    status: 200,
+    response: 'Key',
+    errors: [404],
+    description:
+      '`tags`: at most 20; names 1–64 characters of `a-z 0-9 _ . - : /` (lower case); values 1–256 Unicode characters without control ' +
+      'characters; `{}` clears them. The key’s `effectiveTags` (its project’s tags overlaid by its own) follow at once.',
+  },
+  'customers/list': {
+    summary: 'The application’s customers (events’ customerId) with their spend over whole months.',
+    query: CustomersQuery,
+    status: 200,
+    response: 'CustomerList',
+    description:
+      'Range as `GET /spend`, in whole calendar months (the current month to date counts as whole; otherwise 400). `sort`: `cost` ' +
+      '(default, most first) or `name`. Customers past the plan’s monthly limit (FREE 100, GROWTH 10,000, SCALE 100,000) are one ' +
+      'entry, `(other customers)`.',
+  },
+  'projects/list': { summary: 'The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags.', status: 200, response: 'ProjectList' },
+  'projects/update': {
+    summary: 'Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them.',
+    params: ProjectParams,
+    body: ProjectTagsBody,
+    status: 200,
+    response: 'Project',
+    errors: [404],
+    description: 'Tag rules as `PATCH /keys/{hash}`. A key’s own tag of the same name wins over the project’s.',
+  },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
   'budgets/create': { summary: 'Create a budget.', body: CreateBudgetBody, status: 201, response: 'Budget', errors: [409] },
   'budgets/update': {
@@ -774,6 +806,7 @@ const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
   [InvitationParams, { id: InvitationId }],
   [ExportParams, { id: ExportId }],
   [ConnectionParams, { id: ConnectionId }],
+  [ProjectParams, { connectionId: ConnectionId }],
 ]);
 
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {

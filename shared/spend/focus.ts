@@ -1,5 +1,5 @@
 /**
- * The FOCUS export (API.md part 6 "FOCUS that the FinOps Foundation's own rules accept"): the export rows as a
+ * The FOCUS export (docs/features/spend-and-exports.md): the export rows as a
  * FOCUS 1.2 cost-and-usage dataset, ONE ROW PER UTC DAY × KEY × PRICE LINE (shared/spend/rows.ts), so that
  * unit price × quantity = cost holds. Pure: one price line in, one CSV line out (RFC 4180 quoting only: FOCUS is read
  * by tools, its values are exact, never neutralised for spreadsheets).

@@ -1,5 +1,5 @@
 /**
- * The month's exports as a finance team books them (API.md part 6 "The month closes"), on a stack with all three
+ * The month's exports as a finance team books them (docs/features/spend-and-exports.md), on a stack with all three
  * connections (the stand-ins' seeded organizations: tiers, Priority Tier, web search, long context, usage without a
  * key), an account's own price, and keys that report through `/ingest` (a reporter's key):
  * - the FOCUS export passes every MUST rule of the FinOps Foundation's FOCUS 1.2 rules (model-1.2.json of
