@@ -22,11 +22,11 @@ import { loadReconDetails } from '#shared/db/settlement.ts';
 import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
 import { ProviderLimitExceeded, ProviderRefused } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
-import { openSecret, sealSecret } from '#shared/connections/secrets.ts';
+import { sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
 import { heldOn, putReleaseJob } from '#shared/db/enforcement.ts';
-import { compareOrganizations, organizationOf } from '#shared/connections/organization.ts';
+import { compareOrganizations, organizationOf, storedOrganization } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
 export const MAX_RECONCILIATION_DAYS = 92;
@@ -144,8 +144,6 @@ export function importStart(now: Date, provider?: Provider): string {
 const hintOf = (adminKey: string) => adminKey.slice(-4);
 
 /** Ids kept of an organization's reading: one shared id proves it, so the first 200 (the item stays small). */
-export const MAX_STORED_ORGANIZATION_IDS = 200;
-const storedOrganization = (ids: readonly string[]) => [...new Set(ids)].slice(0, MAX_STORED_ORGANIZATION_IDS);
 
 export async function createConnection(accountId: string, body: CreateConnectionBody, now = new Date()) {
   await checkWithProvider(body.provider, body.adminKey);
@@ -206,8 +204,9 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     // A connection stays with its organization: its import snapshot is that organization's usage. Proven, never
     // assumed: by the organization's id, else by projects (OpenAI) or keys (OpenRouter) the two keys share.
     organization = await readOrganization(current.provider, patch.adminKey);
-    const known = await knownOrganization(current);
-    const compared = compareOrganizations(current.provider, known, organization);
+    // What the connection is known by: read when it was connected or last rotated, kept current by its syncs (only
+    // the sync worker ever opens a stored admin key).
+    const compared = compareOrganizations(current.provider, current.organization, organization);
     if (compared.result === 'other') {
       throw new ValidationError('adminKey belongs to another organization.', [
         {
@@ -262,21 +261,6 @@ function nextVersion(current: Connection, patch: PatchConnectionBody, now: Date,
     next.nextSyncAt = at;
   }
   return { connection: next, resumes };
-}
-
-/**
- * What the connection's organization is known by: what was read when it was connected (or last rotated), and what
- * the current admin key reads now when it still works (an OpenRouter account's keys come and go; a connection made
- * before its organization was recorded has nothing stored). A current key that no longer works adds nothing.
- */
-async function knownOrganization(current: Connection): Promise<string[]> {
-  const stored = current.organization ?? [];
-  try {
-    const adminKey = await openSecret(current.secret, { accountId: current.accountId, connectionId: current.id });
-    return [...new Set([...stored, ...(await organizationOf(current.provider, adminKey, { attempts: 1, timeoutMs: 10_000 }))])];
-  } catch {
-    return stored;
-  }
 }
 
 export async function deleteConnection(accountId: string, id: string, now = new Date()): Promise<void> {

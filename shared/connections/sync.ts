@@ -13,6 +13,7 @@
  * one provider's kit (shared/sync/), so it bundles one client.
  */
 import { randomUUID } from 'node:crypto';
+import { inheritProjectTags } from '#shared/tags/service.ts';
 import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
 import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
@@ -21,6 +22,7 @@ import { kitOf, type ProviderKits, type SyncHooks } from '#shared/connections/ki
 import { providerName, raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
+import { organizationAfterSync } from '#shared/connections/organization.ts';
 import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
@@ -162,8 +164,13 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   const { conn, guard } = run;
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
+  // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
+  await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
+  // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
+  const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);
   await guard.write({
+    ...(organization ? { organization } : {}),
     status: 'active',
     statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
     // Usage a limit held back is read again from its first day by the next sync (imported once there is room).

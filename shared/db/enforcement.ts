@@ -91,7 +91,7 @@ export async function writeState(accountId: string, previous: LeverState | undef
 
 /** Records that a person released `release.holder` for the rest of `release.period` (the latest release wins). */
 export async function putRelease(accountId: string, release: Release): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, holderKey(release.holder)), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, `${release.holder.kind}:${release.holder.id}`), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
 }
 
 export async function putActions(accountId: string, actions: EnforcementAction[]): Promise<void> {

@@ -9,6 +9,7 @@
  * keys), for its own connection's targets. Ingestion and the API act on reporter targets and state-only changes
  * themselves (no key needed) and queue a sync of each connection that has an act waiting.
  */
+import { effectiveTagsOf } from '#shared/tags/tags.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Budget } from '#shared/alerting/model.ts';
 import { loadSpend } from '#shared/alerting/spend.ts';
@@ -27,6 +28,7 @@ import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
 import { holderName, undoByHand } from '#shared/enforcement/words.ts';
+import { holdStops } from '#shared/enforcement/stopped-by.ts';
 import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
@@ -158,8 +160,12 @@ export function coverageOf(budget: Budget, view: AccountView): Coverage {
 export function spendOf(budget: Budget, view: Pick<AccountView, 'keys' | 'accountMonthMicros'>): number {
   if (budget.scope === 'KEY') return view.keys.find((k) => k.hash === budget.keyHash)?.monthMicros ?? 0;
   if (budget.scope === 'PROJECT') return projectKeys(budget, view).spendMicros;
+  if (budget.scope === 'TAG') return view.keys.filter(holdsTag(budget)).reduce((n, k) => n + k.monthMicros, 0);
   return view.accountMonthMicros;
 }
+
+/** A TAG budget's keys: those whose effective tags hold its tag, read from the keys each time (now and later). */
+const holdsTag = (budget: Budget) => (k: KeyInfo) => !!budget.tag && effectiveTagsOf(k.item)[budget.tag.name] === budget.tag.value;
 
 /**
  * What one stop budget claims now: switch targets (keys, reporter blocks) once its spend reaches its limit; caps
@@ -192,13 +198,22 @@ function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[]
     return inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k)));
   }
   // ACCOUNT: every key switch of the account's connections, every key that sends events, and a limit on every
-  // project (of a provider with project limits) its connections' keys are in.
-  const claims = view.keys.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
+  // project (of a provider with project limits) its connections' keys are in. TAG: the same for the keys whose
+  // effective tags hold its tag, and a limit only on projects whose keys ALL hold it (a project's limit stops all of
+  // its keys: a project only partly tagged keeps running, its tagged keys are stopped where a provider can).
+  const scoped = budget.scope === 'TAG' ? view.keys.filter(holdsTag(budget)) : view.keys;
+  const partly = new Set<string>();
+  if (budget.scope === 'TAG') {
+    const tagged = holdsTag(budget);
+    for (const k of view.keys) if (k.connectionId && k.projectId && !tagged(k)) partly.add(projectTargetId(k.connectionId, k.projectId));
+  }
+  const claims = scoped.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
-  for (const k of view.keys) {
+  for (const k of scoped) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
     const id = projectTargetId(conn.id, k.projectId);
+    if (partly.has(id)) continue;
     const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: projectNameOf(k, k.projectId), micros: 0, active: false };
     p.micros += k.monthMicros;
     p.active ||= k.active;
@@ -282,7 +297,7 @@ const dbWriter = (accountId: string): StateWriter => ({ write: (prev, next) => w
 function concerned(o: Outcome): Array<{ hold: Hold; on: boolean; reason: ActReason }> {
   const a = o.act;
   const retried = a.state?.status === 'failed' || a.state?.status === 'acting';
-  const on = [...a.added, ...a.changed.filter((c) => a.op === 'set_limit')];
+  const on = [...a.added, ...a.changed];
   if (on.length === 0 && retried && (a.op === 'stop' || a.op === 'set_limit')) on.push(...a.holds.map((hold) => ({ hold, reason: a.reason })));
   const off = [...a.removed, ...(a.state?.letGo ?? [])].filter((x, i, all) => all.findIndex((y) => holderKey(y.hold) === holderKey(x.hold)) === i);
   return [...on.map((x) => ({ ...x, on: true })), ...off.map((x) => ({ ...x, on: false }))];
@@ -296,7 +311,8 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
   for (const o of outcomes) {
     if (o.nowEnforcing) continue;
     for (const c of concerned(o)) {
-      if (o.act.op === 'hold' && c.on && !c.hold.reached) continue; // a cap's holder joined: nothing to tell yet
+      // A cap's holder joined, or reached its limit, while the cap stays as it is: nothing done at the provider.
+      if (o.act.op === 'hold' && c.on && (!c.hold.reached || o.act.changed.some((x) => holderKey(x.hold) === holderKey(c.hold)))) continue;
       actions.push({
         id: newId('action'),
         budgetId: c.hold.kind === 'budget' ? c.hold.id : null,
@@ -346,8 +362,9 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
       if (c.hold.kind !== 'budget') continue;
       const e = entry(c.hold.id);
       if (t.keyHash) e.keyHashes.add(t.keyHash);
-      const wasReached = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold))?.reached === true;
-      if (c.on && c.hold.reached && (!isCap(t) || !wasReached)) e.stopped.push(o.detail);
+      const before = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold));
+      const retried = o.act.state?.status === 'failed' || o.act.state?.status === 'acting';
+      if (c.on && c.hold.reached && (before === undefined || retried || (isCap(t) && !before.reached))) e.stopped.push(o.detail);
       if (!c.on) e.released.push({ detail: o.detail, reason: c.reason });
     }
   }
@@ -469,6 +486,7 @@ export type EnforcementStatus = 'armed' | 'stopped' | 'released' | 'failed';
 /** The lever a budget uses, as the API names it. */
 export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'connections'>): string | null {
   if (budget.scope === 'ACCOUNT') return 'account';
+  if (budget.scope === 'TAG') return 'tag';
   if (budget.scope === 'PROJECT') {
     const c = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
     if (!c) return null;
@@ -479,9 +497,6 @@ export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'conn
   if (!k) return null;
   return k.source === 'ingest' ? 'reporter' : leverOffer(k.provider)?.keySwitch ? `${k.provider}_key` : null;
 }
-
-/** Whether a hold stops spend now: a switch held, a cap whose holder reached its limit or that the provider enforces. */
-export const holdStops = (s: LeverState, h: Hold): boolean => (isCap(s.target) ? s.status !== 'released' && (h.reached || s.enforcing === true) : s.status === 'stopped' || (s.status === 'failed' && s.want === 'off') || s.status === 'acting');
 
 /** `enforcement` of a stop budget's view, from the lever states it holds (each holder shows its own status). */
 export function enforcementView(budget: Budget, view: Pick<AccountView, 'states' | 'releases' | 'month'>, lever: string | null) {
@@ -507,18 +522,5 @@ export function enforcementView(budget: Budget, view: Pick<AccountView, 'states'
 const defaultDetail = (status: EnforcementStatus) =>
   status === 'released' ? 'Released for the rest of this month.' : status === 'armed' ? 'Stops spend when the limit is reached.' : '';
 
-/** `stoppedBy` of a key (docs/features/budgets-and-alerts.md): the holders stopping it now, by its switch, its reporter block or its project's cap. */
-export function stoppedBy(keyHash: string, project: { connectionId: string; projectId: string } | null, states: LeverState[]) {
-  const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`, ...(project ? [projectTargetId(project.connectionId, project.projectId)] : [])]);
-  const out: Array<{ kind: Hold['kind']; id: string; name: string | null; lever: string; since: string }> = [];
-  for (const s of states) {
-    if (!ids.has(s.target.id)) continue;
-    for (const h of s.holds) {
-      if (!holdStops(s, h)) continue;
-      out.push({ kind: h.kind, id: h.id, name: h.name, lever: s.target.kind === 'project' ? `${s.target.provider}_project_limit` : s.target.kind === 'reporter' ? 'reporter' : `${s.target.provider}_key`, since: isCap(s.target) ? s.since : h.since });
-    }
-  }
-  return out;
-}
-
 export { holderName };
+export { holdStops, stoppedBy } from '#shared/enforcement/stopped-by.ts';

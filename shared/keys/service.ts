@@ -1,4 +1,7 @@
 /** The keys domain: list (search, filters, any sort), one key with its breakdown, labels. Money in µ$ inside, dollars out. */
+import { listStates } from '#shared/db/enforcement.ts';
+import { stoppedBy } from '#shared/enforcement/stopped-by.ts';
+import type { LeverState } from '#shared/db/enforcement-model.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -12,6 +15,8 @@ import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
+import { effectiveTagsOf, tagMatches, tagsOf, type Tags } from '#shared/tags/tags.ts';
+import { setKeyTags } from '#shared/tags/service.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -31,9 +36,11 @@ export function keyForecast(item: Item, now: Date): bigint {
 /** Where a key's spend comes from: events sent to /ingest, or a provider connection (keys stored before say nothing: ingest). */
 export const keySource = (item: Item): 'ingest' | 'connection' => (item.source === 'connection' ? 'connection' : 'ingest');
 
-export function toKeyView(item: Item, now: Date) {
+/** A key as the API shows it; `states`: the account's lever states (what stops it now: `stoppedBy`). */
+export function toKeyView(item: Item, now: Date, states: readonly LeverState[]) {
   const r = rollingNames(isoDate(now), isoMonth(now));
   return {
+    stoppedBy: stoppedByOf(item, states),
     hash: item.keyHash as string,
     source: keySource(item),
     label: (item.label as string | null | undefined) ?? null,
@@ -57,6 +64,9 @@ export function toKeyView(item: Item, now: Date) {
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
+    /** The key's own tags, and its project's overlaid by them (docs/features/tags-and-chargeback.md). */
+    tags: tagsOf(item.tags),
+    effectiveTags: effectiveTagsOf(item),
   };
 }
 
@@ -121,6 +131,13 @@ function cursorPosition(cursor: string, accountId: string, list: string, sort: K
  * GET /keys: the account's keys (at most 1,000: SCALE's key limit) read from the key index in one paged Query,
  * filtered and sorted in memory; `total` counts every match, and a cursor is a position in the chosen order.
  */
+/** The holders stopping a key now (its switch, its reporter block, its project's cap once reached). */
+function stoppedByOf(item: Item, states: readonly LeverState[]) {
+  const project = item.project as { id?: unknown } | null | undefined;
+  const projectOf = typeof item.connectionId === 'string' && typeof project?.id === 'string' ? { connectionId: item.connectionId, projectId: project.id } : null;
+  return stoppedBy(item.keyHash as string, projectOf, states);
+}
+
 export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
   const limit = query.limit ?? DEFAULT_LIMIT;
   const sort = query.sort ?? 'monthToDate';
@@ -128,14 +145,17 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const provider = query.provider?.trim().toLowerCase();
   const list = `keys:${sort}:${order}`;
   const byOrder = orderOf(order);
-  const ranked: Ranked[] = (await repo.listProviderKeys(accountId))
+  // What stops each key (API: `stoppedBy`): ONE Query of the account's lever states, read as the acts wrote them.
+  const [keyItems, states] = await Promise.all([repo.listProviderKeys(accountId), listStates(accountId, false)]);
+  const ranked: Ranked[] = keyItems
     .filter(
       (item) =>
         (!query.q || keyMatches(item, query.q)) &&
         (!provider || item.provider === provider) &&
         (!query.source || keySource(item) === query.source) &&
         (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')) &&
-        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
+        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId) &&
+        (query.tag === undefined || tagMatches(effectiveTagsOf(item), query.tag)),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);
@@ -148,7 +168,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const page = ranked.slice(start, start + limit);
   const last = page.at(-1);
   return {
-    items: page.map((entry) => toKeyView(entry.item, now)),
+    items: page.map((entry) => toKeyView(entry.item, now, states)),
     nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, list, { v: String(last.value), h: last.hash } satisfies Position) : null,
     total: ranked.length,
   };
@@ -237,15 +257,24 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
 export async function getKey(accountId: string, hash: string, query: KeyBreakdownQuery, now = new Date()) {
   const { from, to } = breakdownRange(query, now);
   if (!HASH.test(hash)) throw new NotFound('No such key.');
-  const [item, days] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to)]);
+  const [item, days, states] = await Promise.all([repo.getProviderKey(accountId, hash), repo.keyDayModels(accountId, hash, from, to), listStates(accountId, false)]);
   if (!item) throw new NotFound('No such key.');
   // A connection's key: the days its provider's bill settled (ONE Query of the reconciliation days).
   const settled = keySource(item) === 'connection' ? await settledDays(accountId, item.provider as string, from, to) : new Set<string>();
-  return { ...toKeyView(item, now), breakdown: breakdown(days, from, to, settled) };
+  return { ...toKeyView(item, now, states), breakdown: breakdown(days, from, to, settled) };
 }
 
+/** PATCH /keys/{hash}: the label and/or the key's own tags (its effective tags follow). */
 export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {
-  const item = HASH.test(hash) ? await repo.setLabel(accountId, hash, body.label, now) : undefined;
+  if (!HASH.test(hash)) throw new NotFound('No such key.');
+  const statesRead = listStates(accountId, false);
+  let item: Item | undefined;
+  if (body.label !== undefined) {
+    item = await repo.setLabel(accountId, hash, body.label, now);
+    if (!item) throw new NotFound('No such key.');
+  }
+  if (body.tags !== undefined) item = await setKeyTags(accountId, hash, body.tags as Tags, now);
+  const states = await statesRead;
   if (!item) throw new NotFound('No such key.');
-  return toKeyView(item, now);
+  return toKeyView(item, now, states);
 }

@@ -434,7 +434,8 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus('/budgets', o(), 200);
     await expectStatus('/budgets', { method: 'POST', ...o(), body: { monthlyLimit: 50, alertThreshold: 0.5, scope: 'ACCOUNT' } }, 201);
     await expectStatus(`/budgets/${world.budgets[0]}`, { method: 'PATCH', ...o(), body: { monthlyLimit: 75 } }, 200);
-    await expectStatus(`/budgets/${world.budgets[0]}/release`, { method: 'POST', ...o() }, 200);
+    // A notify budget has nothing stopped to release: 409 not-stopped, nothing recorded.
+    await expectStatus(`/budgets/${world.budgets[0]}/release`, { method: 'POST', ...o() }, 409);
     await expectStatus('/enforcement-actions', o(), 200, ['dynamodb:Query']);
     await expectStatus(`/budgets/${world.budgets[1]}`, { method: 'DELETE', ...o() }, 204);
   });
@@ -547,7 +548,10 @@ describe.concurrent('one realistic request per function, through its artifact', 
     const worker = await runtime.invoke('spend/export-worker', { Records: [sqsRecord(sent, queueArn)] });
     expectClean(worker, ['dynamodb:GetItem', 'dynamodb:Query', 's3:PutObject', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(worker.invocation.result, explain(worker)).toEqual({ batchItemFailures: [] });
-    expect(worker.calls.filter((c) => c.service === 'dynamodb' && c.operation === 'Query').every((c) => /\/index\/gsi1$/.test(c.authorizations[0]!.resource))).toBe(true);
+    // The rows through the spend index (gsi1); the settled days and connections from the account's own partition.
+    const queried = worker.calls.filter((c) => c.service === 'dynamodb' && c.operation === 'Query').map((c) => c.authorizations[0]!.resource);
+    expect(queried.some((r) => /\/index\/gsi1$/.test(r))).toBe(true);
+    expect(queried.every((r) => /:table\/burnrate(\/index\/gsi1)?$/.test(r)), queried.join(', ')).toBe(true);
     expect(worker.objects.size, explain(worker)).toBe(1);
     const [objectKey, object] = [...worker.objects][0]!;
     expect(objectKey).toMatch(new RegExp(`^burnrate-exportsfiles[0-9a-f]+/exports/${user.accountId}/${started.res.body.id}\\.csv\\.gz$`));

@@ -295,8 +295,8 @@ describe('the dashboard in Chromium', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toBe(`burnrate-spend-${today.slice(0, 8)}01-to-${today}.csv`);
     const csv = (await readFile(await download.path(), 'utf8')).split('\r\n');
-    expect(csv[0]).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
-    expect(csv).toContain(`${today},${openaiKey},Search bot,,,,false,openai,acme-tuned-1,1,100000,0,50000,2.000000`);
+    expect(csv[0]).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+    expect(csv).toContain(`${today},${openaiKey},Search bot,,,,false,false,{},openai,acme-tuned-1,1,100000,0,50000,2.000000`);
     // An export too large for the synchronous answer (over 25,000 rows: too many events to send here, so the 400
     // is stood in) becomes an export job: its progress, then a one-time link to the same rows, gzip-compressed.
     await page.route('**/api/spend/export?*', (route) =>

@@ -297,3 +297,80 @@ describe('a sync asked for while another runs', () => {
     }
   });
 });
+
+describe('what is stopped is visible, and a project budget speaks of its project', () => {
+  it('stoppedBy on GET /keys and GET /keys/:hash right after the act; gone after the release, which the budget shows at once', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await stopBudget(user, { name: 'prod cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
+    await sync(user.accountId, connectionId);
+    const want = [{ kind: 'budget', id: budgetId, name: 'prod cap', lever: 'anthropic_key', since: expect.any(String) }];
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual(want);
+    const listed = ((await api('/keys?provider=anthropic&limit=100', { token: user.token })).body.items as any[]).find((k) => k.hash === hash);
+    expect(listed.stoppedBy).toEqual(want);
+
+    const released = await post(user, `/budgets/${budgetId}/release`);
+    expect(released.status).toBe(200);
+    expect(released.body.enforcement.status).toBe('released'); // at once, before the sync puts the key back
+    expect((await post(user, `/budgets/${budgetId}/release`)).status).toBe(409);
+    await sync(user.accountId, connectionId);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
+  });
+
+  it('a key that sends events: stoppedBy as soon as the ingest that crossed answers', async () => {
+    const user = await registerUser();
+    const ingestKey = (await post(user, '/ingest-keys', { name: 'app' })).body.key as string;
+    const hash = 'b'.repeat(63) + '2';
+    const event = (costUsd: number) => ({ requestId: `req-${Math.random()}`, keyHash: hash, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd });
+    expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event(0.01)] } })).status).toBe(200);
+    const budgetId = await stopBudget(user, { name: 'app cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event(2)] } })).status).toBe(200);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'budget', id: budgetId, name: 'app cap', lever: 'reporter', since: expect.any(String) }]);
+  });
+
+  it('an OpenAI PROJECT budget: its project’s spend, forecast and alerts; its keys listed as stopped once the cap is reached, not while only set', async () => {
+    const { evaluateSpend } = await import('#shared/alerting/evaluate.ts');
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'openai');
+    const state = await org.state();
+    const project = (state.projects as any[]).find((p) => p.archivedAt === null && (state.keys as any[]).filter((k) => k.projectId === p.id).length > 1)!;
+    const keys = ((await api(`/keys?projectId=${project.id}&limit=100`, { token: user.token })).body.items as any[]);
+    const spend = keys.reduce((n, k) => n + Math.round(k.spend.monthToDate * 1e6), 0) / 1e6;
+    const forecast = keys.reduce((n, k) => n + Math.round(k.spend.forecastMonthEnd * 1e6), 0) / 1e6;
+    const account = (await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 1, alertThreshold: 80, scope: 'ACCOUNT' } })).body;
+    expect(account.spend.monthToDate).toBeGreaterThan(spend); // the account spends more than the project
+
+    const created = await post(user, '/budgets', { name: 'Web app', monthlyLimit: Math.floor(spend) + 1000, alertThreshold: 80, scope: 'PROJECT', connectionId, projectId: project.id, action: 'stop' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const budgetId = created.body.id as string;
+    expect(created.body.spend.monthToDate).toBeCloseTo(spend, 5);
+    expect(created.body.forecast.monthEnd).toBeCloseTo(Math.max(spend, forecast), 2);
+    await sync(user.accountId, connectionId);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy, 'only set').toEqual([]);
+
+    expect((await api(`/budgets/${budgetId}`, { method: 'PATCH', token: user.token, body: { monthlyLimit: 1 } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'budget', id: budgetId, name: 'Web app', lever: 'openai_project_limit', since: expect.any(String) }]);
+    const acts = (await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items as any[];
+    expect(acts[0]).toMatchObject({ kind: 'project_limit_set', reason: 'limit_reached', result: 'ok' });
+    expect(acts.at(-1)).toMatchObject({ kind: 'project_limit_set', reason: 'budget_changed' });
+    const alertsOf = async (type: string) => ((await api(`/alerts?type=${type}`, { token: user.token })).body.items as any[]).filter((a) => a.budgetId === budgetId);
+    expect(await alertsOf('budget_stopped')).toHaveLength(1);
+
+    await evaluateSpend(user.accountId, []);
+    const [exceeded] = await alertsOf('budget_exceeded');
+    expect(exceeded.message).toContain(`project "${project.name}"`);
+    expect(exceeded.message).not.toContain('whole account');
+    expect(exceeded.observedSpend).toBeCloseTo(spend, 2);
+
+    expect((await post(user, `/budgets/${budgetId}/release`)).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    expect(await alertsOf('budget_released')).toHaveLength(1);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
+  });
+});

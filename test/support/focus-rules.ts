@@ -20,6 +20,9 @@
  *   group) and counts distinct non-null B; a check naming a missing column fails (the validator turns DuckDB's
  *   binder error into one violation).
  * - `CheckDecimalValue` is evaluated (a decimal number), though the validator does not implement it yet.
+ * - Stricter than the validator in one place: a condition `CheckNotValue(column, value)` holds for a null column
+ *   (SQL's `IS DISTINCT FROM`), as the rules' words say ("when ChargeClass is not Correction"); the validator's
+ *   predicate is false there, so rules conditioned on it never apply to rows without a ChargeClass.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -145,7 +148,10 @@ export function evaluate(data: Dataset, declared: readonly string[], model = loa
     }
     if (f === 'CheckNotValue') {
       const c = col(req.ColumnName);
-      return req.Value === null ? (r) => r[c] !== null : (r) => equals(c, r, req.Value) === false;
+      // Stricter than the validator: "ChargeClass is not Correction" holds for a null ChargeClass (its DuckDB
+      // predicate `ChargeClass IS NOT NULL AND ChargeClass <> 'Correction'` does not, which leaves such rules —
+      // ListCost = ListUnitPrice × PricingQuantity among them — applying to no row where ChargeClass is null).
+      return req.Value === null ? (r) => r[c] !== null : (r) => equals(c, r, req.Value) !== true;
     }
     if (f === 'CheckSameValue') {
       const [a, b] = [col(req.ColumnAName), col(req.ColumnBName)];
