@@ -321,7 +321,9 @@ export const operations: Record<string, OperationSpec> = {
     mediaType: 'text/csv',
     headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
     description:
-      'Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
+      'Header `date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd` ' +
+      '(`settled` as `GET /spend?groupBy=day` says for the row\'s connection and day, Anthropic Priority Tier on rows `<model> (priority)` of their own, never settled; ' +
+      '`tags` the key\'s effective tags as a JSON object); RFC 4180 ' +
       '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, ' +
       'and a `\'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). ' +
       'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
@@ -337,8 +339,10 @@ export const operations: Record<string, OperationSpec> = {
     headers: { location: '`/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`).' },
     description:
       'The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a ' +
-      'FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, ' +
-      '`SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: ' +
+      'FOCUS 1.2 cost-and-usage CSV, one row per UTC day × key × price line (`SkuId` `<provider>/<model>`, `SkuPriceId` ' +
+      '`<provider>/<model>/<line>[/<tier>]`, `PricingUnit`/`PricingQuantity`, `ListUnitPrice` the built-in table\'s, `ContractedUnitPrice` the account\'s own, ' +
+      '`BilledCost` what Burnrate counts, `BillingAccountId` the provider organization, `ResourceId` the key hash (null without a key), `Tags` the key\'s tags, ' +
+      'Burnrate\'s facts in `x_` columns) for FinOps tools. Range as `GET /spend` (at most 366 days: ' +
       'past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 ' +
       '`/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours.',
   },

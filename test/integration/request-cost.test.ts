@@ -345,13 +345,15 @@ const readCaseList: ReadCase[] = [
     path: async (f) => `/keys?limit=5&cursor=${encodeURIComponent(await cursorAfterFirstPage('/keys?limit=5', f.user.token))}`,
   },
   { route: 'GET /keys', detail: 'search, provider, sort=name desc', path: (f) => `/keys?q=${f.keyHashes[0]!.slice(0, 6)}&provider=openai&sort=name&order=desc&limit=5` },
-  { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}` },
+  // The key, its days, and what holds it stopped (stoppedBy: one Query of the enforcement states), read at once.
+  { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}`, max: 3 },
   {
     route: 'GET /keys/{hash}',
     detail: '366-day range',
     path: (f) => `/keys/${f.keyHashes[0]}?from=${isoDay(Date.now() - 365 * DAY)}&to=${isoDay(Date.now())}`,
+    max: 3,
   },
-  { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}` },
+  { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}`, max: 3 },
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
   { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
   { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
@@ -365,7 +367,8 @@ const readCaseList: ReadCase[] = [
     },
   ]),
   { route: 'GET /spend', detail: 'provider filter, month to date (range, window, previous: one Query)', path: () => '/spend?provider=openai&compare=previous' },
-  { route: 'GET /spend', detail: 'keyHash filter by model, 31 days, compare', path: (f) => `/spend?groupBy=model&keyHash=${f.keyHashes[0]}&from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}&compare=previous` },
+  // + the key (GetItem): coverage answers for the key's own connection only.
+  { route: 'GET /spend', detail: 'keyHash filter by model, 31 days, compare (+ the key for its coverage)', path: (f) => `/spend?groupBy=model&keyHash=${f.keyHashes[0]}&from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}&compare=previous`, max: 3 },
   { route: 'GET /spend', detail: 'compare=previous by day (the previous days in the same Query)', path: () => '/spend?compare=previous' },
   { route: 'GET /spend', detail: 'compare=previous by model (+ a Query of the previous days)', path: () => '/spend?groupBy=model&compare=previous', max: 3 },
   {
@@ -374,7 +377,7 @@ const readCaseList: ReadCase[] = [
     path: () => '/spend?groupBy=key&provider=openai&model=gpt-4o',
     max: 4,
   },
-  { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
+  { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query + settled days Query + connections Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}`, max: 4 },
   { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },

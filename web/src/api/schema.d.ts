@@ -865,7 +865,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd` (`settled` as `GET /spend?groupBy=day` says for the row's connection and day, Anthropic Priority Tier on rows `<model> (priority)` of their own, never settled; `tags` the key's effective tags as a JSON object); RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
         put?: never;
@@ -887,7 +887,7 @@ export interface paths {
         put?: never;
         /**
          * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
-         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, `SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV, one row per UTC day × key × price line (`SkuId` `<provider>/<model>`, `SkuPriceId` `<provider>/<model>/<line>[/<tier>]`, `PricingUnit`/`PricingQuantity`, `ListUnitPrice` the built-in table's, `ContractedUnitPrice` the account's own, `BilledCost` what Burnrate counts, `BillingAccountId` the provider organization, `ResourceId` the key hash (null without a key), `Tags` the key's tags, Burnrate's facts in `x_` columns) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         post: operations["spendExportsCreate"];
         delete?: never;
@@ -4917,8 +4917,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
-                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000
+                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
+                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,false,{},openai,gpt-4o,120,150000,20000,18000,1.250000
                      */
                     "text/csv": components["schemas"]["SpendCsv"];
                 };
