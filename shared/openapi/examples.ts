@@ -299,8 +299,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     },
   },
   SpendCsv:
-    'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
-    `2026-11-21,${HASH},Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000\r\n`,
+    'date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
+    `2026-11-21,${HASH},Backend (OpenAI),,,,false,false,{},openai,gpt-4o,120,150000,20000,18000,1.250000\r\n`,
   SpendExport: {
     id: 'exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2',
     format: 'csv',

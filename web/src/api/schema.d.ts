@@ -825,7 +825,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.
-         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). `groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, `others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendGet"];
         put?: never;
@@ -865,7 +865,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd` (`settled` as `GET /spend?groupBy=day` says for the row's connection and day, Anthropic Priority Tier on rows `<model> (priority)` of their own, never settled; `tags` the key's effective tags as a JSON object); RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
         put?: never;
@@ -887,7 +887,7 @@ export interface paths {
         put?: never;
         /**
          * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
-         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, `SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV, one row per UTC day × key × price line (`SkuId` `<provider>/<model>`, `SkuPriceId` `<provider>/<model>/<line>[/<tier>]`, `PricingUnit`/`PricingQuantity`, `ListUnitPrice` the built-in table's, `ContractedUnitPrice` the account's own, `BilledCost` what Burnrate counts, `BillingAccountId` the provider organization, `ResourceId` the key hash (null without a key), `Tags` the key's tags, Burnrate's facts in `x_` columns) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         post: operations["spendExportsCreate"];
         delete?: never;
@@ -4984,8 +4984,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
-                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000
+                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
+                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,false,{},openai,gpt-4o,120,150000,20000,18000,1.250000
                      */
                     "text/csv": components["schemas"]["SpendCsv"];
                 };
