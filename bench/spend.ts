@@ -313,7 +313,7 @@ async function whoSpentIt(accountId: string, keyHashes: string[], today: string,
     let check = 'yes';
     if (last!.status !== 200) check = `NO: ${last!.status}`;
     else if (path.startsWith('/spend') && !path.includes('tagFilter')) {
-      const body = JSON.parse(String(last!.body)) as { total: { costUsd: number }; groups: { costUsd: number; directUsd?: number; sharedUsd?: number }[] };
+      const body = last!.body as { total: { costUsd: number }; groups: { costUsd: number; directUsd?: number; sharedUsd?: number }[] };
       const sum = body.groups.reduce((s, g) => s + usd(g.costUsd), 0n);
       if (sum !== usd(body.total.costUsd)) check = `NO: groups ${sum} ≠ total ${usd(body.total.costUsd)}`;
       for (const g of body.groups) if (g.directUsd !== undefined && usd(g.directUsd) + usd(g.sharedUsd) !== usd(g.costUsd)) check = 'NO: direct + shared ≠ cost';

@@ -37,8 +37,9 @@ export {
 } from '#shared/usage/aggregates.ts';
 
 import { priceLines } from '#shared/pricing/pricing.ts';
+import { MAX_ACTIONS } from '#shared/usage/aggregates.ts';
 
-export const MAX_ACTIONS = 100;
+export { MAX_ACTIONS };
 
 function add(sums: Sums, e: PricedEvent): void {
   sums.costMicros += BigInt(e.costMicros);

@@ -311,7 +311,12 @@ export const operations: Record<string, OperationSpec> = {
       '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. ' +
       'Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of ' +
       'the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a ' +
-      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month).',
+      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). ' +
+      '`groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost ' +
+      'first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, ' +
+      'exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every ' +
+      'figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, ' +
+      '`others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one.',
   },
   'spend/export': {
     summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',

@@ -3,6 +3,9 @@
  * (shared/db/usage-writes.ts) writes. Pure, and below both the data layer and the domains: it imports nothing.
  */
 
+/** The actions one DynamoDB transaction may hold: a chunk of spend writes stays within it. */
+export const MAX_ACTIONS = 100;
+
 /**
  * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
  * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client

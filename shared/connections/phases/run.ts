@@ -16,7 +16,7 @@ import { settleCellItems, type SettleChange } from '#shared/db/settlement.ts';
 import { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 import { promoteKeys, putUntrackedKeys } from '#shared/db/untracked-keys.ts';
 import { aggregateItems, compose, planCounterItems, writeActions } from '#shared/db/usage-writes.ts';
-import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
+import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/usage/aggregates.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceLines, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
