@@ -211,7 +211,7 @@ export class BurnrateStack extends Stack {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
-        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: 'sortType' in index && index.sortType === 'N' ? AttributeType.NUMBER : AttributeType.STRING },
         projectionType: ProjectionType.ALL,
       });
     }

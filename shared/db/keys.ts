@@ -74,6 +74,9 @@
  *   SPEND#<a>#CUST#<yyyy-mm> C#<customerId>             one customer's spend in a month (events' `customerId`), first and
  *                                                        last seen; `#COUNT`: how many distinct customers the month has
  *   SPEND#<a>#FEAT#<yyyy-mm> F#<feature>                 one feature's spend in a month (events' `feature`)
+ *                                                        (both: gsi3: SPEND#<a>#CUST|FEAT#<yyyy-mm> / its cost in µ$, a NUMBER
+ *                                                        the writer ADDs to: the month's top by cost in one page; `#TOTAL`:
+ *                                                        the month's sums of events that name one)
  *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
  *                                                        their revision; its keys' `effectiveTags` are written from them.
  *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
@@ -159,6 +162,11 @@ export const keys = {
   spendMonthCustomer: (accountId: string, month: string, customerId: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: `C#${customerId}` }),
   customerCount: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#COUNT' }),
   spendMonthFeature: (accountId: string, month: string, feature: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: `F#${feature}` }),
+  /** The sums of every event of the month that names a customer / a feature (what `others` is taken from). */
+  customerTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#TOTAL' }),
+  featureTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: '#TOTAL' }),
+  /** gsi3 attributes of a month × customer / feature item: its partition, sorted by its month's cost (µ$, a number). */
+  nameCostIndex: (pk: string) => ({ gsi3pk: pk }),
   /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
   spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string, correctionOf?: string) => ({
     gsi1pk: `SPEND#${accountId}#ROWS`,

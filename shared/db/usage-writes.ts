@@ -395,7 +395,7 @@ export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClo
     accountUsageItems(accountId, a.days, a.months),
     spendByModelItems(accountId, a.dayModels.values()),
     spendByKeyItems(accountId, a.monthKeys.values(), a.dayKeys.values()),
-    spendByNameItems(accountId, a.monthCustomers.values(), a.monthFeatures.values()),
+    spendByNameItems(accountId, a.monthCustomers.values(), a.monthFeatures.values(), a.customerMonths, a.featureMonths),
   );
 }
 
@@ -403,20 +403,39 @@ export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClo
  * Family: the account's spend per month × customer and month × feature (GET /spend groupBy=customer|feature,
  * GET /customers), with the first and last time each was seen.
  */
-export function spendByNameItems(accountId: string, customers: Iterable<NamedAggregate>, features: Iterable<NamedAggregate>): Built {
+export function spendByNameItems(
+  accountId: string,
+  customers: Iterable<NamedAggregate>,
+  features: Iterable<NamedAggregate>,
+  customerMonths: Map<string, Sums> = new Map(),
+  featureMonths: Map<string, Sums> = new Map(),
+): Built {
   const out = built();
   const item = (Key: { pk: string; sk: string }, field: string, a: NamedAggregate): Action => {
     const add = addSums(a.sums);
+    // gsi3: the partition sorted by the month's cost, moved by the same ADD as the sums (`:gcost` = this write's cost).
     return {
       Update: {
         TableName: tableName(),
         Key,
-        UpdateExpression: `SET #month = :month, #name = :name, firstSeenAt = if_not_exists(firstSeenAt, :first), lastSeenAt = :last ADD ${add.expr}`,
+        UpdateExpression: `SET #month = :month, #name = :name, firstSeenAt = if_not_exists(firstSeenAt, :first), lastSeenAt = :last, gsi3pk = :gpk ADD ${add.expr}, gsi3sk :gcost`,
         ExpressionAttributeNames: { '#month': 'month', '#name': field },
-        ExpressionAttributeValues: { ':month': a.month, ':name': a.name, ':first': a.firstAt, ':last': a.lastAt, ...add.values },
+        ExpressionAttributeValues: { ':month': a.month, ':name': a.name, ':first': a.firstAt, ':last': a.lastAt, ':gpk': keys.nameCostIndex(Key.pk).gsi3pk, ':gcost': a.sums.costMicros, ...add.values },
       },
     };
   };
+  const total = (Key: { pk: string; sk: string }, month: string, sums: Sums): Action => {
+    const add = addSums(sums);
+    return { Update: { TableName: tableName(), Key, UpdateExpression: `SET #month = :month ADD ${add.expr}`, ExpressionAttributeNames: { '#month': 'month' }, ExpressionAttributeValues: { ':month': month, ...add.values } } };
+  };
+  for (const [month, sums] of customerMonths) {
+    out.actions.push(total(keys.customerTotal(accountId, month), month, sums));
+    out.meaning.push(null);
+  }
+  for (const [month, sums] of featureMonths) {
+    out.actions.push(total(keys.featureTotal(accountId, month), month, sums));
+    out.meaning.push(null);
+  }
   for (const a of customers) {
     out.actions.push(item(keys.spendMonthCustomer(accountId, a.month, a.name), 'customerId', a));
     out.meaning.push(null);

@@ -81,6 +81,9 @@ export interface Aggregates {
   /** The account's spend per month × customer and month × feature (events that name one). */
   monthCustomers: Map<string, NamedAggregate>;
   monthFeatures: Map<string, NamedAggregate>;
+  /** Per month: the sums of the events that name a customer / a feature (the `#TOTAL` items). */
+  customerMonths: Map<string, Sums>;
+  featureMonths: Map<string, Sums>;
   newKeys: number;
 }
 
@@ -144,7 +147,7 @@ const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
 
 /** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
 export function aggregateActionCount(a: Aggregates): number {
-  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size;
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size + a.customerMonths.size + a.featureMonths.size;
 }
 
 const mcId = (c: Pick<Contribution, 'date' | 'customerId'>) => `${c.date.slice(0, 7)}|${c.customerId}`;
@@ -161,6 +164,8 @@ export function emptyAggregates(): Aggregates {
     dayKeys: new Map(),
     monthCustomers: new Map(),
     monthFeatures: new Map(),
+    customerMonths: new Map(),
+    featureMonths: new Map(),
     newKeys: 0,
   };
 }
@@ -178,6 +183,8 @@ export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, c
     (a.dayKeys.has(dkId(c)) ? 0 : 1) +
     (c.customerId === undefined || a.monthCustomers.has(mcId(c)) ? 0 : 1) +
     (c.feature === undefined || a.monthFeatures.has(mfId(c)) ? 0 : 1) +
+    (c.customerId === undefined || a.customerMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
+    (c.feature === undefined || a.featureMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
     (isNewKey && a.newKeys === 0 ? 1 : 0)
   );
 }
@@ -233,8 +240,16 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
   addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
   addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
-  if (c.customerId !== undefined) addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
-  if (c.feature !== undefined) addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+  if (c.customerId !== undefined) {
+    addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.customerMonths.has(c.date.slice(0, 7))) a.customerMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.customerMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
+  if (c.feature !== undefined) {
+    addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.featureMonths.has(c.date.slice(0, 7))) a.featureMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.featureMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
 
   const month = c.date.slice(0, 7);
   if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());
