@@ -81,7 +81,9 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
   // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
-  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
+  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums). A
+  // filter that keeps keys (a tag) passes `keeps: (key) => …`; a filter of events only (a customer, a feature) passes
+  // `eventsOnly: true` (shared/spend/coverage.ts coverageScope).
   const [spend, scope] = await Promise.all([
     spendOf(accountId, query, from, to, now),
     coverageScope(accountId, { ...(provider ? { provider } : {}), ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }),
