@@ -8,14 +8,17 @@
  * then the keys without usage, changed or deleted (inventory), and the connection's new state;
  * 4. evaluation: what alerts may follow (plan limits, spend, new keys, unpriced models), queued for the evaluation
  *    function (phases/evaluation.ts), which raises them;
- * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
+ * 5. limits: the enforcement levers read back and pulled (the `afterImport` hook: shared/enforcement/after-sync.ts).
+ * The provider's client comes from the kit the caller hands in (shared/connections/kit.ts): a connector worker carries
+ * one provider's kit (shared/sync/), so it bundles one client.
  */
 import { randomUUID } from 'node:crypto';
+import { inheritProjectTags } from '#shared/tags/service.ts';
 import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
 import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
 import { addDays } from '#shared/time/periods.ts';
-import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
+import { kitOf, type ProviderKits, type SyncHooks } from '#shared/connections/kit.ts';
 import { providerName, raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
@@ -24,12 +27,10 @@ import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { enforceLimits, releaseConnectionLevers } from '#shared/connections/phases/limits.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
 export { clampPlan, firstDayToRead, limitDetail, readPlan, REREAD_DAYS } from '#shared/connections/sync-plan.ts';
-export { HOT_SYNC_INTERVAL_MS } from '#shared/connections/phases/limits.ts';
 export { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 
 export interface SyncOptions {
@@ -43,6 +44,10 @@ export interface SyncOptions {
   /** The interval to the next scheduled sync. @default env CONNECTOR_SYNC_INTERVAL_MS, else 15 minutes */
   intervalMs?: number;
   http?: ProviderHttpOptions;
+  /** The providers this caller syncs (a connection of another provider is an error): shared/sync/. */
+  kits: ProviderKits;
+  /** What runs around the sync from the layers above (the enforcement levers). */
+  hooks?: SyncHooks;
 }
 
 export const syncIntervalMs = (): number => Number(process.env.CONNECTOR_SYNC_INTERVAL_MS || 15 * 60_000);
@@ -62,13 +67,13 @@ interface SyncRun {
   options: SyncOptions;
 }
 
-export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
+export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions): Promise<SyncResult> {
   const now = options.now ?? new Date();
   const started = Date.now();
   const first = await getConnection(accountId, connectionId, true);
   if (!first || first.status === 'paused') {
     // Paused or deleted: nothing is imported, and the levers Burnrate holds there go back.
-    await releaseConnectionLevers(accountId, connectionId, first, now, options.http);
+    await options.hooks?.released?.(accountId, connectionId, first, now, options.http);
     return empty('skipped');
   }
   const owner = randomUUID();
@@ -103,7 +108,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     if (error instanceof SyncStopped) return empty('stopped');
     throw error;
   } finally {
-    if (await releaseLease(accountId, connectionId, owner)) await queueSync({ accountId, connectionId });
+    if (await releaseLease(accountId, connectionId, owner)) await queueSync({ accountId, connectionId, provider: first.provider });
   }
 }
 
@@ -114,12 +119,12 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
   try {
     const adminKey = await openSecret(conn.secret, { accountId: conn.accountId, connectionId: conn.id });
     const http = { ...run.options.http, beforeRequest: () => guard.check(), now: () => now };
-    importer = new Importer(conn, providerClient(conn.provider, adminKey, http), ctx, now);
+    importer = new Importer(conn, kitOf(run.options.kits, conn.provider).client(adminKey, http), ctx, now);
     await importer.readInventory();
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
     await queueSyncEvaluation(conn, importer, reached, now);
-    await enforceLimits(conn, adminKey, now, run.options.http);
+    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {
     return await recordFault(run, error, importer?.result ?? empty('skipped'));
@@ -132,7 +137,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
  */
 async function importDays(run: SyncRun, importer: Importer, today: string): Promise<boolean> {
   const { conn, guard, options } = run;
-  const plan = clampPlan(readPlan(conn, today, options.sliceDays ?? 7), firstReadableDay(conn.provider, today));
+  const plan = clampPlan(readPlan(conn, today, options.sliceDays ?? 7), kitOf(options.kits, conn.provider).firstReadableDay(today));
   const importSlice = async (from: string, to: string) => {
     await guard.check();
     const slice = await importer.importUsage(from, to);
@@ -159,6 +164,8 @@ async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportCont
   const { conn, guard } = run;
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
+  // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
+  await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
   // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
   const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);

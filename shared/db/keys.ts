@@ -66,6 +66,13 @@
  *                                                        sealed admin key, until the sync worker has released them
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
+ *   SPEND#<a>#CUST#<yyyy-mm> C#<customerId>             one customer's spend in a month (events' `customerId`), first and
+ *                                                        last seen; `#COUNT`: how many distinct customers the month has
+ *   SPEND#<a>#FEAT#<yyyy-mm> F#<feature>                 one feature's spend in a month (events' `feature`)
+ *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
+ *                                                        their revision; its keys' `effectiveTags` are written from them.
+ *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
+ *                                                        keys, so GET /projects reads keys and tags in one Query
  */
 export interface Key {
   pk: string;
@@ -140,6 +147,10 @@ export const keys = {
   }),
   spendMonthKey: (accountId: string, month: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `MONTH#${month}#${keyHash}` }),
   spendDayKey: (accountId: string, date: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `DAY#${date}#${keyHash}` }),
+  /** One customer's spend in a calendar month; `customerCount`: the month's distinct customers (the plan's limit). */
+  spendMonthCustomer: (accountId: string, month: string, customerId: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: `C#${customerId}` }),
+  customerCount: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#COUNT' }),
+  spendMonthFeature: (accountId: string, month: string, feature: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: `F#${feature}` }),
   /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
   spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string) => ({
     gsi1pk: `SPEND#${accountId}#ROWS`,
@@ -174,6 +185,10 @@ export const keys = {
   /** A deleted connection whose levers the sync worker still has to put back. */
   leverReleaseJob: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#J#${connectionId}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
+  /** A project's tags: the connection and its OpenAI project or Anthropic workspace. */
+  projectTags: (accountId: string, connectionId: string, projectId: string): Key => ({ pk: accountPk(accountId), sk: `PROJECT#${connectionId}#${projectId}` }),
+  /** gsi1 attributes of a project's tags: in the partition of the account's keys, after them. */
+  projectTagsIndex: (accountId: string, connectionId: string, projectId: string) => ({ gsi1pk: `${accountPk(accountId)}#KEYS`, gsi1sk: `PROJECT#${connectionId}#${projectId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
 } as const;
@@ -181,7 +196,7 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE' | 'PROJECT') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
@@ -193,8 +208,8 @@ export const queries = {
   /** An account's alerts, newest first: all (base table) or one status (gsi1). */
   alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
   alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),
-  /** All keys of an account, on gsi1. */
-  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk }),
+  /** All keys of an account, on gsi1 (`skPrefix`: the keys only; the partition also holds the projects' tags). */
+  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk, skPrefix: 'KEY#', projectsPrefix: 'PROJECT#' }),
   /** One key's day × model items from `from` to `to` (inclusive, YYYY-MM-DD). */
   keyDays: (accountId: string, keyHash: string, from: string, to: string) => ({
     pk: keyPk(accountId, keyHash),
@@ -209,6 +224,9 @@ export const queries = {
   spendDayModels: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#MODELS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** The account's month × key items of the months `from`…`to` (YYYY-MM, inclusive). */
   spendMonthKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `MONTH#${from}`, skTo: `MONTH#${to}#~` }),
+  /** A month's customers (ONE Query of the month's partition) and its features. */
+  monthCustomers: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#CUST#${month}`, skPrefix: 'C#' }),
+  monthFeatures: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#FEAT#${month}`, skPrefix: 'F#' }),
   /** The account's day × key items from `from` to `to` (inclusive). */
   spendDayKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** Connections due by `before` (ISO) in one shard, soonest first, on gsi2. */

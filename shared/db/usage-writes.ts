@@ -9,7 +9,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
-import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, Sums } from '#shared/usage/aggregates.ts';
+import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, NamedAggregate, Sums } from '#shared/usage/aggregates.ts';
 import type { Tier } from '#shared/usage/tiers.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
 
@@ -47,6 +47,9 @@ export interface PricedEvent {
   timestamp: string;
   /** The event's UTC day. */
   date: string;
+  /** The application's customer (past the plan's monthly limit: `(other customers)`) and feature of the call. */
+  customerId?: string;
+  feature?: string;
 }
 
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -376,7 +379,37 @@ export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClo
     accountUsageItems(accountId, a.days, a.months),
     spendByModelItems(accountId, a.dayModels.values()),
     spendByKeyItems(accountId, a.monthKeys.values(), a.dayKeys.values()),
+    spendByNameItems(accountId, a.monthCustomers.values(), a.monthFeatures.values()),
   );
+}
+
+/**
+ * Family: the account's spend per month × customer and month × feature (GET /spend groupBy=customer|feature,
+ * GET /customers), with the first and last time each was seen.
+ */
+export function spendByNameItems(accountId: string, customers: Iterable<NamedAggregate>, features: Iterable<NamedAggregate>): Built {
+  const out = built();
+  const item = (Key: { pk: string; sk: string }, field: string, a: NamedAggregate): Action => {
+    const add = addSums(a.sums);
+    return {
+      Update: {
+        TableName: tableName(),
+        Key,
+        UpdateExpression: `SET #month = :month, #name = :name, firstSeenAt = if_not_exists(firstSeenAt, :first), lastSeenAt = :last ADD ${add.expr}`,
+        ExpressionAttributeNames: { '#month': 'month', '#name': field },
+        ExpressionAttributeValues: { ':month': a.month, ':name': a.name, ':first': a.firstAt, ':last': a.lastAt, ...add.values },
+      },
+    };
+  };
+  for (const a of customers) {
+    out.actions.push(item(keys.spendMonthCustomer(accountId, a.month, a.name), 'customerId', a));
+    out.meaning.push(null);
+  }
+  for (const a of features) {
+    out.actions.push(item(keys.spendMonthFeature(accountId, a.month, a.name), 'feature', a));
+    out.meaning.push(null);
+  }
+  return out;
 }
 
 /** Ingestion's chunk: the events' exactly-once items, the aggregates, the plan's counters. */

@@ -37,8 +37,9 @@ export {
 } from '#shared/usage/aggregates.ts';
 
 import { priceLines } from '#shared/pricing/pricing.ts';
+import { MAX_ACTIONS } from '#shared/usage/aggregates.ts';
 
-export const MAX_ACTIONS = 100;
+export { MAX_ACTIONS };
 
 function add(sums: Sums, e: PricedEvent): void {
   sums.costMicros += BigInt(e.costMicros);
@@ -75,7 +76,22 @@ function eventLines(e: PricedEvent): Map<string, bigint> {
 
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, sums: eventSums(e), lines: eventLines(e) }, ctx);
+  addContribution(
+    chunk,
+    {
+      keyHash: e.keyHash,
+      date: e.date,
+      provider: e.provider,
+      model: e.model,
+      keyHint: e.keyHint,
+      sums: eventSums(e),
+      lines: eventLines(e),
+      ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+      ...(e.feature !== undefined ? { feature: e.feature } : {}),
+      at: e.timestamp,
+    },
+    ctx,
+  );
 }
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);

@@ -10,6 +10,8 @@ import { writeChunk } from '#shared/db/usage-writes.ts';
 import { recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
+import { countCustomers, knownCustomers } from '#shared/db/customers.ts';
+import { admitCustomers } from '#shared/ingest/customers.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
@@ -118,10 +120,12 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   /** Events written without a given cost: their models are checked for a price (the `unpriced_model` alert). */
   const written: PricedEvent[] = [];
   const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
-  const queue: { chunk: Chunk; attempt: number }[] = plan(
-    await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling),
-    0,
-  );
+  const fitted = await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling);
+  // Customers: the month's new ones while the plan has room, the rest under `(other customers)` (one BatchGetItem).
+  const named = fitted.filter((e) => e.customerId !== undefined);
+  const customers = named.length > 0 ? await knownCustomers(accountId, [...new Map(named.map((e) => [`${e.date.slice(0, 7)}|${e.customerId}`, { month: e.date.slice(0, 7), customerId: e.customerId! }])).values()]) : undefined;
+  const admitted = customers ? admitCustomers(fitted, customers.known, customers.counts, limits.customers) : { events: fitted, added: new Map<string, number>() };
+  const queue: { chunk: Chunk; attempt: number }[] = plan(admitted.events, 0);
   while (queue.length > 0) {
     const { chunk, attempt } = queue.shift()!;
     const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start, limits });
@@ -161,6 +165,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     }
   }
   rejected.sort((a, b) => a.index - b.index);
+  // The months' new customers counted (after their events: a failed write can only over-count, never let one past).
+  if (accepted > 0) await Promise.all([...admitted.added].map(([month, n]) => countCustomers(accountId, month, n)));
   if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
   if (accepted > 0) {
     await evaluateAfterIngest(accountId, discovered, now);

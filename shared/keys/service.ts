@@ -15,6 +15,8 @@ import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
+import { effectiveTagsOf, tagMatches, tagsOf, type Tags } from '#shared/tags/tags.ts';
+import { setKeyTags } from '#shared/tags/service.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -62,6 +64,9 @@ export function toKeyView(item: Item, now: Date, states: readonly LeverState[]) 
     requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
+    /** The key's own tags, and its project's overlaid by them (docs/features/tags-and-chargeback.md). */
+    tags: tagsOf(item.tags),
+    effectiveTags: effectiveTagsOf(item),
   };
 }
 
@@ -149,7 +154,8 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
         (!provider || item.provider === provider) &&
         (!query.source || keySource(item) === query.source) &&
         (!query.tracked || (item.tracked !== false) === (query.tracked === 'true')) &&
-        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId),
+        (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId) &&
+        (query.tag === undefined || tagMatches(effectiveTagsOf(item), query.tag)),
     )
     .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
     .sort(byOrder);
@@ -258,8 +264,17 @@ export async function getKey(accountId: string, hash: string, query: KeyBreakdow
   return { ...toKeyView(item, now, states), breakdown: breakdown(days, from, to, settled) };
 }
 
+/** PATCH /keys/{hash}: the label and/or the key's own tags (its effective tags follow). */
 export async function labelKey(accountId: string, hash: string, body: LabelBody, now = new Date()) {
-  const [item, states] = await Promise.all([HASH.test(hash) ? repo.setLabel(accountId, hash, body.label, now) : undefined, listStates(accountId, false)]);
+  if (!HASH.test(hash)) throw new NotFound('No such key.');
+  const statesRead = listStates(accountId, false);
+  let item: Item | undefined;
+  if (body.label !== undefined) {
+    item = await repo.setLabel(accountId, hash, body.label, now);
+    if (!item) throw new NotFound('No such key.');
+  }
+  if (body.tags !== undefined) item = await setKeyTags(accountId, hash, body.tags as Tags, now);
+  const states = await statesRead;
   if (!item) throw new NotFound('No such key.');
   return toKeyView(item, now, states);
 }

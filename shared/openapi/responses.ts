@@ -226,6 +226,31 @@ export const Key = z.object({
   unpricedRequests: Count,
   /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
   tracked: z.boolean(),
+  /** The key's own tags (`PATCH /keys/{hash}`). */
+  tags: z.record(z.string(), z.string()),
+  /** Its project's tags overlaid by its own: what groupBy=tag, tagFilter, TAG budgets and the exports read. */
+  effectiveTags: z.record(z.string(), z.string()),
+});
+
+/** GET /customers: one customer of the application (events' `customerId`) with its sums over the range. */
+export const Customer = z.object({
+  customerId: z.string(),
+  costUsd: Usd,
+  requests: Count,
+  inputTokens: Count,
+  outputTokens: Count,
+  firstSeenAt: Timestamp,
+  lastSeenAt: Timestamp,
+});
+
+/** A project of a connection (an OpenAI project, an Anthropic workspace) with its tags and how many keys it has. */
+export const Project = z.object({
+  connectionId: ConnectionId,
+  provider: z.string(),
+  id: z.string(),
+  name: z.string(),
+  tags: z.record(z.string(), z.string()),
+  keys: Count,
 });
 
 const totals = {
@@ -265,10 +290,22 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project', 'tag', 'customer', 'feature']),
   total: z.object(totals),
   groups: z.array(
     z.union([
+      /**
+       * groupBy=tag: the tag's effective value (null: keys without it and usage without a key). With shared=allocate,
+       * `directUsd` (the value's own), `sharedUsd` (its part of the untagged spend) and `costUsd` = their sum.
+       */
+      z.object({ value: z.nullable(z.string()), ...totals, directUsd: z.optional(Usd), sharedUsd: z.optional(Usd) }),
+      /**
+       * groupBy=customer: the 100 customers that spent most, `(other customers)` (customers past the plan's monthly
+       * limit), `others` (the rest, `count` of them) and null (spend that names no customer).
+       */
+      z.object({ customer: z.nullable(z.string()), count: z.optional(Count), ...totals }),
+      /** groupBy=feature: as customer; null: spend that names no feature. */
+      z.object({ feature: z.nullable(z.string()), count: z.optional(Count), ...totals }),
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       /** groupBy=model; `model` null: spend its provider breaks down by model only once the day is complete (OpenRouter's today). */
@@ -304,7 +341,7 @@ export const Spend = z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
+        code: z.enum(['plan_customer_limit', 'plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),
@@ -378,11 +415,13 @@ export const Budget = z.object({
   monthlyLimit: Usd,
   /** Percent of monthlyLimit. */
   alertThreshold: z.number(),
-  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT'>({ ACCOUNT: true, KEY: true, PROJECT: true })),
+  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG'>({ ACCOUNT: true, KEY: true, PROJECT: true, TAG: true })),
   keyHash: z.nullable(KeyHash),
   /** PROJECT budgets: the connection and its OpenAI project or Anthropic workspace. */
   connectionId: z.optional(z.nullable(z.string())),
   projectId: z.optional(z.nullable(z.string())),
+  /** scope TAG only: every key whose effective tags hold `name: value`, now and later. */
+  tag: z.optional(z.nullable(z.object({ name: z.string(), value: z.string() }))),
   /** `stop`: at the limit, Burnrate pulls the levers of what the budget covers. */
   action: z.enum(members<'notify' | 'stop'>({ notify: true, stop: true })),
   spend: z.object({ monthToDate: Usd }),
@@ -664,6 +703,11 @@ export const responseComponents = {
   KeyList: z.extend(page(Key), { total: Count }),
   Breakdown,
   KeyDetail,
+  Project,
+  Customer,
+  CustomerList: page(Customer),
+  /** GET /projects: every project of the account's connections, by name (not paged: at most one per key). */
+  ProjectList: z.object({ items: z.array(Project) }),
   Spend,
   /** GET /spend/export: text/csv. */
   SpendCsv: z.string(),

@@ -16,7 +16,7 @@ import { providerName } from '#shared/connections/alerts.ts';
 import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
 import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/openrouter.ts';
 
-export type CoverageCode = 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
+export type CoverageCode = 'plan_customer_limit' | 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
 
 export interface CoverageNote {
   code: CoverageCode;

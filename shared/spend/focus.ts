@@ -1,5 +1,5 @@
 /**
- * The FOCUS export (API.md part 6 "FOCUS that the FinOps Foundation's own rules accept"): the export rows as a
+ * The FOCUS export (docs/features/spend-and-exports.md): the export rows as a
  * FOCUS 1.2 cost-and-usage dataset, ONE ROW PER UTC DAY × KEY × PRICE LINE (shared/spend/rows.ts), so that
  * unit price × quantity = cost holds. Pure: one price line in, one CSV line out (RFC 4180 quoting only: FOCUS is read
  * by tools, its values are exact, never neutralised for spreadsheets).
@@ -180,8 +180,9 @@ export function focusRows(item: Item, part: RowPart, key: ExportKey | null, ctx:
       ChargeClass: part.correction ? 'Correction' : '',
       ChargeDescription: focusText(`${l.meter} of ${model || 'all models (by model once the day is complete)'}${l.tier ? ` (${l.tier.replaceAll('_', ' ')})` : ''} via ${vendor}`),
       ChargeFrequency: 'Usage-Based',
-      ChargePeriodStart: at(date),
-      ChargePeriodEnd: at(addDays(date, 1)),
+      // A correction's charge period is the day it corrects; its billing period the month it is booked in.
+      ChargePeriodStart: at(part.chargeDate),
+      ChargePeriodEnd: at(addDays(part.chargeDate, 1)),
       CommitmentDiscountStatus: '',
       ConsumedQuantity: decimalText(ratio(l.quantity, 1n)),
       ConsumedUnit: l.consumedUnit,

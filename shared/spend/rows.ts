@@ -13,7 +13,8 @@
  *   contracted costs, largest remainder, exact to the micro-dollar; a row the table can't price (OpenRouter's dollars,
  *   an event's own `costUsd` for a model without a price, a bill line no usage explains) is one line counted in the
  *   dollars it was billed (`priceSource: "billed"`).
- * - `correction`: a row's own flag (the closed-months work writes corrections as rows marked `correction: true`).
+ * - `correction`: a row's own flag (the closed-months work writes corrections as rows marked `correction: true`, with
+ *   `correctionOf` the day they correct: FOCUS `ChargeClass: Correction`, its charge period that day).
  */
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
@@ -87,6 +88,8 @@ export interface RowPart {
   priority: boolean;
   settled: boolean;
   correction: boolean;
+  /** The day a correction corrects (the item's `correctionOf`; FOCUS `ChargePeriodStart`); else the row's day. */
+  chargeDate: string;
   costMicros: bigint;
   requests: bigint;
   inputTokens: bigint;
@@ -190,6 +193,7 @@ export function rowParts(item: Item, key: ExportKey | null, ctx: ExportContext):
   const connection = connectionOf(key, provider, ctx);
   const settled = connection !== undefined && isSettled(connection, date, ctx.today);
   const correction = item.correction === true;
+  const chargeDate = typeof item.correctionOf === 'string' ? item.correctionOf : date;
   const priced = priceLineQuantities(provider, pricingModel(item), storedLines(item), ctx.own);
   const priority = priced.filter((l) => isPriority(provider, l));
   const rest = priced.filter((l) => !isPriority(provider, l));
@@ -211,6 +215,7 @@ export function rowParts(item: Item, key: ExportKey | null, ctx: ExportContext):
       priority: false,
       settled,
       correction,
+      chargeDate,
       costMicros: restMicros,
       requests,
       inputTokens: int('inputTokens') - t.input,
@@ -227,6 +232,7 @@ export function rowParts(item: Item, key: ExportKey | null, ctx: ExportContext):
       priority: true,
       settled: false,
       correction,
+      chargeDate,
       costMicros: priorityMicros,
       // Requests are counted per row, not per tier: a row's requests stay on its first part.
       requests: rest.length > 0 ? 0n : requests,

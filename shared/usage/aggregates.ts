@@ -3,6 +3,9 @@
  * (shared/db/usage-writes.ts) writes. Pure, and below both the data layer and the domains: it imports nothing.
  */
 
+/** The actions one DynamoDB transaction may hold: a chunk of spend writes stays within it. */
+export const MAX_ACTIONS = 100;
+
 /**
  * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
  * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client
@@ -73,7 +76,19 @@ export interface Aggregates {
   dayModels: Map<string, Aggregate>;
   monthKeys: Map<string, Aggregate>;
   dayKeys: Map<string, Aggregate>;
+  /** The account's spend per month × customer and month × feature (events that name one). */
+  monthCustomers: Map<string, NamedAggregate>;
+  monthFeatures: Map<string, NamedAggregate>;
   newKeys: number;
+}
+
+/** A month × customer or month × feature sum, with the first and last time of its events in the set. */
+export interface NamedAggregate {
+  month: string;
+  name: string;
+  sums: Sums;
+  firstAt: string;
+  lastAt: string;
 }
 
 export interface ChunkContext {
@@ -93,6 +108,10 @@ export interface Contribution {
   model: string;
   keyHint?: string;
   sums: Sums;
+  /** The application's customer and feature of an event, and its time (month × customer / feature sums). */
+  customerId?: string;
+  feature?: string;
+  at?: string;
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
@@ -108,8 +127,11 @@ const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
 
 /** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
 export function aggregateActionCount(a: Aggregates): number {
-  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size;
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size;
 }
+
+const mcId = (c: Pick<Contribution, 'date' | 'customerId'>) => `${c.date.slice(0, 7)}|${c.customerId}`;
+const mfId = (c: Pick<Contribution, 'date' | 'feature'>) => `${c.date.slice(0, 7)}|${c.feature}`;
 
 export function emptyAggregates(): Aggregates {
   return {
@@ -120,6 +142,8 @@ export function emptyAggregates(): Aggregates {
     dayModels: new Map(),
     monthKeys: new Map(),
     dayKeys: new Map(),
+    monthCustomers: new Map(),
+    monthFeatures: new Map(),
     newKeys: 0,
   };
 }
@@ -135,6 +159,8 @@ export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, c
     (a.dayModels.has(dmId(c)) ? 0 : 1) +
     (a.monthKeys.has(mkId(c)) ? 0 : 1) +
     (a.dayKeys.has(dkId(c)) ? 0 : 1) +
+    (c.customerId === undefined || a.monthCustomers.has(mcId(c)) ? 0 : 1) +
+    (c.feature === undefined || a.monthFeatures.has(mfId(c)) ? 0 : 1) +
     (isNewKey && a.newKeys === 0 ? 1 : 0)
   );
 }
@@ -190,12 +216,25 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
   addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
   addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
+  if (c.customerId !== undefined) addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+  if (c.feature !== undefined) addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
 
   const month = c.date.slice(0, 7);
   if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());
   if (!a.months.has(month)) a.months.set(month, zeroSums());
   addSums(a.days.get(c.date)!, c.sums);
   addSums(a.months.get(month)!, c.sums);
+}
+
+function addNamed(map: Map<string, NamedAggregate>, id: string, month: string, name: string, sums: Sums, at: string): void {
+  let aggregate = map.get(id);
+  if (!aggregate) {
+    aggregate = { month, name, sums: zeroSums(), firstAt: at, lastAt: at };
+    map.set(id, aggregate);
+  }
+  addSums(aggregate.sums, sums);
+  if (at < aggregate.firstAt) aggregate.firstAt = at;
+  if (at > aggregate.lastAt) aggregate.lastAt = at;
 }
 
 function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, sums: Sums): void {

@@ -9,7 +9,7 @@ import { dirname, join, relative } from 'node:path';
 import { homedir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
-import { syncConnection } from '#shared/connections/sync.ts';
+import { syncConnection } from '#shared/sync/all.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { unitEndpointOf } from '#shared/usage/units.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';

@@ -1,5 +1,5 @@
 /**
- * The month's exports as a finance team books them (API.md part 6 "The month closes"), on a stack with all three
+ * The month's exports as a finance team books them (docs/features/spend-and-exports.md), on a stack with all three
  * connections (the stand-ins' seeded organizations: tiers, Priority Tier, web search, long context, usage without a
  * key), an account's own price, and keys that report through `/ingest` (a reporter's key):
  * - the FOCUS export passes every MUST rule of the FinOps Foundation's FOCUS 1.2 rules (model-1.2.json of
@@ -94,6 +94,9 @@ describe('the exports of an account with three connections, own prices and repor
     const ingested = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events } });
     expect(ingested.body.rejected, JSON.stringify(ingested.body)).toEqual([]);
     expect((await api(`/keys/${reporterKey}`, { method: 'PATCH', token: owner.token, body: { label } })).status).toBe(200);
+    // The account's tags on a key: the only thing FOCUS `Tags` and the CSV's `tags` hold.
+    const tagged = await api(`/keys/${reporterKey}`, { method: 'PATCH', token: owner.token, body: { tags: { team: '=ops', env: 'prod' } } });
+    expect(tagged.status, JSON.stringify(tagged.body)).toBe(200);
     from = `${today().slice(0, 8)}01` < addDays(today(), -12) ? `${today().slice(0, 8)}01` : addDays(today(), -12);
     focus = await focusExport(owner.token, from, today());
     const sync = await api<string>(`/spend/export?from=${from}&to=${today()}`, { token: owner.token });
@@ -129,7 +132,7 @@ describe('the exports of an account with three connections, own prices and repor
       const expected = connected ? connected.get(r.date!) === true && !r.model!.endsWith('(priority)') : false;
       expect(r.settled, `${r.provider} ${r.date} ${r.model}`).toBe(String(expected));
       expect(r.correction).toBe('false');
-      expect(JSON.parse(r.tags!)).toEqual({});
+      expect(JSON.parse(r.tags!)).toEqual(r.key_hash === reporterKey ? { team: '=ops', env: 'prod' } : {});
       if (expected) settled += 1;
     }
     expect(settled).toBeGreaterThan(50);
@@ -143,7 +146,7 @@ describe('the exports of an account with three connections, own prices and repor
       const priorityTier = provider === 'anthropic' && r.SkuPriceId!.includes('/priority');
       const expected = provider ? settledDays.get(provider)!.get(r.ChargePeriodStart!.slice(0, 10)) === true && !priorityTier : false;
       expect(r.x_Settled, `${r.SkuPriceId} ${r.ChargePeriodStart}`).toBe(String(expected));
-      expect(JSON.parse(r.Tags!)).toEqual({});
+      expect(JSON.parse(r.Tags!)).toEqual(r.ResourceId === reporterKey ? { team: '=ops', env: 'prod' } : {});
     }
   });
 

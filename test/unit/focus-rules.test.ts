@@ -25,6 +25,8 @@ function dataset(mutate: (cells: Record<string, string>) => void = () => undefin
     item({ provider: 'openai', model: 'gpt-4o', costMicros: 1_000_001n, inputTokens: 123_457n, outputTokens: 3n, 'ln:input': 123_457n, 'ln:output': 3n }),
     item({ provider: 'openrouter', model: 'openai/gpt-4.1', costMicros: 1_234_567n, inputTokens: 900n, outputTokens: 100n }),
     item({ provider: 'google', model: 'gemini-9', costMicros: 12_300n, keyHash: 'b'.repeat(64), inputTokens: 1200n, outputTokens: 300n, 'ln:input': 1200n, 'ln:output': 300n }),
+    // A correction booked on Nov 5 of a closed October day's bill (a revision downwards).
+    item({ provider: 'openai', model: 'gpt-4o', costMicros: -250_000n, requests: 0n, correction: true, correctionOf: '2026-10-30' }),
   ];
   const lines = rows.flatMap((r, i) => {
     const k = i === 3 ? key({ keyless: true, source: 'connection' }) : key();
@@ -45,7 +47,9 @@ const failing = (mutate?: (cells: Record<string, string>) => void) => evaluate(d
 describe("the Foundation's FOCUS 1.2 rules", () => {
   it('Burnrate lines pass every applicable MUST rule; unit price × quantity = cost per line', () => {
     const data = dataset();
-    expect(data.rows.length).toBe(4 + 2 + 1 + 1);
+    expect(data.rows.length).toBe(4 + 2 + 1 + 1 + 1);
+    const correction = data.rows.find((r) => r.ChargeClass === 'Correction')!;
+    expect([correction.ChargePeriodStart, correction.BillingPeriodStart, correction.BilledCost, correction.x_PriceSource]).toEqual(['2026-10-30T00:00:00Z', '2026-11-01T00:00:00Z', '-0.250000', 'billed']);
     const result = evaluate(data, BURNRATE_CRITERIA);
     expect(result.failures).toEqual([]);
     expect(result.evaluated.length).toBeGreaterThan(150);

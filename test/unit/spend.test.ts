@@ -57,7 +57,7 @@ describe('CSV of the export', () => {
     expect(csvUsd(0n)).toBe('0.000000');
     expect(csvUsd(1n)).toBe('0.000001');
     expect(csvUsd(9_000_000_000_000_000n)).toBe('9000000000.000000');
-    const part = (p: object) => ({ model: 'm', settled: false, correction: false, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, costMicros: 0n, ...p });
+    const part = (p: object) => ({ model: 'm', settled: false, correction: false, chargeDate: '2026-11-01', requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, costMicros: 0n, ...p });
     expect(csvRow({ date: '2026-11-01', keyHash: 'ab', provider: 'openai' }, part({ model: '-x', requests: 2n, inputTokens: 2n ** 60n, outputTokens: 5n, costMicros: 1_234_567n }), null)).toBe(
       `2026-11-01,ab,,,,,false,false,{},openai,"'-x",2,${2n ** 60n},0,5,1.234567`,
     );

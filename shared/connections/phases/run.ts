@@ -16,11 +16,11 @@ import { settleCellItems, type SettleChange } from '#shared/db/settlement.ts';
 import { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 import { promoteKeys, putUntrackedKeys } from '#shared/db/untracked-keys.ts';
 import { aggregateItems, compose, planCounterItems, writeActions } from '#shared/db/usage-writes.ts';
-import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/ingest/chunks.ts';
+import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/usage/aggregates.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
-import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
-import { lineQuantities } from '#shared/pricing/lines.ts';
+import { isExact, normalizeTier, priceId, priceLines, priceUsage, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { costOfLines, lineQuantities } from '#shared/pricing/lines.ts';
 import { unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import type { Discovered } from '#shared/alerting/evaluate.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
@@ -143,8 +143,9 @@ export class Importer {
     if (units) {
       // Units, not tokens: the quantity at the table's unit price of the model (`images:dall-e-3`), else of the endpoint.
       const model = cell.model.startsWith(`${cell.tier}:`) ? cell.model.slice(cell.tier.length + 1) : null;
-      const cost = unitCost(cell.quantity, unitPriceFor(this.provider, units.item, model));
-      return { costMicros: BigInt(cost.costMicros), priced: cost.priced };
+      // Its one price line (shared/pricing/lines.ts), as the export prices it.
+      const lines = priceLines({ provider: this.provider, model: model ?? '', inputTokens: 0, outputTokens: 0, unit: { item: units.item, quantity: cell.quantity } });
+      return { costMicros: costOfLines(lines).costMicros, priced: cell.quantity === 0 || lines.every((l) => l.contracted !== null) };
     }
     const cost = priceUsage({ ...cell, provider: this.provider, tier: normalizeTier(cell.tier), longContext: cell.longContext === true }, this.ctx.ownPrices);
     return { costMicros: BigInt(cost.costMicros), priced: isExact(cost) };

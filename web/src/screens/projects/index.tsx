@@ -12,6 +12,8 @@ import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
 import { SpendTable } from '../../ui/spend-table.tsx';
+import { TagEditor } from '../../ui/tag-editor.tsx';
+import { useCan } from '../../ui/me.tsx';
 
 type ProjectGroup = { provider: string; project: { id: string; name: string } | null; costUsd: number; requests: number };
 
@@ -29,11 +31,26 @@ function ProjectKeys({ provider, project }: { provider: string; project: { id: s
   const connections = useLoad(() => ok(api.GET('/connections')), []);
   const connection = connections.data?.items.find((c) => c.provider === provider);
   const budget = new URLSearchParams({ scope: 'PROJECT', projectId: project.id, ...(connection ? { connectionId: connection.id } : {}), name: `${project.name} (${providerWords(provider)})` });
+  const projects = useLoad(() => ok(api.GET('/projects')), []);
+  const canTag = useCan('member');
+  const tagged = projects.data?.items.find((p) => p.id === project.id && p.provider === provider);
   return (
     <section aria-labelledby="project-keys-title">
       <h2 id="project-keys-title">
         {groupKind(provider)} {project.name} <span class="muted">({providerWords(provider)})</span>
       </h2>
+      {tagged && (
+        <p data-testid="project-tags">
+          Tags (every key of the {groupKind(provider).toLowerCase()} has them, and keys found in it later):{' '}
+          <TagEditor
+            label={project.name}
+            tags={tagged.tags}
+            canEdit={canTag}
+            save={(tags) => ok(api.PATCH('/projects/{connectionId}/{projectId}', { params: { path: { connectionId: tagged.connectionId, projectId: project.id } }, body: { tags } }))}
+            onSaved={projects.reload}
+          />
+        </p>
+      )}
       <p>
         <Link class="button secondary" href={`/budgets?${budget}`}>
           Set a budget for this {groupKind(provider).toLowerCase()}
