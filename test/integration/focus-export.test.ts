@@ -30,6 +30,15 @@ const microsOf = (text: string) => {
   return negative ? -v : v;
 };
 const usdMicros = (usd: number) => BigInt(Math.round(usd * 1e6));
+/** A decimal text exactly, as `digits` at 10^-60 (every FOCUS decimal has fewer places). */
+const exact = (text: string): bigint => {
+  expect(text).toMatch(/^-?\d+\.\d+$/);
+  const [whole, frac] = text.replace('-', '').split('.');
+  const v = BigInt(whole!) * 10n ** 60n + BigInt(frac!.padEnd(60, '0'));
+  return text.startsWith('-') ? -v : v;
+};
+/** a × b exactly, at 10^-60. */
+const times = (a: string, b: string): bigint => (exact(a) * exact(b)) / 10n ** 60n;
 
 const sent = new Map<string, number>();
 let restore: () => void;
@@ -161,8 +170,8 @@ describe('the exports of an account with three connections, own prices and repor
       expect(r.EffectiveCost).toBe(r.BilledCost);
       expect(JSON.parse(r.SkuPriceDetails!)).toEqual(expect.any(Object));
       if (microsOf(r.BilledCost!) !== 0n) expect(Number(r.ConsumedQuantity), `${r.SkuPriceId} has cost`).not.toBe(0);
-      expect(Number(r.ListUnitPrice) * Number(r.PricingQuantity)).toBe(Number(r.ListCost));
-      expect(Number(r.ContractedUnitPrice) * Number(r.PricingQuantity)).toBe(Number(r.ContractedCost));
+      expect(times(r.ListUnitPrice!, r.PricingQuantity!), r.SkuPriceId).toBe(exact(r.ListCost!));
+      expect(times(r.ContractedUnitPrice!, r.PricingQuantity!), r.SkuPriceId).toBe(exact(r.ContractedCost!));
       expect(r.ServiceSubcategory).toBe('Generative AI');
       expect(['table', 'own', 'billed']).toContain(r.x_PriceSource);
     }
