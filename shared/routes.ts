@@ -145,7 +145,7 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query'] },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
@@ -254,9 +254,9 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/connections', handler: 'connections/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/connections/{id}', handler: 'connections/get', auth: 'jwt', role: 'viewer', table: ['GetItem'] },
   // Patch: the connection read and replaced conditionally (GetItem, PutItem); a new admin key checked and sealed.
-  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem'], sealsAdminKeys: true, queuesSyncs: true },
+  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem', 'Query'], sealsAdminKeys: true, queuesSyncs: true },
   // Delete: the connection and its lease (DeleteItem) with the account's `connected:<provider>` (UpdateItem).
-  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'], queuesSyncs: true },
   // Sync now: the once-a-minute slot (UpdateItem), then one queue message.
   { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
   // Reconciliation: the connection (GetItem) and its days of the range (Query).

@@ -68,6 +68,12 @@ const fields = {
   action: z.optional(Action),
   /** Default false. */
   alertOnForecast: z.optional(z.boolean('alertOnForecast must be true or false.')),
+  /**
+   * A `stop` budget also sets the provider's own cap (OpenRouter key limit, Anthropic workspace spend limit). Default:
+   * true where Burnrate can read and restore a customer's own cap, false for an Anthropic workspace (its limit
+   * replaces any of the customer's own, and a release deletes it).
+   */
+  nativeCap: z.optional(z.boolean('nativeCap must be true or false.')),
 };
 
 export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON object.').check(
@@ -109,6 +115,7 @@ export const PatchBudgetBody = z
       projectId: fields.projectId,
       action: fields.action,
       alertOnForecast: fields.alertOnForecast,
+      nativeCap: fields.nativeCap,
     },
     'The body must be a JSON object.',
   )
@@ -134,6 +141,7 @@ export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): Crea
     projectId: patch.projectId !== undefined ? patch.projectId : patch.scope !== undefined && patch.scope !== 'PROJECT' ? null : (existing.projectId ?? null),
     action: patch.action ?? existing.action ?? 'notify',
     alertOnForecast: patch.alertOnForecast ?? existing.alertOnForecast,
+    ...((patch.nativeCap ?? existing.nativeCap) !== undefined ? { nativeCap: patch.nativeCap ?? existing.nativeCap } : {}),
   };
   return validate(CreateBudgetBody, merged, 'body');
 }
