@@ -22,6 +22,9 @@ export interface IngestEvent {
   /** Anthropic server tool use. */
   webSearchRequests?: number;
   webFetchRequests?: number;
+  /** The application's own customer and feature of the call (`x-burnrate-customer`, `x-burnrate-feature`). */
+  customerId?: string;
+  feature?: string;
 }
 
 export interface Stats {

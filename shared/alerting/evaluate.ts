@@ -72,10 +72,12 @@ export type ProjectFigures = ReadonlyMap<string, { observed: number; forecast: n
 
 function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date, projects: ProjectFigures): Candidate[] {
   const project = b.scope === 'PROJECT' ? (projects.get(b.id) ?? { observed: 0, forecast: 0, name: b.projectId ?? 'project' }) : undefined;
-  const observed = project ? project.observed : b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : spend.accountMonth();
+  const tag = b.scope === 'TAG' && b.tag ? b.tag : undefined;
+  const observed = project ? project.observed : b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : tag ? spend.tagMonth(tag) : spend.accountMonth();
   const keyName = b.scope === 'KEY' && b.keyHash ? spend.keyName(b.keyHash) : undefined;
-  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : project ? `project ${project.name}` : 'account');
-  const where = keyName !== undefined ? quotedKey(keyName) : project ? `project "${project.name}"` : 'the whole account';
+  const tagWords = tag ? `${tag.name}: ${tag.value}` : undefined;
+  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : project ? `project ${project.name}` : tagWords !== undefined ? `tag ${tagWords}` : 'account');
+  const where = keyName !== undefined ? quotedKey(keyName) : project ? `project "${project.name}"` : tagWords !== undefined ? `the keys tagged ${tagWords}` : 'the whole account';
   const about = { budgetId: b.id, keyHash: b.keyHash, ...(keyName !== undefined ? { keyName } : {}) };
   const out: Candidate[] = [];
   if (reachesThreshold(observed, b.monthlyLimitMicros, b.alertThreshold)) {
@@ -110,7 +112,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
     });
   }
   if (b.alertOnForecast && observed < b.monthlyLimitMicros) {
-    const forecast = project ? project.forecast : b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
+    const forecast = project ? project.forecast : tag ? observed : b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
     if (forecast >= b.monthlyLimitMicros) {
       out.push({
         fired: { source: b.id, level: 'forecast', period: spend.month },
@@ -238,6 +240,7 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
   const keyHashes = new Set<string>();
   const keyWeeks = new Set<string>();
   for (const b of config.budgets) if (b.scope === 'KEY' && b.keyHash) keyHashes.add(b.keyHash);
+  const tags = config.budgets.some((b) => b.scope === 'TAG');
   for (const r of config.rules) {
     if (!r.isActive || r.type !== 'cost_threshold') continue;
     const c = r.config as { period: string; keyHash?: string };
@@ -246,7 +249,7 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
     keyHashes.add(c.keyHash);
     if (c.period === 'weekly') keyWeeks.add(c.keyHash);
   }
-  return { keyHashes, keyWeeks };
+  return { keyHashes, keyWeeks, tags };
 }
 
 /** The figures of the PROJECT budgets: ONE Query of the account's keys, only when there is such a budget. */

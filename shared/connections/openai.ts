@@ -1,5 +1,5 @@
 /**
- * OpenAI's organization admin API (research notes §1): `Authorization: Bearer <admin key>`; usage of completions
+ * OpenAI's organization admin API (https://platform.openai.com/docs/api-reference/usage, https://github.com/openai/openai-openapi): `Authorization: Bearer <admin key>`; usage of completions
  * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch` and `service_tier`); the key
  * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
  * Reports page by `next_page`; lists by `after` = `last_id`.

@@ -9,6 +9,7 @@
  * keys), for its own connection's targets. Ingestion and the API act on reporter targets and state-only changes
  * themselves (no key needed) and queue a sync of each connection that has an act waiting.
  */
+import { effectiveTagsOf } from '#shared/tags/tags.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Budget } from '#shared/alerting/model.ts';
 import { loadSpend } from '#shared/alerting/spend.ts';
@@ -21,6 +22,7 @@ import { listEnforcement, putActions, putRelease, writeState } from '#shared/db/
 import type { Item } from '#shared/db/client.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
+import type { Provider } from '#shared/connections/model.ts';
 import { decide } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
@@ -158,8 +160,12 @@ export function coverageOf(budget: Budget, view: AccountView): Coverage {
 export function spendOf(budget: Budget, view: Pick<AccountView, 'keys' | 'accountMonthMicros'>): number {
   if (budget.scope === 'KEY') return view.keys.find((k) => k.hash === budget.keyHash)?.monthMicros ?? 0;
   if (budget.scope === 'PROJECT') return projectKeys(budget, view).spendMicros;
+  if (budget.scope === 'TAG') return view.keys.filter(holdsTag(budget)).reduce((n, k) => n + k.monthMicros, 0);
   return view.accountMonthMicros;
 }
+
+/** A TAG budget's keys: those whose effective tags hold its tag, read from the keys each time (now and later). */
+const holdsTag = (budget: Budget) => (k: KeyInfo) => !!budget.tag && effectiveTagsOf(k.item)[budget.tag.name] === budget.tag.value;
 
 /**
  * What one stop budget claims now: switch targets (keys, reporter blocks) once its spend reaches its limit; caps
@@ -204,13 +210,22 @@ function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[]
     return [...inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k))), ...native];
   }
   // ACCOUNT: every key switch of the account's connections, every key that sends events, and a limit on every
-  // project (of a provider with project limits) its connections' keys are in.
-  const claims = view.keys.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
+  // project (of a provider with project limits) its connections' keys are in. TAG: the same for the keys whose
+  // effective tags hold its tag, and a limit only on projects whose keys ALL hold it (a project's limit stops all of
+  // its keys: a project only partly tagged keeps running, its tagged keys are stopped where a provider can).
+  const scoped = budget.scope === 'TAG' ? view.keys.filter(holdsTag(budget)) : view.keys;
+  const partly = new Set<string>();
+  if (budget.scope === 'TAG') {
+    const tagged = holdsTag(budget);
+    for (const k of view.keys) if (k.connectionId && k.projectId && !tagged(k)) partly.add(projectTargetId(k.connectionId, k.projectId));
+  }
+  const claims = scoped.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
-  for (const k of view.keys) {
+  for (const k of scoped) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
     const id = projectTargetId(conn.id, k.projectId);
+    if (partly.has(id)) continue;
     const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: projectNameOf(k, k.projectId), micros: 0, active: false };
     p.micros += k.monthMicros;
     p.active ||= k.active;
@@ -419,8 +434,8 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
 
 export interface PassResult {
   outcomes: Outcome[];
-  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each. */
-  waiting: string[];
+  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each (its provider's worker). */
+  waiting: { connectionId: string; provider: Provider }[];
   /** This connection holds a stop budget at or past its alert threshold: sync it every minute. */
   hot: Set<string>;
 }
@@ -439,7 +454,8 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
     const acts = decisionFor(view, opts.now, opts.releasing ? { releasing: opts.releasing } : {});
     const here = (a: Act) => opts.scope(a.target) && (!needsLever(a) || opts.lever !== undefined);
     const mine = acts.filter(here);
-    const waiting = [...new Set(acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit').map((a) => a.target.connectionId!))];
+    const waitingActs = acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit');
+    const waiting = [...new Map(waitingActs.map((a) => [a.target.connectionId!, { connectionId: a.target.connectionId!, provider: a.target.provider as Provider }])).values()];
     const io = dbWriter(accountId);
     const ctx = { now: opts.now, month: view.month };
     const outcomes = (await Promise.all(mine.map((a) => takeAct(a, a.target.kind === 'reporter' ? undefined : opts.lever, io, ctx)))).filter((o): o is Outcome => o !== undefined);
@@ -462,7 +478,7 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
 /** After an ingest or a budget change (no admin key here): reporter targets and state-only changes now, a sync queued for each connection with acts waiting. */
 export async function enforceWithoutKeys(accountId: string, now = new Date()): Promise<PassResult> {
   const result = await enforcePass(accountId, { now, scope: () => true });
-  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((connectionId) => ({ accountId, connectionId })));
+  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((w) => ({ accountId, ...w })));
   return result;
 }
 
@@ -485,6 +501,7 @@ export type EnforcementStatus = 'armed' | 'stopped' | 'released' | 'failed';
 /** The lever a budget uses, as the API names it. */
 export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'connections'>): string | null {
   if (budget.scope === 'ACCOUNT') return 'account';
+  if (budget.scope === 'TAG') return 'tag';
   if (budget.scope === 'PROJECT') {
     const c = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
     if (!c) return null;
