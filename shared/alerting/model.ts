@@ -103,6 +103,7 @@ export interface BudgetEnforcementView {
   lever: string | null;
   detail: string;
   since: string;
+  nativeCap: { status: 'set' | 'unavailable' | 'none'; provider: string | null; detail: string };
 }
 
 /** `forecastMicros`: the month-end forecast of what the budget watches (shared/usage/forecast.ts). */

@@ -49,6 +49,11 @@ export interface SyncOptions {
   kits: ProviderKits;
   /** What runs around the sync from the layers above (the enforcement levers). */
   hooks?: SyncHooks;
+  /**
+   * Another sync holds the lease: `queue` (default) has that sync run one more right after it — a request is never
+   * dropped; `skip` answers `busy` only (a caller that polls until the lease is free, as tests do).
+   */
+  whenBusy?: 'queue' | 'skip';
 }
 
 /** How far back every sync reads the providers' bills again (OpenRouter: the 30 days it keeps). */
@@ -84,7 +89,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
   // Another sync holds the lease: it runs this one right after it (the request is never dropped); or, when the lease
   // went meanwhile, this one takes it.
   let leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
-  for (let attempt = 0; !leased && attempt < 3; attempt++) {
+  for (let attempt = 0; !leased && options.whenBusy !== 'skip' && attempt < 3; attempt++) {
     if (await syncAfterLease(accountId, connectionId, new Date())) return empty('busy');
     leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
   }

@@ -459,6 +459,12 @@ export const Budget = z.object({
       lever: z.nullable(z.string()),
       detail: z.string(),
       since: Timestamp,
+      /** The provider's own cap this budget keeps (OpenAI project limit, OpenRouter key limit, Anthropic workspace limit). */
+      nativeCap: z.object({
+        status: z.enum(members<'set' | 'unavailable' | 'none'>({ set: true, unavailable: true, none: true })),
+        provider: z.nullable(z.string()),
+        detail: z.string(),
+      }),
     }),
   ),
   createdAt: Timestamp,
@@ -475,7 +481,9 @@ export const EnforcementAction = z.object({
   budgetId: z.nullable(BudgetId),
   holder: LeverHolder,
   kind: z.enum(
-    members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
+    members<
+      'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked' | 'key_limit_set' | 'key_limit_removed' | 'workspace_limit_set' | 'workspace_limit_removed'
+    >({
       key_deactivated: true,
       key_reactivated: true,
       key_disabled: true,
@@ -484,6 +492,10 @@ export const EnforcementAction = z.object({
       project_limit_removed: true,
       reporter_blocked: true,
       reporter_unblocked: true,
+      key_limit_set: true,
+      key_limit_removed: true,
+      workspace_limit_set: true,
+      workspace_limit_removed: true,
     }),
   ),
   provider: z.string(),

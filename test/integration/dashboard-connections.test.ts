@@ -298,7 +298,7 @@ describe('Connections in Chromium', () => {
     await screen(page, 'Connections', ' (OpenRouter form)');
     await page.getByLabel('Provider', { exact: true }).selectOption('openrouter');
     await page.getByText('Where to create an OpenRouter management key').waitFor();
-    await page.getByLabel('Admin key').fill(openrouterOrg.adminKey);
+    await page.getByLabel('Management key').fill(openrouterOrg.adminKey);
     await page.getByRole('button', { name: 'Connect OpenRouter' }).click();
     await page.getByRole('article', { name: /OpenRouter organization/ }).getByText('Active').waitFor();
     const connection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'openrouter');

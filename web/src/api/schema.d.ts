@@ -1602,6 +1602,12 @@ export interface components {
                 lever: string | null;
                 detail: string;
                 since: components["schemas"]["Timestamp"];
+                nativeCap: {
+                    /** @enum {string} */
+                    status: "set" | "unavailable" | "none";
+                    provider: string | null;
+                    detail: string;
+                };
             };
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
@@ -1619,7 +1625,7 @@ export interface components {
                 id: string;
             };
             /** @enum {string} */
-            kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
+            kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked" | "key_limit_set" | "key_limit_removed" | "workspace_limit_set" | "workspace_limit_removed";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
@@ -2011,6 +2017,7 @@ export interface components {
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
+            nativeCap?: boolean;
         };
         /** @description At least one field; the merged budget is checked as a whole. */
         PatchBudgetRequest: {
@@ -2029,6 +2036,7 @@ export interface components {
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
+            nativeCap?: boolean;
         };
         CostThresholdRuleRequest: {
             /** @constant */
