@@ -24,7 +24,7 @@ process.env.CONNECTOR_SYNC_INTERVAL_MS = '0';
 
 const { db } = await import('#shared/db/client.ts');
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
-const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/connections/sync.ts');
+const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/sync/all.ts');
 const { createReporter } = await import('../reporter/src/index.ts');
 const { startInferenceStandin, OPENAI_KEY } = await import('../reporter/test/inference-standin.ts');
 

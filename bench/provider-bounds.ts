@@ -22,7 +22,7 @@ process.env.CONNECTOR_SYNC_INTERVAL_MS = '0';
 
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
 const { createConnection } = await import('#shared/connections/service.ts');
-const { syncConnection } = await import('#shared/connections/sync.ts');
+const { syncConnection } = await import('#shared/sync/all.ts');
 const { getConnection } = await import('#shared/db/connections.ts');
 
 const BYTES = Number(process.env.BYTES ?? 150 * 1024 * 1024);

@@ -281,7 +281,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       timeoutMs: 5 * 60_000,
       workerFile: 'functions/connections/worker.ts',
       loadHandler: () => import('#functions/connections/worker.ts').then((m) => m.handler as QueueHandler),
-      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
+      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId, provider: m.provider }),
       droppedNote: 'their connections sync at the next dispatch',
     },
     // One record per invocation, as the AWS event source (infra: batch size 1), and up to 10 syncs at once, as many

@@ -175,7 +175,7 @@ export async function createConnection(accountId: string, body: CreateConnection
   if (!(await putNewConnection(connection))) {
     throw new Conflict(`The account has a ${providerName(body.provider)} connection already (one per provider): rotate its admin key instead.`, 'connection-exists');
   }
-  await queueSync({ accountId, connectionId: id });
+  await queueSync({ accountId, connectionId: id, provider: connection.provider });
   return connectionView(connection);
 }
 
@@ -231,7 +231,7 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
       // Enforcement turned off or paused: the sync worker puts back every lever Burnrate holds there (it alone may open
       // the admin key); a refusal is an `enforcement_failed` alert saying how to undo it by hand.
       const letsGo = (patch.enforcement === 'off' && latest.enforcement === 'on') || (patch.status === 'paused' && latest.status !== 'paused');
-      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on') || (letsGo && (await heldOn(accountId, id)))) await queueSync({ accountId, connectionId: id });
+      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on') || (letsGo && (await heldOn(accountId, id)))) await queueSync({ accountId, connectionId: id, provider: latest.provider });
       return connectionView(next.connection);
     }
     if (attempt >= 2) throw new Conflict('The connection changed meanwhile; read it and try again.');
@@ -270,7 +270,7 @@ export async function deleteConnection(accountId: string, id: string, now = new 
   const held = await heldOn(accountId, id);
   if (held) await putReleaseJob(accountId, { connectionId: id, provider: current.provider, name: current.name, secret: current.secret, at: now.toISOString() });
   if (!(await removeConnection(current))) throw new NotFound('No such connection in this account.');
-  if (held) await queueSync({ accountId, connectionId: id });
+  if (held) await queueSync({ accountId, connectionId: id, provider: current.provider });
 }
 
 /** POST /connections/:id/sync: queued now, at most once a minute per connection (429 with Retry-After). */
@@ -281,7 +281,7 @@ export async function syncNow(accountId: string, id: string, now = new Date()) {
   if (claimed !== true) {
     throw new TooManyRequests(`A sync of this connection was asked for less than a minute ago; try again in ${claimed} s.`, 'too-many-requests', claimed);
   }
-  await queueSync({ accountId, connectionId: id });
+  await queueSync({ accountId, connectionId: id, provider: current.provider });
   return { queuedAt: now.toISOString() };
 }
 

@@ -442,7 +442,7 @@ export async function setBilledDays(accountId: string, provider: string, days: r
 }
 
 /** Connections of one shard due by `now` (ONE Query page of up to `limit`). */
-export async function dueConnections(shard: number, now: Date, limit = 100): Promise<{ accountId: string; connectionId: string }[]> {
+export async function dueConnections(shard: number, now: Date, limit = 100): Promise<{ accountId: string; connectionId: string; provider: Provider }[]> {
   const q = queries.dueConnections(shard, now.toISOString());
   const res = await db().send(
     new QueryCommand({
@@ -450,9 +450,9 @@ export async function dueConnections(shard: number, now: Date, limit = 100): Pro
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :before',
       ExpressionAttributeValues: { ':pk': q.gsi2pk, ':before': q.skBelow },
-      ProjectionExpression: 'accountId, id',
+      ProjectionExpression: 'accountId, id, provider',
       Limit: limit,
     }),
   );
-  return (res.Items ?? []).map((item) => ({ accountId: item.accountId as string, connectionId: item.id as string }));
+  return (res.Items ?? []).map((item) => ({ accountId: item.accountId as string, connectionId: item.id as string, provider: item.provider as Provider }));
 }

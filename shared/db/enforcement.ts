@@ -5,7 +5,7 @@
  * (`ENFORCE#R#<holderKey>`), read by the same Query; and the acts' record (`ACTIONS#<a>`, one holder's on gsi1).
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { SealedSecret } from '#shared/connections/secrets.ts';
+import type { SealedSecret } from '#shared/db/connections.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/db/enforcement-model.ts';

@@ -4,8 +4,7 @@
  * itself), or both; the methods it lacks are absent and its offer (offers.ts, which the code that never pulls a
  * lever reads without bundling this module) says so. Another provider plugs in with its offer and `registerLever`.
  */
-import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
-import { providerBaseUrl } from '#shared/connections/endpoints.ts';
+import { ANTHROPIC_VERSION, providerBaseUrl } from '#shared/connections/endpoints.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 
 /** What a lever's calls may be given (tests: `fetch`, shorter waits). */

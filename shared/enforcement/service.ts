@@ -22,6 +22,7 @@ import { listEnforcement, putActions, putRelease, writeState } from '#shared/db/
 import type { Item } from '#shared/db/client.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
+import type { Provider } from '#shared/connections/model.ts';
 import { decide } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
@@ -418,8 +419,8 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
 
 export interface PassResult {
   outcomes: Outcome[];
-  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each. */
-  waiting: string[];
+  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each (its provider's worker). */
+  waiting: { connectionId: string; provider: Provider }[];
   /** This connection holds a stop budget at or past its alert threshold: sync it every minute. */
   hot: Set<string>;
 }
@@ -438,7 +439,8 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
     const acts = decisionFor(view, opts.now, opts.releasing ? { releasing: opts.releasing } : {});
     const here = (a: Act) => opts.scope(a.target) && (!needsLever(a) || opts.lever !== undefined);
     const mine = acts.filter(here);
-    const waiting = [...new Set(acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit').map((a) => a.target.connectionId!))];
+    const waitingActs = acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit');
+    const waiting = [...new Map(waitingActs.map((a) => [a.target.connectionId!, { connectionId: a.target.connectionId!, provider: a.target.provider as Provider }])).values()];
     const io = dbWriter(accountId);
     const ctx = { now: opts.now, month: view.month };
     const outcomes = (await Promise.all(mine.map((a) => takeAct(a, a.target.kind === 'reporter' ? undefined : opts.lever, io, ctx)))).filter((o): o is Outcome => o !== undefined);
@@ -461,7 +463,7 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
 /** After an ingest or a budget change (no admin key here): reporter targets and state-only changes now, a sync queued for each connection with acts waiting. */
 export async function enforceWithoutKeys(accountId: string, now = new Date()): Promise<PassResult> {
   const result = await enforcePass(accountId, { now, scope: () => true });
-  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((connectionId) => ({ accountId, connectionId })));
+  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((w) => ({ accountId, ...w })));
   return result;
 }
 

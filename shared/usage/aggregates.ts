@@ -3,6 +3,9 @@
  * (shared/db/usage-writes.ts) writes. Pure, and below both the data layer and the domains: it imports nothing.
  */
 
+/** The actions one DynamoDB transaction may hold: a chunk of spend writes stays within it. */
+export const MAX_ACTIONS = 100;
+
 /**
  * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
  * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client
@@ -31,6 +34,8 @@ export interface KeyDayModel {
   /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
   unit?: string;
   quantity?: bigint;
+  /** A correction of this day of a closed month, booked on `date` (a row of its own). */
+  correctionOf?: string;
   /** The quantities to add per price line (`input`, `output/batch`, `web_search`, …: shared/pricing/lines.ts). */
   lines?: Map<string, bigint>;
 }
@@ -98,7 +103,17 @@ export interface ChunkContext {
   month: string;
   /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
   recentDays?: ReadonlySet<string>;
+  /** The account's closed months (YYYY-MM): usage of one of their days is booked today as a correction of that day. */
+  closedMonths?: ReadonlySet<string>;
 }
+
+/** Where a change of `date` is booked (pure): its own day, or today as a correction of a closed month's day. */
+export function bookedDay(date: string, ctx: Pick<ChunkContext, 'today' | 'closedMonths'>): { date: string; correctionOf?: string } {
+  return ctx.closedMonths?.has(date.slice(0, 7)) ? { date: ctx.today, correctionOf: date } : { date };
+}
+
+/** The past months (before the context's month) a set of aggregates writes: each is guarded to stay open. */
+export const pastMonthsOf = (a: Aggregates, ctx: Pick<ChunkContext, 'month'>): string[] => [...a.months.keys()].filter((m) => m < ctx.month);
 
 /** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
 export interface Contribution {
@@ -115,12 +130,17 @@ export interface Contribution {
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
+  /**
+   * A change of a day of a closed month found later: `date` is the day it is booked on (the day it was found, in
+   * the open month), this the day it corrects. Its key × day × model row is one of its own (`correction: true`).
+   */
+  correctionOf?: string;
   /** Price-line quantities (shared/pricing/lines.ts `lineQuantities`), counted on the key × day × model row only (the FOCUS export's lines). */
   lines?: ReadonlyMap<string, bigint>;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
-export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}${e.correctionOf ? `|${e.correctionOf}` : ''}`;
 const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
 const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
 const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
@@ -195,7 +215,7 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   const id = kdmId(c);
   let kdm = a.keyDayModels.get(id);
   if (!kdm) {
-    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums(), ...(c.correctionOf ? { correctionOf: c.correctionOf } : {}) };
     a.keyDayModels.set(id, kdm);
   }
   addSums(kdm.sums, c.sums);

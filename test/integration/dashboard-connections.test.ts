@@ -380,10 +380,11 @@ describe('Connections in Chromium', () => {
     expect(await budgetCard.getByRole('button', { name: /Release budget/ }).count()).toBe(0);
     expect((await org.get(`/v1/organization/projects/${project.id}/spend_limit`)).status).toBe(404);
     // The actions list: what was done, why, and by whom.
+    // Saved past its limit: the act that set the limit stopped spend, so its reason is "limit reached" (not "budget changed").
     await budgetCard.getByText('Actions', { exact: true }).click();
     const acts = budgetCard.getByRole('list', { name: 'Actions of this budget' });
     await acts.getByText(/Project limit removed \(released, by a person\)/).waitFor();
-    await acts.getByText(/Project limit set \(budget changed\)/).waitFor();
+    await acts.getByText(/Project limit set \(limit reached\)/).waitFor();
     expect(((await api(`/enforcement-actions?budgetId=${await budgetId()}`, { token: admin.token })).body.items as unknown[]).length).toBe(await acts.getByRole('listitem').count());
     await screen(page, 'Budgets', ' (a stop budget released)');
     expect(axeFindings).toEqual([]);

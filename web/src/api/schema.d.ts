@@ -1052,6 +1052,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/months": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each.
+         * @description A closed month never changes: `GET /spend`, keys’ breakdowns and exports answer the same figures for its days forever. A later revision of one of its days’ bills is booked as a correction on the day it was found (`correction: true`). A past month that every connection has settled closes by itself at the next sync (`closedBy: "burnrate"`). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["monthsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/months/{month}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found.
+         * @description 409 `month-open` for the current month (or a later one), `month-closed` for a month closed already, and `month-not-settled` while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["monthsClose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1222,11 +1262,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -1264,6 +1306,9 @@ export interface components {
                 outputTokens: number;
                 unit?: string;
                 quantity?: number;
+                /** @constant */
+                correction?: true;
+                correctionOf?: components["schemas"]["CalendarDate"];
             }[];
             notByModelUsd: number;
         };
@@ -1297,11 +1342,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -1807,6 +1854,21 @@ export interface components {
                 billedUsd: number;
             };
         };
+        Month: {
+            month: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+            closedAt: components["schemas"]["Timestamp"] | null;
+            closedBy: string | null;
+            settledThrough: {
+                connectionId: string;
+                provider: string;
+                date: components["schemas"]["CalendarDate"] | null;
+            }[];
+        };
+        MonthList: {
+            items: components["schemas"]["Month"][];
+        };
         RegisterRequest: {
             email: string;
             password: string;
@@ -1890,6 +1952,10 @@ export interface components {
             to?: string;
             /** @enum {string} */
             format?: "csv" | "focus";
+        };
+        /** @description `force: true` closes a month whose days are not all settled: their estimates are frozen. */
+        CloseMonthRequest: {
+            force?: boolean;
         };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
@@ -3035,8 +3101,9 @@ export interface operations {
                 tracked?: "true" | "false";
                 projectId?: string;
                 tag?: string;
+                month?: string;
                 /** @description What the list is ordered by. */
-                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
+                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name" | "month";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
                 order?: "asc" | "desc";
                 /** @description Page size, 1–100 (default 50). */
@@ -5564,6 +5631,125 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsList: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "month": "2026-10",
+                     *           "status": "closed",
+                     *           "closedAt": "2026-11-21T22:34:24.123Z",
+                     *           "closedBy": "burnrate",
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-10-31"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "month": "2026-11",
+                     *           "status": "open",
+                     *           "closedAt": null,
+                     *           "closedBy": null,
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-11-20"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonthList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsClose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CloseMonthRequest"];
+            };
+        };
+        responses: {
+            /** @description Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "month": "2026-10",
+                     *       "status": "closed",
+                     *       "closedAt": "2026-11-21T22:34:24.123Z",
+                     *       "closedBy": "burnrate",
+                     *       "settledThrough": [
+                     *         {
+                     *           "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *           "provider": "openai",
+                     *           "date": "2026-10-31"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Month"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

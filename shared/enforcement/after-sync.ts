@@ -1,12 +1,13 @@
 /**
- * A sync's limits phase: the connection's levers after the import (shared/enforcement/), read back and pulled where a
- * stop budget says so. Only during a sync is the admin key open. A connection that holds a stop budget at or past its
+ * A sync's limits phase (the sync's hooks, shared/connections/kit.ts `SyncHooks`): the connection's levers after the
+ * import, read back and pulled where a stop budget says so. Only during a sync is the admin key open. A connection that holds a stop budget at or past its
  * alert threshold is due again in a minute.
  */
 import { setConnectionFields, type Connection } from '#shared/db/connections.ts';
 import { deleteReleaseJob, getReleaseJob, heldOn } from '#shared/db/enforcement.ts';
 import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
+import type { SyncHooks } from '#shared/connections/kit.ts';
 import { enforceForConnection } from '#shared/enforcement/service.ts';
 import { leverFor } from '#shared/enforcement/levers.ts';
 
@@ -34,3 +35,6 @@ export async function releaseConnectionLevers(accountId: string, connectionId: s
   }
   if (job) await deleteReleaseJob(accountId, connectionId);
 }
+
+/** The levers around every sync: pulled after the import, released when the connection is paused or deleted. */
+export const leverHooks: SyncHooks = { afterImport: enforceLimits, released: releaseConnectionLevers };
