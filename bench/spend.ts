@@ -271,7 +271,9 @@ async function whoSpentIt(accountId: string, keyHashes: string[], today: string,
     const cost = BigInt(1 + ((i * 7919) % 2_000_000));
     return { month, name: `cus_${String(i).padStart(6, '0')}`, sums: { costMicros: cost, requests: 3n, inputTokens: 300n, cachedInputTokens: 0n, outputTokens: 60n, unpricedRequests: 0n }, firstAt: at, lastAt: at };
   });
-  const built = spendByNameItems(accountId, customers, []);
+  const monthTotal = { costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n };
+  for (const c of customers) for (const k of Object.keys(monthTotal) as (keyof typeof monthTotal)[]) monthTotal[k] += c.sums[k];
+  const built = spendByNameItems(accountId, customers, [], new Map([[month, monthTotal]]));
   const items = built.actions.map((a) => applyUpdate({ ...(a.Update!.Key as Record<string, unknown>) }, a.Update!));
   items.push({ ...keys.customerCount(accountId, month), month, customers: CUSTOMERS });
   let b = 0;
