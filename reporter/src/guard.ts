@@ -11,8 +11,11 @@ import type { Provider } from './usage.js';
 
 export interface Block {
   keyHash: string;
-  budgetId: string;
+  /** The stop budget past its limit; null when a spend-anomaly rule stopped the key (`ruleId`). */
+  budgetId: string | null;
   budgetName: string | null;
+  ruleId?: string;
+  ruleName?: string;
   since: string;
 }
 
@@ -87,7 +90,11 @@ export class Guard {
     if (block && this.options.enforce === 'observe') {
       if (!this.warned.has(keyHash)) {
         this.warned.add(keyHash);
-        this.options.logger.warn(`Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`);
+        this.options.logger.warn(
+          block.ruleId
+            ? `Burnrate: the spend-anomaly rule ${block.ruleName ?? block.ruleId} stopped this key; enforce is "observe", so the call goes through.`
+            : `Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`,
+        );
       }
       return undefined;
     }
@@ -103,13 +110,20 @@ export class Guard {
 /** The answer to a blocked call, as the provider would shape a refusal. */
 export function refusal(provider: Provider, block: Block): Response {
   const budget = block.budgetName ? `"${block.budgetName}"` : block.budgetId;
-  const message = `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
+  const message = block.ruleId
+    ? `Burnrate stopped this key: it suddenly spent far more than usual (spend-anomaly rule "${block.ruleName ?? block.ruleId}"). Calls with it are refused until someone releases the key in Burnrate.`
+    : `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
   const body =
     provider === 'anthropic'
       ? { type: 'error', error: { type: 'budget_exceeded', message }, request_id: null }
       : { error: { message, type: 'budget_exceeded', param: null, code: 'budget_exceeded' } };
   return new Response(JSON.stringify(body), {
     status: 429,
-    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', 'x-burnrate-budget-id': block.budgetId },
+    headers: {
+      'content-type': 'application/json',
+      'x-should-retry': 'false',
+      ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}),
+      ...(block.ruleId ? { 'x-burnrate-rule-id': block.ruleId } : {}),
+    },
   });
 }

@@ -178,6 +178,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
       },
     ];
   }
+  // spend_anomaly is per key, evaluated where spend lands (shared/anomaly/).
+  if (r.type === 'spend_anomaly') return [];
   // new_key: ONE alert per rule for everything this ingest discovered (its first key names it: each key is
   // discovered exactly once, so the fired item of a first key is never taken by another ingest).
   const [first] = discovered;
@@ -242,8 +244,8 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
 }
 
 /** Returns the alerts created; throws what DynamoDB throws (a sync's evaluator retries its message). */
-export async function evaluateSpend(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
-  const config = await loadAlertConfig(accountId);
+export async function evaluateSpend(accountId: string, discovered: Discovered[], now = new Date(), known?: { budgets: Budget[]; rules: Rule[] }): Promise<Alert[]> {
+  const config = known ?? (await loadAlertConfig(accountId));
   const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
   if (active.budgets.length === 0 && active.rules.length === 0) return [];
   const spend = await loadSpend(accountId, now, spendNeeds(active));
@@ -258,9 +260,9 @@ export async function evaluateSpend(accountId: string, discovered: Discovered[],
 }
 
 /** `evaluateSpend` for ingestion, which has succeeded already: never throws, a failure is logged. */
-export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
+export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date(), known?: { budgets: Budget[]; rules: Rule[] }): Promise<Alert[]> {
   try {
-    return await evaluateSpend(accountId, discovered, now);
+    return await evaluateSpend(accountId, discovered, now, known);
   } catch (error) {
     logger.error('alert evaluation failed', error as Error);
     return [];

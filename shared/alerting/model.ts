@@ -28,7 +28,7 @@ export interface Budget {
   updatedAt: string;
 }
 
-export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike';
+export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'spend_anomaly';
 export type Channel = 'email' | 'webhook' | 'slack';
 export type Period = 'daily' | 'weekly' | 'monthly';
 
@@ -36,7 +36,16 @@ export type Period = 'daily' | 'weekly' | 'monthly';
 export type RuleConfig =
   | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
   | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
-  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string }; // spend_spike
+  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string } // spend_spike
+  | SpendAnomalyRuleConfig;
+
+export interface SpendAnomalyRuleConfig {
+  minUsdPerHour: number;
+  multiplier: number;
+  action: 'notify' | 'stop';
+  webhookUrl?: string;
+  slackWebhookUrl?: string;
+}
 
 export interface Rule {
   id: string;
@@ -62,7 +71,8 @@ export type AlertType =
   | 'budget_stopped'
   | 'budget_released'
   | 'enforcement_failed'
-  | 'unpriced_model';
+  | 'unpriced_model'
+  | 'spend_anomaly';
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
   new_key: true,
@@ -76,6 +86,7 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   budget_stopped: true,
   budget_released: true,
   enforcement_failed: true,
+  spend_anomaly: true,
 };
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
 export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];

@@ -106,7 +106,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
     await queueSyncEvaluation(conn, importer, reached, now);
-    await enforceLimits(conn, adminKey, now, run.options.http);
+    await enforceLimits(conn, adminKey, now, run.options.http, importer.grown);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {
     return await recordFault(run, error, importer?.result ?? empty('skipped'));

@@ -28,6 +28,7 @@ export function toState(item: Item): EnforcementState {
     ...(item.enforcing !== undefined ? { enforcing: item.enforcing === true } : {}),
     ...(item.priorLimitCents !== undefined ? { priorLimitCents: item.priorLimitCents as number | null } : {}),
     ...(typeof item.releasedBy === 'string' ? { releasedBy: item.releasedBy } : {}),
+    ...(item.holder === 'anomaly' ? { holder: 'anomaly' as const } : {}),
     v: Number(item.v ?? 0),
   };
 }
@@ -70,7 +71,7 @@ export async function putAction(accountId: string, action: EnforcementAction): P
       TableName: tableName(),
       Item: {
         ...keys.enforcementAction(accountId, action.id),
-        ...keys.enforcementActionIndex(accountId, action.budgetId, action.id),
+        ...keys.enforcementActionIndex(accountId, action.budgetId ?? action.ruleId ?? '-', action.id),
         entity: 'EnforcementAction',
         type: 'EnforcementAction',
         ...action,
@@ -82,7 +83,8 @@ export async function putAction(accountId: string, action: EnforcementAction): P
 export function toAction(item: Item): EnforcementAction {
   return {
     id: item.id as string,
-    budgetId: item.budgetId as string,
+    budgetId: (item.budgetId as string | null | undefined) ?? null,
+    ...(typeof item.ruleId === 'string' ? { ruleId: item.ruleId } : {}),
     kind: item.kind as EnforcementAction['kind'],
     provider: item.provider as string,
     keyHash: (item.keyHash as string | null) ?? null,

@@ -48,6 +48,10 @@ export function decide(input: DecisionInput): Act[] {
   const actOn = (target: Target) =>
     (target.kind === 'reporter' || (target.connectionId !== null && input.connectionsOn.has(target.connectionId))) && (input.scope?.(target) ?? true);
 
+  /** Another holder (a spend-anomaly rule, another budget) has this key switched off: a release leaves the key off. */
+  const heldByOther = (budgetId: string, target: Target) =>
+    target.kind === 'key' && input.states.some((s) => s.target.id === target.id && s.budgetId !== budgetId && s.status !== 'released' && leverOn(s, input.staleBefore));
+
   const plan = (budgetId: string, budget: Budget | undefined, target: Target, spendMicros: number, covered: boolean) => {
     const state = stateOf.get(`${budgetId}|${target.id}`);
     if (!actOn(target)) return;
@@ -70,7 +74,7 @@ export function decide(input: DecisionInput): Act[] {
     }
     const want = isStop && !held && spendMicros >= budget!.monthlyLimitMicros;
     if (want && !on) acts.push({ budgetId, target, op: 'stop', reason: 'limit_reached', state });
-    else if (!want && on) acts.push({ budgetId, target, op: 'start', reason: offReason(), state });
+    else if (!want && on) acts.push({ budgetId, target, op: heldByOther(budgetId, target) ? 'forget' : 'start', reason: offReason(), state });
     else if (!want && state?.status === 'failed') acts.push({ budgetId, target, op: 'forget', reason: offReason(), state });
   };
 
@@ -83,6 +87,8 @@ export function decide(input: DecisionInput): Act[] {
   // States of targets a budget no longer covers, and of budgets deleted.
   const budgets = new Map(input.budgets.map((b) => [b.budget.id, b]));
   for (const state of input.states) {
+    // A spend-anomaly rule's hold is released by a person (shared/anomaly/), never by a budget's decision.
+    if (state.holder === 'anomaly') continue;
     if (seen.has(`${state.budgetId}|${state.target.id}`)) continue;
     const b = budgets.get(state.budgetId);
     plan(state.budgetId, b?.budget, state.target, b?.spendMicros ?? 0, false);

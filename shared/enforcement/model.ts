@@ -25,9 +25,15 @@ export interface Target {
 
 export type StateStatus = 'stopped' | 'armed' | 'released' | 'failed' | 'acting';
 
-/** What a budget did to one target (ACCOUNT#<a> / ENFORCE#<budgetId>#<targetId>). */
+/**
+ * What a budget (or a spend-anomaly rule) did to one target (ACCOUNT#<a> / ENFORCE#<budgetId or ruleId>#<targetId>).
+ * A rule's state (`holder: "anomaly"`, `budgetId` its rule's id, `period` a UTC day) is taken and released by
+ * shared/anomaly/ only: the budgets' decision never acts on it, and neither undoes the other's hold of a key.
+ */
 export interface EnforcementState {
   budgetId: string;
+  /** A spend-anomaly rule's hold (absent: a budget's). */
+  holder?: 'anomaly';
   target: Target;
   /**
    * `stopped`: the key is off / the reporter refuses it; `armed`: the project's limit is set (OpenAI enforces it);
@@ -55,7 +61,7 @@ export interface EnforcementState {
 }
 
 export type ActOp = 'stop' | 'start' | 'set_limit' | 'remove_limit' | 'read_limit' | 'forget';
-export type ActReason = 'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted';
+export type ActReason = 'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'anomaly';
 
 export interface Act {
   budgetId: string;
@@ -79,7 +85,9 @@ export type ActionKind =
 /** One recorded act (ACTIONS#<a> / ACT#<act_id>). */
 export interface EnforcementAction {
   id: string;
-  budgetId: string;
+  /** The budget that acted; null for a spend-anomaly rule's act (`ruleId`). */
+  budgetId: string | null;
+  ruleId?: string | null;
   kind: ActionKind;
   provider: string;
   keyHash: string | null;

@@ -1440,7 +1440,7 @@ export interface components {
             }[];
             refreshAfterSeconds: number;
         };
-        Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"];
+        Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"] | components["schemas"]["SpendAnomalyRule"];
         RuleList: {
             items: components["schemas"]["Rule"][];
             nextCursor: string | null;
@@ -1481,6 +1481,18 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
             lastTriggeredAt: components["schemas"]["Timestamp"] | null;
         };
+        SpendAnomalyRule: {
+            /** @constant */
+            type: "spend_anomaly";
+            config: components["schemas"]["SpendAnomalyConfig"];
+            id: string;
+            name: string;
+            channels: ("email" | "webhook" | "slack")[];
+            isActive: boolean;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            lastTriggeredAt: components["schemas"]["Timestamp"] | null;
+        };
         CostThresholdConfig: {
             threshold: number;
             /** @enum {string} */
@@ -1499,10 +1511,18 @@ export interface components {
             webhookUrl?: string;
             slackWebhookUrl?: string;
         };
+        SpendAnomalyConfig: {
+            minUsdPerHour: number;
+            multiplier: number;
+            /** @enum {string} */
+            action: "notify" | "stop";
+            webhookUrl?: string;
+            slackWebhookUrl?: string;
+        };
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
@@ -1809,6 +1829,15 @@ export interface components {
             channels: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         };
+        /** @description Every key of the account: its spend of the last hour against its average hourly spend over its last 14 complete days. At or past `minUsdPerHour` and `multiplier` × that average: alert `spend_anomaly` (once per key per UTC day); with `action: stop` the key is stopped at once (Anthropic and OpenRouter key switches, the reporter's block) until a person releases it (POST /keys/{hash}/release). */
+        SpendAnomalyRuleRequest: {
+            /** @constant */
+            type: "spend_anomaly";
+            config: components["schemas"]["SpendAnomalyConfigRequest"];
+            name: string;
+            channels: ("email" | "webhook" | "slack")[];
+            isActive?: boolean;
+        };
         CostThresholdConfigRequest: {
             threshold: number;
             /** @enum {string} */
@@ -1827,12 +1856,21 @@ export interface components {
             webhookUrl?: string;
             slackWebhookUrl?: string;
         };
+        SpendAnomalyConfigRequest: {
+            minUsdPerHour: number;
+            /** @default 10 */
+            multiplier: number;
+            /** @enum {string} */
+            action: "notify" | "stop";
+            webhookUrl?: string;
+            slackWebhookUrl?: string;
+        };
         /** @description `config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat. */
-        CreateRuleRequest: components["schemas"]["CostThresholdRuleRequest"] | components["schemas"]["NewKeyRuleRequest"] | components["schemas"]["SpendSpikeRuleRequest"];
+        CreateRuleRequest: components["schemas"]["CostThresholdRuleRequest"] | components["schemas"]["NewKeyRuleRequest"] | components["schemas"]["SpendSpikeRuleRequest"] | components["schemas"]["SpendAnomalyRuleRequest"];
         /** @description At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400). */
         PatchRuleRequest: {
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "spend_anomaly";
             name?: string;
             config?: {
                 [key: string]: unknown;
@@ -1868,7 +1906,7 @@ export interface components {
             /** @constant */
             all: true;
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
             keyHash?: string;
         };
         /** @description A Stripe event, exactly as Stripe signed it. */
@@ -3620,7 +3658,7 @@ export interface operations {
                 /** @description Only alerts in this status. */
                 status?: "triggered" | "acknowledged";
                 /** @description Only alerts of this type. */
-                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
                 /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
                 keyHash?: string;
                 /** @description Page size, 1–100 (default 50). */

@@ -32,6 +32,7 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   budget_stopped: 'Budget stopped spend',
   budget_released: 'Budget released',
   enforcement_failed: 'Budget could not stop spend',
+  spend_anomaly: 'Key spending far more than usual',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {
