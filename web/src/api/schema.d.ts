@@ -332,6 +332,46 @@ export interface paths {
         patch: operations["keysLabel"];
         trace?: never;
     };
+    "/keys/{hash}/incident": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it.
+         * @description A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["keysIncident"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{hash}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a key that a spend-anomaly rule stopped (member).
+         * @description Every spend-anomaly hold of the key ends (recorded as the caller's act): the reporter lets it through at once; a key switched off at its provider is switched on by a sync queued now, unless a stop budget holds it too (budgets are released by their budgets). 409 `not-stopped` when no rule holds the key. The rule does not stop the key again that UTC day. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["keysRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/budgets": {
         parameters: {
             query?: never;
@@ -1413,14 +1453,15 @@ export interface components {
         };
         EnforcementAction: {
             id: string;
-            budgetId: string;
+            budgetId: string | null;
+            ruleId?: string | null;
             /** @enum {string} */
             kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
             /** @enum {string} */
-            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted";
+            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted" | "anomaly";
             actor: string;
             /** @enum {string} */
             result: "ok" | "failed";
@@ -1434,11 +1475,47 @@ export interface components {
         IngestBlocks: {
             blocked: {
                 keyHash: string;
-                budgetId: string;
+                budgetId: string | null;
                 budgetName: string | null;
+                ruleId?: string;
+                ruleName?: string;
                 since: components["schemas"]["Timestamp"];
             }[];
             refreshAfterSeconds: number;
+        };
+        KeyIncident: {
+            keyHash: string;
+            name: string;
+            provider: string;
+            ratePerHour: number;
+            baselinePerHour: number;
+            baselineDays: number;
+            hours: {
+                hour: components["schemas"]["Timestamp"];
+                cost: number;
+            }[];
+            stopped: boolean;
+            holds: {
+                ruleId: string;
+                ruleName: string | null;
+                /** @enum {string} */
+                lever: "key" | "reporter" | "project";
+                /** @enum {string} */
+                status: "stopped" | "stopping" | "releasing" | "released" | "failed";
+                since: components["schemas"]["Timestamp"];
+                releasedBy: string | null;
+                detail: string;
+            }[];
+        };
+        KeyRelease: {
+            keyHash: string;
+            released: {
+                ruleId: string;
+                /** @enum {string} */
+                lever: "key" | "reporter" | "project";
+                /** @enum {string} */
+                status: "released" | "releasing" | "held_by_budget";
+            }[];
         };
         Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"] | components["schemas"]["SpendAnomalyRule"];
         RuleList: {
@@ -2861,6 +2938,14 @@ export interface operations {
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
                      *           "budgetName": "Monthly OpenAI",
                      *           "since": "2026-11-02T09:15:00.000Z"
+                     *         },
+                     *         {
+                     *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "budgetId": null,
+                     *           "budgetName": null,
+                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
+                     *           "ruleName": "Runaway keys",
+                     *           "since": "2026-11-21T22:34:24.123Z"
                      *         }
                      *       ],
                      *       "refreshAfterSeconds": 15
@@ -3119,6 +3204,204 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    keysIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key’s SHA-256 (64 lower-case hex). */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "name": "Support bot",
+                     *       "provider": "anthropic",
+                     *       "ratePerHour": 48.2,
+                     *       "baselinePerHour": 0.95,
+                     *       "baselineDays": 14,
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-11-20T21:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-20T22:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-20T23:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T00:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T01:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T02:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T03:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T04:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T05:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T06:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T07:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T08:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T09:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T10:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T11:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T12:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T13:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T14:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T15:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T16:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T17:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T18:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T19:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T20:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T21:00:00Z",
+                     *           "cost": 48.2
+                     *         }
+                     *       ],
+                     *       "stopped": true,
+                     *       "holds": [
+                     *         {
+                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
+                     *           "ruleName": "Runaway keys",
+                     *           "lever": "key",
+                     *           "status": "stopped",
+                     *           "since": "2026-11-21T22:34:24.123Z",
+                     *           "releasedBy": null,
+                     *           "detail": "Key Support bot set inactive at Anthropic"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KeyIncident"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    keysRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key’s SHA-256 (64 lower-case hex). */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Release a key that a spend-anomaly rule stopped (member). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "released": [
+                     *         {
+                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
+                     *           "lever": "key",
+                     *           "status": "releasing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KeyRelease"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

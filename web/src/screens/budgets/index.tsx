@@ -34,6 +34,7 @@ const REASON_TEXT: Record<Action['reason'], string> = {
   released: 'released',
   budget_changed: 'budget changed',
   budget_deleted: 'budget deleted',
+  anomaly: 'spent far more than usual',
 };
 
 /** The budget's acts, newest first, read when opened. */
