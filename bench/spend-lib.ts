@@ -1,12 +1,12 @@
 /**
- * The loader and the measurer of `npm run bench:spend`: an account's AGGREGATES for K keys × M models × D days (ending today), written
- * straight to the table with BatchWriteItem (or TransactWriteItems, 100 items a request: `writeWith`) instead of K·M·D
- * ingests — but built by ingestion's own code, so the items are exactly what ingestion writes: each (key, day, model)
- * is one event priced by `priceEvent`, planned into chunks by `planChunks` and turned into the chunk's update actions
- * by `buildChunkActions` (shared/db/usage-writes.ts); the actions are then applied in memory (`applyUpdate`: the
- * SET / ADD / REMOVE forms those builders emit) and the resulting items Put. The events' exactly-once items are not
- * written (they are not aggregates and expire anyway), nor the account item (its `keyCount` gets ONE ADD at the end
- * instead of being overwritten).
+ * The loader and the measurer of `npm run bench:spend`: an account's AGGREGATES for K keys × M models × D days (ending
+ * today), written straight to the table with BatchWriteItem (or TransactWriteItems, 100 items a request: `writeWith`)
+ * instead of K·M·D ingests — but built by ingestion's own code, so the items are exactly what ingestion writes: each
+ * (key, day, model) is one event priced by `priceEvent`, planned into chunks by `planChunks` and turned into the
+ * chunk's update actions by `buildChunkActions` (shared/db/usage-writes.ts); the actions are then applied in memory
+ * (`applyUpdate`: the SET / ADD / REMOVE forms those builders emit) and the resulting items Put. The events'
+ * exactly-once items are not written (they are not aggregates and expire anyway), nor the account item (its `keyCount`
+ * gets ONE ADD at the end instead of being overwritten).
  *
  * The expected sums come from the events themselves (`expectedTotals`), independently of any aggregate, so the
  * bench — and the smoke test that runs this loader small — can check GET /spend against them.
@@ -402,7 +402,7 @@ export async function measureSpend(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Measuring GET /keys: search, sort and paging over every key of the account (API.md part 4)
+// Measuring GET /keys: search, sort and paging over every key of the account (docs/features/spend-and-exports.md)
 
 export interface KeySearchRow {
   name: string;

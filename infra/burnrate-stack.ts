@@ -234,7 +234,8 @@ export class BurnrateStack extends Stack {
     Validations.of(this.userPool).acknowledge({
       id: 'AwsSolutions-COG1',
       reason:
-        'The password policy is the API contract (API.md): at least 8 characters with upper case, lower case and ' +
+        'The password policy is the API contract (docs/features/identity-and-teams.md): at least 8 characters with ' +
+        'upper case, lower case and ' +
         'digits, no required symbol (NIST SP 800-63B advises against composition rules); POST /auth/register and the ' +
         'local stack enforce the same policy.',
     });
@@ -628,8 +629,8 @@ export class BurnrateStack extends Stack {
 
 /**
  * What a function that sends e-mail or Slack messages reads (shared/notify/email.ts, shared/config.ts): the dashboard
- * URL of links (API.md appUrl), and the sender; with `-c email=off`, `EMAIL_DELIVERY=off` (the e-mail channel then
- * fails at once, never retried) — the Slack links still point into the dashboard.
+ * URL of links (docs/features/identity-and-teams.md appUrl), and the sender; with `-c email=off`, `EMAIL_DELIVERY=off`
+ * (the e-mail channel then fails at once, never retried) — the Slack links still point into the dashboard.
  */
 function emailEnvironment(email: DeploySettings['email'], dashboardUrl: string): Record<string, string> {
   if (email === 'off') return { EMAIL_DELIVERY: 'off', DASHBOARD_URL: dashboardUrl };

@@ -1,6 +1,7 @@
 /**
  * A local stand-in of Anthropic's Admin API (the part a usage importer reads), written from the official reference
- * (platform.claude.com/docs/en/api/admin/…; research notes: ../shared/research/provider-usage-apis.md §2):
+ * (https://platform.claude.com/docs/en/api/admin/usage_report/retrieve_messages, …/cost_report, …/api_keys; the
+ * guide https://platform.claude.com/docs/en/manage-claude/usage-cost-api):
  *
  *   GET  /v1/organizations/usage_report/messages   starting_at (RFC 3339, required), ending_at, bucket_width
  *        1m|1h|1d, group_by[] api_key_id|workspace_id|model|service_tier|context_window|inference_geo|account_id|
@@ -69,7 +70,8 @@ interface StandInRates {
 /**
  * Sonnet 4 and 4.5 with the 1M context window: usage past 200K input tokens (`context_window: "200k-1M"`) is billed at
  * $6 input and $22.50 output per 1M, cache reads and writes by the same multipliers: the price table's rows, read from
- * secondary sources quoting Anthropic's pricing page ("Long context pricing"; docs/pricing-tiers-and-tools.md names them).
+ * secondary sources quoting Anthropic's pricing page ("Long context pricing"; docs/features/ingestion-and-pricing.md names
+ * them).
  */
 const SONNET_LONG_CONTEXT: StandInRates = { input: 6000, output: 22_500, cacheRead: 600, cache5m: 7500, cache1h: 12_000 };
 
@@ -212,7 +214,8 @@ export function bigAnthropicOrg(now: number, adminKey: string, size: { keys: num
     const key = anthropicKey(seed, `key-${String(i + 1).padStart(4, '0')}`, workspaces[Math.floor(i / 100)]!.id, users.lin, since - DAY_S - i);
     keys.push(key);
     for (const model of models) s.push(series(key, model, 'standard', msg(150_000 + (i % 5) * 10_000, 300_000, 20_000, 5000, 40_000), since));
-    // Every tenth key also makes calls of more than 200K input on the first model (Sonnet 4.5): the long-context window.
+    // Every tenth key also makes calls of more than 200K input on the first model (Sonnet 4.5): the long-context
+    // window.
     if (i % 10 === 0) s.push(series(key, models[0]!, 'standard', msg(450_000, 600_000, 20_000, 0, 30_000), since, null, '200k-1M'));
   }
   return makeOrg({ provider: 'anthropic', seed, originDay: since, adminKey, inferenceKeys: [], projects: workspaces, keys, series: s, big: size });

@@ -16,7 +16,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { API_PREFIX, routeId, routes as routeTable, type Route } from '#shared/routes.ts';
-import { bearerToken, verifier } from '#shared/auth/verifier.ts';
+import { bearerToken, verifier } from '#shared/access/verifier.ts';
 import { config } from '#shared/config.ts';
 import { db } from '#shared/db/client.ts';
 import { HttpError, NotFound, PayloadTooLarge, Unauthorized } from '#shared/http/errors.ts';

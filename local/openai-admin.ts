@@ -1,6 +1,7 @@
 /**
  * A local stand-in of OpenAI's organization admin API (the part a usage importer reads), written from the official
- * OpenAPI document (github.com/openai/openai-openapi; research notes: ../shared/research/provider-usage-apis.md §1):
+ * OpenAPI document (https://github.com/openai/openai-openapi, `openapi.yaml`;
+ * https://platform.openai.com/docs/api-reference/usage):
  *
  *   GET /v1/organization/usage/completions   start_time (unix s, required), end_time, bucket_width 1m|1h|1d,
  *                                            group_by project_id|user_id|api_key_id|model|batch|service_tier,
@@ -15,7 +16,8 @@
  *   GET|POST|DELETE /v1/organization/projects/{id}/spend_limit   the project's hard limit {threshold_amount (cents),
  *                                            currency USD, interval month} with enforcement.status inactive|enforcing;
  *                                            an enforcing project's usage stops growing (control: POST
- *                                            /_burnrate/spend-limits {overshootCents}: how far past it spend gets first)
+ *                                            /_burnrate/spend-limits {overshootCents}: how far past it spend gets
+ * first)
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
  * param, code}}`. Buckets: the first one starts at start_time floored to the minute (truncated, not snapped), the

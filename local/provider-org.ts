@@ -493,10 +493,44 @@ export interface Fault {
  * (requests find their organization by it), clock, faults and request counts, so test files running side by side
  * never disturb each other.
  */
+/**
+ * How an organization's API misbehaves, for the bounds on provider reads (shared/connections/pages.ts): on paths that
+ * start with `pathPrefix`, `ignoreCursor` drops the page cursor or offset of every request (`offset`, `after`,
+ * `after_id`, `page`), so a list answers its first page forever; `hugeBodyBytes` answers a JSON body of that many
+ * bytes instead (streamed in 64 KiB writes: the stand-in never holds it).
+ */
+export interface Misbehaviour {
+  pathPrefix: string;
+  ignoreCursor: boolean;
+  hugeBodyBytes: number | null;
+}
+
+/** The page cursors and offsets of the three references. */
+const CURSOR_PARAMS = ['offset', 'after', 'after_id', 'page'];
+
+/** Writes `{"data":[],"padding":"xxx…"}` of `bytes` bytes, 64 KiB at a time, waiting for the socket to drain. */
+async function sendHugeBody(res: ServerResponse, bytes: number): Promise<void> {
+  const head = '{"data":[],"padding":"';
+  const tail = '"}';
+  const fill = Math.max(0, bytes - head.length - tail.length);
+  // Chunked, without a content-length: the reader learns the size only as the body arrives.
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  if (!res.write(head)) await once(res, 'drain');
+  for (let left = fill; left > 0 && !res.destroyed; left -= chunk.length) {
+    if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
+      await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    }
+  }
+  if (!res.destroyed) res.end(tail);
+}
+
 export interface OrgStore {
   readonly provider: ProviderName;
   org: OrgState;
   faults: Fault[];
+  /** A provider gone wrong (control API `misbehave`; memory only): lists that ignore their cursor, a huge body. */
+  misbehaviour: Misbehaviour | null;
   requests: { total: number; byPath: Record<string, number> };
   now(): number;
   /** Saves every organization of the stand-in (and rebuilds this one's indexes). */
@@ -577,6 +611,7 @@ export async function openOrgRegistry(options: OrgStoreOptions): Promise<OrgRegi
       provider: options.provider,
       org,
       faults: [],
+      misbehaviour: null,
       requests: { total: 0, byPath: {} },
       now: () => store.org.clock ?? realNow(),
       additions: () => current().additions,
@@ -698,7 +733,7 @@ export function pauseSeries(s: Series, paused: boolean, now: number): void {
  * organization, or on another one under `/_burnrate/orgs/<id>/…`:
  *
  *   GET  /_burnrate/orgs                       the organizations: id, admin key
- *   POST /_burnrate/orgs       {big?: {keys, models, days}, seed?, now?, late?}   a new organization (the seed, or a big
+ *   POST /_burnrate/orgs       {big?: {keys, models, days}, seed?, now?, late?, empty?}   a new organization (the seed, or a big
  *                                                                  one) with its own admin key, optionally a frozen
  *                                                                  clock and late arrivals (null: none) → its state
  *   DELETE /_burnrate/orgs/:id                 remove one (not main)
@@ -714,6 +749,8 @@ export function pauseSeries(s: Series, paused: boolean, now: number): void {
  *   POST /_burnrate/admin-key  {revoked?: bool, rotate?: bool}     revoke (→ 401) or issue a new admin key
  *   POST /_burnrate/faults     {status: 429|5xx, count, retryAfter?, pathPrefix?}   the next `count` requests fail
  *   DELETE /_burnrate/faults                   no more forced faults
+ *   POST /_burnrate/misbehave  {ignoreCursor?, hugeBodyBytes?, pathPrefix?}   lists that loop / a huge body (Misbehaviour)
+ *   DELETE /_burnrate/misbehave                behave again
  *   POST /_burnrate/reset      {}                                   the seed again (same id and admin key)
  *   POST /_burnrate/big        {keys, models, days}                 N keys × M models × D days, usage every day
  *   GET  /_burnrate/truth?from&to[&detail=totals]                  usage per (day, key, model, tier) as of now
@@ -733,7 +770,9 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
     const now = frozen ?? realNow();
     if (body.seed !== undefined && (typeof body.seed !== 'string' || !/^[a-z0-9-]{1,40}$/.test(body.seed))) throw new StandInError(400, 'invalid_request', 'seed: 1–40 characters of a-z, 0-9, "-".');
     const seed = typeof body.seed === 'string' ? body.seed : undefined;
-    const org = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey, seed);
+    const made = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey, seed);
+    // `empty: true`: an organization with nothing in it (no projects or workspaces, no keys, no usage).
+    const org = body.empty === true ? { ...made, projects: [], keys: [], series: [], inferenceKeys: [] } : made;
     const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
     // Optional at once: a frozen clock, late arrivals.
     if (body.now !== undefined) await controlOrg(registry, store, deps, 'POST /clock', params, { now: body.now });
@@ -885,6 +924,20 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     const retryAfter = body.retryAfter === undefined || body.retryAfter === null ? null : Number(body.retryAfter);
     store.faults.push({ status, remaining: Math.max(1, Number(body.count ?? 1)), retryAfter, pathPrefix: String(body.pathPrefix ?? (store.provider === 'openrouter' ? '/api/v1/' : '/v1/')) });
     return ok({ faults: store.faults });
+  }
+  if (route === 'POST /misbehave') {
+    const huge = body.hugeBodyBytes === undefined || body.hugeBodyBytes === null ? null : Number(body.hugeBodyBytes);
+    if (huge !== null && !(Number.isInteger(huge) && huge >= 1 && huge <= 500 * 1024 * 1024)) throw new StandInError(400, 'invalid_request', 'hugeBodyBytes: 1..524288000');
+    store.misbehaviour = {
+      pathPrefix: String(body.pathPrefix ?? (store.provider === 'openrouter' ? '/api/v1/' : '/v1/')),
+      ignoreCursor: body.ignoreCursor === true,
+      hugeBodyBytes: huge,
+    };
+    return ok({ misbehaviour: store.misbehaviour });
+  }
+  if (route === 'DELETE /misbehave') {
+    store.misbehaviour = null;
+    return ok({ misbehaviour: null });
   }
   if (route === 'DELETE /faults') {
     store.faults.length = 0;
@@ -1129,6 +1182,11 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
       if (req.method !== 'GET' && key === store.org.readOnlyAdminKey) throw new StandInError(403, 'permission', spec.readOnlyMessage);
       const fault = takeFault(store, url.pathname);
       if (fault) throw faultError(fault);
+      const misbehaviour = store.misbehaviour;
+      if (misbehaviour && url.pathname.startsWith(misbehaviour.pathPrefix)) {
+        if (misbehaviour.hugeBodyBytes !== null) return sendHugeBody(res, misbehaviour.hugeBodyBytes);
+        if (misbehaviour.ignoreCursor) for (const p of CURSOR_PARAMS) url.searchParams.delete(p);
+      }
       sendJson(res, 200, await spec.route(store, tokens, req, url.pathname, url.searchParams));
     };
     work().catch((error: unknown) => {

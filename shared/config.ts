@@ -15,8 +15,8 @@ export interface Config {
   /** Allowed CORS origins for the dashboard SPA (comma-separated in env; `*` allows any). */
   corsOrigins: string[];
   /**
-   * `appUrl` of API.md part 3: the dashboard's address, which every e-mailed link points into (env
-   * `DASHBOARD_URL`; locally `http://localhost:<PORT>`). Empty when not configured.
+   * `appUrl` of docs/features/identity-and-teams.md: the dashboard's address, which every e-mailed link points into
+   * (env `DASHBOARD_URL`; locally `http://localhost:<PORT>`). Empty when not configured.
    */
   appUrl: string;
   /** HMAC key of pagination cursors (a Secrets Manager value in AWS; generated and kept under .data/ locally). */
@@ -30,7 +30,7 @@ export interface Config {
   /** The deployment runs without billing (`-c billing=off` → env `BILLING=off` on the billing functions). */
   billingOff: boolean;
   /**
-   * The request limits of API.md "Abuse limits" (register and forgot-password per source IP, failed logins per
+   * The request limits of docs/security.md (register and forgot-password per source IP, failed logins per
    * e-mail and IP). On unless env `RATE_LIMITS=off` (local test suites and demo seeding only).
    */
   rateLimits: boolean;

@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 /** Monotonic: ids made in the same millisecond still sort in the order they were made (newest-first lists rely on it). */
 const ulid = monotonicFactory();
 
-/** Public id prefixes (API.md: `br_`, `usr_`, `bud_`, `rul_`, `alt_`, `ink_` + ULID). */
+/** Public id prefixes (docs/api.md: `br_`, `usr_`, `bud_`, `rul_`, `alt_`, `ink_` + ULID). */
 export const ID_PREFIX = {
   account: 'br',
   user: 'usr',

@@ -27,8 +27,8 @@ export type TableAction =
 export type CognitoAction = 'AdminCreateUser' | 'AdminSetUserPassword' | 'AdminDeleteUser' | 'AdminGetUser' | 'AdminUserGlobalSignOut';
 
 /**
- * The least role a `jwt` route needs (API.md part 3 "Users and roles"): `viewer` < `member` < `admin`. Checked for
- * every route in ONE place (shared/auth/roles.ts via jwtAuth) against the user's role in our table.
+ * The least role a `jwt` route needs (docs/features/identity-and-teams.md): `viewer` < `member` < `admin`. Checked for
+ * every route in ONE place (shared/access/roles.ts via jwtAuth) against the user's role in our table.
  */
 export type RouteRole = 'viewer' | 'member' | 'admin';
 
@@ -168,8 +168,8 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/alert-rules', handler: 'alert-rules/create', auth: 'jwt', role: 'member', table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'] },
   { method: 'PATCH', path: '/alert-rules/{id}', handler: 'alert-rules/update', auth: 'jwt', role: 'member', table: ['GetItem', 'PutItem'] },
   { method: 'DELETE', path: '/alert-rules/{id}', handler: 'alert-rules/delete', auth: 'jwt', role: 'member', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
-  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet is
-  // counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
+  // Alerts: a page (Query, filtered as it reads) and the account's counters (GetItem; an account without counters yet
+  // is counted with a Query). Acknowledging moves the alert and the counters in one transaction (UpdateItem); counters
   // missing are counted (Query) and put (PutItem) first (shared/db/alerts.ts); the single route reads the alert back.
   { method: 'GET', path: '/alerts', handler: 'alerts/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/alerts/{id}/acknowledge', handler: 'alerts/acknowledge', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'] },

@@ -1,9 +1,11 @@
 /**
  * The guard: Burnrate's list of keys whose stop budget is past its limit (`GET <baseUrl>/ingest/blocks`), read at
- * start and every `refreshAfterSeconds` (≤ 30), so a call made with a blocked key is answered here, without calling
- * the provider: status 429 in the provider's own error shape, code `budget_exceeded`, the budget's name, and
- * `x-should-retry: false` so the official SDKs raise at once instead of retrying. When Burnrate can't be reached the
- * last list is kept for 10 minutes, then calls go through again: the guard never fails closed on its own.
+ * start and every `refreshAfterSeconds` (≤ 30), so a call made with a blocked key — any call, whatever its path — is
+ * answered here, without calling the provider: status 429 in the provider's own error shape, code `budget_exceeded`,
+ * the budget's name, and `x-should-retry: false` so the official SDKs raise at once instead of retrying. The guard
+ * never delays a call: until the first list has been read, calls go through; the list applies from the moment it is
+ * read. When Burnrate can't be reached the last list is kept for 10 minutes, then calls go through again: the guard
+ * never fails closed on its own.
  */
 import { deadline } from './deadline.js';
 import type { Logger } from './sender.js';
@@ -11,11 +13,12 @@ import type { Provider } from './usage.js';
 
 export interface Block {
   keyHash: string;
-  /** The stop budget past its limit; null when a spend-anomaly rule stopped the key (`ruleId`). */
+  /** The budget holding the block (null when an anomaly rule holds it). */
   budgetId: string | null;
+  /** The holder's name: the budget's, or the spend-anomaly rule's. */
   budgetName: string | null;
-  ruleId?: string;
-  ruleName?: string;
+  /** Who holds the block: a stop budget, or a spend-anomaly rule (`anomaly`: the key suddenly spent far more than usual). */
+  holder?: { kind: 'budget' | 'anomaly'; id: string };
   since: string;
 }
 
@@ -37,19 +40,16 @@ export const KEEP_LIST_MS = 10 * 60_000;
 const MAX_REFRESH_S = 30;
 /** The default bound of one read of the list (a Burnrate that never answers holds a finished script at most this). */
 export const READ_TIMEOUT_MS = 2500;
-/** How long the first call waits for the first list. */
-const FIRST_READ_WAIT_MS = 3000;
 
 export class Guard {
   private blocked = new Map<string, Block>();
   private readAt: number | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private first: Promise<void>;
   private stopped = false;
   private warned = new Set<string>();
 
   constructor(private readonly options: GuardOptions) {
-    this.first = this.refresh();
+    void this.refresh();
   }
 
   /** Reads the list now; schedules the next read. Never throws. */
@@ -59,9 +59,9 @@ export class Guard {
     try {
       const res = await this.options.fetch(`${this.options.baseUrl.replace(/\/$/, '')}/ingest/blocks`, {
         headers: { 'x-api-key': this.options.ingestKey, accept: 'application/json' },
-        // Shorter than the first call's wait (FIRST_READ_WAIT_MS): a Burnrate that never answers is given up before the
-        // reporter sends its first events, so no read of the list is left hanging to hold a finished script open.
-        // A timer of the reporter's own (see deadline.ts), cleared once the list and its body are read.
+        // A Burnrate that never answers is given up after READ_TIMEOUT_MS, so no read of the list is left hanging to
+        // hold a finished script open. A timer of the reporter's own (see deadline.ts), cleared once the list and its
+        // body are read.
         signal: bound.signal,
       });
       if (res.ok) {
@@ -82,17 +82,16 @@ export class Guard {
     }
   }
 
-  /** The block on this key, if any and if the list is fresh enough to trust. */
-  async check(keyHash: string): Promise<Block | undefined> {
-    if (this.readAt === null) await Promise.race([this.first, new Promise((r) => setTimeout(r, FIRST_READ_WAIT_MS).unref?.())]);
+  /** The block on this key, if any and if the list is fresh enough to trust. Never waits (no list yet: none). */
+  check(keyHash: string): Block | undefined {
     if (this.readAt === null || this.options.now() - this.readAt > KEEP_LIST_MS) return undefined;
     const block = this.blocked.get(keyHash);
     if (block && this.options.enforce === 'observe') {
       if (!this.warned.has(keyHash)) {
         this.warned.add(keyHash);
         this.options.logger.warn(
-          block.ruleId
-            ? `Burnrate: the spend-anomaly rule ${block.ruleName ?? block.ruleId} stopped this key; enforce is "observe", so the call goes through.`
+          block.holder?.kind === 'anomaly'
+            ? `Burnrate: the spend-anomaly rule ${block.budgetName ?? block.holder.id} stopped this key; enforce is "observe", so the call goes through.`
             : `Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`,
         );
       }
@@ -109,10 +108,11 @@ export class Guard {
 
 /** The answer to a blocked call, as the provider would shape a refusal. */
 export function refusal(provider: Provider, block: Block): Response {
-  const budget = block.budgetName ? `"${block.budgetName}"` : block.budgetId;
-  const message = block.ruleId
-    ? `Burnrate stopped this key: it suddenly spent far more than usual (spend-anomaly rule "${block.ruleName ?? block.ruleId}"). Calls with it are refused until someone releases the key in Burnrate.`
-    : `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
+  const budget = block.budgetName ? `"${block.budgetName}"` : (block.budgetId ?? 'rule');
+  const message =
+    block.holder?.kind === 'anomaly'
+      ? `Burnrate stopped this key: it suddenly spent far more than usual (spend-anomaly rule ${budget}). Calls with it are refused until someone releases the key in Burnrate.`
+      : `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
   const body =
     provider === 'anthropic'
       ? { type: 'error', error: { type: 'budget_exceeded', message }, request_id: null }
@@ -123,7 +123,7 @@ export function refusal(provider: Provider, block: Block): Response {
       'content-type': 'application/json',
       'x-should-retry': 'false',
       ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}),
-      ...(block.ruleId ? { 'x-burnrate-rule-id': block.ruleId } : {}),
+      ...(block.holder?.kind === 'anomaly' ? { 'x-burnrate-rule-id': block.holder.id } : {}),
     },
   });
 }

@@ -107,10 +107,17 @@ export function createReporter(options: ReporterOptions): Reporter {
   process.on('beforeExit', onBeforeExit);
 
   const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    // The guard first, for EVERY call that carries a key, whatever its path or method: a blocked key is refused here
+    // (images, batches, realtime sessions, a path in another case, with `//` or `%2F` alike). It never waits for the
+    // block list: until the first list is read, calls go through.
+    const credential = credentialOf(input, init);
+    if (credential) {
+      const block = guard.check(credential.keyHash);
+      if (block) return refusal(credential.provider, block);
+    }
+    // Usage is read where the provider reports it (chat, responses, embeddings, messages); everything else passes on.
     const call = inspect(input, init);
     if (!call) return platformFetch(input, init);
-    const block = await guard.check(call.keyHash);
-    if (block) return refusal(call.provider, block);
     const response = await platformFetch(input, call.init);
     try {
       return observe(call, response, (event) => sender.enqueue(event), () => sender.noteOversized(), options.fetch === undefined);
@@ -174,6 +181,23 @@ function inspect(input: string | URL | Request, init: RequestInit | undefined): 
       init: sendInit,
       addedUsageOption,
     };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The key a call carries and whose shape a refusal takes: Anthropic's when the call is Anthropic's (an
+ * `anthropic-version` header, which its SDK always sends, or a key in `x-api-key`), else OpenAI's. Null without a key.
+ */
+function credentialOf(input: string | URL | Request, init: RequestInit | undefined): { keyHash: string; provider: Provider } | null {
+  try {
+    const request = typeof Request !== 'undefined' && input instanceof Request ? input : null;
+    const headers = new Headers(init?.headers ?? request?.headers);
+    const key = keyOf(headers);
+    if (!key) return null;
+    const anthropic = headers.has('anthropic-version') || (headers.has('x-api-key') && !headers.has('authorization'));
+    return { keyHash: createHash('sha256').update(key).digest('hex'), provider: anthropic ? 'anthropic' : 'openai' };
   } catch {
     return null;
   }

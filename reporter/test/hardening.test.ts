@@ -8,6 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReporter } from '../src/index.ts';
 import { EventRuns, MAX_EVENT_BYTES, UsageReader, UsageStripper, watchStream } from '../src/sse.ts';
@@ -17,12 +18,19 @@ import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from '
 const silent = { warn: () => undefined };
 
 /** A server that takes every connection and request and never answers (a hung Burnrate). */
-async function startHungServer(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
+async function startHungServer(): Promise<{ url: string; requests: () => number; reads: () => { seen: number; open: number }; close(): Promise<void> }> {
   let requests = 0;
+  const reads = { seen: 0, open: 0 };
   const sockets = new Set<Socket>();
-  // Counts the events sent (POST /ingest); the reporter's block-list reads (GET /ingest/blocks) are not events.
+  // Counts the events sent (POST /ingest); the reporter's block-list reads (GET /ingest/blocks) are not events: they
+  // are counted apart, with those still waiting for an answer (their connection open).
   const server: Server = createServer((req) => {
     if (req.method === 'POST') requests += 1;
+    else if (req.url?.endsWith('/ingest/blocks')) {
+      reads.seen += 1;
+      reads.open += 1;
+      req.socket.once('close', () => (reads.open -= 1));
+    }
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -33,6 +41,7 @@ async function startHungServer(): Promise<{ url: string; requests: () => number;
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
     requests: () => requests,
+    reads: () => ({ ...reads }),
     close: () => {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -177,6 +186,25 @@ describe('server-sent events: one event without an end', () => {
 });
 
 describe('a Burnrate that accepts and never answers', () => {
+  it('never delays a provider call to wait for the block list: the first call is over while the list\'s read still hangs', async () => {
+    const hung = await startHungServer();
+    try {
+      const reporter = createReporter({ ingestKey: 'brk_test', baseUrl: hung.url, logger: silent, retryDelayMs: 1 });
+      const openai = new OpenAI({ apiKey: OPENAI_KEY, baseURL: `${standin.url}/v1`, fetch: reporter.fetch, maxRetries: 0 });
+      const started = performance.now();
+      const completion = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+      const took = performance.now() - started;
+      expect(completion.usage?.prompt_tokens).toBe(1200);
+      // The read of the list reached Burnrate and is still waiting for its answer (it is given up only after its own
+      // bound, 2.5 s): the call did not wait for it. Before, the first call waited for the read to end.
+      await expect.poll(() => hung.reads().seen).toBe(1);
+      expect(hung.reads().open, `the call took ${took.toFixed(0)} ms`).toBe(1);
+      await reporter.close();
+    } finally {
+      await hung.close();
+    }
+  });
+
   it('a script that makes one call and never closes the reporter exits by itself', async () => {
     const hung = await startHungServer();
     try {

@@ -1,78 +1,17 @@
 /**
- * The stored shapes of budgets, alert rules and alerts, and their API views. Shared by the CRUD services,
+ * Budgets, alert rules and alerts: their API views and the rules over them (their stored shapes are shared/db's,
+ * re-exported here). Shared by the CRUD services,
  * the evaluation after ingestion (shared/alerting/evaluate.ts) and the notifier (shared/notify/).
  * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
  */
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
+import type { Budget, BudgetAction, BudgetScope } from '#shared/db/budgets.ts';
+import type { Channel, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig } from '#shared/db/rules.ts';
+import type { Alert, AlertStatus, AlertType, Delivery, DeliveryStatus } from '#shared/db/alerts.ts';
 
-export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT';
-export type BudgetAction = 'notify' | 'stop';
+export type { Alert, AlertStatus, AlertType, Budget, BudgetAction, BudgetScope, Channel, Delivery, DeliveryStatus, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig };
 
-export interface Budget {
-  id: string;
-  name: string | null;
-  monthlyLimitMicros: number;
-  /** Percent of the limit, at most 2 decimals (API `alertThreshold`). */
-  alertThreshold: number;
-  scope: BudgetScope;
-  keyHash: string | null;
-  /** PROJECT: the connection and its project (OpenAI project, Anthropic workspace); null otherwise. */
-  connectionId?: string | null;
-  projectId?: string | null;
-  /** `stop`: at the limit, the levers of what it covers are pulled (shared/enforcement/). Absent: `notify`. */
-  action?: BudgetAction;
-  /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
-  alertOnForecast: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'spend_anomaly';
-export type Channel = 'email' | 'webhook' | 'slack';
-export type Period = 'daily' | 'weekly' | 'monthly';
-
-/** Rule config as the API takes it (dollars as JSON numbers, ≤ 6 decimals). `webhookUrl` is required iff channels has webhook. */
-export type RuleConfig =
-  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
-  | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
-  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string } // spend_spike
-  | SpendAnomalyRuleConfig;
-
-export interface SpendAnomalyRuleConfig {
-  minUsdPerHour: number;
-  multiplier: number;
-  action: 'notify' | 'stop';
-  webhookUrl?: string;
-  slackWebhookUrl?: string;
-}
-
-export interface Rule {
-  id: string;
-  type: RuleType;
-  name: string;
-  config: RuleConfig;
-  channels: Channel[];
-  isActive: boolean;
-  createdAt: string;
-  updatedAt: string;
-  lastTriggeredAt: string | null;
-}
-
-export type AlertType =
-  | 'cost_threshold'
-  | 'new_key'
-  | 'spend_spike'
-  | 'budget_threshold'
-  | 'budget_exceeded'
-  | 'budget_forecast'
-  | 'plan_limit'
-  | 'connection_error'
-  | 'budget_stopped'
-  | 'budget_released'
-  | 'enforcement_failed'
-  | 'unpriced_model'
-  | 'spend_anomaly';
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
   new_key: true,
@@ -88,68 +27,9 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   enforcement_failed: true,
   spend_anomaly: true,
 };
+
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
 export const ALERT_TYPES = Object.keys(ALERT_TYPE_SET) as [AlertType, ...AlertType[]];
-export type AlertStatus = 'triggered' | 'acknowledged';
-
-/**
- * `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. `suppressed`: settled
- * without sending, on purpose — past an hourly cap, or (e-mail) no user with a verified address who wants alert
- * e-mail (shared/notify/caps.ts, shared/notify/email.ts).
- */
-export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'suppressed';
-
-export interface Delivery {
-  channel: Channel;
-  status: DeliveryStatus;
-  attempts: number;
-  /** When a notifier claimed it (`sending`); a claim older than the lease may be taken over. */
-  claimedAt?: string;
-  lastError?: string;
-  sentAt?: string;
-  /** Why a `suppressed` delivery was not sent (internal). */
-  suppressedBy?: 'cap' | 'no-recipient';
-  /** Before issue 19: a URL channel's slot taken once per delivery. Every attempt counts now; only removed (deliver.ts). */
-  capCounted?: boolean;
-}
-
-export interface Alert {
-  id: string;
-  accountId: string;
-  type: AlertType;
-  status: AlertStatus;
-  ruleId: string | null;
-  budgetId: string | null;
-  keyHash: string | null;
-  /**
-   * The keys the alert is about: every key one ingest discovered for `new_key` (`keyHash` is the first); the one
-   * key `keyHash` names for the other types, or none.
-   */
-  keyHashes: string[];
-  /**
-   * How the texts named the alert's one key when it fired (shared/keys/name.ts: label, else hint, else hash
-   * prefix); absent when the alert names no key or several, and on alerts stored before it existed.
-   */
-  keyName?: string;
-  title: string;
-  message: string;
-  /** The period the alert belongs to: `2026-11-21` (day), `2026-W47`-style week start `2026-11-16`, `2026-11` (month). */
-  period: string;
-  thresholdMicros: number | null;
-  observedMicros: number | null;
-  deliveries: Delivery[];
-  /** The provider connection a `connection_error` alert is about. */
-  connectionId?: string;
-  /** E-mail only to the account's admins (`connection_error`: only they can fix a connection). */
-  adminsOnly?: true;
-  /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
-  webhookUrl?: string;
-  /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
-  slackWebhookUrl?: string;
-  triggeredAt: string;
-  acknowledgedAt: string | null;
-  acknowledgedBy: string | null;
-}
 
 /**
  * The name of the one key an alert is about, as its texts gave it (`keyName`); for an alert stored before
@@ -218,7 +98,7 @@ export function percentUsed(spendMicros: number, limitMicros: number): number {
   return Number(scaled) / 100;
 }
 
-/** What a stop budget did (API.md part 5): the worst of its targets' states, the lever, since when. */
+/** What a stop budget did (docs/features/budgets-and-alerts.md): the worst of its targets' states, the lever, since when. */
 export interface BudgetEnforcementView {
   status: 'armed' | 'stopped' | 'released' | 'failed';
   lever: string | null;
@@ -226,7 +106,7 @@ export interface BudgetEnforcementView {
   since: string;
 }
 
-/** `forecastMicros`: the month-end forecast of what the budget watches (shared/spend/forecast.ts). */
+/** `forecastMicros`: the month-end forecast of what the budget watches (shared/usage/forecast.ts). */
 export function budgetView(b: Budget, spendMicros: number, forecastMicros: number = spendMicros, enforcement?: BudgetEnforcementView) {
   return {
     id: b.id,

@@ -10,7 +10,7 @@ import { keyDayModels } from '#shared/db/discovered-keys.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
-import { forecastMonthEnd, keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { forecastMonthEnd, keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface SpendSnapshot {
@@ -26,7 +26,7 @@ export interface SpendSnapshot {
   keyWeek(keyHash: string): number;
   /** Whether the key exists in the account. */
   hasKey(keyHash: string): boolean;
-  /** Month-end forecasts (shared/spend/forecast.ts), µ$. */
+  /** Month-end forecasts (shared/usage/forecast.ts), µ$. */
   accountForecast(): number;
   keyForecast(keyHash: string): number;
   /** How alert texts name the key: its label, else hint, else hash prefix (from the key item already read). */
@@ -104,4 +104,11 @@ export async function loadSpend(
       return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, name: item?.name as string | null | undefined, hint: item?.hint as string | null | undefined });
     },
   };
+}
+
+/** The month-end forecast of one key from its item (already read): what a PROJECT budget sums over its keys. */
+export function keyItemForecast(item: Item, now: Date): number {
+  const today = isoDate(now);
+  const month = isoMonth(now);
+  return Number(keyForecastMonthEnd(item, today, { monthCost: rollingNames(today, month).monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros));
 }

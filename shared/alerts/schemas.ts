@@ -17,10 +17,10 @@ export type ListAlertsQuery = z.infer<typeof ListAlertsQuery>;
 
 export const AlertParams = z.strictObject({ id: z.string() });
 
-/** At most this many ids in one bulk acknowledge (API.md part 4). */
+/** At most this many ids in one bulk acknowledge (docs/features/budgets-and-alerts.md). */
 export const MAX_ACKNOWLEDGE_IDS = 100;
 
-/** POST /alerts/acknowledge: the alerts named, or every triggered alert that matches (API.md part 4). */
+/** POST /alerts/acknowledge: the alerts named, or every triggered alert that matches (docs/features/budgets-and-alerts.md). */
 export const AcknowledgeIdsBody = z.strictObject({
   ids: z
     .array(z.string('ids must be alert ids.').check(z.refine((id: string) => isId('alert', id), 'Each id must be an alert id (alt_ + ULID).')), 'ids must be a list of alert ids.')

@@ -19,27 +19,29 @@ import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Alert, Rule, SpendAnomalyRuleConfig } from '#shared/alerting/model.ts';
 import { moneyWords } from '#shared/alerting/words.ts';
 import { baselineDays, baselineMicrosPerHour, baselineOf, isAnomalous, lastDayByHour, rateMicros, type Baseline } from '#shared/anomaly/rate.ts';
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { getConnection, type Connection } from '#shared/db/connections.ts';
 import { getProviderKey } from '#shared/db/discovered-keys.ts';
-import { listStates, putAction, writeState } from '#shared/db/enforcement.ts';
+import { listEnforcement, putActions, putRelease, writeState, type EnforcementItems } from '#shared/db/enforcement.ts';
 import { keys } from '#shared/db/keys.ts';
 import { listRules } from '#shared/db/rules.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
-import { nextState, type Act, type ActionKind, type EnforcementState, type Target } from '#shared/enforcement/model.ts';
+import { applied } from '#shared/enforcement/decide.ts';
+import { holderKey, type Act, type ActionKind, type Hold, type LeverState, type Target } from '#shared/enforcement/model.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
-import { pullLever } from '#shared/enforcement/pull.ts';
-import { offText, onText } from '#shared/enforcement/words.ts';
+import { needsLever, takeAct } from '#shared/enforcement/pull.ts';
+import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
+import { onText } from '#shared/enforcement/words.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
-import { isoDate } from '#shared/time/periods.ts';
+import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
 /** A key this ingest or sync wrote spend for; `rated`: an earlier ingest or sync saw it today, so its rate exists. */
 export interface AnomalyCandidate {
@@ -96,36 +98,31 @@ const actionKind = (t: Target, on: boolean): ActionKind =>
         ? 'key_deactivated'
         : 'key_reactivated';
 
-async function record(accountId: string, ruleId: string, t: Target, on: boolean, reason: 'anomaly' | 'released', actor: string, result: 'ok' | 'failed', detail: string, now: Date) {
-  await putAction(accountId, {
-    id: newId('action'),
-    budgetId: null,
-    ruleId,
-    kind: actionKind(t, on),
-    provider: t.provider,
-    keyHash: t.keyHash,
-    projectId: t.projectId,
-    reason,
-    actor,
-    result,
-    detail,
-    at: now.toISOString(),
-  });
+async function record(accountId: string, ruleId: string, t: Target, on: boolean, result: 'ok' | 'failed', detail: string, now: Date) {
+  await putActions(accountId, [
+    {
+      id: newId('action'),
+      budgetId: null,
+      holder: { kind: 'anomaly', id: ruleId },
+      kind: actionKind(t, on),
+      provider: t.provider,
+      keyHash: t.keyHash,
+      projectId: t.projectId,
+      reason: 'anomaly',
+      actor: 'burnrate',
+      result,
+      detail,
+      at: now.toISOString(),
+    },
+  ]);
 }
 
-/** A fresh state of (rule, target) before its first act. */
-const blank = (ruleId: string, target: Target, day: string, now: Date): EnforcementState => ({
-  budgetId: ruleId,
-  holder: 'anomaly',
-  target,
-  status: 'released',
-  want: 'off',
-  hold: false,
-  period: day,
-  since: now.toISOString(),
-  detail: '',
-  v: 0,
-});
+/**
+ * The release of one rule's hold of one key (a person's `POST /keys/{hash}/release`): a Release of the holder
+ * `anomaly:<ruleId>#<keyHash>`, so releasing one key leaves the rule's holds of other keys alone
+ * (shared/enforcement/service.ts `claimsOf` reads it).
+ */
+export const anomalyReleaseHolder = (ruleId: string, keyHash: string) => ({ kind: 'anomaly' as const, id: `${ruleId}#${keyHash}` });
 
 /** What happened to the key, for the alert's text. */
 type Done =
@@ -142,8 +139,12 @@ interface Trigger {
   baseline: Baseline;
 }
 
-/** Pulls the rule's lever for a key past it (once: the state's conditional write), and says what was done. */
-async function stopKey(accountId: string, t: Trigger, states: EnforcementState[], opts: AnomalyOptions): Promise<Done> {
+/**
+ * Pulls the rule's lever for a key past it and says what was done. The rule becomes a holder of the key's lever state
+ * (shared/enforcement/model.ts): the switch is pulled when it is the first holder (a budget holding it already: the
+ * hold is added to the state only), by one conditional write of the state (racing ingests make one act).
+ */
+async function stopKey(accountId: string, t: Trigger, enforcement: EnforcementItems, opts: AnomalyOptions): Promise<Done> {
   const { rule, item } = t;
   const { now } = opts;
   const day = isoDate(now);
@@ -154,42 +155,39 @@ async function stopKey(accountId: string, t: Trigger, states: EnforcementState[]
       kind: 'no-lever',
       why:
         item.provider === 'openai'
-          ? 'OpenAI can\'t pause a single API key, so Burnrate did not stop it: revoke or rotate the key at OpenAI (platform.openai.com → API keys) if it leaked, or give its project a stop budget (a hard spend limit OpenAI enforces).'
-          : `${provider} has no switch Burnrate can pull for this key: revoke or rotate it at ${provider} if it leaked.`,
+          ? "OpenAI can't pause a single API key, so Burnrate did not stop it: revoke or rotate the key at OpenAI (platform.openai.com → API keys) if it leaked, or give its project a stop budget (a hard spend limit OpenAI enforces)."
+          : `${provider} has no switch Burnrate can pull for this key (or the key is gone there): revoke or rotate it at ${provider} if it leaked.`,
     };
   }
-  const state = states.find((s) => s.budgetId === rule.id && s.target.id === target.id);
+  const keyHash = item.keyHash as string;
+  const releasedToday = enforcement.releases.some((r) => r.holder.kind === 'anomaly' && r.holder.id === anomalyReleaseHolder(rule.id, keyHash).id && r.at.slice(0, 10) === day);
+  const state = enforcement.states.find((s) => s.target.id === target.id);
   const staleBefore = new Date(now.getTime() - ACTING_STALE_MS).toISOString();
-  if (state && state.status !== 'released' && state.status !== 'failed' && !(state.status === 'acting' && state.since < staleBefore)) {
-    return { kind: 'stopped', detail: state.detail || onText(target) }; // held already (this act, or a racing one)
+  if (state?.holds.some((h) => h.kind === 'anomaly' && h.id === rule.id) && !releasedToday) return { kind: 'stopped', detail: state.detail || onText(target) };
+  if (releasedToday) return { kind: 'released-today' };
+  if (state?.status === 'acting' && state.since >= staleBefore) return { kind: 'stopped', detail: onText(target) }; // a racing act
+  if (target.kind === 'key') {
+    const conn = opts.connection?.id === target.connectionId ? opts.connection : target.connectionId ? await getConnection(accountId, target.connectionId) : undefined;
+    if (!conn || conn.status === 'paused' || conn.enforcement !== 'on') {
+      const why = !conn
+        ? `its ${provider} connection is gone`
+        : conn.status === 'paused'
+          ? `its ${provider} connection is paused`
+          : `enforcement is off on its ${provider} connection (turn it on with an admin key that may write, and Burnrate stops keys itself)`;
+      return { kind: 'no-lever', why: `Burnrate could not stop it: ${why}. Set it inactive at ${provider} yourself if it should not spend.` };
+    }
   }
-  if (state && state.status === 'released' && state.period === day && state.hold) return { kind: 'released-today' };
-  if (target.kind === 'reporter') {
-    const prev = state ?? blank(rule.id, target, day, now);
-    const done = nextState({ target }, prev, { status: 'stopped', want: 'on', hold: false, period: day, since: now.toISOString(), detail: onText(target) });
-    delete done.releasedBy;
-    if (await writeState(accountId, state, done)) await record(accountId, rule.id, target, true, 'anomaly', 'burnrate', 'ok', done.detail, now);
-    return { kind: 'stopped', detail: done.detail };
+  const hold: Hold = { kind: 'anomaly', id: rule.id, name: rule.name, since: now.toISOString(), reached: true };
+  const holds = [...(state?.holds ?? []).filter((h) => !(h.kind === 'anomaly' && h.id === rule.id)), hold].sort((a, b) => holderKey(a).localeCompare(holderKey(b)));
+  const act: Act = { target, op: applied(state, staleBefore) ? 'hold' : 'stop', reason: 'anomaly', holds, added: [{ hold, reason: 'anomaly' }], removed: [], changed: [], state };
+  if (needsLever(act) && (!opts.lever || opts.connection?.id !== target.connectionId)) {
+    // Not in this connection's sync (no admin key here): its sync is queued; the rule stops the key when it sees the rate.
+    await queueSyncs([{ accountId, connectionId: target.connectionId! }]);
+    return { kind: 'failed', detail: `the key's connection was not syncing here; its sync is queued` };
   }
-  const conn = opts.connection?.id === target.connectionId ? opts.connection : target.connectionId ? await getConnection(accountId, target.connectionId) : undefined;
-  if (!conn || conn.status === 'paused' || conn.enforcement !== 'on') {
-    const why = !conn
-      ? `its ${provider} connection is gone`
-      : conn.status === 'paused'
-        ? `its ${provider} connection is paused`
-        : `enforcement is off on its ${provider} connection (turn it on with an admin key that may write, and Burnrate stops keys itself)`;
-    return { kind: 'no-lever', why: `Burnrate could not stop it: ${why}. Set it inactive at ${provider} yourself if it should not spend.` };
-  }
-  if (!opts.lever || opts.connection?.id !== conn.id) {
-    // Not in this connection's sync (no admin key here): its next sync, queued now, pulls the lever.
-    await queueSyncs([{ accountId, connectionId: conn.id }]);
-    return { kind: 'stopped', detail: `Key ${target.name} is being stopped at ${provider}` };
-  }
-  const act: Act = { budgetId: rule.id, target, op: 'stop', reason: 'anomaly', state };
-  const prev = state ?? blank(rule.id, target, day, now);
-  const outcome = await pullLever(accountId, act, { ...prev, holder: 'anomaly', hold: false }, opts.lever, { now, month: day });
-  if (!outcome) return { kind: 'stopped', detail: onText(target) };
-  await record(accountId, rule.id, target, true, 'anomaly', 'burnrate', outcome.result, outcome.detail, now);
+  const outcome = await takeAct(act, target.kind === 'reporter' ? undefined : opts.lever, { write: (prev, next) => writeState(accountId, prev, next) }, { now, month: isoMonth(now) });
+  if (!outcome) return { kind: 'stopped', detail: onText(target) }; // another writer took it first
+  await record(accountId, rule.id, target, true, outcome.result, outcome.detail, now);
   return outcome.result === 'ok' ? { kind: 'stopped', detail: outcome.detail } : { kind: 'failed', detail: outcome.detail };
 }
 
@@ -248,14 +246,14 @@ export async function evaluateAnomalies(accountId: string, candidates: readonly 
   }
   if (triggers.length === 0) return [];
   const firedOf = (t: Trigger) => ({ source: t.rule.id, level: 'anomaly', period: `${today}#${t.item.keyHash as string}` });
-  const states = triggers.some((t) => configOf(t.rule).action === 'stop') ? await listStates(accountId) : [];
+  const enforcement: EnforcementItems = triggers.some((t) => configOf(t.rule).action === 'stop') ? await listEnforcement(accountId) : { states: [], releases: [] };
   const fired = await alreadyFired(accountId, triggers.map(firedOf));
   const created: Alert[] = [];
   for (const t of triggers) {
     const c = configOf(t.rule);
     const already = fired.has(firedPk(accountId, firedOf(t)));
     // A stop is pulled even when today's alert fired already (a released key is not stopped again today: its state says so).
-    const done: Done = c.action === 'stop' ? await stopKey(accountId, t, states, opts) : { kind: 'notify' };
+    const done: Done = c.action === 'stop' ? await stopKey(accountId, t, enforcement, opts) : { kind: 'notify' };
     if (already) continue;
     const text = anomalyText(t, done, now);
     const alert = makeAlert(accountId, now, {
@@ -291,71 +289,41 @@ export async function anomaliesAfterIngest(accountId: string, candidates: readon
 // ---------------------------------------------------------------------------------------------------------------
 // Release by a person
 
-/** Whether another holder (a budget) keeps this key switched off. */
-const heldByOther = (states: readonly EnforcementState[], s: EnforcementState) =>
-  states.some((o) => o.target.id === s.target.id && o.budgetId !== s.budgetId && (o.status === 'stopped' || o.status === 'acting' || (o.status === 'failed' && o.want === 'on')));
-
-/** The anomaly holds of one key that a person has not released yet. */
-const holdsOf = (states: readonly EnforcementState[], keyHash: string) =>
-  states.filter((s) => s.holder === 'anomaly' && s.target.keyHash === keyHash && s.status !== 'released' && !s.hold);
+/** The key's lever states (its switch, its reporter block) and the anomaly holds on them. */
+function anomalyHoldsOf(states: readonly LeverState[], keyHash: string) {
+  const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`]);
+  return states.filter((s) => ids.has(s.target.id)).flatMap((s) => s.holds.filter((h) => h.kind === 'anomaly').map((h) => ({ s, h })));
+}
 
 export interface ReleaseResult {
   keyHash: string;
-  /** Each rule hold released: the rule, the lever, and whether the key is running again or another holder keeps it off. */
+  /** Each rule hold released: the rule, the lever, and whether the key runs again, is being switched on, or a budget keeps it off. */
   released: { ruleId: string; lever: Target['kind']; status: 'released' | 'releasing' | 'held_by_budget' }[];
 }
 
 /**
- * POST /keys/{hash}/release: lets go of every spend-anomaly hold of the key (recorded as the user's). The reporter's
- * block ends at once; a key switch is turned back on by the connection's next sync (queued now), unless a budget
- * holds the key too. 404 for a key not in the account; 409 `not-stopped` when no rule holds it.
+ * POST /keys/{hash}/release: lets go of every spend-anomaly hold of the key (a Release each, by the user; the act
+ * recorded as theirs). The reporter's block ends at once; a key switch is turned back on by the connection's next
+ * sync (queued now), unless a budget holds the key too (then only the rule's hold ends). 404 for a key not in the
+ * account; 409 `not-stopped` when no rule holds it (or it was released already).
  */
 export async function releaseKey(accountId: string, keyHash: string, userId: string, now = new Date()): Promise<ReleaseResult> {
   if (!/^[0-9a-f]{64}$/.test(keyHash) || !(await getProviderKey(accountId, keyHash))) throw new NotFound('The key does not exist.');
-  const states = await listStates(accountId);
-  const holds = holdsOf(states, keyHash);
-  if (holds.length === 0) throw new Conflict('No spend-anomaly rule holds this key stopped: there is nothing to release.', 'not-stopped');
-  const released: ReleaseResult['released'] = [];
-  const syncs = new Set<string>();
-  for (const s of holds) {
-    const other = heldByOther(states, s);
-    const at = now.toISOString();
-    if (s.target.kind === 'reporter' || s.status === 'failed' || other) {
-      // Nothing at a provider to turn back on (the reporter's block is this state; a failed stop never took; a budget
-      // keeps the key off): released now.
-      const done = nextState({ target: s.target }, s, { status: 'released', want: 'off', hold: true, releasedBy: userId, since: at, detail: offText(s.target) });
-      if (!(await writeState(accountId, s, done))) throw new Conflict('The key was changed by another request meanwhile. Read it again and retry.', 'edit-conflict');
-      if (s.target.kind === 'reporter') await record(accountId, s.budgetId, s.target, false, 'released', userId, 'ok', offText(s.target), now);
-      released.push({ ruleId: s.budgetId, lever: s.target.kind, status: other ? 'held_by_budget' : 'released' });
-      continue;
-    }
-    const marked = nextState({ target: s.target }, s, { hold: true, releasedBy: userId });
-    if (!(await writeState(accountId, s, marked))) throw new Conflict('The key was changed by another request meanwhile. Read it again and retry.', 'edit-conflict');
-    if (s.target.connectionId) syncs.add(s.target.connectionId);
-    released.push({ ruleId: s.budgetId, lever: s.target.kind, status: 'releasing' });
-  }
-  if (syncs.size > 0) await queueSyncs([...syncs].map((connectionId) => ({ accountId, connectionId })));
-  return { keyHash, released };
-}
-
-/**
- * In a connection's sync: its keys' anomaly holds a person released are switched back on (recorded as theirs),
- * unless a budget holds the key too (then only the rule's hold ends); stops that failed are tried again.
- */
-export async function settleAnomalyHolds(accountId: string, conn: Connection, lever: Lever, now: Date): Promise<void> {
-  const states = await listStates(accountId);
-  const staleBefore = new Date(now.getTime() - ACTING_STALE_MS).toISOString();
-  const mine = states.filter((s) => s.holder === 'anomaly' && s.target.kind === 'key' && s.target.connectionId === conn.id && s.hold && s.status !== 'released');
-  for (const s of mine) {
-    if (s.status === 'acting' && s.since >= staleBefore) continue;
-    if (heldByOther(states, s)) {
-      await writeState(accountId, s, nextState({ target: s.target }, s, { status: 'released', want: 'off', since: now.toISOString(), detail: offText(s.target) }));
-      continue;
-    }
-    const act: Act = { budgetId: s.budgetId, target: s.target, op: 'start', reason: 'released', state: s };
-    const outcome = await pullLever(accountId, act, s, lever, { now, month: s.period });
-    if (outcome) await record(accountId, s.budgetId, s.target, false, 'released', s.releasedBy ?? 'burnrate', outcome.result, outcome.detail, now);
-  }
+  const { states, releases } = await listEnforcement(accountId);
+  const held = anomalyHoldsOf(states, keyHash).filter(({ h }) => !releases.some((r) => r.holder.id === anomalyReleaseHolder(h.id, keyHash).id && r.at >= h.since));
+  if (held.length === 0) throw new Conflict('No spend-anomaly rule holds this key stopped: there is nothing to release.', 'not-stopped');
+  const at = now.toISOString();
+  await Promise.all(held.map(({ h }) => putRelease(accountId, { holder: anomalyReleaseHolder(h.id, keyHash), period: isoMonth(now), by: userId, at })));
+  // The reporter's block and state-only changes now; a key switch by its connection's sync, queued by this pass.
+  await enforceWithoutKeys(accountId, now);
+  return {
+    keyHash,
+    released: held.map(({ s, h }) => ({
+      ruleId: h.id,
+      lever: s.target.kind,
+      status: s.target.kind === 'reporter' ? 'released' : s.holds.some((o) => o.kind === 'budget') ? 'held_by_budget' : 'releasing',
+    })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -371,22 +339,29 @@ export async function keyIncident(accountId: string, keyHash: string, now = new 
   const item = /^[0-9a-f]{64}$/.test(keyHash) ? await getProviderKey(accountId, keyHash) : undefined;
   if (!item) throw new NotFound('The key does not exist.');
   const today = isoDate(now);
-  const [dayItems, states, rules] = await Promise.all([
+  const [dayItems, enforcement, rules] = await Promise.all([
     batchGet(baselineDays(today).map((d) => keys.spendDayKey(accountId, d, keyHash))),
-    listStates(accountId, false),
+    listEnforcement(accountId, false),
     listRules(accountId),
   ]);
   const firstSeen = typeof item.firstSeenAt === 'string' ? item.firstSeenAt.slice(0, 10) : undefined;
   const baseline = baselineOf(new Map(dayItems.map((d) => [d.date as string, micros(d.costMicros)])), today, firstSeen);
   const names = new Map(rules.map((r) => [r.id, r.name]));
-  const holds = states
-    .filter((s) => s.holder === 'anomaly' && s.target.keyHash === keyHash)
-    .sort((a, b) => (a.since < b.since ? 1 : -1))
-    .map((s) => {
-      const status: HoldStatus =
-        s.status === 'released' ? 'released' : s.status === 'failed' ? 'failed' : s.hold ? 'releasing' : s.status === 'acting' ? 'stopping' : 'stopped';
-      return { ruleId: s.budgetId, ruleName: names.get(s.budgetId) ?? null, lever: s.target.kind, status, since: s.since, releasedBy: s.releasedBy ?? null, detail: s.detail };
+  const releaseOf = (ruleId: string) => enforcement.releases.find((r) => r.holder.kind === 'anomaly' && r.holder.id === anomalyReleaseHolder(ruleId, keyHash).id);
+  const current = anomalyHoldsOf(enforcement.states, keyHash).map(({ s, h }) => {
+    const release = releaseOf(h.id);
+    const releasing = release !== undefined && release.at >= h.since;
+    const status: HoldStatus = s.status === 'failed' && s.want === 'on' ? 'failed' : releasing ? 'releasing' : s.status === 'acting' ? 'stopping' : 'stopped';
+    return { ruleId: h.id, ruleName: names.get(h.id) ?? h.name, lever: s.target.kind, status, since: h.since, releasedBy: releasing ? release.by : null, detail: s.detail };
+  });
+  // Holds let go: the rule's latest release of this key (today's incident view still says who released it).
+  const past = rules
+    .filter((r) => !current.some((c) => c.ruleId === r.id))
+    .flatMap((r) => {
+      const release = releaseOf(r.id);
+      return release && release.at.slice(0, 10) === today ? [{ ruleId: r.id, ruleName: r.name, lever: (item.source === 'connection' ? 'key' : 'reporter') as Target['kind'], status: 'released' as HoldStatus, since: release.at, releasedBy: release.by, detail: '' }] : [];
     });
+  const holds = [...current, ...past];
   const usd = (m: bigint) => microsToUsd(m);
   return {
     keyHash,
@@ -397,7 +372,7 @@ export async function keyIncident(accountId: string, keyHash: string, now = new 
     baselineDays: baseline.days,
     hours: lastDayByHour(item, now).map((h) => ({ hour: `${h.hour}:00:00Z`, cost: usd(h.micros) })),
     /** Whether a rule holds the key stopped now (a person can release it). */
-    stopped: holds.some((h) => h.status === 'stopped' || h.status === 'stopping'),
+    stopped: holds.some((h) => h.status === 'stopped' || h.status === 'stopping' || h.status === 'failed'),
     holds,
   };
 }

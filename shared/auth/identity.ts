@@ -143,7 +143,7 @@ export const identity = {
 
   /**
    * Revokes every refresh token of the user (Cognito's global sign-out). cognito-local 5.3 has no
-   * AdminUserGlobalSignOut: locally this does nothing, and our own check (the session epoch, shared/auth/sessions.ts)
+   * AdminUserGlobalSignOut: locally this does nothing, and our own check (the session epoch, shared/access/sessions.ts)
    * refuses the old refresh tokens — in AWS that check runs too, behind Cognito's own.
    */
   async signOutEverywhere(email: string): Promise<void> {

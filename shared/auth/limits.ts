@@ -1,5 +1,5 @@
 /**
- * Abuse limits (API.md part 3 "Abuse limits", "Verified e-mail"): counted in DynamoDB (shared/db/rate-limits.ts),
+ * Abuse limits (docs/security.md): counted in DynamoDB (shared/db/rate-limits.ts),
  * never in memory — Lambda runs many containers. Past a limit: 429 problem+json with `Retry-After` (seconds), and
  * the request writes nothing else.
  *

@@ -5,7 +5,7 @@ import { sendPlainEmail, type PlainEmail } from '#shared/notify/email.ts';
 
 export interface Mail {
   send(email: PlainEmail, now: Date): Promise<void>;
-  /** API.md `appUrl`: where e-mailed links point (empty when not configured: no link can be sent). */
+  /** docs/features/identity-and-teams.md `appUrl`: where e-mailed links point (empty when not configured: no link can be sent). */
   appUrl(): string;
 }
 

@@ -1,13 +1,14 @@
 /**
- * Passwords (API.md part 3 "Password reset", "Users and roles"): forgot → an e-mailed single-use link (1 hour) →
+ * Passwords (docs/features/identity-and-teams.md): forgot → an e-mailed single-use link (1 hour) →
  * reset, which ends ALL of the user's sessions; and change (signed in), which ends the OTHER sessions.
  *
- * Order (API.md part 4): the new password is set FIRST, then Cognito's global sign-out (AWS), then our own end of
- * sessions (shared/db/user-updates.ts `endSessions`: `sessionsValidAfter` = now at millisecond precision and a new
- * session epoch; shared/auth/sessions.ts explains how ID and refresh tokens issued before it are refused, including a
- * login whose password check raced with it). Ending sessions first would leave a gap in which the OLD password still
- * opens a session of the new epoch. Should the end of sessions fail after the password was set, the request fails
- * (500) and the caller repeats it: the new password is in place, no session of the old one gains anything.
+ * Order (docs/features/identity-and-teams.md): the new password is set FIRST, then Cognito's global sign-out (AWS),
+ * then our own end of sessions (shared/db/user-updates.ts `endSessions`: `sessionsValidAfter` = now at millisecond
+ * precision and a new session epoch; shared/access/sessions.ts explains how ID and refresh tokens issued before it are
+ * refused, including a login whose password check raced with it). Ending sessions first would leave a gap in which the
+ * OLD password still opens a session of the new epoch. Should the end of sessions fail after the password was set, the
+ * request fails (500) and the caller repeats it: the new password is in place, no session of the old one gains
+ * anything.
  *
  * Reset links: a reset uses up every reset link of the user created before it (`claimResetLinks`, one conditional
  * update before the password is set), and a change of password voids them through `sessionsValidAfter`.
@@ -20,7 +21,7 @@ import { consumeLinkToken, putLinkToken } from '#shared/db/link-tokens.ts';
 import { claimResetLinks, emailOwner, endSessions, type EndSessions } from '#shared/db/user-updates.ts';
 import { LINK_TOKEN_PATTERN, newLinkToken } from '#shared/auth/tokens.ts';
 import { allowed, emailIpSubject, emailSubject, enforce, giveBack, ipSubject } from '#shared/auth/limits.ts';
-import { newEpoch } from '#shared/auth/sessions.ts';
+import { newEpoch } from '#shared/access/sessions.ts';
 import { BadCredentials, identity, PasswordRefused, type Identity } from '#shared/auth/identity.ts';
 import { defaultMail, sendLinkEmail, type Mail } from '#shared/auth/mail.ts';
 import { linkTo, resetPasswordEmail } from '#shared/notify/templates.ts';

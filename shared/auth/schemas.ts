@@ -16,7 +16,7 @@ export const Email = z.pipe(
 /** An upper-case letter, a lower-case letter and a digit, anywhere: one pattern of lookaheads. */
 const PASSWORD_COMPOSITION = /^(?=[\s\S]*[A-Z])(?=[\s\S]*[a-z])(?=[\s\S]*[0-9])/;
 
-/** API.md: at least 8 characters with an upper-case letter, a lower-case letter and a digit. */
+/** docs/features/identity-and-teams.md: at least 8 characters with an upper-case letter, a lower-case letter and a digit. */
 export const Password = z.string().check(
   z.minLength(8, 'password must be at least 8 characters.'),
   z.maxLength(256, 'password must be at most 256 characters.'),
@@ -34,7 +34,7 @@ export const RegisterBody = z.strictObject({
 });
 export type RegisterBody = z.infer<typeof RegisterBody>;
 
-/** An e-mail address only (API.md part 4): a Cognito `sub` or another username would count failures under another subject. */
+/** An e-mail address only (docs/features/identity-and-teams.md): a Cognito `sub` or another username would count failures under another subject. */
 export const LoginBody = z.strictObject({
   email: Email,
   password: z.string().check(z.minLength(1, 'password is required.'), z.maxLength(256)),

@@ -9,7 +9,7 @@ import { linkTokenPut } from '#shared/db/link-tokens.ts';
 import { newLinkToken } from '#shared/auth/tokens.ts';
 import * as limits from '#shared/auth/limits.ts';
 import { emailIpSubject, ipSubject } from '#shared/auth/limits.ts';
-import { epochOf, inSessionEndWindow, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
+import { epochOf, inSessionEndWindow, INITIAL_EPOCH, unwrapRefreshToken, wrapRefreshToken } from '#shared/access/sessions.ts';
 import { BadCredentials, IdentityExists, PasswordRefused, decodePayload, identity, type Identity } from '#shared/auth/identity.ts';
 import { defaultMail, sendLinkEmail, type Mail } from '#shared/auth/mail.ts';
 import { linkTo, verificationEmail } from '#shared/notify/templates.ts';
@@ -18,7 +18,7 @@ import type { LoginBody, RefreshBody, RegisterBody } from '#shared/auth/schemas.
 export interface Deps {
   identity: Identity;
   accounts: Pick<typeof accounts, 'createAccountWithOwner' | 'emailRegistered' | 'getUser'>;
-  /** Who owns an address, and admitting a token of the second the user's sessions ended (shared/auth/sessions.ts). */
+  /** Who owns an address, and admitting a token of the second the user's sessions ended (shared/access/sessions.ts). */
   sessions: Pick<typeof userUpdates, 'emailOwner' | 'admitToken'>;
   limits: Pick<typeof limits, 'enforce' | 'giveBack'>;
   mail: Mail;
@@ -113,7 +113,7 @@ function idsOf(token: string): { accountId: string; userId: string; issuedAt: nu
 
 /**
  * The ID token Cognito just issued to `user` (whose epoch is `epoch`) made valid with the user's sessions: a token
- * of the second they ended in is admitted by its `jti`, only while the epoch is still `epoch` (shared/auth/sessions.ts).
+ * of the second they ended in is admitted by its `jti`, only while the epoch is still `epoch` (shared/access/sessions.ts).
  */
 async function admit(user: accounts.User, epoch: string, ids: ReturnType<typeof idsOf>, deps: Pick<Deps, 'sessions'>): Promise<boolean> {
   if (epochOf(user) !== epoch) return false;
@@ -129,7 +129,7 @@ const sessionsEnded = () => new Unauthorized('The sessions of this user ended wh
  * Signs in. Each attempt counts against the failed-login limit of (e-mail, source IP) before the password is tried
  * (so concurrent guesses can't pass it), and a successful one gives its count back. The user's session epoch is read
  * BEFORE the password is tried: a sign-in that overlapped the end of the user's sessions (a reset or change of
- * password; the password it checked may be the old one) gets no session (shared/auth/sessions.ts).
+ * password; the password it checked may be the old one) gets no session (shared/access/sessions.ts).
  */
 export async function login(input: LoginBody, deps: Deps = defaultDeps, sourceIp = '') {
   const counted = await deps.limits.enforce('login', emailIpSubject(input.email, sourceIp), deps.now());

@@ -1,5 +1,5 @@
 /**
- * Verified e-mail (API.md part 3 "Verified e-mail"): register sends the first link (shared/auth/service.ts); the
+ * Verified e-mail (docs/features/identity-and-teams.md): register sends the first link (shared/auth/service.ts); the
  * link's token proves the address (POST /auth/verify-email); a user may ask for another link, at most one a minute
  * and five a day (POST /auth/resend-verification).
  */

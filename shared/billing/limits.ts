@@ -1,7 +1,7 @@
 /**
- * The limits in force: what an account may use now, by its billing status (API.md part 3 "Money and billing that
- * can't be gamed"). Pure. EVERY place that reads a limit (ingestion, the plan-limit alert, billing status, seats)
- * goes through `limitsInForce`, never through `PLANS[account.plan]` directly.
+ * The limits in force: what an account may use now, by its billing status (docs/security.md,
+ * docs/features/billing.md). Pure. EVERY place that reads a limit (ingestion, the plan-limit alert, billing status,
+ * seats) goes through `limitsInForce`, never through `PLANS[account.plan]` directly.
  *
  * - `ACTIVE`, `TRIALING` → the plan's limits.
  * - `PAST_DUE` → the plan's limits until `graceEndsAt` (7 days after the failed payment), then FREE's.

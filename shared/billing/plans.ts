@@ -1,4 +1,4 @@
-/** Plans and their limits (API.md "Billing"), and the period a plan's usage counts in. Pure. */
+/** Plans and their limits (docs/features/billing.md), and the period a plan's usage counts in. Pure. */
 import type { BillingStatus, Plan } from '#shared/db/accounts.ts';
 import { config } from '#shared/config.ts';
 
@@ -7,7 +7,7 @@ export interface PlanLimits {
   trackedRequests: number;
   /** Discovered keys. */
   keys: number;
-  /** Seats: users plus pending invitations (API.md part 3 "Invitations"). */
+  /** Seats: users plus pending invitations (docs/features/billing.md). */
   users: number;
 }
 

@@ -1,11 +1,15 @@
 /**
  * Request schemas of the /budgets endpoints (zod/mini, strict objects), and the money / key-hash / name field
- * schemas that /alert-rules shares. API.md: a money input is ≥ 0, at most 1,000,000,000, at most 6 decimals.
+ * schemas that /alert-rules shares. docs/features/budgets-and-alerts.md: a money input is ≥ 0, at most 1,000,000,000,
+ * at most 6 decimals.
  */
 import * as z from 'zod/mini';
 import type { Budget } from '#shared/alerting/model.ts';
 import { validate } from '#shared/http/validate.ts';
+import { name } from '#shared/http/fields.ts';
 import { hasAtMostSixDecimals, usdText } from '#shared/pricing/money.ts';
+
+export { name };
 
 export const MAX_MONEY_USD = 1_000_000_000;
 
@@ -21,12 +25,6 @@ export const money = (field: string, { positive }: { positive: boolean }) =>
 export const KeyHash = z
   .string('keyHash must be a string.')
   .check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.'));
-
-/** A display name: trimmed, 1–100 characters. */
-export const name = (field = 'name') => {
-  const message = `${field} must be a string of 1–100 characters.`;
-  return z.string(message).check(z.trim(), z.minLength(1, message), z.maxLength(100, message));
-};
 
 /** True for a finite number with at most 2 decimals (33.33 yes, 33.333 no). Exact: d/100 is the nearest double. */
 export function hasAtMostTwoDecimals(value: number): boolean {

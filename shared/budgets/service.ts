@@ -4,17 +4,17 @@
  * Money in µ$ inside, dollars out (`budgetView`).
  */
 import { budgetView, nextUpdatedAt, type Budget } from '#shared/alerting/model.ts';
-import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
+import { keyItemForecast, loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
 import { mergeBudgetPatch, type CreateBudgetBody, type PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import * as repo from '#shared/db/budgets.ts';
-import { Conflict, NotFound, ValidationError } from '#shared/http/errors.ts';
+import { Conflict, NoLever, NotFound, ValidationError } from '#shared/http/errors.ts';
 import { isId, newId } from '#shared/ids.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { listStates } from '#shared/db/enforcement.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
-import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, type AccountView } from '#shared/enforcement/service.ts';
-import type { EnforcementState } from '#shared/enforcement/model.ts';
+import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, spendOf as coveredSpend, type AccountView } from '#shared/enforcement/service.ts';
+import { holderKey } from '#shared/enforcement/model.ts';
 import { isoMonth } from '#shared/time/periods.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;
@@ -37,13 +37,17 @@ const spendOf = (budget: Budget, spend: SpendSnapshot): number =>
 const forecastOf = (budget: Budget, spend: SpendSnapshot): number =>
   budget.scope === 'KEY' && budget.keyHash ? spend.keyForecast(budget.keyHash) : spend.accountForecast();
 /** What the enforcement view of budgets needs beyond spend: keys, connections, states (only when a budget acts or covers a project). */
-type Extra = Pick<AccountView, 'keys' | 'connections' | 'states' | 'month'> | undefined;
+type Extra = Pick<AccountView, 'keys' | 'connections' | 'states' | 'releases' | 'month'> | undefined;
 
-const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra) => {
-  const enforcement = budget.action === 'stop' && extra ? enforcementView(budget, extra.states, leverName(budget, extra), extra.month) : undefined;
+/** A PROJECT budget's forecast: the sum of its project's keys' forecasts (never the account's). */
+const projectForecast = (budget: Budget, extra: NonNullable<Extra>, now: Date) =>
+  extra.keys.filter((k) => k.connectionId === budget.connectionId && k.projectId === budget.projectId).reduce((n, k) => n + keyItemForecast(k.item, now), 0);
+
+const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra, now = new Date()) => {
+  const enforcement = budget.action === 'stop' && extra ? enforcementView(budget, extra, leverName(budget, extra)) : undefined;
   if (budget.scope === 'PROJECT') {
-    const projectSpend = extra ? coverageOf(budget, { ...extra, budgets: [budget], accountMonthMicros: 0 }).spendMicros : 0;
-    return budgetView(budget, projectSpend, projectSpend, enforcement);
+    const projectSpend = extra ? coveredSpend(budget, { keys: extra.keys, accountMonthMicros: 0 }) : 0;
+    return budgetView(budget, projectSpend, extra ? Math.max(projectSpend, projectForecast(budget, extra, now)) : projectSpend, enforcement);
   }
   return budgetView(budget, spendOf(budget, spend), forecastOf(budget, spend), enforcement);
 };
@@ -52,7 +56,7 @@ const needsExtra = (budgets: Budget[]) => budgets.some((b) => b.action === 'stop
 
 async function loadExtra(accountId: string, now: Date): Promise<Extra> {
   const view = await loadAccount(accountId, now);
-  return { keys: view.keys, connections: view.connections, states: view.states, month: view.month };
+  return { keys: view.keys, connections: view.connections, states: view.states, releases: view.releases, month: view.month };
 }
 
 /**
@@ -82,7 +86,11 @@ async function checkLevers(accountId: string, budget: Budget, now: Date): Promis
     }
   } else if (budget.scope === 'KEY') {
     const key = account.keys.find((k) => k.hash === budget.keyHash);
-    if (key && key.source === 'connection') {
+    if (key && key.source === 'connection' && budget.action === 'stop') {
+      const p = providerName(key.provider);
+      if (!key.keyId) throw new NoLever(`${key.name} is ${p} usage without a key (the Console, the workbench): no key can be switched off for it. Keep this budget's action notify, or cover the usage with an ACCOUNT budget.`);
+      if (!key.connectionId || !account.connections.has(key.connectionId)) throw new NoLever(`Key ${key.name} belongs to a ${p} connection that was deleted: Burnrate can no longer act on it. Connect the organization again, or keep this budget's action notify.`);
+      if (key.status === 'archived' || key.status === 'expired' || key.status === 'deleted') throw new NoLever(`Key ${key.name} is ${key.status} at ${p}: it can't be used or switched any more, so there is nothing to stop. Keep this budget's action notify.`);
       const offer = leverOffer(key.provider);
       if (!offer?.keySwitch) {
         const project = key.projectId ? ` (scope PROJECT, connectionId ${key.connectionId}, projectId ${key.projectId})` : '';
@@ -100,7 +108,7 @@ async function checkLevers(accountId: string, budget: Budget, now: Date): Promis
       throw refuse('Nothing in this account offers a lever: no key sends events through the reporter and no connection with a key switch has enforcement on (PATCH /connections/:id {"enforcement": "on"}). Keep this budget\'s action notify.');
     }
   }
-  return { keys: account.keys, connections: account.connections, states: account.states, month: account.month };
+  return { keys: account.keys, connections: account.connections, states: account.states, releases: account.releases, month: account.month };
 }
 
 /** The spend snapshot with the watched key's item (which also tells whether the key exists): ONE BatchGetItem. */
@@ -179,11 +187,12 @@ export async function updateBudget(accountId: string, id: string, patch: PatchBu
  * project's limit is set or follows) — reporter blocks at once, the levers behind admin keys by a sync queued now.
  */
 async function afterChange(accountId: string, budget: Budget, spend: SpendSnapshot, extra: Extra, now: Date): Promise<BudgetView> {
-  const hadStates = !extra && (await listStates(accountId)).some((s) => s.budgetId === budget.id);
+  const mine = holderKey({ kind: 'budget', id: budget.id });
+  const hadStates = !extra && (await listStates(accountId)).some((s) => s.holds.some((h) => holderKey(h) === mine));
   if (budget.action !== 'stop' && !hadStates && budget.scope !== 'PROJECT') return view(budget, spend, extra);
   await enforceWithoutKeys(accountId, now);
   const fresh = budget.action === 'stop' || budget.scope === 'PROJECT' ? await loadExtra(accountId, now) : undefined;
-  return view(budget, spend, fresh);
+  return view(budget, spend, fresh, now);
 }
 
 /** POST /budgets/{id}/release: holds the budget's levers off for the rest of the month (404 for another account's id). */
@@ -191,14 +200,20 @@ export async function releaseBudget(accountId: string, id: string, userId: strin
   if (!isId('budget', id)) throw budgetNotFound();
   const budget = await repo.getBudget(accountId, id);
   if (!budget) throw budgetNotFound();
+  const before = await loadExtra(accountId, now);
+  const status = budget.action === 'stop' && before ? enforcementView(budget, before, null).status : 'armed';
+  if (status !== 'stopped' && status !== 'failed') {
+    throw new Conflict(`${budget.name ? `"${budget.name}"` : 'The budget'} is not stopped (it is ${budget.action === 'stop' ? status : 'a notify budget'}): there is nothing to release.`, 'not-stopped');
+  }
   await holdBudget(accountId, budget, userId, now);
   const [spend, extra] = await Promise.all([spendFor(accountId, budget.scope === 'KEY' ? budget.keyHash : null, now), loadExtra(accountId, now)]);
-  return view(budget, spend, extra);
+  return view(budget, spend, extra, now);
 }
 
 /** An id of another account, or one that is not a budget id at all, is unknown: 404. */
 export async function deleteBudget(accountId: string, id: string, now = new Date()): Promise<void> {
   if (!isId('budget', id) || !(await repo.deleteBudget(accountId, id))) throw budgetNotFound();
   // Whatever it stopped is released (its states outlive it until then).
-  if ((await listStates(accountId)).some((s: EnforcementState) => s.budgetId === id)) await enforceWithoutKeys(accountId, now);
+  const mine = holderKey({ kind: 'budget', id });
+  if ((await listStates(accountId)).some((s) => s.holds.some((h) => holderKey(h) === mine) || s.letGo?.some((l) => holderKey(l.hold) === mine))) await enforceWithoutKeys(accountId, now);
 }

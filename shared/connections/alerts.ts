@@ -5,9 +5,9 @@ import { makeAlert } from '#shared/alerting/evaluate.ts';
 import { publishAlerts } from '#shared/notify/queue.ts';
 import { isoDate } from '#shared/time/periods.ts';
 import type { Connection } from '#shared/db/connections.ts';
+import { providerName } from '#shared/providers/names.ts';
 
-export const providerName = (provider: string) =>
-  provider === 'openai' ? 'OpenAI' : provider === 'anthropic' ? 'Anthropic' : provider === 'openrouter' ? 'OpenRouter' : provider;
+export { providerName };
 
 /** Title and message (pure): which provider, what it said, what to do. The admin key never appears (only its last 4). */
 export function connectionErrorText(conn: Pick<Connection, 'provider' | 'keyHint'>, detail: string): { title: string; message: string } {

@@ -8,6 +8,7 @@
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { centsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import { readPages } from '#shared/connections/pages.ts';
 import { LONG_CONTEXT_WINDOW, type BilledDay, type BillRow, type ProviderKey, type ProviderKeyStatus, type UsageCell } from '#shared/connections/model.ts';
 
 /** The cost report's grouping (`group_by[]`, the reference's form): per workspace and description (model, tier, cost type). */
@@ -61,8 +62,8 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
     return u;
   };
 
+  /** Every bucket of a report, page by page (`next_page`), within the bounds of pages.ts. */
   async function report(path: string, params: [string, string][], from: string, toExclusive: string): Promise<NonNullable<Page['data']>> {
-    const buckets: NonNullable<Page['data']> = [];
     const fixed: [string, string][] = [
       ['starting_at', `${from}T00:00:00Z`],
       ['ending_at', `${toExclusive}T00:00:00Z`],
@@ -70,32 +71,34 @@ export function anthropicClient(base: string, adminKey: string, options: Provide
       ...params,
       ['limit', '31'],
     ];
-    let page: string | undefined;
-    do {
-      const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
-      buckets.push(...(body.data ?? []));
-      page = nextPageOf(body, path);
-    } while (page);
-    return buckets;
+    return readPages(
+      path,
+      async (page) => {
+        const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
+        return { items: body.data ?? [], next: nextPageOf(body, path) };
+      },
+      { weight: (bucket) => Math.max(1, bucket.results?.length ?? 0) },
+    );
   }
 
-  /** Every item of an Admin API list: `limit` 1000, pages by `after_id` = the `last_id` of the page before. */
+  /** Every item of an Admin API list: `limit` 1000, pages by `after_id` = the `last_id` of the page before; bounded (pages.ts). */
   async function listAll(path: string, params: [string, string][]): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const body = (await http.getJson(url(path, [...params, ['limit', '1000'], ...(after ? ([['after_id', after]] as [string, string][]) : [])]))) as {
-        data?: Record<string, unknown>[];
-        has_more?: boolean;
-        last_id?: string | null;
-      };
-      const page = body.data ?? [];
-      items.push(...page);
-      if (body.has_more !== true || page.length === 0) return items;
-      const last = body.last_id ?? page[page.length - 1]!.id;
-      if (typeof last !== 'string' || last === after) throw new ProviderBadResponse(`The provider said ${path} has more items but gave no last_id.`);
-      after = last;
-    }
+    return readPages<Record<string, unknown>>(
+      path,
+      async (after) => {
+        const body = (await http.getJson(url(path, [...params, ['limit', '1000'], ...(after ? ([['after_id', after]] as [string, string][]) : [])]))) as {
+          data?: Record<string, unknown>[];
+          has_more?: boolean;
+          last_id?: string | null;
+        };
+        const page = body.data ?? [];
+        if (body.has_more !== true || page.length === 0) return { items: page };
+        const last = body.last_id ?? page[page.length - 1]!.id;
+        if (typeof last !== 'string') throw new ProviderBadResponse(`The provider said ${path} has more items but gave no last_id.`);
+        return { items: page, next: last };
+      },
+      { idOf: (item) => (typeof item?.id === 'string' ? item.id : undefined) },
+    );
   }
 
   return {

@@ -7,41 +7,21 @@
  */
 import { COUNT_FIELDS, LONG_CONTEXT_WINDOW, zeroCounts, type Counts, type UsageCell } from '#shared/connections/model.ts';
 import { UNATTRIBUTED } from '#shared/usage/names.ts';
+import type { StoredCell, CellChange } from '#shared/db/import-snapshot.ts';
+
+export type { StoredCell, CellChange };
 
 export { UNATTRIBUTED };
-
-/** The snapshot of a cell: the counts last imported, the cost they were counted at, a version for the condition. */
-export interface StoredCell extends Counts {
-  date: string;
-  keyId: string | null;
-  model: string;
-  tier: string;
-  longContext?: true;
-  projectId: string | null;
-  costMicros: bigint;
-  version: number;
-}
-
-export interface CellChange {
-  id: string;
-  /** The counts the provider reports now (zeros: the cell is gone). */
-  cell: UsageCell;
-  previous?: StoredCell;
-  delta: Counts;
-  costDelta: bigint;
-  /** The cell's cost after the change (previous + costDelta). */
-  costMicros: bigint;
-  /** false: the model has no price (the requests count as unpriced). */
-  priced: boolean;
-}
 
 /** A cell's identity in the snapshot; a long-context cell's ends in its window (standard cells keep the identity they had before windows were read). */
 export const cellId = (c: Pick<UsageCell, 'date' | 'keyId' | 'model' | 'tier' | 'longContext'>) =>
   `${c.date}#${c.keyId ?? UNATTRIBUTED}#${c.model}#${c.tier}${c.longContext ? `#${LONG_CONTEXT_WINDOW}` : ''}`;
 
 const sameCounts = (a: Counts, b: Counts) => COUNT_FIELDS.every((f) => a[f] === b[f]);
+
 /** No counts, and (a cell whose provider reports its cost) no cost either. */
 const isZero = (c: Counts & { reportedCostMicros?: bigint }) => COUNT_FIELDS.every((f) => c[f] === 0) && !c.reportedCostMicros;
+
 /** The same counts and, where the provider reports the cost, the same cost. */
 const unchanged = (previous: StoredCell, cell: UsageCell) =>
   sameCounts(previous, cell) && (cell.reportedCostMicros === undefined || cell.reportedCostMicros === previous.costMicros);

@@ -1,6 +1,6 @@
 /**
- * A sync's alert evaluation, handed to its own function off the sync worker (API.md part 4 "What a sync reads and
- * how it counts"; docs/architecture.md "After a sync"): the worker, which holds an admin key, only reads the provider
+ * A sync's alert evaluation, handed to its own function off the sync worker (docs/features/connections.md;
+ * docs/architecture.md "After a sync"): the worker, which holds an admin key, only reads the provider
  * and writes what it read; `functions/connections/evaluate.ts` raises the alerts that what it wrote calls for
  * (shared/alerting/after-sync.ts). The evaluation runs at the sync's clock (`at`), so its periods are the sync's.
  *
@@ -84,7 +84,8 @@ export async function queueEvaluation(evaluation: SyncEvaluation): Promise<void>
   if (queueUrl) {
     sqs ??= new SQSClient({ region: config().region });
     for (const part of parts) {
-      // One entry a call (a batch's 256 KiB are shared by its entries), sent with the command the sync's other queues use.
+      // One entry a call (a batch's 256 KiB are shared by its entries), sent with the command the sync's other queues
+      // use.
       let reason: string | undefined;
       try {
         const res = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: [{ Id: '0', MessageBody: JSON.stringify(part) }] }));

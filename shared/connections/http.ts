@@ -1,8 +1,8 @@
 /**
- * Calls to a provider's admin API: JSON over fetch, with the retry rules of API.md part 4 "Faults" — a 429 waits the
- * `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
+ * Calls to a provider's admin API: JSON over fetch, with the retry rules of docs/features/connections.md — a 429 waits
+ * the `Retry-After` the provider sent (bounded), else backs off; 5xx and timeouts retry with backoff. A 401/403 is the
  * admin key refused (never retried). The admin key never appears in an error: provider messages are redacted.
- * The admin key goes to the provider's own origin only (DESIGN.md "Round 3", egress): a URL on any other origin is
+ * The admin key goes to the provider's own origin only (docs/security.md, egress): a URL on any other origin is
  * refused before anything is sent, and a redirect is never followed (it is a bad response).
  */
 export class ProviderRefused extends Error {
@@ -26,6 +26,52 @@ export class ProviderBadResponse extends Error {
   override name = 'ProviderBadResponse';
 }
 
+/** Most bytes of one provider response body (pages.ts names every bound). */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** Which of Burnrate's bounds on a provider's answers was met (pages.ts). */
+export type ReadLimit = 'body' | 'pages' | 'items' | 'repeat';
+
+/** A provider's answer that passed one of Burnrate's bounds (`limit`): refused, with words that say which. */
+export class ProviderLimitExceeded extends ProviderBadResponse {
+  override name = 'ProviderLimitExceeded';
+  constructor(
+    readonly limit: ReadLimit,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A response's body as text, read as it streams and refused (the rest cancelled) once it passes `max` bytes — or at
+ * once, when its content-length says it will: never a whole oversized body in memory.
+ */
+export async function readBody(res: Response, max: number, what: string): Promise<string> {
+  const refuse = () =>
+    new ProviderLimitExceeded('body', `The provider answered ${what} with a body over ${Math.round(max / 1024 / 1024)} MB, the most Burnrate reads of one answer; it was refused while it arrived.`);
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => undefined);
+    throw refuse();
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw refuse();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
 export interface ProviderHttpOptions {
   /** Attempts per request (the first included). @default 5 */
   attempts?: number;
@@ -41,6 +87,8 @@ export interface ProviderHttpOptions {
   onRequest?: () => void;
   /** Awaited before each request is sent; what it throws ends the call unretried (a sync stopped by a pause or DELETE). */
   beforeRequest?: () => Promise<void>;
+  /** The most bytes of one response body (refused past it while it streams). @default MAX_BODY_BYTES */
+  maxBodyBytes?: number;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -87,6 +135,7 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
   const backoffMs = options.backoffMs ?? 500;
   const timeoutMs = options.timeoutMs ?? 20_000;
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const doFetch = options.fetch ?? fetch;
   const sleep = options.sleep ?? defaultSleep;
   const backoff = (attempt: number) => Math.random() * backoffMs * 2 ** attempt;
@@ -118,7 +167,16 @@ export function providerHttp(base: string, headers: Record<string, string>, secr
           await res.body?.cancel();
           throw new ProviderBadResponse(`The provider answered ${url.pathname} with a redirect (${res.status}), which is not followed: the admin key goes to ${origin} only.`);
         }
-        const text = await res.text();
+        let text: string;
+        try {
+          text = await readBody(res, maxBodyBytes, what);
+        } catch (error) {
+          if (error instanceof ProviderLimitExceeded) throw error;
+          // The connection broke mid-body, or the timeout fired while it arrived: retried like a failed request.
+          last = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
+          if (attempt + 1 < attempts) await sleep(backoff(attempt));
+          continue;
+        }
         let body: unknown;
         try {
           body = text ? JSON.parse(text) : undefined;

@@ -1,9 +1,16 @@
 /**
  * The connections domain's shapes: what a provider client returns (keys, usage cells, billed days), independent of
- * the provider. Token counts follow Burnrate's event fields (API.md part 4 "Mapping").
+ * the provider. Token counts follow Burnrate's event fields (docs/features/connections.md). The shapes the data layer
+ * stores (a provider's name, a usage cell and its counts) are shared/db's; this module re-exports them.
  */
-export type Provider = 'openai' | 'anthropic' | 'openrouter';
-export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic', 'openrouter'];
+import type { Provider } from '#shared/db/connections.ts';
+import type { Counts, UsageCell } from '#shared/db/import-snapshot.ts';
+
+export type { Counts, Provider, UsageCell };
+
+const PROVIDER_SET: Record<Provider, true> = { openai: true, anthropic: true, openrouter: true };
+/** Every provider (a compile error when the stored shape gains one this list lacks). */
+export const PROVIDERS = Object.keys(PROVIDER_SET) as readonly Provider[];
 
 /** A provider key as its inventory lists it (OpenAI: a project's API key; Anthropic: an organization API key). */
 export interface ProviderKey {
@@ -21,54 +28,11 @@ export interface ProviderKey {
 
 export type ProviderKeyStatus = 'active' | 'inactive' | 'archived' | 'expired' | 'deleted';
 
-/** The counts of one (UTC day, provider key, model, tier) as the provider reports them, in Burnrate's terms. */
-export interface Counts {
-  requests: number;
-  /** All input tokens: uncached, cache reads and cache writes. */
-  inputTokens: number;
-  cachedInputTokens: number;
-  /** 5-minute cache writes (OpenAI: its cache writes). */
-  cacheWriteInputTokens: number;
-  cacheWrite1hInputTokens: number;
-  outputTokens: number;
-  /** Web searches (Anthropic `server_tool_use.web_search_requests`), priced per 1,000 from the table. */
-  webSearchRequests: number;
-  /** A cell of units, not tokens (OpenAI images, speech, storage, …: shared/connections/units.ts): how many. */
-  quantity: number;
-}
-
 export const COUNT_FIELDS = ['requests', 'inputTokens', 'cachedInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'outputTokens', 'webSearchRequests', 'quantity'] as const;
 
 export const zeroCounts = (): Counts => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 0, webSearchRequests: 0, quantity: 0 });
 
 export { LONG_CONTEXT_WINDOW } from '#shared/usage/names.ts';
-
-/** One imported cell: a UTC day × provider key (null: no key, the Console or playground) × model × tier (× Anthropic's long-context window). */
-export interface UsageCell extends Counts {
-  date: string;
-  keyId: string | null;
-  model: string;
-  /**
-   * `standard`, `batch`, another service tier (OpenAI: `flex`, `priority`, `scale`; Anthropic: its `service_tier` as
-   * reported), each priced at its tier's price (shared/pricing `normalizeTier`), or `embeddings` (OpenAI's embeddings
-   * endpoint: its rows never merge with completions of the same model; priced as standard), or the name of an OpenAI
-   * usage endpoint beyond tokens (`images`, `vector_stores`, …: shared/connections/units.ts; priced per unit).
-   */
-  tier: string;
-  /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */
-  projectId: string | null;
-  /**
-   * Anthropic usage past the long-context threshold (`context_window: "200k-1M"`): its own cell, priced at the
-   * model's long-context rates. Absent (never `false`) for the standard window, so cells stored before the window was
-   * read keep their identity.
-   */
-  longContext?: true;
-  /**
-   * What the provider itself reports the cell cost, in micro-dollars (OpenRouter bills in dollars): the cell is
-   * counted at this figure, not priced from the table. Absent: priced from the price table.
-   */
-  reportedCostMicros?: bigint;
-}
 
 /** What the provider's cost endpoint says about one UTC day: its result rows (shared/connections/settle.ts). */
 export type { BilledDay, BillRow } from '#shared/connections/settle.ts';

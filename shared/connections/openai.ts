@@ -7,8 +7,9 @@
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { dollarsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import { readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, BillRow, ProviderKey, UsageCell } from '#shared/connections/model.ts';
-import { tierOf } from '#shared/pricing/tiers.ts';
+import { tierOf } from '#shared/usage/tiers.ts';
 import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/connections/units.ts';
 
 /** The costs endpoint's grouping: the provider's dollars per key and line item (repeated `group_by`, the reference's form). */
@@ -33,7 +34,8 @@ interface List<T> {
   last_id?: string | null;
 }
 
-export function openAiClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient {
+/** The client, and the organization's projects (archived ones too) for organization.ts. */
+export function openAiClient(base: string, adminKey: string, options: ProviderHttpOptions = {}): ProviderClient & { listProjects(): Promise<{ id: string; name?: string; status?: string }[]> } {
   const http = providerHttp(base, { authorization: `Bearer ${adminKey}` }, adminKey, options);
   const url = (path: string, params: [string, string][]) => {
     const u = new URL(`${base}${path}`);
@@ -41,22 +43,22 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
     return u;
   };
 
-  /** Every item of a list endpoint (`limit`, `after`). */
+  /** Every item of a list endpoint (`limit`, `after` = the page's `last_id`), within the bounds of pages.ts. */
   async function listAll<T extends { id: string }>(path: string, params: [string, string][]): Promise<T[]> {
-    const items: T[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const body = (await http.getJson(url(path, [...params, ['limit', '100'], ...(after ? ([['after', after]] as [string, string][]) : [])]))) as List<T>;
-      const page = body.data ?? [];
-      items.push(...page);
-      if (body.has_more !== true || page.length === 0) return items;
-      after = body.last_id ?? page[page.length - 1]!.id;
-    }
+    return readPages<T>(
+      path,
+      async (after) => {
+        const body = (await http.getJson(url(path, [...params, ['limit', '100'], ...(after ? ([['after', after]] as [string, string][]) : [])]))) as List<T>;
+        const page = body.data ?? [];
+        const last = body.last_id ?? page[page.length - 1]?.id;
+        return { items: page, next: body.has_more === true && page.length > 0 && typeof last === 'string' ? last : undefined };
+      },
+      { idOf: (item) => (typeof item?.id === 'string' ? item.id : undefined) },
+    );
   }
 
-  /** Every bucket of a report over [from, toExclusive), page by page. */
+  /** Every bucket of a report over [from, toExclusive), page by page (`next_page`), within the bounds of pages.ts. */
   async function report(path: string, params: [string, string][], from: string, toExclusive: string, limit: number): Promise<NonNullable<Page['data']>> {
-    const buckets: NonNullable<Page['data']> = [];
     const fixed: [string, string][] = [
       ['start_time', String(unix(from))],
       ['end_time', String(unix(toExclusive))],
@@ -64,14 +66,18 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
       ...params,
       ['limit', String(limit)],
     ];
-    let page: string | undefined;
-    do {
-      const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
-      buckets.push(...(body.data ?? []));
-      page = nextPageOf(body, path);
-    } while (page);
-    return buckets;
+    return readPages(
+      path,
+      async (page) => {
+        const body = (await http.getJson(url(path, page ? [...fixed, ['page', page]] : fixed))) as Page;
+        return { items: body.data ?? [], next: nextPageOf(body, path) };
+      },
+      { weight: (bucket) => Math.max(1, bucket.results?.length ?? 0) },
+    );
   }
+
+  /** The organization's projects, archived ones included. */
+  const listProjects = () => listAll<{ id: string; name?: string; status?: string }>('/v1/organization/projects', [['include_archived', 'true']]);
 
   async function usage(path: string, groupBy: string[], from: string, toExclusive: string, tierOf: (r: Record<string, unknown>) => string): Promise<UsageCell[]> {
     const buckets = await report(path, groupBy.map((g) => ['group_by', g] as [string, string]), from, toExclusive, 31);
@@ -131,11 +137,12 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
 
   return {
     provider: 'openai',
+    listProjects,
     async check() {
       await http.getJson(url('/v1/organization/projects', [['limit', '1']]));
     },
     async listKeys() {
-      const projects = await listAll<{ id: string; name?: string; status?: string }>('/v1/organization/projects', [['include_archived', 'true']]);
+      const projects = await listProjects();
       const perProject = await Promise.all(
         projects.map(async (p) => {
           const keys = await listAll<{ id: string; name?: string; redacted_value?: string }>(

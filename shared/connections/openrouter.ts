@@ -8,19 +8,23 @@
  *   last 30 completed UTC days only). `usage` is in dollars and is what OpenRouter charges: cells carry it as their
  *   reported cost (never priced from the table). Today is not in the activity: today's cell per key is the key's
  *   `usage_daily` (dollars of the current UTC day), without a model or token breakdown.
- * - What the account is charged per day (reconciliation): `GET /activity` without a key filter.
+ * - What the account is charged per day and model (settlement, reconciliation): `GET /activity` without a key filter;
+ *   what the keys' activity does not explain (a key deleted before the connection was made) is the connection's usage
+ *   without a key (shared/connections/settle.ts `settleReportedDay`).
  * - The lever: `PATCH /keys/{hash}` `{disabled}`.
  * Imports only shared helpers (never client.ts, which picks this implementation).
  */
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import { readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
+import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 
 /** The activity endpoint holds the last 30 completed UTC days. */
 export const OPENROUTER_HISTORY_DAYS = 30;
-/** The model of a key's cell of today: `usage_daily` has no model breakdown (the activity gives it tomorrow). */
-export const OPENROUTER_TODAY_MODEL = 'all models today (per model tomorrow)';
+/** The model of a key's cell of today: `usage_daily` has no model breakdown (the activity gives it tomorrow): never shown as a model. */
+export const OPENROUTER_TODAY_MODEL = NOT_BY_MODEL;
 /** Keys per page of `GET /keys` (the reference: "the most recent 100 API keys", `offset` for the next ones). */
 export const OPENROUTER_KEYS_PAGE = 100;
 /** Activity requests in flight at once (one per key). */
@@ -98,17 +102,21 @@ export function openRouterClient(base: string, managementKey: string, options: P
   let also: readonly string[] = [];
   const activity = new Map<string, Promise<ActivityRow[]>>();
 
+  /** Every key, page by page (`offset`), within the bounds of pages.ts: a `/keys` that ignores `offset` is an error. */
   async function readInventory(): Promise<OpenRouterKey[]> {
-    const keys: OpenRouterKey[] = [];
-    for (let offset = 0; ; offset += OPENROUTER_KEYS_PAGE) {
-      const body = (await http.getJson(url('/keys', [['include_disabled', 'true'], ['offset', String(offset)]]))) as { data?: unknown };
-      if (!Array.isArray(body.data)) throw new ProviderBadResponse('OpenRouter answered /keys without a data list.');
-      for (const k of body.data as OpenRouterKey[]) {
-        if (typeof k?.hash !== 'string' || !k.hash) throw new ProviderBadResponse('OpenRouter listed a key without a hash.');
-        keys.push(k);
-      }
-      if (body.data.length < OPENROUTER_KEYS_PAGE) return keys;
-    }
+    return readPages<OpenRouterKey>(
+      '/api/v1/keys',
+      async (offset) => {
+        const body = (await http.getJson(url('/keys', [['include_disabled', 'true'], ['offset', offset ?? '0']]))) as { data?: unknown };
+        if (!Array.isArray(body.data)) throw new ProviderBadResponse('OpenRouter answered /keys without a data list.');
+        for (const k of body.data as OpenRouterKey[]) {
+          if (typeof k?.hash !== 'string' || !k.hash) throw new ProviderBadResponse('OpenRouter listed a key without a hash.');
+        }
+        const next = Number(offset ?? '0') + OPENROUTER_KEYS_PAGE;
+        return { items: body.data as OpenRouterKey[], next: body.data.length < OPENROUTER_KEYS_PAGE ? undefined : String(next) };
+      },
+      { idOf: (k) => k.hash },
+    );
   }
   const keysOnce = () => (inventory ??= readInventory());
 
@@ -187,14 +195,20 @@ export function openRouterClient(base: string, managementKey: string, options: P
       return [...cells.values()].map(({ picos, ...cell }) => ({ ...cell, reportedCostMicros: picosToMicros(picos) }));
     },
     async readBilled(from, toExclusive) {
-      const byDay = new Map<string, bigint>();
+      // The account's activity per day and model (every key's, deleted ones' too): what OpenRouter charges.
+      const byDay = new Map<string, Map<string, bigint>>();
       for (const r of await activityOf(null)) {
         if (typeof r.date !== 'string') continue;
         const date = r.date.slice(0, 10);
         if (date < from || date >= toExclusive) continue;
-        byDay.set(date, (byDay.get(date) ?? 0n) + dollars(r.usage, 'usage'));
+        const model = typeof r.model === 'string' && r.model ? r.model.toLowerCase() : 'unknown';
+        const models = byDay.get(date) ?? new Map<string, bigint>();
+        byDay.set(date, models);
+        models.set(model, (models.get(model) ?? 0n) + dollars(r.usage, 'usage'));
       }
-      return [...byDay].map(([date, picos]): BilledDay => ({ date, rows: [{ date, keyId: null, projectId: null, line: 'activity', picos }] }));
+      return [...byDay].map(
+        ([date, models]): BilledDay => ({ date, rows: [...models].map(([model, picos]) => ({ date, keyId: null, projectId: null, line: model, model, picos })) }),
+      );
     },
     readAlso(keyIds) {
       also = keyIds;

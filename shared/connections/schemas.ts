@@ -1,7 +1,7 @@
 /** Request schemas of /connections (zod/mini, strict). The admin key's shape is checked by the service (it names inference keys). */
 import * as z from 'zod/mini';
 import { queryDate } from '#shared/http/dates.ts';
-import { name } from '#shared/budgets/schemas.ts';
+import { name } from '#shared/http/fields.ts';
 
 const Provider = z.enum(['openai', 'anthropic', 'openrouter'], 'provider must be openai, anthropic or openrouter.');
 const adminKeyMessage = 'adminKey must be a string of 20–500 characters.';

@@ -11,20 +11,13 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { config } from '#shared/config.ts';
+import type { SealedSecret } from '#shared/db/connections.ts';
+
+export type { SealedSecret };
 
 export interface SecretContext {
   accountId: string;
   connectionId: string;
-}
-
-/** What the connection item stores (base64 fields). */
-export interface SealedSecret {
-  /** `kms` or `local`: who wrapped the data key. */
-  wrap: 'kms' | 'local';
-  wrappedKey: string;
-  iv: string;
-  tag: string;
-  ciphertext: string;
 }
 
 const aad = (ctx: SecretContext) => Buffer.from(JSON.stringify({ accountId: ctx.accountId, connectionId: ctx.connectionId }));
@@ -67,6 +60,7 @@ export function localWrapper(masterHex: string): KeyWrapper {
 }
 
 let kms: KMSClient | undefined;
+
 const kmsClient = () => (kms ??= new KMSClient({ region: config().region }));
 
 /** AWS: the stack's KMS key, with the encryption context as KMS's own EncryptionContext (the key policy conditions on it). */

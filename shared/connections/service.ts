@@ -1,5 +1,5 @@
 /**
- * The Connections API (API.md part 4 "Provider connections"): create with ONE provider check, list, get, patch
+ * The Connections API (docs/features/connections.md): create with ONE provider check, list, get, patch
  * (rename, rotate the admin key, pause/resume), delete (the sealed admin key goes, imported spend and keys stay),
  * sync now (at most once a minute), reconciliation. The admin key is never returned, logged or put in an error.
  */
@@ -20,12 +20,12 @@ import {
 } from '#shared/db/connections.ts';
 import { loadReconDetails } from '#shared/db/settlement.ts';
 import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
-import { ProviderRefused } from '#shared/connections/http.ts';
+import { ProviderLimitExceeded, ProviderRefused } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
-import { sealSecret } from '#shared/connections/secrets.ts';
+import { openSecret, sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
-import { organizationOf, sameOrganization } from '#shared/connections/organization.ts';
+import { compareOrganizations, organizationOf } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
 export const MAX_RECONCILIATION_DAYS = 92;
@@ -41,6 +41,16 @@ export class ConnectionRefused extends HttpError {
 export class ProviderUnavailableError extends HttpError {
   constructor(provider: Provider) {
     super(502, 'provider-unavailable', 'The provider could not be reached.', `${providerName(provider)} could not be reached or answered with an error; nothing was stored. Try again in a minute.`);
+  }
+}
+
+/**
+ * 502 `/problems/provider-unavailable` whose detail names the bound a provider's answer met (pages.ts): a body over
+ * 32 MB, a list past 1,000 pages or 100,000 items, a page cursor that repeats. Nothing was stored.
+ */
+export class ProviderAnswerRefused extends HttpError {
+  constructor(provider: Provider, error: ProviderLimitExceeded) {
+    super(502, 'provider-unavailable', 'The provider\'s answer was refused.', `${error.message.replace(/^The provider\b/, providerName(provider))} Nothing was stored.`);
   }
 }
 
@@ -70,11 +80,12 @@ export function adminKeyProblem(provider: Provider, key: string): string | undef
 }
 
 /** The organization of a key that passed the check (organization.ts), mapped to the API's problems like the check. */
-async function readOrganization(provider: Provider, adminKey: string): Promise<string[] | null> {
+async function readOrganization(provider: Provider, adminKey: string): Promise<string[]> {
   try {
     return await organizationOf(provider, adminKey, { attempts: 1, timeoutMs: 10_000 });
   } catch (error) {
     if (error instanceof ProviderRefused) throw new ConnectionRefused(`${providerName(provider)} answered ${error.status}: ${error.providerMessage}`);
+    if (error instanceof ProviderLimitExceeded) throw new ProviderAnswerRefused(provider, error);
     logger.warn('provider organization read failed', { provider, reason: error instanceof Error ? error.name : 'error' });
     throw new ProviderUnavailableError(provider);
   }
@@ -96,6 +107,7 @@ async function checkWithProvider(provider: Provider, adminKey: string): Promise<
           : said,
       );
     }
+    if (error instanceof ProviderLimitExceeded) throw new ProviderAnswerRefused(provider, error);
     logger.warn('provider check failed', { provider, reason: error instanceof Error ? error.name : 'error' });
     throw new ProviderUnavailableError(provider);
   }
@@ -130,6 +142,10 @@ export function importStart(now: Date, provider?: Provider): string {
 
 const hintOf = (adminKey: string) => adminKey.slice(-4);
 
+/** Ids kept of an organization's reading: one shared id proves it, so the first 200 (the item stays small). */
+export const MAX_STORED_ORGANIZATION_IDS = 200;
+const storedOrganization = (ids: readonly string[]) => [...new Set(ids)].slice(0, MAX_STORED_ORGANIZATION_IDS);
+
 export async function createConnection(accountId: string, body: CreateConnectionBody, now = new Date()) {
   await checkWithProvider(body.provider, body.adminKey);
   const organization = await readOrganization(body.provider, body.adminKey);
@@ -155,7 +171,7 @@ export async function createConnection(accountId: string, body: CreateConnection
     nextSyncAt: at,
     manualSyncAt: null,
     errorAlertDay: null,
-    organization,
+    organization: storedOrganization(organization),
   };
   if (!(await putNewConnection(connection))) {
     throw new Conflict(`The account has a ${providerName(body.provider)} connection already (one per provider): rotate its admin key instead.`, 'connection-exists');
@@ -183,12 +199,15 @@ export async function getConnectionView(accountId: string, id: string) {
 
 export async function updateConnection(accountId: string, id: string, patch: PatchConnectionBody, now = new Date()) {
   const current = await mustGet(accountId, id, true);
-  let organization: string[] | null | undefined;
+  let organization: string[] | undefined;
   if (patch.adminKey !== undefined) {
     await checkWithProvider(current.provider, patch.adminKey);
-    // A connection stays with its organization: its import snapshot is that organization's usage.
+    // A connection stays with its organization: its import snapshot is that organization's usage. Proven, never
+    // assumed: by the organization's id, else by projects (OpenAI) or keys (OpenRouter) the two keys share.
     organization = await readOrganization(current.provider, patch.adminKey);
-    if (!sameOrganization(current.organization, organization)) {
+    const known = await knownOrganization(current);
+    const compared = compareOrganizations(current.provider, known, organization);
+    if (compared.result === 'other') {
       throw new ValidationError('adminKey belongs to another organization.', [
         {
           path: 'adminKey',
@@ -196,15 +215,37 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
         },
       ]);
     }
+    if (compared.result === 'unproven') {
+      const message = `${compared.reason}, so Burnrate can't prove that this admin key belongs to the same ${providerName(current.provider)} organization. A connection stays with its organization: delete this connection and connect again with the new key instead.`;
+      throw new HttpError(400, 'organization-unproven', 'The new admin key can\'t be proven to belong to the same organization.', message, [{ path: 'adminKey', message }]);
+    }
   }
+  const secret = patch.adminKey !== undefined ? await sealSecret(patch.adminKey, { accountId, connectionId: id }) : undefined;
+  // The provider's answers took a while (a sync may have written the connection meanwhile): the change is made on the
+  // latest version, read again for each try (the provider's checks stand: the organization can't change).
+  for (let attempt = 0; ; attempt++) {
+    const latest = attempt === 0 && patch.adminKey === undefined ? current : await mustGet(accountId, id, true);
+    const next = nextVersion(latest, patch, now, secret, organization);
+    if (await replaceConnection(next.connection, latest.updatedAt)) {
+      // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
+      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
+      return connectionView(next.connection);
+    }
+    if (attempt >= 2) throw new Conflict('The connection changed meanwhile; read it and try again.');
+  }
+}
+
+/** The connection after a PATCH (pure): `secret` the sealed new admin key, `organization` what it was proven to be of. */
+function nextVersion(current: Connection, patch: PatchConnectionBody, now: Date, secret: Connection['secret'] | undefined, organization: string[] | undefined): { connection: Connection; resumes: boolean } {
   const at = now.toISOString() > current.updatedAt ? now.toISOString() : new Date(Date.parse(current.updatedAt) + 1).toISOString();
   const next: Connection = { ...current, updatedAt: at };
   if (patch.name !== undefined) next.name = patch.name;
   if (patch.enforcement !== undefined) next.enforcement = patch.enforcement;
-  if (patch.adminKey !== undefined) {
-    next.secret = await sealSecret(patch.adminKey, { accountId, connectionId: id });
+  if (patch.adminKey !== undefined && secret !== undefined) {
+    next.secret = secret;
     next.keyHint = hintOf(patch.adminKey);
-    if (organization) next.organization = organization;
+    // What the organization is known by now (OpenRouter's keys change): the new reading first, then what was known.
+    if (organization) next.organization = storedOrganization([...organization, ...(current.organization ?? [])]);
   }
   const resumes = (patch.status === 'active' && current.status !== 'active') || (patch.adminKey !== undefined && current.status === 'error');
   if (patch.status === 'paused') {
@@ -216,10 +257,22 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     next.statusDetail = null;
     next.nextSyncAt = at;
   }
-  if (!(await replaceConnection(next, current.updatedAt))) throw new Conflict('The connection changed meanwhile; read it and try again.');
-  // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
-  if (resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && current.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
-  return connectionView(next);
+  return { connection: next, resumes };
+}
+
+/**
+ * What the connection's organization is known by: what was read when it was connected (or last rotated), and what
+ * the current admin key reads now when it still works (an OpenRouter account's keys come and go; a connection made
+ * before its organization was recorded has nothing stored). A current key that no longer works adds nothing.
+ */
+async function knownOrganization(current: Connection): Promise<string[]> {
+  const stored = current.organization ?? [];
+  try {
+    const adminKey = await openSecret(current.secret, { accountId: current.accountId, connectionId: current.id });
+    return [...new Set([...stored, ...(await organizationOf(current.provider, adminKey, { attempts: 1, timeoutMs: 10_000 }))])];
+  } catch {
+    return stored;
+  }
 }
 
 export async function deleteConnection(accountId: string, id: string): Promise<void> {

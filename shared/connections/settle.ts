@@ -20,6 +20,9 @@
  */
 import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
 import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import type { LineReason, Line } from '#shared/db/settlement.ts';
+
+export type { LineReason, Line };
 
 /** One result row of a provider's cost endpoint, amounts in 10^-14 $ (picos: shared/connections/decimal.ts). */
 export interface BillRow {
@@ -64,17 +67,6 @@ export interface Estimate {
   webSearchRequests?: number;
 }
 
-/** Why a reconciliation line differs from its estimate (the dashboard says it in words). */
-export type LineReason = 'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit';
-
-export interface Line {
-  line: string;
-  estimatedMicros: bigint;
-  /** null: not in the provider's bill (Anthropic Priority Tier). */
-  billedMicros: bigint | null;
-  reason: LineReason | null;
-}
-
 /** The bill of one settled day: per (key, row) the billed micro-dollars, its total and its lines. */
 export interface DaySettlement {
   date: string;
@@ -85,6 +77,7 @@ export interface DaySettlement {
 }
 
 export const PICOS_PER_MICRO = 100_000_000n;
+
 const roundPicos = (picos: bigint): bigint => {
   const half = PICOS_PER_MICRO / 2n;
   return picos >= 0n ? (picos + half) / PICOS_PER_MICRO : -((-picos + half) / PICOS_PER_MICRO);
@@ -203,8 +196,10 @@ export function settleOpenAiDay(day: BilledDay, estimates: readonly Estimate[], 
 
 /** Anthropic's line of a model and tier as the reconciliation names it (`claude-opus-4-5 (batch)`). */
 export const anthropicLine = (model: string, tier: string, longContext = false) => `${tier === 'standard' ? model : `${model} (${tier})`}${longContext ? ', long context' : ''}`;
+
 /** The usage tier a cost report's `service_tier` bills: only standard and batch exist there. */
 const billedTier = (tier: string) => (tier === 'batch' ? 'batch' : 'standard');
+
 export const PRIORITY_TIER = 'priority';
 
 /**
@@ -298,13 +293,38 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
 }
 
 /**
- * OpenRouter: its usage already comes in the dollars it charges (settled as it comes), so nothing is corrected; the
- * day's bill is the account's whole activity, beside what the keys' activity explains.
+ * OpenRouter: its usage already comes in the dollars it charges (each key's activity, settled as it comes), so no
+ * key's row is corrected; the day's bill is the account's whole activity per model. What the keys' activity does not
+ * explain (a key deleted before the connection was made, usage outside any listed key) is the connection's usage
+ * without a key, per model: so a settled day shows exactly what OpenRouter charged (docs/features/connections.md).
  */
 export function settleReportedDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
-  const billedMicros = roundPicos(day.rows.reduce((sum, r) => sum + r.picos, 0n));
-  const estimatedMicros = estimates.filter((e) => tracked(e.keyId)).reduce((sum, e) => sum + e.costMicros, 0n);
-  return { date: day.date, targets: new Map(), billedMicros, lines: [{ line: 'activity', estimatedMicros, billedMicros, reason: null }] };
+  const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
+  const lines = new Lines();
+  const billed = new Map<string, bigint>();
+  for (const r of day.rows) {
+    const model = (r.model ?? r.line).toLowerCase();
+    billed.set(model, (billed.get(model) ?? 0n) + r.picos);
+  }
+  const keysOf = new Map<string, { all: bigint; shown: bigint; untracked: bigint }>();
+  for (const e of estimates) {
+    if (e.keyId === null) continue;
+    const m = keysOf.get(e.model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    keysOf.set(e.model, m);
+    m.all += e.costMicros;
+    if (tracked(e.keyId)) m.shown += e.costMicros;
+    else m.untracked += e.costMicros;
+  }
+  for (const model of new Set([...billed.keys(), ...keysOf.keys()])) {
+    const micros = roundPicos(billed.get(model) ?? 0n);
+    const keys = keysOf.get(model) ?? { all: 0n, shown: 0n, untracked: 0n };
+    s.billedMicros += micros;
+    const rest = micros - keys.all;
+    if (rest !== 0n && tracked(null)) addTarget(s, null, model, rest);
+    lines.add(model, keys.shown, micros, keys.untracked !== 0n ? 'plan_key_limit' : rest > 0n ? 'not_estimated' : null);
+  }
+  s.lines = lines.list();
+  return s;
 }
 
 /** The bill of a day for a provider. */

@@ -1,5 +1,5 @@
 /**
- * One slice's settlement (DESIGN.md "Round 4": settlement is a third producer of the same aggregates): for each day
+ * One slice's settlement (docs/architecture.md: settlement is a third producer of the same aggregates): for each day
  * of the slice the provider has billed, the bill per (key, row) (shared/connections/settle.ts), compared with the
  * corrections applied last; only the differences are written (through the sync's chunk writer), and the
  * reconciliation day's billed figure, `settled` and lines are SET only where they changed. A re-sync that finds the

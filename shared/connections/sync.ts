@@ -1,5 +1,5 @@
 /**
- * One sync of one connection (API.md part 4 "What a sync reads and how it counts"): under the connection's lease and
+ * One sync of one connection (docs/features/connections.md): under the connection's lease and
  * its guard (sync-guard.ts), the phases in order:
  * 1. inventory: the provider's key inventory;
  * 2. usage and 3. settlement, slice by slice of UTC days: each slice's usage diffed against the import snapshot and

@@ -46,7 +46,7 @@ export const unitEndpointOf = (tier: string): UnitEndpoint | undefined => BY_NAM
 export const unitModelName = (endpoint: string, model: string | null): string => (model ? `${endpoint}:${model}` : endpoint);
 
 /**
- * The parts of a costs `line_item` in the wordings OpenAI's bill is seen to use (docs/pricing-tiers-and-tools.md, "Bill
+ * The parts of a costs `line_item` in the wordings OpenAI's bill is seen to use (docs/features/ingestion-and-pricing.md, "Bill
  * line wording"): an optional tier prefix (`"priority | gpt-5.1, input"`), the model, an optional modality word after
  * it (`"gpt-audio-mini-2025-12-15 audio, input"`), what is billed, an optional `", long context"`, and the older tier
  * suffix (`" (batch)"`). `model` is null for a line without one (`"web search tool calls"`, `"Vector storage"`).

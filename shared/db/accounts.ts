@@ -54,14 +54,14 @@ const PENDING_INVITATION_PREFIX = 'invitationExpires#';
 /** The account item's attribute holding a pending invitation's expiry (see `Account.pendingInvitationExpiries`). */
 export const pendingInvitationAttr = (invitationId: string) => `${PENDING_INVITATION_PREFIX}${invitationId}`;
 
-/** Seats taken at `now`: users plus pending invitations that have not expired (API.md: `usage.users`). */
+/** Seats taken at `now`: users plus pending invitations that have not expired (docs/features/billing.md: `usage.users`). */
 export function seatsInUse(account: Pick<Account, 'seats' | 'pendingInvitationExpiries'>, now: Date): number {
   const at = now.toISOString();
   const expired = (account.pendingInvitationExpiries ?? []).filter((expiresAt) => expiresAt <= at).length;
   return Math.max(1, (account.seats ?? 1) - expired);
 }
 
-/** What a user may do in its account (API.md part 3 "Users and roles"; shared/auth/roles.ts says which routes). */
+/** What a user may do in its account (docs/features/identity-and-teams.md; shared/access/roles.ts says which routes). */
 export type Role = 'admin' | 'member' | 'viewer';
 export const ROLES: readonly Role[] = ['admin', 'member', 'viewer'];
 
@@ -80,14 +80,14 @@ export interface User {
   sessionsValidAfter?: string;
   /**
    * Changes (random) whenever the user's sessions end; every refresh token we hand out carries the value of its
-   * time (shared/auth/sessions.ts), and one that carries another is refused. Absent: `0` (never changed).
+   * time (shared/access/sessions.ts), and one that carries another is refused. Absent: `0` (never changed).
    */
   sessionEpoch?: string;
   /** The one token (its `jti`) issued before `sessionsValidAfter` that stays valid: the one a password change came with. */
   sessionsKeptTokenId?: string;
   /**
    * ID tokens (`jti`) of the second of `sessionsValidAfter` that our login or refresh proved were issued after it
-   * (shared/auth/sessions.ts). Cleared whenever the sessions end again.
+   * (shared/access/sessions.ts). Cleared whenever the sessions end again.
    */
   sessionTokenIds?: string[];
   /** Reset links created before this instant (ISO) are void: set when a reset uses a link. */

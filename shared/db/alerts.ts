@@ -4,9 +4,83 @@ import { batchGet, db, queryAll, tableName, transactWithCounter, type Item } fro
 import { readNumber, storedInt } from '#shared/db/numbers.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import type { Action } from '#shared/db/caps.ts';
-import type { Alert, AlertStatus, Budget, Rule } from '#shared/alerting/model.ts';
-import { BUDGET_ENTITY, toBudget } from '#shared/db/budgets.ts';
-import { RULE_ENTITY, toRule } from '#shared/db/rules.ts';
+import { BUDGET_ENTITY, toBudget, type Budget } from '#shared/db/budgets.ts';
+import { RULE_ENTITY, toRule, type Channel, type Rule } from '#shared/db/rules.ts';
+
+export type AlertType =
+  | 'cost_threshold'
+  | 'new_key'
+  | 'spend_spike'
+  | 'budget_threshold'
+  | 'budget_exceeded'
+  | 'budget_forecast'
+  | 'plan_limit'
+  | 'connection_error'
+  | 'budget_stopped'
+  | 'budget_released'
+  | 'enforcement_failed'
+  | 'unpriced_model'
+  | 'spend_anomaly';
+export type AlertStatus = 'triggered' | 'acknowledged';
+
+/**
+ * `sending` is internal (a notifier claimed the channel); the API shows it as `pending`. `suppressed`: settled
+ * without sending, on purpose — past an hourly cap, or (e-mail) no user with a verified address who wants alert
+ * e-mail (shared/notify/caps.ts, shared/notify/email.ts).
+ */
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'suppressed';
+
+export interface Delivery {
+  channel: Channel;
+  status: DeliveryStatus;
+  attempts: number;
+  /** When a notifier claimed it (`sending`); a claim older than the lease may be taken over. */
+  claimedAt?: string;
+  lastError?: string;
+  sentAt?: string;
+  /** Why a `suppressed` delivery was not sent (internal). */
+  suppressedBy?: 'cap' | 'no-recipient';
+  /** Before issue 19: a URL channel's slot taken once per delivery. Every attempt counts now; only removed (deliver.ts). */
+  capCounted?: boolean;
+}
+
+export interface Alert {
+  id: string;
+  accountId: string;
+  type: AlertType;
+  status: AlertStatus;
+  ruleId: string | null;
+  budgetId: string | null;
+  keyHash: string | null;
+  /**
+   * The keys the alert is about: every key one ingest discovered for `new_key` (`keyHash` is the first); the one
+   * key `keyHash` names for the other types, or none.
+   */
+  keyHashes: string[];
+  /**
+   * How the texts named the alert's one key when it fired (shared/keys/name.ts: label, else hint, else hash
+   * prefix); absent when the alert names no key or several, and on alerts stored before it existed.
+   */
+  keyName?: string;
+  title: string;
+  message: string;
+  /** The period the alert belongs to: `2026-11-21` (day), `2026-W47`-style week start `2026-11-16`, `2026-11` (month). */
+  period: string;
+  thresholdMicros: number | null;
+  observedMicros: number | null;
+  deliveries: Delivery[];
+  /** The provider connection a `connection_error` alert is about. */
+  connectionId?: string;
+  /** E-mail only to the account's admins (`connection_error`: only they can fix a connection). */
+  adminsOnly?: true;
+  /** Snapshot of the rule's webhook URL when the alert fired (the notifier posts there). */
+  webhookUrl?: string;
+  /** Snapshot of the rule's Slack webhook URL when the alert fired (shared/notify/slack.ts). */
+  slackWebhookUrl?: string;
+  triggeredAt: string;
+  acknowledgedAt: string | null;
+  acknowledgedBy: string | null;
+}
 
 /** Everything evaluation compares against: ONE Query of the account's CFG# items (budgets and rules). */
 export async function loadAlertConfig(accountId: string): Promise<{ budgets: Budget[]; rules: Rule[] }> {
@@ -53,6 +127,7 @@ export function toAlert(item: Item): Alert {
 }
 
 const amountOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : readNumber(value, 'an alert amount'));
+
 /** An account's week can sum past 2^53 µ$ (shared/alerting/spend.ts): written as the exact integer, not refused by the marshaller. */
 const storedAmount = (micros: number | null) => (micros === null ? null : storedInt(BigInt(micros)));
 
@@ -111,6 +186,7 @@ export interface AlertPage {
 
 /** A filtered page reads the index this many alerts at a time, and at most FILTERED_READS times per request. */
 const FILTERED_PAGE = 500;
+
 const FILTERED_READS = 8;
 
 /** The start key of the page after `item`: its table key, and its gsi1 key when listing one status. */

@@ -3,10 +3,31 @@
  * lists them all (and, with the rules, everything alert evaluation compares against: shared/db/alerts.ts).
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Budget } from '#shared/alerting/model.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
+
+export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT';
+
+export type BudgetAction = 'notify' | 'stop';
+export interface Budget {
+  id: string;
+  name: string | null;
+  monthlyLimitMicros: number;
+  /** Percent of the limit, at most 2 decimals (API `alertThreshold`). */
+  alertThreshold: number;
+  scope: BudgetScope;
+  keyHash: string | null;
+  /** PROJECT: the connection and its project (OpenAI project, Anthropic workspace); null otherwise. */
+  connectionId?: string | null;
+  projectId?: string | null;
+  /** `stop`: at the limit, the levers of what it covers are pulled (shared/enforcement/). Absent: `notify`. */
+  action?: BudgetAction;
+  /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
+  alertOnForecast: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
 
 /** The item kind, in `entity` (what evaluation reads) and, like other items of the table, in `type`. */
 export const BUDGET_ENTITY = 'Budget';

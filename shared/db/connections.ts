@@ -9,10 +9,21 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } fr
 import { db, failedConditions, queryAll, tableName, transactWrite, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
-import type { Provider } from '#shared/connections/model.ts';
-import type { SealedSecret } from '#shared/connections/secrets.ts';
-import type { StoredCell } from '#shared/connections/diff.ts';
+import type { StoredCell } from '#shared/db/import-snapshot.ts';
 import { UNATTRIBUTED } from '#shared/usage/names.ts';
+
+/** What the connection item stores (base64 fields). */
+export interface SealedSecret {
+  /** `kms` or `local`: who wrapped the data key. */
+  wrap: 'kms' | 'local';
+  wrappedKey: string;
+  iv: string;
+  tag: string;
+  ciphertext: string;
+}
+
+/** The providers a connection may be of (shared/connections/model.ts lists them: `PROVIDERS`). */
+export type Provider = 'openai' | 'anthropic' | 'openrouter';
 
 export type ConnectionStatus = 'active' | 'paused' | 'error';
 
@@ -55,8 +66,10 @@ export interface Connection {
 }
 
 export const SHARDS = 16;
+
 /** The due index's shard of a connection: spread over 16 partitions by its id. */
 export const shardOf = (connectionId: string) => createHash('sha256').update(connectionId).digest()[0]! % SHARDS;
+
 /** The account item's attribute that names its connection of `provider`. */
 export const connectedAttribute = (provider: string) => `connected:${provider}`;
 

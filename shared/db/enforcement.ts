@@ -1,61 +1,78 @@
 /**
- * Repository of enforcement: the state of each (stop budget, target) in the account's partition
- * (`ENFORCE#<budgetId>#<targetId>`), every write conditioned on the version read, so one act is taken once even when
- * an ingest and a sync decide it at the same moment; and the acts' record (`ACTIONS#<a>`, one budget's on gsi1).
+ * Repository of enforcement: one lever state per provider target in the account's partition (`ENFORCE#T#<targetId>`),
+ * every write conditioned on the version read, so acts on one target are serialised (one act is taken once even when
+ * an ingest and a sync decide it at the same moment); holders released by a person for a month
+ * (`ENFORCE#R#<holderKey>`), read by the same Query; and the acts' record (`ACTIONS#<a>`, one holder's on gsi1).
  */
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import type { EnforcementAction, EnforcementState, Target } from '#shared/enforcement/model.ts';
+import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/enforcement/model.ts';
 
-const STATE_ENTITY = 'EnforcementState';
+const STATE_ENTITY = 'LeverState';
+const RELEASE_ENTITY = 'LeverRelease';
 
-function stateItem(accountId: string, s: EnforcementState): Item {
-  return { ...keys.enforcementState(accountId, s.budgetId, s.target.id), entity: STATE_ENTITY, type: STATE_ENTITY, ...s };
+function stateItem(accountId: string, s: LeverState): Item {
+  // DynamoDB keeps no `undefined`: optional fields are left out when absent.
+  const item: Item = { ...keys.leverState(accountId, s.target.id), entity: STATE_ENTITY, type: STATE_ENTITY };
+  for (const [k, v] of Object.entries(s)) if (v !== undefined) item[k] = v;
+  return item;
 }
 
-export function toState(item: Item): EnforcementState {
+export function toState(item: Item): LeverState {
   return {
-    budgetId: item.budgetId as string,
     target: item.target as Target,
-    status: item.status as EnforcementState['status'],
-    want: item.want === 'off' ? 'off' : 'on',
-    hold: item.hold === true,
+    holds: ((item.holds as Hold[] | undefined) ?? []).map((h) => ({ ...h, reached: h.reached === true })),
+    ...(item.prior !== undefined ? { prior: item.prior as Prior } : {}),
+    status: item.status as LeverState['status'],
+    want: item.want === 'on' ? 'on' : 'off',
+    ...(item.askedCents !== undefined ? { askedCents: item.askedCents as number | null } : {}),
+    ...(item.limitCents !== undefined ? { limitCents: item.limitCents as number | null } : {}),
+    ...(item.enforcing !== undefined ? { enforcing: item.enforcing === true } : {}),
+    ...(Array.isArray(item.letGo) && item.letGo.length > 0 ? { letGo: item.letGo as LeverState['letGo'] } : {}),
     period: item.period as string,
     since: item.since as string,
     detail: (item.detail as string | undefined) ?? '',
-    ...(item.limitCents !== undefined ? { limitCents: item.limitCents as number | null } : {}),
-    ...(item.enforcing !== undefined ? { enforcing: item.enforcing === true } : {}),
-    ...(item.priorLimitCents !== undefined ? { priorLimitCents: item.priorLimitCents as number | null } : {}),
-    ...(typeof item.releasedBy === 'string' ? { releasedBy: item.releasedBy } : {}),
-    ...(item.holder === 'anomaly' ? { holder: 'anomaly' as const } : {}),
     v: Number(item.v ?? 0),
   };
 }
 
-/** Every enforcement state of the account: ONE Query (strongly consistent unless `consistent` is false). */
-export async function listStates(accountId: string, consistent = true): Promise<EnforcementState[]> {
+export interface EnforcementItems {
+  states: LeverState[];
+  releases: Release[];
+}
+
+/** Every lever state and release of the account: ONE Query (strongly consistent unless `consistent` is false). */
+export async function listEnforcement(accountId: string, consistent = true): Promise<EnforcementItems> {
   const q = queries.accountItems(accountId, 'ENFORCE');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
     ConsistentRead: consistent,
   });
-  return items.map(toState);
+  return {
+    states: items.filter((i) => i.entity === STATE_ENTITY).map(toState),
+    releases: items.filter((i) => i.entity === RELEASE_ENTITY).map((i) => ({ holder: i.holder as Release['holder'], period: i.period as string, by: i.by as string, at: i.at as string })),
+  };
+}
+
+/** The lever states alone (one Query). */
+export async function listStates(accountId: string, consistent = true): Promise<LeverState[]> {
+  return (await listEnforcement(accountId, consistent)).states;
 }
 
 /**
  * Writes `next` (its `v` one past `previous`) if the stored state is still `previous` (or, with none, does not exist
  * yet): false when another writer got there first.
  */
-export async function writeState(accountId: string, previous: EnforcementState | undefined, next: EnforcementState): Promise<boolean> {
+export async function writeState(accountId: string, previous: LeverState | undefined, next: LeverState): Promise<boolean> {
   try {
     await db().send(
       new PutCommand({
         TableName: tableName(),
         Item: stateItem(accountId, next),
-        ConditionExpression: previous ? 'v = :v' : 'attribute_not_exists(pk)',
-        ...(previous ? { ExpressionAttributeValues: { ':v': previous.v } } : {}),
+        ConditionExpression: previous && previous.v > 0 ? 'v = :v' : 'attribute_not_exists(pk)',
+        ...(previous && previous.v > 0 ? { ExpressionAttributeValues: { ':v': previous.v } } : {}),
       }),
     );
     return true;
@@ -65,26 +82,36 @@ export async function writeState(accountId: string, previous: EnforcementState |
   }
 }
 
-export async function putAction(accountId: string, action: EnforcementAction): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.enforcementAction(accountId, action.id),
-        ...keys.enforcementActionIndex(accountId, action.budgetId ?? action.ruleId ?? '-', action.id),
-        entity: 'EnforcementAction',
-        type: 'EnforcementAction',
-        ...action,
-      },
-    }),
+/** Records that a person released `release.holder` for the rest of `release.period` (the latest release wins). */
+export async function putRelease(accountId: string, release: Release): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, holderKey(release.holder)), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
+}
+
+export async function putActions(accountId: string, actions: EnforcementAction[]): Promise<void> {
+  await Promise.all(
+    actions.map((action) =>
+      db().send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: {
+            ...keys.enforcementAction(accountId, action.id),
+            ...keys.enforcementActionIndex(accountId, action.holder.id, action.id),
+            entity: 'EnforcementAction',
+            type: 'EnforcementAction',
+            ...action,
+          },
+        }),
+      ),
+    ),
   );
 }
 
 export function toAction(item: Item): EnforcementAction {
+  const budgetId = (item.budgetId as string | null | undefined) ?? null;
   return {
     id: item.id as string,
-    budgetId: (item.budgetId as string | null | undefined) ?? null,
-    ...(typeof item.ruleId === 'string' ? { ruleId: item.ruleId } : {}),
+    budgetId,
+    holder: (item.holder as EnforcementAction['holder'] | undefined) ?? { kind: 'budget', id: budgetId ?? '' },
     kind: item.kind as EnforcementAction['kind'],
     provider: item.provider as string,
     keyHash: (item.keyHash as string | null) ?? null,
@@ -97,10 +124,10 @@ export function toAction(item: Item): EnforcementAction {
   };
 }
 
-/** One page of acts, newest first: the account's (base table) or one budget's (gsi1). */
+/** One page of acts, newest first: the account's (base table) or one holder's (gsi1). */
 export async function listActions(
   accountId: string,
-  budgetId: string | undefined,
+  holderId: string | undefined,
   limit: number,
   startKey?: Record<string, unknown>,
 ): Promise<{ items: EnforcementAction[]; lastKey?: Record<string, unknown> }> {
@@ -108,8 +135,8 @@ export async function listActions(
   const res = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      ...(budgetId
-        ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': queries.budgetEnforcementActions(accountId, budgetId).gsi1pk } }
+      ...(holderId
+        ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': queries.budgetEnforcementActions(accountId, holderId).gsi1pk } }
         : { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': base.pk, ':prefix': base.skPrefix } }),
       ScanIndexForward: false,
       Limit: limit,

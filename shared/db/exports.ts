@@ -11,7 +11,7 @@ import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { db, failedConditions, tableName, transactWrite, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 
-/** Running exports an account may have at once (API.md part 4). */
+/** Running exports an account may have at once (docs/features/spend-and-exports.md). */
 export const EXPORT_SLOTS = 2;
 
 export type ExportStatus = 'running' | 'ready' | 'failed';

@@ -9,7 +9,74 @@ import { tableName } from '#shared/db/client.ts';
 import { keys, type Key } from '#shared/db/keys.ts';
 import type { Built } from '#shared/db/usage-writes.ts';
 import { LONG_CONTEXT_WINDOW, UNATTRIBUTED } from '#shared/usage/names.ts';
-import type { CellChange } from '#shared/connections/diff.ts';
+
+/** The snapshot of a cell: the counts last imported, the cost they were counted at, a version for the condition. */
+export interface StoredCell extends Counts {
+  date: string;
+  keyId: string | null;
+  model: string;
+  tier: string;
+  longContext?: true;
+  projectId: string | null;
+  costMicros: bigint;
+  version: number;
+}
+
+export interface CellChange {
+  id: string;
+  /** The counts the provider reports now (zeros: the cell is gone). */
+  cell: UsageCell;
+  previous?: StoredCell;
+  delta: Counts;
+  costDelta: bigint;
+  /** The cell's cost after the change (previous + costDelta). */
+  costMicros: bigint;
+  /** false: the model has no price (the requests count as unpriced). */
+  priced: boolean;
+}
+
+/** The counts of one (UTC day, provider key, model, tier) as the provider reports them, in Burnrate's terms. */
+export interface Counts {
+  requests: number;
+  /** All input tokens: uncached, cache reads and cache writes. */
+  inputTokens: number;
+  cachedInputTokens: number;
+  /** 5-minute cache writes (OpenAI: its cache writes). */
+  cacheWriteInputTokens: number;
+  cacheWrite1hInputTokens: number;
+  outputTokens: number;
+  /** Web searches (Anthropic `server_tool_use.web_search_requests`), priced per 1,000 from the table. */
+  webSearchRequests: number;
+  /** A cell of units, not tokens (OpenAI images, speech, storage, …: shared/connections/units.ts): how many. */
+  quantity: number;
+}
+
+/** One imported cell: a UTC day × provider key (null: no key, the Console or playground) × model × tier (× Anthropic's long-context window). */
+export interface UsageCell extends Counts {
+  date: string;
+  keyId: string | null;
+  model: string;
+  /**
+   * `standard`, `batch`, another service tier (OpenAI: `flex`, `priority`, `scale`; Anthropic: its `service_tier` as
+   * reported), each priced at its tier's price (shared/pricing `normalizeTier`), or `embeddings` (OpenAI's embeddings
+   * endpoint: its rows never merge with completions of the same model; priced as standard), or the name of an OpenAI
+   * usage endpoint beyond tokens (`images`, `vector_stores`, …: shared/connections/units.ts; priced per unit).
+   */
+  tier: string;
+  /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */
+  projectId: string | null;
+  /**
+   * Anthropic usage past the long-context threshold (`context_window: "200k-1M"`): its own cell, priced at the
+   * model's long-context rates. Absent (never `false`) for the standard window, so cells stored before the window was
+   * read keep their identity.
+   */
+  longContext?: true;
+  /**
+   * What the provider itself reports the cell cost, in micro-dollars (OpenRouter bills in dollars): the cell is
+   * counted at this figure, not priced from the table. Absent: priced from the price table.
+   */
+  reportedCostMicros?: bigint;
+}
 
 type Action = Built['actions'][number];
 

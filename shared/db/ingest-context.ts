@@ -6,10 +6,16 @@ import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { toAccount, type Account } from '#shared/db/accounts.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
-import type { CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { toOwnPrice } from '#shared/db/prices.ts';
-import type { OwnPriceLookup } from '#shared/ingest/own-prices.ts';
+import type { OwnPriceLookup } from '#shared/db/prices.ts';
 import { priceId } from '#shared/usage/names.ts';
+
+export interface CeilingRoom {
+  /** Each key's total spend so far (µ$); a key not listed has 0. */
+  keyTotals: ReadonlyMap<string, bigint>;
+  /** The account's spend per calendar month so far (µ$), keyed `YYYY-MM`; a month not listed has 0. */
+  monthCosts: ReadonlyMap<string, bigint>;
+}
 
 /**
  * What ingestion needs before it writes, in one BatchGetItem: the account, its own prices of the batch's models

@@ -56,9 +56,12 @@
  *   ACCOUNT#<a>             EXPORT#<exp_id>              an asynchronous spend export: its range, status, rows, bytes
  *   ACCOUNT#<a>             EXPORTSLOT#<0|1>             one of the account's 2 running-export slots: which export holds
  *                                                        it and until when (a lease: a crashed worker frees it later)
- *   ACCOUNT#<a>             ENFORCE#<bud_id>#<target>    what a stop budget did to one target (a key, a project's limit, a
- *                                                        reporter block): written conditionally on its version, so each
- *                                                        act is taken once (shared/enforcement/)
+ *   ACCOUNT#<a>             ENFORCE#T#<target>           one provider target's lever (a key's switch, a project's cap, a
+ *                                                        reporter block): its holders (budgets, anomaly rules) and its own
+ *                                                        state before the first hold; written conditionally on its
+ *                                                        version, so acts on one target are serialised
+ *                                                        (shared/enforcement/)
+ *   ACCOUNT#<a>             ENFORCE#R#<holder>           a holder released by a person for the rest of a month
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
  */
@@ -162,8 +165,10 @@ export const keys = {
   accountPrice: (accountId: string, provider: string, model: string): Key => ({ pk: accountPk(accountId), sk: `PRICE#${provider}#${model}` }),
   spendExport: (accountId: string, exportId: string): Key => ({ pk: accountPk(accountId), sk: `EXPORT#${exportId}` }),
   exportSlot: (accountId: string, slot: number): Key => ({ pk: accountPk(accountId), sk: `EXPORTSLOT#${slot}` }),
-  /** A stop budget's state on one target (`key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`). */
-  enforcementState: (accountId: string, budgetId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#${budgetId}#${targetId}` }),
+  /** One provider target's lever state (`key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`). */
+  leverState: (accountId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#T#${targetId}` }),
+  /** A holder (`budget:<id>`, `anomaly:<id>`) released by a person for the rest of a month. */
+  leverRelease: (accountId: string, holderKey: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#R#${holderKey}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
@@ -210,8 +215,6 @@ export const queries = {
   settleCells: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `SETTLE#${from}`, skTo: `SETTLE#${to}#~` }),
   /** A provider's reconciliation days `from`…`to` (inclusive). */
   importDays: (accountId: string, provider: string, from: string, to: string) => ({ pk: `IMPORT#${accountId}#${provider}`, skFrom: `RECON#${from}`, skTo: `RECON#${to}` }),
-  /** One budget's enforcement states. */
-  budgetEnforcement: (accountId: string, budgetId: string) => ({ pk: accountPk(accountId), skPrefix: `ENFORCE#${budgetId}#` }),
   /** An account's acts (base table) or one budget's (gsi1), newest first. */
   enforcementActions: (accountId: string) => ({ pk: `ACTIONS#${accountId}`, skPrefix: 'ACT#' }),
   budgetEnforcementActions: (accountId: string, budgetId: string) => ({ gsi1pk: keys.enforcementActionIndex(accountId, budgetId, '').gsi1pk }),

@@ -10,7 +10,7 @@ import { keys } from '#shared/db/keys.ts';
 
 export type LinkTokenKind = 'verify-email' | 'reset-password' | 'invitation';
 
-/** How long each kind of link works (API.md part 3). */
+/** How long each kind of link works (docs/features/identity-and-teams.md). */
 export const TOKEN_TTL_MS: Record<LinkTokenKind, number> = {
   'verify-email': 24 * 3600 * 1000,
   'reset-password': 3600 * 1000,

@@ -9,7 +9,45 @@ import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
 import { readNumber } from '#shared/db/numbers.ts';
-import type { LongContextRates, PricedTier, TierPrices, TierRates } from '#shared/pricing/pricing.ts';
+
+/**
+ * The rates one call is priced at (the account's own price, or a built-in row): the standard tier's rates, and the
+ * rates of other tiers where the price names them. A cache-write rate that is absent is the `input` rate (a provider
+ * that does not charge extra for writing its cache).
+ */
+export interface PriceRates extends TierRates {
+  readonly tiers?: TierPrices;
+  /** The rates of a call past `aboveInputTokens` input tokens (Anthropic's long-context pricing), where the provider has them. */
+  readonly longContext?: LongContextRates;
+}
+
+/** An account's own prices, keyed by `priceId(provider, model)` (names lower-case, as stored). */
+export type OwnPriceLookup = ReadonlyMap<string, PriceRates>;
+
+/** µ$ per 1,000,000 tokens (an integer). */
+export type MicrosPerMillionTokens = number;
+
+/** The five rates of one tier (µ$ per 1M tokens); an absent cache-write rate is the `input` rate. */
+export interface TierRates {
+  readonly input: MicrosPerMillionTokens;
+  /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
+  readonly cachedInput: MicrosPerMillionTokens;
+  /** Input tokens written to the cache with the 5-minute lifetime (Anthropic: 1.25 × input). */
+  readonly cacheWrite?: MicrosPerMillionTokens;
+  /** Input tokens written to the cache with the 1-hour lifetime (Anthropic: 2 × input). */
+  readonly cacheWrite1h?: MicrosPerMillionTokens;
+  readonly output: MicrosPerMillionTokens;
+}
+
+/** The tiers a price may name apart from its standard rates (shared/pricing/pricing.ts `PRICED_TIERS` lists them). */
+export type PricedTier = 'batch' | 'flex' | 'priority';
+
+export type TierPrices = { readonly [T in PricedTier]?: TierRates };
+
+/** Long-context rates: a call whose input exceeds `aboveInputTokens` is priced at these rates, every token of it. */
+export interface LongContextRates extends TierRates {
+  readonly aboveInputTokens: number;
+}
 
 export interface OwnPrice {
   provider: string;

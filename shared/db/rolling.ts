@@ -14,7 +14,7 @@ export function rollingNames(today: string, month: string) {
   };
 }
 
-/** The 7 UTC days before `today`, most recent first: their counters stay (the key's forecast, shared/spend/forecast.ts). */
+/** The 7 UTC days before `today`, most recent first: their counters stay (the key's forecast, shared/usage/forecast.ts). */
 export const recentDays = (today: string): string[] => Array.from({ length: 7 }, (_, i) => addDays(today, -(i + 1)));
 
 /** The names of the 7 days before the recent ones and of the 2 previous months: removed on every write of the key item. */

@@ -4,10 +4,42 @@
  * Evaluation sets `lastTriggeredAt` on the item when the rule fires (shared/db/alerts.ts).
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { Rule } from '#shared/alerting/model.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
+
+export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'spend_anomaly';
+
+export type Channel = 'email' | 'webhook' | 'slack';
+export type Period = 'daily' | 'weekly' | 'monthly';
+
+/** Rule config as the API takes it (dollars as JSON numbers, ≤ 6 decimals). `webhookUrl` is required iff channels has webhook. */
+export type RuleConfig =
+  | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
+  | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
+  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string } // spend_spike
+  | SpendAnomalyRuleConfig;
+
+/** spend_anomaly: every key of the account against its own usual hourly spend (shared/anomaly/). */
+export interface SpendAnomalyRuleConfig {
+  minUsdPerHour: number;
+  multiplier: number;
+  action: 'notify' | 'stop';
+  webhookUrl?: string;
+  slackWebhookUrl?: string;
+}
+
+export interface Rule {
+  id: string;
+  type: RuleType;
+  name: string;
+  config: RuleConfig;
+  channels: Channel[];
+  isActive: boolean;
+  createdAt: string;
+  updatedAt: string;
+  lastTriggeredAt: string | null;
+}
 
 export const RULE_ENTITY = 'Rule';
 

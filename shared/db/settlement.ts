@@ -10,7 +10,17 @@ import { readInt, readNumber } from '#shared/db/numbers.ts';
 import type { Built } from '#shared/db/usage-writes.ts';
 import { versionedCellUpdate } from '#shared/db/import-snapshot.ts';
 import { UNATTRIBUTED } from '#shared/usage/names.ts';
-import type { Line } from '#shared/connections/settle.ts';
+
+/** Why a reconciliation line differs from its estimate (the dashboard says it in words). */
+export type LineReason = 'priority_tier' | 'not_estimated' | 'unpriced' | 'plan_key_limit';
+
+export interface Line {
+  line: string;
+  estimatedMicros: bigint;
+  /** null: not in the provider's bill (Anthropic Priority Tier). */
+  billedMicros: bigint | null;
+  reason: LineReason | null;
+}
 
 export interface SettleCell {
   date: string;
@@ -155,5 +165,4 @@ export async function settledDays(accountId: string, provider: string, from: str
   });
   return new Set(items.filter((i) => i.settled === true).map((i) => i.date as string));
 }
-
 

@@ -10,11 +10,49 @@ import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { hourCostName, rollingNames, staleHourNames, staleRollingNames } from '#shared/db/rolling.ts';
 import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, Sums } from '#shared/usage/aggregates.ts';
-import type { Chunk } from '#shared/ingest/chunks.ts';
-import type { PricedEvent } from '#shared/ingest/events.ts';
+import type { Tier } from '#shared/usage/tiers.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
 
+export interface Chunk extends Aggregates {
+  events: PricedEvent[];
+}
+
+export interface PricedEvent {
+  index: number;
+  requestId: string;
+  keyHash: string;
+  keyHint?: string;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  /** Parts of inputTokens written to the cache (5 minutes, 1 hour): priced, not summed into the aggregates. */
+  cacheWriteInputTokens: number;
+  cacheWrite1hInputTokens: number;
+  outputTokens: number;
+  /** The tier it ran in (`standard` unless the event says otherwise). */
+  tier?: Tier;
+  /** Web searches and fetches of the call (priced per 1,000 from the table). */
+  webSearchRequests?: number;
+  webFetchRequests?: number;
+  costMicros: number;
+  /**
+   * false: not priced exactly without costUsd, counted in `unpricedRequests`: an unknown model (tracked at cost 0), or
+   * a tier (or web searches) the price has no figure for (tracked at the standard price).
+   */
+  priced: boolean;
+  /** The event carried `costUsd` (an account's own price never overrides it). */
+  costGiven?: true;
+  /** ISO 8601 UTC with milliseconds. */
+  timestamp: string;
+  /** The event's UTC day. */
+  date: string;
+}
+
 type Action = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** The attribute prefix of a key × day × model item's price-line quantities (`ln:input`, `ln:output/batch`). */
+export const LINE_PREFIX = 'ln:';
 
 /** Exactly-once items outlive the oldest timestamp ingestion accepts (35 days). */
 export const EVENT_TTL_SECONDS = 36 * 24 * 60 * 60;
@@ -126,13 +164,17 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
     const row = exportRowAttributes(accountId, kdm);
     // A row of units (a connection's images, storage, …) also carries its unit and quantity.
     const units = kdm.unit !== undefined;
+    // The price lines' quantities: one counter per line (`ln:<line>[/<tier>]`, shared/pricing/lines.ts).
+    const lines = [...(kdm.lines ?? [])].filter(([, q]) => q !== 0n);
+    const lineAdd = lines.map((_, i) => `, #ln${i} :ln${i}`).join('');
     out.actions.push({
       Update: {
         TableName,
         Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}`,
-        ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}) },
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}${lineAdd}`,
+        ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}), ...Object.fromEntries(lines.map(([id], i) => [`#ln${i}`, `${LINE_PREFIX}${id}`])) },
         ExpressionAttributeValues: {
+          ...Object.fromEntries(lines.map(([, q], i) => [`:ln${i}`, q])),
           ':date': kdm.date,
           ':provider': kdm.provider,
           ':model': kdm.model,

@@ -71,7 +71,7 @@ export interface EndSessions {
 }
 
 /**
- * Ends the user's sessions (shared/auth/sessions.ts): ID tokens issued before `now` (milliseconds) are refused,
+ * Ends the user's sessions (shared/access/sessions.ts): ID tokens issued before `now` (milliseconds) are refused,
  * refresh tokens of the old epoch too; the admitted tokens of an earlier end are forgotten. Reset links created
  * before now are void with it (shared/auth/passwords.ts).
  */

@@ -1,7 +1,6 @@
 /** GET /enforcement-actions (the record) and GET /ingest/blocks (the reporter's block list). */
-import { getBudget, listBudgets } from '#shared/db/budgets.ts';
+import { getBudget } from '#shared/db/budgets.ts';
 import { listActions, listStates } from '#shared/db/enforcement.ts';
-import { listRules } from '#shared/db/rules.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -33,18 +32,14 @@ export async function listEnforcementActions(accountId: string, query: ListActio
 }
 
 /**
- * The keys the reporter refuses now, with the budget's name (or the spend-anomaly rule's: `budgetId` null, `ruleId`). The usual answer (nothing stopped) costs one Query
- * (the enforcement states, eventually consistent: half the read units, a second late at most); the budgets' names
- * are read (a second Query) only when some key is blocked.
+ * The keys the reporter refuses now, with the name of a holder (a budget's, or an anomaly rule's). One Query (the
+ * lever states, eventually consistent: half the read units, a second late at most): holds carry their names.
  */
 export async function ingestBlocks(accountId: string) {
-  const states = (await listStates(accountId, false)).filter((s) => s.target.kind === 'reporter' && s.status === 'stopped' && s.target.keyHash);
-  const names = new Map(states.some((s) => s.holder !== 'anomaly') ? (await listBudgets(accountId)).map((b) => [b.id, b.name]) : []);
-  const ruleNames = new Map(states.some((s) => s.holder === 'anomaly') ? (await listRules(accountId)).map((r) => [r.id, r.name]) : []);
-  const blocked = states.map((s) =>
-    s.holder === 'anomaly'
-      ? { keyHash: s.target.keyHash!, budgetId: null, budgetName: null, ruleId: s.budgetId, ruleName: ruleNames.get(s.budgetId) ?? 'Spend anomaly', since: s.since }
-      : { keyHash: s.target.keyHash!, budgetId: s.budgetId, budgetName: names.get(s.budgetId) ?? null, since: s.since },
-  );
+  const states = (await listStates(accountId, false)).filter((s) => s.target.kind === 'reporter' && s.target.keyHash && s.holds.length > 0 && (s.status === 'stopped' || s.status === 'acting'));
+  const blocked = states.map((s) => {
+    const h = s.holds.find((x) => x.kind === 'budget') ?? s.holds[0]!;
+    return { keyHash: s.target.keyHash!, budgetId: h.kind === 'budget' ? h.id : null, budgetName: h.name, holder: { kind: h.kind, id: h.id }, since: h.since };
+  });
   return { blocked, refreshAfterSeconds: BLOCKS_REFRESH_SECONDS };
 }

@@ -32,6 +32,8 @@ export interface ProjectLimit {
 
 export interface Lever {
   readonly provider: string;
+  /** Whether one key is on now (read before the first hold: a key a person turned off stays off). */
+  readKey?(keyId: string): Promise<{ active: boolean }>;
   /** Stops one key (reversible): Anthropic `status: inactive`. */
   stopKey?(keyId: string): Promise<void>;
   startKey?(keyId: string): Promise<void>;
@@ -61,7 +63,12 @@ export function anthropicLever(base: string, adminKey: string, options: LeverHtt
     const body = (await http.send('POST', `/v1/organizations/api_keys/${encodeURIComponent(keyId)}`, { status })) as { status?: unknown };
     if (body.status !== status) throw new ProviderBadResponse(`Anthropic answered the key update without status ${status}.`);
   };
-  return { provider: 'anthropic', stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
+  const readKey = async (keyId: string) => {
+    const body = (await http.send('GET', `/v1/organizations/api_keys/${encodeURIComponent(keyId)}`)) as { status?: unknown };
+    if (typeof body.status !== 'string') throw new ProviderBadResponse('Anthropic answered the key without a status.');
+    return { active: body.status === 'active' };
+  };
+  return { provider: 'anthropic', readKey, stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
 }
 
 /** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (research notes part A §1). */
@@ -96,7 +103,12 @@ export function openRouterLever(base: string, managementKey: string, options: Le
     const body = (await http.send('PATCH', `/api/v1/keys/${encodeURIComponent(hash)}`, { disabled })) as { data?: { disabled?: unknown } };
     if (body?.data?.disabled !== disabled) throw new ProviderBadResponse(`OpenRouter did not confirm the key as ${disabled ? 'disabled' : 'enabled'}.`);
   };
-  return { provider: 'openrouter', stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
+  const readKey = async (hash: string) => {
+    const body = (await http.send('GET', `/api/v1/keys/${encodeURIComponent(hash)}`)) as { data?: { disabled?: unknown } };
+    if (typeof body?.data?.disabled !== 'boolean') throw new ProviderBadResponse('OpenRouter answered the key without disabled.');
+    return { active: body.data.disabled === false };
+  };
+  return { provider: 'openrouter', readKey, stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
 }
 
 registerLever('anthropic', anthropicLever);

@@ -1,70 +1,144 @@
 /**
- * An act on a provider's lever (a key switched, a project's hard limit set, read back or removed): claimed first by a
- * conditional write of its state, so it is taken once even when an ingest and a sync race, then pulled, then its
- * outcome written. Only the sync worker pulls levers (the admin key is open there only): the enforcement service gets
- * this as `pull` from `enforceForConnection`, so the passes of ingestion and the API do not bundle it.
+ * Taking one act on one target: claimed first by a conditional write of the target's state (acts on one target are
+ * serialised: only the writer that moves the state from the version read goes on), then the provider's lever pulled
+ * (or not: a holder joining or leaving a target that stays held touches no provider), then the outcome written.
+ *
+ * What a release puts back is the target's own state before the first hold (`prior`, read from the provider by the
+ * act that took it): a key that was off stays off; a cap goes back to the customer's own limit (or none). A cap in
+ * force is never above the customer's own: the lowest of the holders' amounts and that limit.
+ *
+ * Provider levers are pulled only in the sync worker (the admin key is open there only); reporter blocks and
+ * state-only changes are taken anywhere (`lever` undefined).
  */
-import { providerName } from '#shared/connections/alerts.ts';
-import { writeState } from '#shared/db/enforcement.ts';
+import { providerName } from '#shared/providers/names.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
-import { nextState, type Act, type EnforcementState, type Outcome } from '#shared/enforcement/model.ts';
-import { offText, onText, usd } from '#shared/enforcement/words.ts';
+import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/enforcement/model.ts';
+import { heldText, offText, onText, usd } from '#shared/enforcement/words.ts';
 import { logger } from '#shared/http/logger.ts';
 
-/** Takes `act` (not a reporter's, not `forget`) on `lever` from the state read, `prev`. Undefined: another writer won, or nothing to record. */
-export async function pullLever(accountId: string, act: Act, prev: EnforcementState, lever: Lever, { now, month }: { now: Date; month: string }): Promise<Outcome | undefined> {
+/** Where states are written (DynamoDB in the service; memory in unit tests). */
+export interface StateWriter {
+  write(previous: LeverState | undefined, next: LeverState): Promise<boolean>;
+}
+
+export interface TakeContext {
+  now: Date;
+  month: string;
+}
+
+/** Whether this act needs the provider's lever (else it can be taken anywhere). */
+export const needsLever = (act: Act): boolean => act.target.kind !== 'reporter' && act.op !== 'hold' && act.op !== 'forget';
+
+/** Takes `act`. Undefined: another writer won, nothing to record, or the lever is not here. */
+export async function takeAct(act: Act, lever: Lever | undefined, io: StateWriter, { now, month }: TakeContext): Promise<Outcome | undefined> {
   const at = now.toISOString();
-  const next = (fields: Partial<EnforcementState>, from: EnforcementState) => nextState(act, from, fields);
-  const turningOn = act.op === 'stop' || act.op === 'set_limit';
-  const hold = act.reason === 'released';
+  const prev = act.state ?? emptyState(act.target, month, at);
+  const next = (fields: Partial<LeverState>, from: LeverState) => nextState(act, from, fields);
+  const t = act.target;
+  const cap = isCap(t);
+  const clean = (s: LeverState) => {
+    if (!s.letGo?.length) delete s.letGo;
+    if (s.holds.length === 0) delete s.prior;
+    return s;
+  };
+
+  if (act.op === 'forget') {
+    const done = clean(next({ holds: [], status: 'released', want: 'off', letGo: [], period: month, since: at, detail: '' }, prev));
+    await io.write(act.state, done);
+    return undefined;
+  }
+  if (act.op === 'hold') {
+    // Holders joined or left a target that stays held: the state only.
+    const fields: Partial<LeverState> = { holds: act.holds, status: cap ? 'armed' : 'stopped', want: 'on', period: month, ...(cap ? { askedCents: act.askedCents ?? null } : {}) };
+    const done = next(fields, prev);
+    if (!(await io.write(act.state, done))) return undefined;
+    return { act, result: 'ok', detail: heldText(t, act), state: done };
+  }
   if (act.op === 'read_limit') {
+    if (!lever?.readProjectLimit) return undefined;
     try {
-      const limit = await lever.readProjectLimit!(act.target.projectId!);
+      const limit = await lever.readProjectLimit(t.projectId!);
       const enforcing = limit?.enforcing === true;
-      const stillOurs = limit !== null && limit.thresholdCents === act.target.limitCents;
-      if (stillOurs && enforcing === (prev.enforcing === true)) return undefined;
-      // Changed at the provider: enforcement began or ended, or someone changed or removed the limit (set again next pass).
-      const fields: Partial<EnforcementState> = stillOurs ? { enforcing, since: enforcing ? at : prev.since } : { status: 'released', want: 'off', limitCents: null, enforcing: false, since: at };
-      if (!(await writeState(accountId, act.state, next(fields, prev)))) return undefined;
-      return enforcing && stillOurs ? { act, result: 'ok', detail: `${providerName(act.target.provider)} is refusing project ${act.target.name}'s requests: its limit is reached`, nowEnforcing: true } : undefined;
+      const ours = limit !== null && limit.thresholdCents === prev.limitCents;
+      if (ours && enforcing === (prev.enforcing === true)) return undefined;
+      // Changed at the provider: enforcement began or ended; or a person changed or removed the limit: that is the
+      // customer's own limit now (the next pass sets the lowest of it and the holders' again).
+      const fields: Partial<LeverState> = ours
+        ? { enforcing, since: enforcing ? at : prev.since }
+        : { prior: { ...prev.prior, limitCents: limit?.thresholdCents ?? null }, askedCents: null, limitCents: limit?.thresholdCents ?? null, enforcing };
+      const done = next(fields, prev);
+      if (!(await io.write(act.state, done))) return undefined;
+      return enforcing && ours ? { act, result: 'ok', detail: `${providerName(t.provider)} is refusing project ${t.name}'s requests: its limit is reached`, nowEnforcing: true, state: done } : undefined;
     } catch (error) {
       logger.warn('project limit read failed', { reason: error instanceof Error ? error.message : 'error' });
       return undefined;
     }
   }
+  if (t.kind !== 'reporter' && !lever) return undefined;
+
+  const turningOn = act.op === 'stop' || act.op === 'set_limit';
   // Claim: only the writer that moves the state from the version read pulls the lever.
   const claimed = next({ status: 'acting', want: turningOn ? 'on' : 'off', since: at }, prev);
-  if (!(await writeState(accountId, act.state, claimed))) return undefined;
-  let done: EnforcementState;
+  if (!(await io.write(act.state, claimed))) return undefined;
+  let done: LeverState;
   let detail: string;
   try {
-    const t = act.target;
-    if (act.op === 'stop') await lever.stopKey!(t.keyId!);
-    else if (act.op === 'start') await lever.startKey!(t.keyId!);
-    let fields: Partial<EnforcementState> = {};
-    if (act.op === 'set_limit') {
-      let prior = prev.priorLimitCents;
-      if (prior === undefined || prev.limitCents === null || prev.limitCents === undefined) {
-        // Before the first limit of ours: remember the customer's own (put back on removal).
-        const existing = await lever.readProjectLimit!(t.projectId!);
-        prior = existing && existing.thresholdCents !== prev.limitCents ? existing.thresholdCents : (prior ?? null);
+    let fields: Partial<LeverState> = {};
+    if (t.kind === 'reporter') {
+      detail = turningOn ? onText(t) : offText(t);
+    } else if (act.op === 'stop') {
+      const prior = prev.prior?.active !== undefined ? prev.prior : { active: lever!.readKey ? (await lever!.readKey(t.keyId!)).active : true };
+      if (prior.active) await lever!.stopKey!(t.keyId!);
+      fields = { prior };
+      detail = prior.active ? onText(t) : `Key ${t.name} was already off at ${providerName(t.provider)} (turned off by a person): Burnrate leaves it off`;
+    } else if (act.op === 'start') {
+      const wasOn = prev.prior?.active !== false;
+      if (wasOn) await lever!.startKey!(t.keyId!);
+      detail = wasOn ? offText(t) : `Key ${t.name} stays off at ${providerName(t.provider)}: it was off before Burnrate stopped it`;
+    } else if (act.op === 'set_limit') {
+      const applied = prev.status === 'armed' || (prev.status === 'failed' && prev.want === 'off') || prev.status === 'acting';
+      let prior = prev.prior;
+      if (prior?.limitCents === undefined) {
+        // Before the first hold: the customer's own limit (put back when the last holder leaves).
+        const existing = await lever!.readProjectLimit!(t.projectId!);
+        prior = { ...prior, limitCents: existing && !(applied && existing.thresholdCents === prev.limitCents) ? existing.thresholdCents : null };
       }
-      const set = await lever.setProjectLimit!(t.projectId!, t.limitCents!);
-      fields = { limitCents: t.limitCents!, enforcing: set.enforcing, priorLimitCents: prior };
-    } else if (act.op === 'remove_limit') {
-      if (typeof prev.priorLimitCents === 'number') await lever.setProjectLimit!(t.projectId!, prev.priorLimitCents);
-      else await lever.removeProjectLimit!(t.projectId!);
-      fields = { limitCents: null, enforcing: false, priorLimitCents: undefined };
+      const own = prior.limitCents;
+      const cents = typeof own === 'number' ? Math.min(act.askedCents!, own) : act.askedCents!;
+      const inForce = applied ? prev.limitCents : own;
+      let enforcing = prev.enforcing === true;
+      if (cents !== inForce) enforcing = (await lever!.setProjectLimit!(t.projectId!, cents)).enforcing;
+      fields = { prior, askedCents: act.askedCents!, limitCents: cents, enforcing };
+      detail = typeof own === 'number' && own <= act.askedCents! ? `${providerName(t.provider)} project ${t.name}: the customer's own limit of ${usd(own)} is lower and stays` : onText(t, cents);
+    } else {
+      // remove_limit: the customer's own limit back, or none.
+      const own = prev.prior?.limitCents;
+      if (typeof own === 'number') {
+        if (prev.limitCents !== own) await lever!.setProjectLimit!(t.projectId!, own);
+      } else await lever!.removeProjectLimit!(t.projectId!);
+      fields = { askedCents: null, limitCents: null, enforcing: false };
+      detail = typeof own === 'number' ? `${offText(t)}; the earlier limit of ${usd(own)} put back` : offText(t);
     }
-    detail = turningOn ? onText(t) : act.op === 'remove_limit' && typeof prev.priorLimitCents === 'number' ? `${offText(t)}; the earlier limit of ${usd(prev.priorLimitCents)} put back` : offText(t);
-    done = next({ ...fields, status: turningOn ? (act.op === 'set_limit' ? 'armed' : 'stopped') : 'released', want: turningOn ? 'on' : 'off', hold, period: month, since: at, detail }, claimed);
-    if (fields.priorLimitCents === undefined && act.op === 'remove_limit') delete done.priorLimitCents;
+    done = clean(
+      next(
+        {
+          ...fields,
+          holds: act.holds,
+          status: turningOn ? (cap ? 'armed' : 'stopped') : 'released',
+          want: turningOn ? 'on' : 'off',
+          letGo: [],
+          period: month,
+          since: at,
+          detail,
+        },
+        claimed,
+      ),
+    );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    detail = `${providerName(act.target.provider)} refused: ${message}`;
-    done = next({ status: 'failed', detail, since: at }, claimed);
+    detail = `${providerName(t.provider)} refused: ${message}`;
+    done = next({ holds: act.holds, status: 'failed', letGo: [...(prev.letGo ?? []), ...act.removed], period: month, detail, since: at }, claimed);
   }
-  await writeState(accountId, claimed, done);
-  return { act, result: done.status === 'failed' ? 'failed' : 'ok', detail };
+  await io.write(claimed, done);
+  return { act, result: done.status === 'failed' ? 'failed' : 'ok', detail, state: done };
 }
-

@@ -1,12 +1,13 @@
 /**
- * Enforcement: what each stop budget covers (targets), the decision (decide.ts), and the acts taken — each claimed
- * by a conditional write of its state first, so it is taken once even when an ingest and a sync race; recorded in the
- * actions log; announced by alerts (`budget_stopped`, `budget_released` to the budget's people, `enforcement_failed`
- * to admins, retried by the next sync).
+ * Enforcement: what each stop budget claims (the targets it wants held now), the decision (decide.ts: claims × the
+ * targets' lever states → acts), and the acts taken (pull.ts: each claimed by a conditional write of its target's
+ * state, so acts on one target never run at once); recorded in the actions log (one entry per holder concerned);
+ * announced by alerts (`budget_stopped`, `budget_released` to the budget's people, `enforcement_failed` to admins,
+ * retried by the next sync).
  *
  * Who acts: a lever that needs the admin key runs in the sync worker only (the one function that may open admin
- * keys), for its own connection's targets. Ingestion and the API act on reporter targets themselves (no key needed)
- * and queue a sync of each connection that has an act waiting.
+ * keys), for its own connection's targets. Ingestion and the API act on reporter targets and state-only changes
+ * themselves (no key needed) and queue a sync of each connection that has an act waiting.
  */
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Budget } from '#shared/alerting/model.ts';
@@ -16,16 +17,16 @@ import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { listBudgets } from '#shared/db/budgets.ts';
 import { listConnections, type Connection } from '#shared/db/connections.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
-import { listStates, putAction, writeState } from '#shared/db/enforcement.ts';
+import { listEnforcement, putActions, putRelease, writeState } from '#shared/db/enforcement.ts';
 import type { Item } from '#shared/db/client.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
-import { decide, type BudgetCoverage } from '#shared/enforcement/decide.ts';
+import { decide } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
-import { pullLever } from '#shared/enforcement/pull.ts';
-import { offText, onText } from '#shared/enforcement/words.ts';
-import { nextState, type Act, type ActionKind, type EnforcementAction, type EnforcementState, type Outcome, type Target } from '#shared/enforcement/model.ts';
+import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
+import { holderName } from '#shared/enforcement/words.ts';
+import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/enforcement/model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
@@ -42,7 +43,7 @@ export const budgetLabel = (b: Pick<Budget, 'name' | 'id'>) => (b.name ? `"${b.n
 
 const micros = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0);
 
-interface KeyInfo {
+export interface KeyInfo {
   hash: string;
   item: Item;
   source: 'connection' | 'ingest';
@@ -50,6 +51,8 @@ interface KeyInfo {
   connectionId: string | null;
   keyId: string | null;
   projectId: string | null;
+  /** The provider's status (`active`, `inactive`, `archived`, `expired`, `deleted`; null: unknown or none). */
+  status: string | null;
   active: boolean;
   name: string;
   monthMicros: number;
@@ -58,6 +61,7 @@ interface KeyInfo {
 function keyInfo(item: Item, month: string, today: string): KeyInfo {
   const project = item.project as { id?: string } | null | undefined;
   const hash = item.keyHash as string;
+  const status = typeof item.providerStatus === 'string' ? item.providerStatus : null;
   return {
     hash,
     item,
@@ -66,15 +70,19 @@ function keyInfo(item: Item, month: string, today: string): KeyInfo {
     connectionId: typeof item.connectionId === 'string' ? item.connectionId : null,
     keyId: typeof item.providerKeyId === 'string' ? item.providerKeyId : null,
     projectId: typeof project?.id === 'string' ? project.id : null,
-    active: item.providerStatus === undefined || item.providerStatus === null || item.providerStatus === 'active',
+    status,
+    active: status === null || status === 'active',
     name: keyDisplayName({ hash, label: item.label as string | null | undefined, name: item.name as string | null | undefined, hint: item.hint as string | null | undefined }),
     monthMicros: micros(item[rollingNames(today, month).monthCost]),
   };
 }
 
-const keyTarget = (k: KeyInfo): Target | undefined => {
+/** A key Burnrate can never switch: gone at the provider, archived or expired (no way back). */
+const keyGone = (k: KeyInfo) => k.status === 'deleted' || k.status === 'archived' || k.status === 'expired';
+
+export const keyTarget = (k: KeyInfo): Target | undefined => {
   if (k.source === 'ingest') return { id: `reporter:${k.hash}`, kind: 'reporter', provider: k.provider, connectionId: null, keyHash: k.hash, keyId: null, projectId: null, name: k.name };
-  if (!k.connectionId || !k.keyId || !leverOffer(k.provider)?.keySwitch) return undefined;
+  if (!k.connectionId || !k.keyId || keyGone(k) || !leverOffer(k.provider)?.keySwitch) return undefined;
   return { id: `key:${k.hash}`, kind: 'key', provider: k.provider, connectionId: k.connectionId, keyHash: k.hash, keyId: k.keyId, projectId: k.projectId, name: k.name };
 };
 
@@ -82,126 +90,171 @@ export interface AccountView {
   budgets: Budget[];
   keys: KeyInfo[];
   connections: Map<string, Connection>;
-  states: EnforcementState[];
+  states: LeverState[];
+  releases: Release[];
   accountMonthMicros: number;
   month: string;
+  /** When it was read (the `since` of holds taken now). */
+  at?: string;
 }
 
-/** Everything a decision needs: budgets, keys, connections, states (one Query each) and the account's month (one BatchGetItem). */
-export async function loadAccount(accountId: string, now: Date, known?: { budgets: Budget[]; states: EnforcementState[] }): Promise<AccountView> {
+/** Everything a decision needs: budgets, keys, connections, lever states (one Query each) and the account's month (one BatchGetItem). */
+export async function loadAccount(accountId: string, now: Date, known?: { budgets: Budget[]; states: LeverState[]; releases: Release[] }): Promise<AccountView> {
   const month = isoMonth(now);
   const today = isoDate(now);
-  const [budgets, keyItems, connections, states, spend] = await Promise.all([
+  const [budgets, keyItems, connections, enforcement, spend] = await Promise.all([
     known?.budgets ?? listBudgets(accountId),
     listProviderKeys(accountId),
     listConnections(accountId),
-    known?.states ?? listStates(accountId),
+    known ? { states: known.states, releases: known.releases } : listEnforcement(accountId),
     loadSpend(accountId, now),
   ]);
   return {
     budgets,
     keys: keyItems.map((item) => keyInfo(item, month, today)),
     connections: new Map(connections.map((c) => [c.id, c])),
-    states,
+    states: enforcement.states,
+    releases: enforcement.releases,
     accountMonthMicros: spend.accountMonth(),
     month,
+    at: now.toISOString(),
   };
 }
 
-/** The target id of a project's hard limit: one per (connection, project), whichever budget sets it. */
+/** The target id of a project's hard limit: one per (connection, project), whichever holders hold it. */
 const projectTargetId = (connectionId: string, projectId: string) => `project:${connectionId}:${projectId}`;
 
 /** A project's name as the provider gave it on one of its keys, else its id. */
 const projectNameOf = (key: KeyInfo | undefined, projectId: string) => (key?.item.project as { name?: string } | null | undefined)?.name ?? projectId;
 
-/** What a budget covers now, and its spend this month. A key the budget stopped stays covered while inactive. */
-export function coverageOf(budget: Budget, view: AccountView): BudgetCoverage {
-  const mine = new Set(view.states.filter((s) => s.budgetId === budget.id && s.status !== 'released').map((s) => s.target.id));
-  const covered = (t: Target | undefined, active: boolean): t is Target => t !== undefined && (active || mine.has(t.id));
-  if (budget.scope === 'KEY') {
-    const key = view.keys.find((k) => k.hash === budget.keyHash);
-    const t = key && keyTarget(key);
-    return { budget, spendMicros: key?.monthMicros ?? 0, targets: t ? [t] : [] };
-  }
-  if (budget.scope === 'PROJECT') {
-    const conn = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
-    const inProject = view.keys.filter((k) => k.connectionId === budget.connectionId && k.projectId === budget.projectId);
-    const spendMicros = inProject.reduce((n, k) => n + k.monthMicros, 0);
-    if (!conn || !budget.projectId) return { budget, spendMicros, targets: [] };
-    const offer = leverOffer(conn.provider);
-    if (offer?.projectLimit) {
-      const projectName = projectNameOf(inProject.find((k) => k.item.project), budget.projectId);
-      return {
-        budget,
-        spendMicros,
-        targets: [
-          {
-            id: projectTargetId(conn.id, budget.projectId),
-            kind: 'project',
-            provider: conn.provider,
-            connectionId: conn.id,
-            keyHash: null,
-            keyId: null,
-            projectId: budget.projectId,
-            name: projectName,
-            limitCents: Math.max(1, Math.floor(budget.monthlyLimitMicros / 10_000)),
-          },
-        ],
-      };
-    }
-    return { budget, spendMicros, targets: inProject.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!) };
-  }
-  // ACCOUNT: every key switch of the account's connections, every key that sends events, and a hard limit on every
-  // project (of a provider with project limits) its connections' keys are in.
-  const targets = view.keys.map((k) => ({ k, t: keyTarget(k) })).filter(({ k, t }) => covered(t, k.active)).map(({ t }) => t!);
-  return { budget, spendMicros: view.accountMonthMicros, targets: [...targets, ...accountProjectTargets(budget, view, mine)] };
+const cents = (m: number) => Math.max(1, Math.floor(m / 10_000));
+
+/** Released by a person for this month. */
+export const releasedNow = (view: Pick<AccountView, 'releases' | 'month'>, holder: { kind: string; id: string }) =>
+  view.releases.some((r) => r.holder.kind === holder.kind && r.holder.id === holder.id && r.period === view.month);
+
+/** Whether `holder` holds the target now (a key it stopped stays covered while inactive). */
+const holds = (view: AccountView, targetId: string, key: string) => view.states.some((s) => s.target.id === targetId && s.holds.some((h) => holderKey(h) === key));
+
+export interface Coverage {
+  /** This month's spend of what the budget watches. */
+  spendMicros: number;
+  /** The targets it covers (held or not). */
+  targets: Target[];
+}
+
+/** The project a PROJECT budget watches: its keys (this month's spend) and name. */
+function projectKeys(budget: Budget, view: Pick<AccountView, 'keys'>) {
+  const inProject = view.keys.filter((k) => k.connectionId === budget.connectionId && k.projectId === budget.projectId);
+  return { inProject, spendMicros: inProject.reduce((n, k) => n + k.monthMicros, 0), name: projectNameOf(inProject.find((k) => k.item.project), budget.projectId ?? '') };
+}
+
+/** What a budget covers now, and its spend this month. */
+export function coverageOf(budget: Budget, view: AccountView): Coverage {
+  return { spendMicros: spendOf(budget, view), targets: claimsOfBudget(budget, view, true).map((c) => c.target) };
+}
+
+export function spendOf(budget: Budget, view: Pick<AccountView, 'keys' | 'accountMonthMicros'>): number {
+  if (budget.scope === 'KEY') return view.keys.find((k) => k.hash === budget.keyHash)?.monthMicros ?? 0;
+  if (budget.scope === 'PROJECT') return projectKeys(budget, view).spendMicros;
+  return view.accountMonthMicros;
 }
 
 /**
- * The project limits of an ACCOUNT stop budget. Below the account's limit each project's limit is the account's limit
- * (no project alone may spend more than the whole account); once the account reaches it, each project's limit drops
- * to what that project spent this month (at least 1 cent), so the provider refuses its requests — and stays there
- * (the lowest set this month) while the account is past its limit. A project with a `PROJECT` stop budget of its own
- * is left to that budget (one limit per project).
+ * What one stop budget claims now: switch targets (keys, reporter blocks) once its spend reaches its limit; caps
+ * (project limits) as long as it is a stop budget, at its limit (ACCOUNT: at the account's limit, or once reached at
+ * what each project spent this month, and never higher than it was earlier this month). `all` lists every target it
+ * covers, reached or not (the budget's view).
  */
-function accountProjectTargets(budget: Budget, view: AccountView, mine: ReadonlySet<string>): Target[] {
-  const ownBudget = new Set(view.budgets.filter((b) => b.scope === 'PROJECT' && b.action === 'stop').map((b) => projectTargetId(b.connectionId ?? '', b.projectId ?? '')));
-  const reached = view.accountMonthMicros >= budget.monthlyLimitMicros;
+function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[] {
+  if (budget.action !== 'stop' && !all) return [];
+  const at = view.at ?? new Date().toISOString();
+  const holder = { kind: 'budget' as const, id: budget.id };
+  const key = holderKey(holder);
+  const spend = spendOf(budget, view);
+  const reached = spend >= budget.monthlyLimitMicros;
+  const hold = (extra: Partial<Hold> = {}): Hold => ({ ...holder, name: budget.name, since: at, reached: true, ...extra });
+  const switchClaim = (t: Target | undefined): Claim[] => (t && (reached || all) ? [{ target: t, hold: hold(), reason: 'limit_reached' }] : []);
+  const covered = (k: KeyInfo) => k.active || holds(view, `key:${k.hash}`, key);
+  if (budget.scope === 'KEY') {
+    const k = view.keys.find((x) => x.hash === budget.keyHash);
+    return k ? switchClaim(keyTarget(k)) : [];
+  }
+  if (budget.scope === 'PROJECT') {
+    const conn = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
+    if (!conn || !budget.projectId) return [];
+    const { inProject, name } = projectKeys(budget, view);
+    if (leverOffer(conn.provider)?.projectLimit) {
+      const target: Target = { id: projectTargetId(conn.id, budget.projectId), kind: 'project', provider: conn.provider, connectionId: conn.id, keyHash: null, keyId: null, projectId: budget.projectId, name };
+      return [{ target, hold: hold({ limitCents: cents(budget.monthlyLimitMicros), reached }), reason: reached ? 'limit_reached' : 'budget_changed' }];
+    }
+    return inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k)));
+  }
+  // ACCOUNT: every key switch of the account's connections, every key that sends events, and a limit on every
+  // project (of a provider with project limits) its connections' keys are in.
+  const claims = view.keys.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
   for (const k of view.keys) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
     const id = projectTargetId(conn.id, k.projectId);
-    if (ownBudget.has(id)) continue;
     const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: projectNameOf(k, k.projectId), micros: 0, active: false };
     p.micros += k.monthMicros;
     p.active ||= k.active;
     byProject.set(id, p);
   }
-  const cents = (m: number) => Math.max(1, Math.floor(m / 10_000));
-  const targets: Target[] = [];
   for (const [id, p] of byProject) {
-    if (!p.active && !mine.has(id)) continue;
+    if (!p.active && !holds(view, id, key)) continue;
     let limitCents = cents(budget.monthlyLimitMicros);
     if (reached) {
-      const state = view.states.find((s) => s.budgetId === budget.id && s.target.id === id && s.period === view.month && s.target.atLimit);
-      limitCents = Math.min(typeof state?.limitCents === 'number' ? state.limitCents : Infinity, cents(p.micros));
+      const earlier = view.states.find((s) => s.target.id === id && s.period === view.month)?.holds.find((h) => holderKey(h) === key && h.reached);
+      limitCents = Math.min(earlier?.limitCents ?? Number.MAX_SAFE_INTEGER, cents(p.micros));
     }
-    targets.push({ id, kind: 'project', provider: p.conn.provider, connectionId: p.conn.id, keyHash: null, keyId: null, projectId: p.projectId, name: p.name, limitCents, ...(reached ? { atLimit: true } : {}) });
+    const target: Target = { id, kind: 'project', provider: p.conn.provider, connectionId: p.conn.id, keyHash: null, keyId: null, projectId: p.projectId, name: p.name };
+    claims.push({ target, hold: hold({ limitCents, reached }), reason: reached ? 'limit_reached' : 'budget_changed' });
   }
-  return targets;
+  return claims;
+}
+
+/**
+ * Every claim of the account now: its stop budgets' (not those released by a person this month), and the anomaly
+ * holds already taken (they stay until a person releases them).
+ */
+export function claimsOf(view: AccountView): { claims: Claim[]; holders: Map<string, 'exists' | 'released'> } {
+  const holders = new Map<string, 'exists' | 'released'>();
+  const claims: Claim[] = [];
+  for (const b of view.budgets) {
+    const released = releasedNow(view, { kind: 'budget', id: b.id });
+    holders.set(holderKey({ kind: 'budget', id: b.id }), released ? 'released' : 'exists');
+    if (!released) claims.push(...claimsOfBudget(b, view));
+  }
+  for (const s of view.states) {
+    for (const h of s.holds) {
+      if (h.kind !== 'anomaly') continue;
+      // A person releases one key of a rule (shared/anomaly/service.ts: the holder `anomaly:<ruleId>#<keyHash>`).
+      const released = view.releases.some(
+        (r) => r.holder.kind === 'anomaly' && (r.holder.id === h.id || r.holder.id === `${h.id}#${s.target.keyHash}`) && r.at >= h.since,
+      );
+      if (holders.get(holderKey(h)) !== 'released') holders.set(holderKey(h), released ? 'released' : 'exists');
+      if (!released) claims.push({ target: s.target, hold: h, reason: 'anomaly' });
+    }
+  }
+  return { claims, holders };
 }
 
 const connectionsOn = (view: AccountView) => new Set([...view.connections.values()].filter((c) => c.enforcement === 'on' && c.status !== 'paused').map((c) => c.id));
 
-export function decisionFor(view: AccountView, now: Date, scope?: (t: Target) => boolean): Act[] {
+export function decisionFor(view: AccountView, now: Date, opts: { scope?: (t: Target) => boolean; releasing?: ReadonlySet<string> } = {}): Act[] {
+  const { claims, holders } = claimsOf(view);
   return decide({
-    budgets: view.budgets.map((b) => coverageOf(b, view)),
+    claims,
+    holders,
     states: view.states,
     month: view.month,
     connectionsOn: connectionsOn(view),
+    ...(opts.releasing ? { connectionsReleasing: opts.releasing } : {}),
     staleBefore: new Date(now.getTime() - ACTING_STALE_MS).toISOString(),
-    ...(scope ? { scope } : {}),
+    ...(opts.scope ? { scope: opts.scope } : {}),
   });
 }
 
@@ -217,113 +270,118 @@ const KINDS: Record<Target['kind'], { on: ActionKind; off: ActionKind }> = {
 const kindOf = (t: Target, on: boolean): ActionKind =>
   t.kind === 'key' && leverOffer(t.provider)?.keySwitchWords === 'disabled' ? (on ? 'key_disabled' : 'key_enabled') : KINDS[t.kind][on ? 'on' : 'off'];
 
-/** Takes one act on a provider's lever from the state read (pull.ts); the sync worker's passes only. */
-type Pull = (act: Act, prev: EnforcementState, month: string) => Promise<Outcome | undefined>;
-
 export interface ActOptions {
   now: Date;
-  /**
-   * The connection's lever, as the act that pulls it (the sync worker only, `enforceForConnection`): undefined for
-   * reporter-only passes, whose bundles (ingestion, the API) then hold no lever code.
-   */
-  pull?: Pull;
-  /** Who a release by a person is recorded as (`released` acts); default `burnrate`. */
-  actor?: string;
+  /** The connection's lever (the sync worker only, `enforceForConnection`): undefined for passes without admin keys. */
+  lever?: Lever;
+  /** Connections whose every hold goes now (`connection_changed`). */
+  releasing?: ReadonlySet<string>;
 }
 
-function base(act: Act, now: Date, month: string): EnforcementState {
-  return (
-    act.state ?? { budgetId: act.budgetId, target: act.target, status: 'released', want: 'off', hold: false, period: month, since: now.toISOString(), detail: '', v: 0 }
-  );
-}
+const dbWriter = (accountId: string): StateWriter => ({ write: (prev, next) => writeState(accountId, prev, next) });
 
-/** Takes one act: a reporter block or release here, a lever's act through `opts.pull`. Undefined: another writer won, or nothing to record. */
-async function take(accountId: string, act: Act, opts: ActOptions, month: string): Promise<Outcome | undefined> {
+/** The holders an outcome concerns, each with the way it went (held: on; let go: off) and why. */
+function concerned(o: Outcome): Array<{ hold: Hold; on: boolean; reason: ActReason }> {
+  const a = o.act;
+  const retried = a.state?.status === 'failed' || a.state?.status === 'acting';
+  const on = [...a.added, ...a.changed.filter((c) => a.op === 'set_limit')];
+  if (on.length === 0 && retried && (a.op === 'stop' || a.op === 'set_limit')) on.push(...a.holds.map((hold) => ({ hold, reason: a.reason })));
+  const off = [...a.removed, ...(a.state?.letGo ?? [])].filter((x, i, all) => all.findIndex((y) => holderKey(y.hold) === holderKey(x.hold)) === i);
+  return [...on.map((x) => ({ ...x, on: true })), ...off.map((x) => ({ ...x, on: false }))];
+}
+type ActReason = Act['reason'];
+
+async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, releases: Release[], month: string): Promise<void> {
   const at = opts.now.toISOString();
-  const prev = base(act, opts.now, month);
-  const next = (fields: Partial<EnforcementState>, from: EnforcementState) => nextState(act, from, fields);
-  const turningOn = act.op === 'stop' || act.op === 'set_limit';
-  const hold = act.reason === 'released';
-
-  if (act.op === 'forget') {
-    await writeState(accountId, act.state, next({ status: 'released', want: 'off', hold, period: month, since: at, detail: '' }, prev));
-    return undefined;
+  const releasedBy = new Map(releases.filter((r) => r.period === month).map((r) => [holderKey(r.holder), r.by]));
+  const actions: EnforcementAction[] = [];
+  for (const o of outcomes) {
+    if (o.nowEnforcing) continue;
+    for (const c of concerned(o)) {
+      if (o.act.op === 'hold' && c.on && !c.hold.reached) continue; // a cap's holder joined: nothing to tell yet
+      actions.push({
+        id: newId('action'),
+        budgetId: c.hold.kind === 'budget' ? c.hold.id : null,
+        holder: { kind: c.hold.kind, id: c.hold.id },
+        kind: kindOf(o.act.target, c.on),
+        provider: o.act.target.provider,
+        keyHash: o.act.target.keyHash,
+        projectId: o.act.target.projectId,
+        reason: c.reason,
+        actor: c.reason === 'released' ? (releasedBy.get(`${holderKey(c.hold)}#${o.act.target.keyHash}`) ?? releasedBy.get(holderKey(c.hold)) ?? 'burnrate') : 'burnrate',
+        result: o.result,
+        detail: o.detail,
+        at,
+      });
+    }
   }
-  if (act.target.kind === 'reporter') {
-    const done = next({ status: turningOn ? 'stopped' : 'released', want: turningOn ? 'on' : 'off', hold, period: month, since: at, detail: turningOn ? onText(act.target) : offText(act.target) }, prev);
-    if (!(await writeState(accountId, act.state, done))) return undefined;
-    return { act, result: 'ok', detail: done.detail };
-  }
-  return opts.pull ? opts.pull(act, prev, month) : undefined;
-}
-
-async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, holders: Map<string, string>): Promise<void> {
-  await Promise.all(
-    outcomes
-      .filter((o) => !o.nowEnforcing)
-      .map((o) => {
-        const on = o.act.op === 'stop' || o.act.op === 'set_limit';
-        const action: EnforcementAction = {
-          id: newId('action'),
-          budgetId: o.act.budgetId,
-          kind: kindOf(o.act.target, on),
-          provider: o.act.target.provider,
-          keyHash: o.act.target.keyHash,
-          projectId: o.act.target.projectId,
-          reason: o.act.reason,
-          actor: o.act.reason === 'released' ? (holders.get(o.act.budgetId) ?? opts.actor ?? 'burnrate') : 'burnrate',
-          result: o.result,
-          detail: o.detail,
-          at: opts.now.toISOString(),
-        };
-        return putAction(accountId, action);
-      }),
-  );
+  if (actions.length > 0) await putActions(accountId, actions);
 }
 
 async function announce(accountId: string, outcomes: Outcome[], budgets: Map<string, Budget>, now: Date): Promise<void> {
-  const byBudget = new Map<string, Outcome[]>();
-  for (const o of outcomes) byBudget.set(o.act.budgetId, [...(byBudget.get(o.act.budgetId) ?? []), o]);
+  const byBudget = new Map<string, { stopped: string[]; released: Array<{ detail: string; reason: ActReason }>; failed: string[]; keyHashes: Set<string> }>();
+  const entry = (id: string) => {
+    const e = byBudget.get(id) ?? { stopped: [], released: [], failed: [], keyHashes: new Set<string>() };
+    byBudget.set(id, e);
+    return e;
+  };
+  for (const o of outcomes) {
+    const t = o.act.target;
+    if (o.result === 'failed') {
+      for (const h of [...o.act.holds, ...o.act.removed.map((r) => r.hold)]) if (h.kind === 'budget') entry(h.id).failed.push(`${t.kind === 'project' ? 'Project' : 'Key'} ${t.name}: ${o.detail}`);
+      continue;
+    }
+    if (o.nowEnforcing) {
+      for (const h of o.act.holds) if (h.kind === 'budget') entry(h.id).stopped.push(o.detail);
+      continue;
+    }
+    for (const c of concerned(o)) {
+      if (c.hold.kind !== 'budget') continue;
+      const e = entry(c.hold.id);
+      if (t.keyHash) e.keyHashes.add(t.keyHash);
+      const wasReached = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold))?.reached === true;
+      if (c.on && c.hold.reached && (!isCap(t) || !wasReached)) e.stopped.push(o.detail);
+      if (!c.on) e.released.push({ detail: o.detail, reason: c.reason });
+    }
+  }
   const created: { accountId: string; alertId: string }[] = [];
   const day = isoDate(now);
-  for (const [budgetId, list] of byBudget) {
+  for (const [budgetId, e] of byBudget) {
     const budget = budgets.get(budgetId);
     const label = budget ? budgetLabel(budget) : `the deleted budget ${budgetId}`;
-    const failed = list.filter((o) => o.result === 'failed');
-    const stopped = list.filter((o) => o.result === 'ok' && (o.act.op === 'stop' || o.nowEnforcing || (o.act.op === 'set_limit' && o.act.reason === 'limit_reached')));
-    const released = list.filter((o) => o.result === 'ok' && o.act.op === 'start');
-    const keyHash = list.length === 1 ? list[0]!.act.target.keyHash : null;
+    const keyHash = e.keyHashes.size === 1 ? [...e.keyHashes][0] : null;
     const common = { budgetId, period: isoMonth(now), thresholdMicros: budget?.monthlyLimitMicros ?? null, observedMicros: null, channels: ['email' as const], ...(keyHash ? { keyHash } : {}) };
     const fire = async (alert: ReturnType<typeof makeAlert> & { adminsOnly?: true }, level: string, period: string) => {
       const fired = { source: budgetId, level, period };
       if ((await alreadyFired(accountId, [fired])).has(firedPk(accountId, fired))) return;
       if (await fireAlert(alert, fired)) created.push({ accountId, alertId: alert.id });
     };
-    if (stopped.length > 0) {
+    const what = budget?.scope === 'PROJECT' ? 'its project' : budget?.scope === 'KEY' ? 'its key' : 'the account';
+    if (e.stopped.length > 0) {
       const alert = makeAlert(accountId, now, {
         ...common,
         type: 'budget_stopped',
         title: `Budget ${label} stopped spend`,
-        message: `${label} reached its limit of $${microsToUsd(budget?.monthlyLimitMicros ?? 0)} this month. ${stopped.map((o) => o.detail).join('. ')}. It is undone at the start of next month, when the limit is raised, or with "Release for this month" on the budget.`,
+        message: `${label} reached its limit of $${microsToUsd(budget?.monthlyLimitMicros ?? 0)} this month (spend of ${what}). ${e.stopped.join('. ')}. It is undone at the start of next month, when the limit is raised, or with "Release for this month" on the budget.`,
       });
       await fire(alert, 'stopped', `${now.toISOString()}#${alert.id}`);
     }
-    if (released.length > 0) {
+    if (e.released.length > 0) {
       const alert = makeAlert(accountId, now, {
         ...common,
         type: 'budget_released',
         title: `Budget ${label} released`,
-        message: `${released.map((o) => o.detail).join('. ')} (${released[0]!.act.reason.replace('_', ' ')}).`,
+        message: `${e.released.map((r) => r.detail).join('. ')} (${e.released[0]!.reason.replace('_', ' ')}).`,
       });
       await fire(alert, 'released', `${now.toISOString()}#${alert.id}`);
     }
-    if (failed.length > 0) {
+    if (e.failed.length > 0) {
       const alert = {
         ...makeAlert(accountId, now, {
           ...common,
           type: 'enforcement_failed',
           title: `Budget ${label} could not act`,
-          message: `${failed.map((o) => `${o.act.target.kind === 'project' ? 'Project' : 'Key'} ${o.act.target.name}: ${o.detail}`).join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
+          message: `${e.failed.join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
         }),
         adminsOnly: true as const,
       };
@@ -342,22 +400,24 @@ export interface PassResult {
 }
 
 /**
- * One pass: decides for the whole account, takes the acts in `scope` (with `lever` for a connection's targets),
+ * One pass: decides for the whole account, takes the acts in `scope` that it can (provider acts with `lever` only),
  * records and announces them. Never throws (a failure is logged; the next pass decides again).
  */
 export async function enforcePass(accountId: string, opts: ActOptions & { scope: (t: Target) => boolean }): Promise<PassResult> {
   const empty: PassResult = { outcomes: [], waiting: [], hot: new Set() };
   try {
     // Two Queries decide whether there is anything to do; most accounts stop here.
-    const [budgets, states] = await Promise.all([listBudgets(accountId), listStates(accountId)]);
-    if (budgets.every((b) => b.action !== 'stop') && states.every((s) => s.status === 'released' && !s.hold)) return empty;
-    const view = await loadAccount(accountId, opts.now, { budgets, states });
-    const acts = decisionFor(view, opts.now);
-    const mine = acts.filter((a) => opts.scope(a.target));
-    const waiting = [...new Set(acts.filter((a) => !opts.scope(a.target) && a.target.connectionId && a.op !== 'read_limit').map((a) => a.target.connectionId!))];
-    const holders = new Map(view.states.filter((s) => s.hold).map((s) => [s.budgetId, s.releasedBy ?? 'burnrate']));
-    const outcomes = (await Promise.all(mine.map((a) => take(accountId, a, opts, view.month)))).filter((o): o is Outcome => o !== undefined);
-    await record(accountId, outcomes, opts, holders);
+    const [budgets, enforcement] = await Promise.all([listBudgets(accountId), listEnforcement(accountId)]);
+    if (budgets.every((b) => b.action !== 'stop') && enforcement.states.every((s) => s.holds.length === 0 && s.status === 'released')) return empty;
+    const view = await loadAccount(accountId, opts.now, { budgets, ...enforcement });
+    const acts = decisionFor(view, opts.now, opts.releasing ? { releasing: opts.releasing } : {});
+    const here = (a: Act) => opts.scope(a.target) && (!needsLever(a) || opts.lever !== undefined);
+    const mine = acts.filter(here);
+    const waiting = [...new Set(acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit').map((a) => a.target.connectionId!))];
+    const io = dbWriter(accountId);
+    const ctx = { now: opts.now, month: view.month };
+    const outcomes = (await Promise.all(mine.map((a) => takeAct(a, a.target.kind === 'reporter' ? undefined : opts.lever, io, ctx)))).filter((o): o is Outcome => o !== undefined);
+    await record(accountId, outcomes, opts, view.releases, view.month);
     await announce(accountId, outcomes, new Map(view.budgets.map((b) => [b.id, b])), opts.now);
     const hot = new Set<string>();
     for (const b of view.budgets) {
@@ -373,42 +433,25 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
   }
 }
 
-/** After an ingest or a budget change (no admin key here): reporter targets now, a sync queued for each connection with acts waiting. */
-export async function enforceWithoutKeys(accountId: string, now = new Date(), actor?: string): Promise<PassResult> {
-  const result = await enforcePass(accountId, { now, scope: (t) => t.kind === 'reporter', ...(actor ? { actor } : {}) });
+/** After an ingest or a budget change (no admin key here): reporter targets and state-only changes now, a sync queued for each connection with acts waiting. */
+export async function enforceWithoutKeys(accountId: string, now = new Date()): Promise<PassResult> {
+  const result = await enforcePass(accountId, { now, scope: () => true });
   if (result.waiting.length > 0) await queueSyncs(result.waiting.map((connectionId) => ({ accountId, connectionId })));
   return result;
 }
 
 /** In the sync worker, after the import: the connection's own targets, with its lever. */
-export function enforceForConnection(accountId: string, connectionId: string, lever: Lever, now: Date): Promise<PassResult> {
-  const pull: Pull = (act, prev, month) => pullLever(accountId, act, prev, lever, { now, month });
-  return enforcePass(accountId, { now, pull, scope: (t) => t.connectionId === connectionId });
+export function enforceForConnection(accountId: string, connectionId: string, lever: Lever, now: Date, releasing = false): Promise<PassResult> {
+  return enforcePass(accountId, { now, lever, scope: (t) => t.connectionId === connectionId, ...(releasing ? { releasing: new Set([connectionId]) } : {}) });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Release by a person, and the budget's view
 
-/**
- * Holds every lever of the budget off for the rest of the month (`hold` on each target's state, by `userId`); the
- * next pass releases them (reporter targets at once, the others by a sync queued now).
- */
+/** Releases the budget for the rest of the month (by `userId`); the next pass lets its holds go (reporter blocks at once, the others by a sync queued now). */
 export async function holdBudget(accountId: string, budget: Budget, userId: string, now: Date): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const view = await loadAccount(accountId, now);
-    const targets = new Map(coverageOf(budget, view).targets.map((t) => [t.id, t]));
-    for (const s of view.states) if (s.budgetId === budget.id) targets.set(s.target.id, s.target);
-    const results = await Promise.all(
-      [...targets.values()].map((target) => {
-        const prev = view.states.find((s) => s.budgetId === budget.id && s.target.id === target.id);
-        const from: EnforcementState = prev ?? { budgetId: budget.id, target, status: 'released', want: 'off', hold: false, period: view.month, since: now.toISOString(), detail: '', v: 0 };
-        if (from.hold && from.period === view.month) return true;
-        return writeState(accountId, prev, { ...from, hold: true, period: from.status === 'released' ? view.month : from.period, releasedBy: userId, v: from.v + 1 });
-      }),
-    );
-    if (results.every(Boolean)) break;
-  }
-  await enforceWithoutKeys(accountId, now, userId);
+  await putRelease(accountId, { holder: { kind: 'budget', id: budget.id }, period: isoMonth(now), by: userId, at: now.toISOString() });
+  await enforceWithoutKeys(accountId, now);
 }
 
 export type EnforcementStatus = 'armed' | 'stopped' | 'released' | 'failed';
@@ -427,22 +470,45 @@ export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'conn
   return k.source === 'ingest' ? 'reporter' : leverOffer(k.provider)?.keySwitch ? `${k.provider}_key` : null;
 }
 
-/** `enforcement` of a stop budget's view: the worst of its targets' states. */
-export function enforcementView(budget: Budget, states: EnforcementState[], lever: string | null, month: string) {
-  const mine = states.filter((s) => s.budgetId === budget.id);
-  const latest = (list: EnforcementState[]) => list.reduce<EnforcementState | undefined>((a, s) => (!a || s.since > a.since ? s : a), undefined);
-  const failed = mine.filter((s) => s.status === 'failed');
-  const stopped = mine.filter((s) => s.status === 'stopped' || (s.status === 'armed' && s.enforcing === true));
-  const held = mine.filter((s) => s.hold && s.period === month);
-  const pick = (status: EnforcementStatus, list: EnforcementState[]) => {
-    const last = latest(list);
-    return { status, lever, detail: list.map((s) => s.detail).filter(Boolean).join('. ') || defaultDetail(status), since: last?.since ?? budget.updatedAt };
-  };
-  if (failed.length > 0) return pick('failed', failed);
+/** Whether a hold stops spend now: a switch held, a cap whose holder reached its limit or that the provider enforces. */
+export const holdStops = (s: LeverState, h: Hold): boolean => (isCap(s.target) ? s.status !== 'released' && (h.reached || s.enforcing === true) : s.status === 'stopped' || (s.status === 'failed' && s.want === 'off') || s.status === 'acting');
+
+/** `enforcement` of a stop budget's view, from the lever states it holds (each holder shows its own status). */
+export function enforcementView(budget: Budget, view: Pick<AccountView, 'states' | 'releases' | 'month'>, lever: string | null) {
+  const key = holderKey({ kind: 'budget', id: budget.id });
+  const mine = view.states.flatMap((s) => s.holds.filter((h) => holderKey(h) === key).map((h) => ({ s, h })));
+  const failed = mine.filter(({ s }) => s.status === 'failed');
+  const stopped = mine.filter(({ s, h }) => s.status !== 'failed' && holdStops(s, h));
+  const latest = (list: typeof mine) => list.reduce<string | undefined>((a, { s, h }) => { const at = isCap(s.target) ? s.since : h.since; return !a || at > a ? at : a; }, undefined);
+  const pick = (status: EnforcementStatus, list: typeof mine, detail?: string) => ({
+    status,
+    lever,
+    detail: detail ?? (list.map(({ s }) => s.detail).filter(Boolean).join('. ') || defaultDetail(status)),
+    since: latest(list) ?? budget.updatedAt,
+  });
+  const release = view.releases.find((r) => r.holder.kind === 'budget' && r.holder.id === budget.id && r.period === view.month);
+  if (failed.length > 0 && !(release && failed.every(({ s }) => s.want === 'on'))) return pick('failed', failed);
+  // Released by a person: so at once (its levers are put back by the pass the release queued).
+  if (release) return { status: 'released' as const, lever, detail: defaultDetail('released'), since: release.at };
   if (stopped.length > 0) return pick('stopped', stopped);
-  if (held.length > 0) return pick('released', held);
-  return pick('armed', mine.filter((s) => s.status === 'armed'));
+  return pick('armed', mine.filter(({ s }) => s.status === 'armed'));
 }
 
 const defaultDetail = (status: EnforcementStatus) =>
   status === 'released' ? 'Released for the rest of this month.' : status === 'armed' ? 'Stops spend when the limit is reached.' : '';
+
+/** `stoppedBy` of a key (docs/features/budgets-and-alerts.md): the holders stopping it now, by its switch, its reporter block or its project's cap. */
+export function stoppedBy(keyHash: string, project: { connectionId: string; projectId: string } | null, states: LeverState[]) {
+  const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`, ...(project ? [projectTargetId(project.connectionId, project.projectId)] : [])]);
+  const out: Array<{ kind: Hold['kind']; id: string; name: string | null; lever: string; since: string }> = [];
+  for (const s of states) {
+    if (!ids.has(s.target.id)) continue;
+    for (const h of s.holds) {
+      if (!holdStops(s, h)) continue;
+      out.push({ kind: h.kind, id: h.id, name: h.name, lever: s.target.kind === 'project' ? `${s.target.provider}_project_limit` : s.target.kind === 'reporter' ? 'reporter' : `${s.target.provider}_key`, since: isCap(s.target) ? s.since : h.since });
+    }
+  }
+  return out;
+}
+
+export { holderName };

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { Forbidden, Unauthorized } from '#shared/http/errors.ts';
 import { getUser, type Role, type User } from '#shared/db/accounts.ts';
-import { allows, roleForRoute } from '#shared/auth/roles.ts';
-import { couldBeAdmitted, tokenSessionValid } from '#shared/auth/sessions.ts';
-import { bearerToken, verifier, type TokenClaims } from '#shared/auth/verifier.ts';
+import { allows, roleForRoute } from '#shared/access/roles.ts';
+import { couldBeAdmitted, tokenSessionValid } from '#shared/access/sessions.ts';
+import { bearerToken, verifier, type TokenClaims } from '#shared/access/verifier.ts';
 import { isId } from '#shared/ids.ts';
 
 /** Who is calling: the account and user from the verified token's claims, the role from our own table. */
@@ -61,7 +61,7 @@ export async function authenticate(event: APIGatewayProxyEventV2): Promise<AuthC
 
 /**
  * How long a container keeps a user it read: a role change or a removal takes effect everywhere within this time
- * (API.md: "within 60 seconds"). One GetItem per user and container per 30 s.
+ * (docs/features/identity-and-teams.md: "within 60 seconds"). One GetItem per user and container per 30 s.
  */
 export const USER_CACHE_MS = 30_000;
 const USER_CACHE_MAX = 1_000;
@@ -86,7 +86,7 @@ export function forgetUser(accountId?: string, userId?: string): void {
 /**
  * The user behind a verified token, checked against our table: it must still exist (a removed user: 401), its
  * sessions must not have been ended after the token was issued (password change/reset: 401, at millisecond
- * precision — shared/auth/sessions.ts), and its role must
+ * precision — shared/access/sessions.ts), and its role must
  * allow the route (`role` of shared/routes.ts: else 403).
  */
 export async function authorize(
@@ -96,7 +96,7 @@ export async function authorize(
 ): Promise<UserAuthContext> {
   let user = await cachedUser(auth.accountId, auth.userId, now);
   if (!user) throw new Unauthorized('The user no longer exists.');
-  // Issued before the user's sessions ended (shared/auth/sessions.ts): refused, unless the token was admitted —
+  // Issued before the user's sessions ended (shared/access/sessions.ts): refused, unless the token was admitted —
   // which a cached user may not show yet: a token that could have been is checked once more against a fresh read.
   if (!tokenSessionValid(user, auth) && couldBeAdmitted(user, auth.issuedAt)) user = await cachedUser(auth.accountId, auth.userId, now, true);
   if (!user) throw new Unauthorized('The user no longer exists.');

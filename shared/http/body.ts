@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '#shared/http/errors.ts';
 
-/** API.md: request bodies are at most 1 MB. */
+/** docs/api.md: request bodies are at most 1 MB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Keys refused anywhere in a body: they are how prototype pollution travels, and no schema of ours uses them. */

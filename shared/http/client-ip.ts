@@ -1,5 +1,5 @@
 /**
- * The client's IP address of a request: what the per-IP abuse limits of API.md part 3 count (shared/auth/limits.ts).
+ * The client's IP address of a request: what the per-IP abuse limits of docs/security.md count (shared/auth/limits.ts).
  *
  * Behind our CloudFront distribution (the dashboard's `/api/*`), API Gateway's `sourceIp` is a CloudFront edge
  * server, shared by every viewer of that edge. CloudFront then also sends the viewer's own address in

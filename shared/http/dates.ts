@@ -1,6 +1,6 @@
 /**
  * The ONE date schema of query strings (`?from=&to=` of every endpoint that takes dates): a real calendar date
- * `YYYY-MM-DD` within 2000-01-01…2099-12-31 (API.md part 3). Anything else is a 400 naming the field, so no
+ * `YYYY-MM-DD` within 2000-01-01…2099-12-31 (docs/api.md). Anything else is a 400 naming the field, so no
  * date arithmetic downstream ever leaves the four-digit years.
  */
 import * as z from 'zod/mini';

@@ -29,6 +29,13 @@ export class ValidationError extends HttpError {
   }
 }
 
+/** A stop budget whose target offers no usable lever (docs/features/budgets-and-alerts.md): 400 `no-lever` naming why. */
+export class NoLever extends HttpError {
+  constructor(detail: string) {
+    super(400, 'no-lever', 'Nothing can stop this spend.', detail, [{ path: 'action', message: detail }]);
+  }
+}
+
 /** A link token (verify e-mail, reset password, invitation) that is unknown, used, revoked or expired. */
 export class InvalidToken extends HttpError {
   constructor(detail: string) {

@@ -1,7 +1,7 @@
 /**
  * The HTTP stack every API handler uses (middy):
- *   no-store → Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your function.
- * A handler file is then a thin adapter: declare its schemas, call one domain function, return a reply.
+ *   no-store → Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your
+ * function. A handler file is then a thin adapter: declare its schemas, call one domain function, return a reply.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpCors from '@middy/http-cors';
@@ -94,7 +94,7 @@ function problemErrors(): MiddlewareObj<Event, Result> {
 }
 
 /**
- * `Cache-Control: no-store` on EVERY response of the API, successes and problems alike (API.md part 3): tokens,
+ * `Cache-Control: no-store` on EVERY response of the API, successes and problems alike (docs/api.md): tokens,
  * secrets and account data must never sit in a browser's or a proxy's cache. Set here, once, last.
  */
 function noStore(): MiddlewareObj<Event, Result> {

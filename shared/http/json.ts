@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
  * JSON as Burnrate writes it on the wire (pure): `JSON.stringify`'s output, except that a `JsonDecimal` is written
  * digit for digit as a JSON number. A money amount past 2^33 dollars has more significant digits than a double
  * carries (8999999999.999999 would read …998); written from its exact decimal, every reader that keeps the text
- * (or parses decimals exactly) reads the amount as it is (API.md part 4 "Hardening decisions": exact on the wire).
+ * (or parses decimals exactly) reads the amount as it is (docs/security.md: exact on the wire).
  */
 
 /** A JSON number kept as its exact decimal text (`-12.5`, `8999999999.999999`). */

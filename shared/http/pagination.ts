@@ -1,4 +1,4 @@
-/** `?limit=&cursor=` of paginated lists (API.md: limit 1–100, default 50; the cursor is opaque). */
+/** `?limit=&cursor=` of paginated lists (docs/api.md: limit 1–100, default 50; the cursor is opaque). */
 import * as z from 'zod/mini';
 
 export const DEFAULT_LIMIT = 50;

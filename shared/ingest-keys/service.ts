@@ -66,7 +66,7 @@ export interface IngestKeyView {
   name: string;
   prefix: string;
   createdAt: string;
-  /** Ingest keys are never edited: the same as createdAt (API.md: resources carry updatedAt). */
+  /** Ingest keys are never edited: the same as createdAt (docs/api.md: resources carry updatedAt). */
   updatedAt: string;
   lastUsedAt: string | null;
 }

@@ -13,15 +13,11 @@
  */
 import type { PricedEvent, Rejection } from '#shared/ingest/events.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
+import type { CeilingRoom } from '#shared/db/ingest-context.ts';
+
+export type { CeilingRoom };
 
 export { MONEY_CEILING_MICROS };
-
-export interface CeilingRoom {
-  /** Each key's total spend so far (µ$); a key not listed has 0. */
-  keyTotals: ReadonlyMap<string, bigint>;
-  /** The account's spend per calendar month so far (µ$), keyed `YYYY-MM`; a month not listed has 0. */
-  monthCosts: ReadonlyMap<string, bigint>;
-}
 
 export const outOfRange = (index: number): Rejection => ({
   index,

@@ -15,6 +15,9 @@ import {
   type ChunkContext,
   type Sums,
 } from '#shared/usage/aggregates.ts';
+import type { Chunk } from '#shared/db/usage-writes.ts';
+
+export type { Chunk };
 
 /** The aggregate model lives in shared/usage/aggregates.ts; its names stay available here for ingestion's callers. */
 export {
@@ -33,6 +36,8 @@ export {
   type Sums,
 } from '#shared/usage/aggregates.ts';
 
+import { priceLines } from '#shared/pricing/pricing.ts';
+
 export const MAX_ACTIONS = 100;
 
 function add(sums: Sums, e: PricedEvent): void {
@@ -42,10 +47,6 @@ function add(sums: Sums, e: PricedEvent): void {
   sums.cachedInputTokens += BigInt(e.cachedInputTokens);
   sums.outputTokens += BigInt(e.outputTokens);
   if (!e.priced) sums.unpricedRequests += 1n;
-}
-
-export interface Chunk extends Aggregates {
-  events: PricedEvent[];
 }
 
 /** Actions a chunk's transaction holds: events + aggregates + the plan-usage counter + the account (if keys are new). */
@@ -67,9 +68,14 @@ function eventSums(e: PricedEvent): Sums {
   return sums;
 }
 
+/** An event's price-line quantities (shared/pricing/lines.ts), its context window as the table decides it. */
+function eventLines(e: PricedEvent): Map<string, bigint> {
+  return new Map(priceLines(e).map((l) => [l.id, l.quantity]));
+}
+
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, at: e.timestamp, sums: eventSums(e) }, ctx);
+  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, at: e.timestamp, sums: eventSums(e), lines: eventLines(e) }, ctx);
 }
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);

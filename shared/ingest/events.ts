@@ -7,8 +7,12 @@ import { IngestEvent } from '#shared/ingest/schemas.ts';
 import { issuesToFieldErrors } from '#shared/http/validate.ts';
 import { costMicros, hasAtMostSixDecimals, isExact, usdToMicros, type Tier } from '#shared/pricing/pricing.ts';
 import { isoDate } from '#shared/time/periods.ts';
+import type { PricedEvent } from '#shared/db/usage-writes.ts';
+
+export type { PricedEvent };
 
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
+
 export const MAX_AGE_MS = 35 * 24 * 60 * 60 * 1000;
 
 export type RejectCode =
@@ -29,38 +33,6 @@ export interface Rejection {
   index: number;
   code: RejectCode;
   message: string;
-}
-
-export interface PricedEvent {
-  index: number;
-  requestId: string;
-  keyHash: string;
-  keyHint?: string;
-  provider: string;
-  model: string;
-  inputTokens: number;
-  cachedInputTokens: number;
-  /** Parts of inputTokens written to the cache (5 minutes, 1 hour): priced, not summed into the aggregates. */
-  cacheWriteInputTokens: number;
-  cacheWrite1hInputTokens: number;
-  outputTokens: number;
-  /** The tier it ran in (`standard` unless the event says otherwise). */
-  tier?: Tier;
-  /** Web searches and fetches of the call (priced per 1,000 from the table). */
-  webSearchRequests?: number;
-  webFetchRequests?: number;
-  costMicros: number;
-  /**
-   * false: not priced exactly without costUsd, counted in `unpricedRequests`: an unknown model (tracked at cost 0), or
-   * a tier (or web searches) the price has no figure for (tracked at the standard price).
-   */
-  priced: boolean;
-  /** The event carried `costUsd` (an account's own price never overrides it). */
-  costGiven?: true;
-  /** ISO 8601 UTC with milliseconds. */
-  timestamp: string;
-  /** The event's UTC day. */
-  date: string;
 }
 
 export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent | Rejection {

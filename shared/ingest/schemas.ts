@@ -3,6 +3,7 @@ import * as z from 'zod/mini';
 import { providerId } from '#shared/providers/canonical.ts';
 
 export const MAX_EVENTS = 1000;
+
 const MAX_TOKENS = 1_000_000_000;
 const EVENTS_MESSAGE = `events must be an array of 1–${MAX_EVENTS} events.`;
 
@@ -10,6 +11,7 @@ const EVENTS_MESSAGE = `events must be an array of 1–${MAX_EVENTS} events.`;
 export const IngestBody = z.strictObject({
   events: z.array(z.unknown(), EVENTS_MESSAGE).check(z.minLength(1, EVENTS_MESSAGE), z.maxLength(MAX_EVENTS, EVENTS_MESSAGE)),
 });
+
 export type IngestBody = z.infer<typeof IngestBody>;
 
 const tokens = (field: string) =>
@@ -64,4 +66,5 @@ export const IngestEvent = z.strictObject({
   costUsd: z.optional(z.number('costUsd must be a number.').check(z.minimum(0, 'costUsd must be ≥ 0.'), z.maximum(1_000_000_000, 'costUsd must be at most 1000000000.'))),
   timestamp: z.optional(z.iso.datetime({ offset: true, error: 'timestamp must be an ISO 8601 date-time.' })),
 });
+
 export type IngestEvent = z.infer<typeof IngestEvent>;

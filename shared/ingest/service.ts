@@ -34,6 +34,7 @@ export interface IngestResult {
 const MAX_ATTEMPTS = 8;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Full-jitter exponential backoff. */
 const backoff = (attempt: number) => sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
 

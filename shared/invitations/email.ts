@@ -1,7 +1,7 @@
 /**
  * The invitation e-mail (plain text, the link on its own line). Subject and first line are Burnrate's own words
- * (API.md part 4): the company and inviter names — text an admin typed, possibly a lure — come only later, quoted
- * and cut, on lines of their own.
+ * (docs/features/identity-and-teams.md): the company and inviter names — text an admin typed, possibly a lure — come
+ * only later, quoted and cut, on lines of their own.
  */
 import type { PlainEmail } from '#shared/notify/email.ts';
 import type { Role } from '#shared/db/accounts.ts';

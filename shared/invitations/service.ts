@@ -36,7 +36,7 @@ const seatsFull = (seatLimit: number) =>
   );
 
 /**
- * POST /invitations (API.md part 4 "Hardening decisions"). The order of the checks is the contract's, so the answers
+ * POST /invitations (docs/features/identity-and-teams.md). The order of the checks is the contract's, so the answers
  * tell nothing about the address beyond what register tells:
  * 1. seats full → 429 user-limit-reached, before anything about the address is looked at;
  * 2. the e-mail caps — 20 invitation e-mails per account a day, 3 per invited address a day → 429 with Retry-After

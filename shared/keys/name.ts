@@ -1,6 +1,6 @@
 /**
- * How people read a key's name (API.md parts 3 and 4): its label, else its provider name (a connection's key), else
- * its hint, else the first 12 characters of its hash.
+ * How people read a key's name (docs/features/spend-and-exports.md): its label, else its provider name (a connection's
+ * key), else its hint, else the first 12 characters of its hash.
  * ONE rule for every alert text (title, message, e-mail, webhook, Slack). Pure.
  */
 

@@ -11,7 +11,7 @@ export const KEY_SOURCES = ['ingest', 'connection'] as const;
 export const SORT_ORDERS = ['asc', 'desc'] as const;
 export type SortOrder = (typeof SORT_ORDERS)[number];
 
-/** GET /keys (API.md part 4 "Reading at any scale"): search, filters, sort and order across the whole account. */
+/** GET /keys (docs/features/spend-and-exports.md): search, filters, sort and order across the whole account. */
 export const ListKeysQuery = z.strictObject({
   q: z.optional(z.string('q must be text.').check(z.minLength(1, 'q must not be empty.'), z.maxLength(100, 'q must be at most 100 characters.'))),
   provider: z.optional(z.string('provider must be text.').check(z.minLength(1, 'provider must not be empty.'), z.maxLength(100, 'provider must be at most 100 characters.'))),

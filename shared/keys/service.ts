@@ -10,7 +10,8 @@ import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
 import { settledDays } from '#shared/db/settlement.ts';
-import { keyForecastMonthEnd } from '#shared/spend/forecast.ts';
+import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
+import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
 export const MAX_RANGE_DAYS = 366;
@@ -20,7 +21,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const num = (value: unknown): number => readNumber(value);
 const micros = (value: unknown): bigint => readInt(value, 'an amount of micro-dollars');
 
-/** The key's month-end forecast (shared/spend/forecast.ts) from its item's rolling counters, in µ$. */
+/** The key's month-end forecast (shared/usage/forecast.ts) from its item's rolling counters, in µ$. */
 export function keyForecast(item: Item, now: Date): bigint {
   const today = isoDate(now);
   const month = isoMonth(now);
@@ -67,14 +68,14 @@ interface Ranked {
   hash: string;
 }
 
-/** What `sort=name` orders by (API.md part 4): the label, else the provider's name, else the hint, else the hash — lower-cased. */
+/** What `sort=name` orders by (docs/features/spend-and-exports.md): the label, else the provider's name, else the hint, else the hash — lower-cased. */
 export function keySortName(item: Item): string {
   const present = (text: unknown): text is string => typeof text === 'string' && text.trim() !== '';
   const name = [item.label, item.name, item.hint].find(present) ?? (item.keyHash as string);
   return name.trim().toLowerCase();
 }
 
-/** Whether a key matches `q` (API.md part 4): a part of its label, provider name or hint (any case), or the start of its hash. */
+/** Whether a key matches `q` (docs/features/spend-and-exports.md): a part of its label, provider name or hint (any case), or the start of its hash. */
 export function keyMatches(item: Item, q: string): boolean {
   const needle = q.toLowerCase();
   const contains = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(needle);
@@ -202,10 +203,16 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
   const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
+  let notByModel = 0n;
   for (const item of items) {
     const day = daily.get(item.date as string);
     if (!day) continue;
     addItem(day, item);
+    // A day its provider breaks down by model only once complete (OpenRouter's today): no model of its own.
+    if (item.model === NOT_BY_MODEL) {
+      notByModel += micros(item.costMicros);
+      continue;
+    }
     const id = `${item.provider as string}|${item.model as string}`;
     if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
     const row = byModel.get(id)!;
@@ -223,6 +230,7 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
       .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
+    notByModelUsd: microsToUsd(notByModel),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * Hourly caps on alert notifications (API.md part 3 "Abuse limits", part 4 "Hardening decisions"), so that nobody
+ * Hourly caps on alert notifications (docs/security.md), so that nobody
  * can make Burnrate mail an inbox or hammer a URL: at most 30 alert e-mails per recipient and 60 POSTs per webhook
- * (or Slack) receiver in a UTC clock hour — every attempt counts, a failing one too. Counted in DynamoDB (shared/db/notify-caps.ts), never in memory: many notifiers run at once.
+ * (or Slack) receiver in a UTC clock hour — every attempt counts, a failing one too. Counted in DynamoDB
+ * (shared/db/notify-caps.ts), never in memory: many notifiers run at once.
  *
  * Past the cap a delivery is `suppressed`; the first refusal of an hour for an e-mail recipient is told so
  * (`first-suppressed`), and that one delivery sends the recipient the "paused" notice.
@@ -44,7 +45,7 @@ export function slotDecision(countAfter: number | undefined, cap: number): SlotD
 }
 
 /**
- * The receiver a webhook or Slack URL reaches, as counted (API.md part 4): scheme and host lower-cased (a trailing
+ * The receiver a webhook or Slack URL reaches, as counted (docs/security.md): scheme and host lower-cased (a trailing
  * dot of the host dropped), the default port dropped, the path normalised (dot segments resolved, `//` collapsed,
  * unreserved characters percent-decoded, a trailing `/` dropped), userinfo, query and fragment removed. The WHATWG
  * URL parser does the scheme, host, port and dot segments; `?N`, `#N`, `//`, `HTTPS://` or `:443` no longer make

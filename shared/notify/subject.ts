@@ -1,5 +1,5 @@
 /**
- * E-mail Subjects that can't be turned into someone else's message (API.md part 3 "Abuse limits"): every Subject
+ * E-mail Subjects that can't be turned into someone else's message (docs/security.md): every Subject
  * starts with `[Burnrate]` and a fixed text of ours (the kind of alert); text a user wrote (rule and budget names,
  * key labels and hints, company names) only comes after it, on one line, without characters that could reorder or
  * hide it, and the whole Subject is cut to SUBJECT_MAX characters.

@@ -1,7 +1,7 @@
 /**
- * The account e-mails that carry a link (API.md part 3): plain text, the link on a line of its own, our product
- * name, and a Subject that is a fixed text — no user text in it (the invitation's company name, after a fixed
- * prefix, is the one exception: shared/invitations/email.ts). Rendered and sent by shared/notify/email.ts
+ * The account e-mails that carry a link (docs/features/budgets-and-alerts.md): plain text, the link on a line of its
+ * own, our product name, and a Subject that is a fixed text — no user text in it (the invitation's company name, after
+ * a fixed prefix, is the one exception: shared/invitations/email.ts). Rendered and sent by shared/notify/email.ts
  * (`sendPlainEmail`).
  */
 import type { PlainEmail } from '#shared/notify/email.ts';

@@ -931,7 +931,7 @@ export function buildOpenApi(routes: readonly Route[] = routeTable): JsonSchema 
   for (const route of routes) {
     const spec = operations[route.handler];
     if (!spec) throw new Error(`no OpenAPI operation for handler ${route.handler}: add it to shared/openapi/document.ts`);
-    // Relative to the server URL `/api` (API_PREFIX): the base URL of API.md.
+    // Relative to the server URL `/api` (API_PREFIX): the base URL of the API.
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, spec, requestNames);
   }
 
@@ -947,7 +947,7 @@ export function buildOpenApi(routes: readonly Route[] = routeTable): JsonSchema 
         'Spend tracking for AI provider API keys. JSON in and out; errors are RFC 9457 problem details ' +
         '(`application/problem+json`). Money is US dollars, exact to the micro-dollar; times are ISO 8601 UTC.',
     },
-    servers: [{ url: API_PREFIX, description: 'The API under the origin serving this document (API.md’s base URL ends in /api).' }],
+    servers: [{ url: API_PREFIX, description: 'The API under the origin serving this document (its base URL ends in /api).' }],
     tags,
     paths,
     components: {

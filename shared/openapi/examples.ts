@@ -81,6 +81,7 @@ const budget = {
 const action = {
   id: 'act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C',
   budgetId: BUDGET,
+  holder: { kind: 'budget', id: BUDGET },
   kind: 'key_deactivated',
   provider: 'anthropic',
   keyHash: HASH,
@@ -243,6 +244,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
         { date: '2026-11-21', settled: false, ...totals },
       ],
       byModel: [{ provider: 'openai', model: 'gpt-4o', ...totals, costUsd: 2.5, requests: 240 }],
+      notByModelUsd: 0,
     },
   },
   BudgetList: page([budget]),
@@ -250,8 +252,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   EnforcementActionList: page([action]),
   IngestBlocks: {
     blocked: [
-      { keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', since: CREATED },
-      { keyHash: HASH, budgetId: null, budgetName: null, ruleId: RULE, ruleName: 'Runaway keys', since: NOW },
+      { keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', holder: { kind: 'budget', id: BUDGET }, since: CREATED },
+      { keyHash: HASH, budgetId: null, budgetName: 'Runaway keys', holder: { kind: 'anomaly', id: RULE }, since: NOW },
     ],
     refreshAfterSeconds: 15,
   },
@@ -281,6 +283,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
       from: '2026-10-01',
       to: '2026-10-21',
       total: { costUsd: 75.4, requests: 7410, inputTokens: 9320000, cachedInputTokens: 1800000, outputTokens: 1650000 },
+      notes: [],
     },
     coverage: {
       complete: false,

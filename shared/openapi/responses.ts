@@ -236,6 +236,11 @@ export const Breakdown = z.object({
    * `byte_day`, `session`, `call`) and `quantity`.
    */
   byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
+  /**
+   * Spend of the range its provider breaks down by model only once the day is complete (OpenRouter's today, from the
+   * key's `usage_daily`): in `daily`, in no `byModel` row; 0 when there is none.
+   */
+  notByModelUsd: Usd,
 });
 
 /** GET /keys/{hash}. */
@@ -253,7 +258,8 @@ export const Spend = z.object({
     z.union([
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
-      z.object({ provider: z.string(), model: z.string(), ...totals }),
+      /** groupBy=model; `model` null: spend its provider breaks down by model only once the day is complete (OpenRouter's today). */
+      z.object({ provider: z.string(), model: z.nullable(z.string()), ...totals }),
       /** groupBy=project: an OpenAI project, an Anthropic workspace; null for the provider's keys without one. */
       z.object({ provider: z.string(), project: z.nullable(z.object({ id: z.string(), name: z.string() })), ...totals }),
       z.object({ provider: z.string(), ...totals }),
@@ -271,13 +277,21 @@ export const Spend = z.object({
   /** Null unless `to` is in the current month. With filters: the forecast of the filtered spend. */
   forecast: z.nullable(z.object({ monthEnd: Usd, method: z.literal('trailing-7-day-average') })),
   /** With `compare=previous` only: the sums of the previous range (same length just before; a month from its 1st: the same days of the previous month). */
-  previous: z.optional(z.object({ from: CalendarDate, to: CalendarDate, total: z.object(totals) })),
+  previous: z.optional(
+    z.object({
+      from: CalendarDate,
+      to: CalendarDate,
+      total: z.object(totals),
+      /** `history_unavailable` notes of the previous range (days a connection could not import: unknown, not $0). */
+      notes: z.array(z.object({ code: z.literal('history_unavailable'), message: z.string(), provider: z.string(), from: CalendarDate, to: CalendarDate })),
+    }),
+  ),
   /** Whether the figures are whole for the range and filters asked; `complete` is false when a note other than `estimated` applies. */
   coverage: z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated']),
+        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),
@@ -378,12 +392,15 @@ export const Budget = z.object({
   updatedAt: Timestamp,
 });
 
-/** One act of enforcement (GET /enforcement-actions). */
+/** Who holds a lever: a budget, or an anomaly rule. */
+export const LeverHolder = z.object({ kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })), id: z.string() });
+
+/** One act of enforcement (GET /enforcement-actions), one entry per holder it concerns. */
 export const EnforcementAction = z.object({
   id: z.string(),
-  /** The budget that acted; null for an act of a spend-anomaly rule (`ruleId`). */
+  /** The holder's budget (null for an anomaly rule's act). */
   budgetId: z.nullable(BudgetId),
-  ruleId: z.optional(z.nullable(RuleId)),
+  holder: LeverHolder,
   kind: z.enum(
     members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
       key_deactivated: true,
@@ -400,12 +417,13 @@ export const EnforcementAction = z.object({
   keyHash: z.nullable(KeyHash),
   projectId: z.nullable(z.string()),
   reason: z.enum(
-    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'anomaly'>({
+    members<'limit_reached' | 'period_start' | 'released' | 'budget_changed' | 'budget_deleted' | 'connection_changed' | 'anomaly'>({
       limit_reached: true,
       period_start: true,
       released: true,
       budget_changed: true,
       budget_deleted: true,
+      connection_changed: true,
       anomaly: true,
     }),
   ),
@@ -457,10 +475,7 @@ export const KeyRelease = z.object({
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
 export const IngestBlocks = z.object({
-  /** A budget's block names the budget; a spend-anomaly rule's block (`budgetId` null) names the rule. */
-  blocked: z.array(
-    z.object({ keyHash: KeyHash, budgetId: z.nullable(BudgetId), budgetName: z.nullable(z.string()), ruleId: z.optional(RuleId), ruleName: z.optional(z.string()), since: Timestamp }),
-  ),
+  blocked: z.array(z.object({ keyHash: KeyHash, budgetId: z.nullable(BudgetId), budgetName: z.nullable(z.string()), holder: LeverHolder, since: Timestamp })),
   refreshAfterSeconds: z.number(),
 });
 
@@ -603,7 +618,7 @@ export const OpenApiDocument = z.looseObject({
 });
 
 /** Every response component of the document, by its name there. */
-/** A provider connection (API.md part 4): never the admin key, only its last 4 characters. */
+/** A provider connection (docs/features/connections.md): never the admin key, only its last 4 characters. */
 export const Connection = z.object({
   id: ConnectionId,
   provider: z.enum(members<'openai' | 'anthropic' | 'openrouter'>({ openai: true, anthropic: true, openrouter: true })),
@@ -647,8 +662,8 @@ export const Reconciliation = z.object({
           billedUsd: z.nullable(Usd),
           /**
            * Why it differs from its estimate: `priority_tier` (billed under the Priority Tier commitment, not in the
-           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a price),
-           * `plan_key_limit` (keys not tracked on the plan), or null.
+           * cost report), `not_estimated` (tools, storage, usage no key explains), `unpriced` (a model without a
+           * price), `plan_key_limit` (keys not tracked on the plan), or null.
            */
           reason: z.nullable(z.enum(['priority_tier', 'not_estimated', 'unpriced', 'plan_key_limit'])),
         }),

@@ -14,46 +14,21 @@ import builtInTable from './prices.json' with { type: 'json' };
 import { JsonDecimal } from '#shared/http/json.ts';
 import { priceId } from '#shared/usage/names.ts';
 import { parseDecimal, toMillionths, type Decimal } from '#shared/pricing/money.ts';
+import { costOfLines, priceLinesWith, priceQuantities, type LinePricer, type LineUsage, type PriceLine } from '#shared/pricing/lines.ts';
 
 // The money arithmetic lives in money.ts (no price table: a function that only converts amounts does not load and
 // check prices.json at its start); re-exported here for the code that takes both from this module.
 export { formatUsd, hasAtMostSixDecimals, microsToUsd, usdText, usdToMicros, type Usd } from '#shared/pricing/money.ts';
+// The shapes of stored rates are the data layer's (shared/db/prices.ts); pricing builds and reads them.
+import type { LongContextRates, MicrosPerMillionTokens, OwnPriceLookup, PriceRates, PricedTier, TierPrices, TierRates } from '#shared/db/prices.ts';
 
-/** µ$ per 1,000,000 tokens (an integer). */
-export type MicrosPerMillionTokens = number;
-
-/** The five rates of one tier (µ$ per 1M tokens); an absent cache-write rate is the `input` rate. */
-export interface TierRates {
-  readonly input: MicrosPerMillionTokens;
-  /** Cache-read price of input tokens (Anthropic: the cache-read price, not the cache-write price). */
-  readonly cachedInput: MicrosPerMillionTokens;
-  /** Input tokens written to the cache with the 5-minute lifetime (Anthropic: 1.25 × input). */
-  readonly cacheWrite?: MicrosPerMillionTokens;
-  /** Input tokens written to the cache with the 1-hour lifetime (Anthropic: 2 × input). */
-  readonly cacheWrite1h?: MicrosPerMillionTokens;
-  readonly output: MicrosPerMillionTokens;
-}
+export type { LongContextRates, MicrosPerMillionTokens, OwnPriceLookup, PriceRates, PricedTier, TierPrices, TierRates };
 
 /** The tiers a price may name apart from its standard rates (absent: see `tierRates`). */
-export const PRICED_TIERS = ['batch', 'flex', 'priority'] as const;
-export type PricedTier = (typeof PRICED_TIERS)[number];
-export type TierPrices = { readonly [T in PricedTier]?: TierRates };
+const PRICED_TIER_SET: Record<PricedTier, true> = { batch: true, flex: true, priority: true };
 
-/**
- * The rates one call is priced at (the account's own price, or a built-in row): the standard tier's rates, and the
- * rates of other tiers where the price names them. A cache-write rate that is absent is the `input` rate (a provider
- * that does not charge extra for writing its cache).
- */
-export interface PriceRates extends TierRates {
-  readonly tiers?: TierPrices;
-  /** The rates of a call past `aboveInputTokens` input tokens (Anthropic's long-context pricing), where the provider has them. */
-  readonly longContext?: LongContextRates;
-}
-
-/** Long-context rates: a call whose input exceeds `aboveInputTokens` is priced at these rates, every token of it. */
-export interface LongContextRates extends TierRates {
-  readonly aboveInputTokens: number;
-}
+/** Every priced tier (a compile error when the stored shape gains one this list lacks). */
+export const PRICED_TIERS = Object.keys(PRICED_TIER_SET) as readonly PricedTier[];
 
 /** A row of the built-in table: every standard rate present (a cache-write rate the provider does not list is `input`). */
 export interface ModelPrice extends Required<TierRates> {
@@ -86,8 +61,8 @@ export interface PriceTable {
   readonly units: readonly UnitPrice[];
 }
 
-export { TIERS, normalizeTier, tierOf, type Tier } from '#shared/pricing/tiers.ts';
-import { type Tier } from '#shared/pricing/tiers.ts';
+export { TIERS, normalizeTier, tierOf, type Tier } from '#shared/usage/tiers.ts';
+import { type Tier } from '#shared/usage/tiers.ts';
 
 /**
  * The factor of the standard price a provider publishes for a tier it does not list per model: OpenAI prices Flex
@@ -96,6 +71,7 @@ import { type Tier } from '#shared/pricing/tiers.ts';
 const PUBLISHED_FACTORS: Readonly<Record<string, Partial<Record<PricedTier, { num: bigint; den: bigint }>>>> = {
   openai: { flex: { num: 1n, den: 2n } },
 };
+
 /** Every provider's batch tier is half of every rate (OpenAI's and Anthropic's Batch APIs). */
 const HALF = { num: 1n, den: 2n };
 
@@ -158,8 +134,10 @@ export interface Cost {
 export const isExact = (cost: Pick<Cost, 'priced' | 'tierUnpriced'>): boolean => cost.priced && cost.tierUnpriced !== true;
 
 const MICROS_PER_USD = 1_000_000n;
+
 const USD_DECIMALS = 6;
 const TOKENS_PER_PRICE = 1_000_000n;
+
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -277,6 +255,7 @@ const PRICE_INDEX: ReadonlyMap<string, ModelPrice> = new Map(
 
 /** `-2024-08-06` (OpenAI) or `-20241022` (Anthropic) at the end of a model name. */
 const DATE_SUFFIX = /-(?:20\d{2}-\d{2}-\d{2}|20\d{6})$/;
+
 /** Anthropic's moving alias (`claude-3-5-haiku-latest`). Not stripped for OpenAI: `chatgpt-4o-latest` is its own model. */
 const LATEST_SUFFIX = /-latest$/;
 
@@ -302,8 +281,6 @@ export function priceFor(provider: string, model: string): ModelPrice | undefine
   return family === undefined ? undefined : PRICE_INDEX.get(indexKey(p, family));
 }
 
-/** An account's own prices, keyed by `priceId(provider, model)` (names lower-case, as stored). */
-export type OwnPriceLookup = ReadonlyMap<string, PriceRates>;
 export { priceId };
 
 /**
@@ -372,35 +349,87 @@ function tokenCount(value: number, name: string): bigint {
  * validate first; this is a guard), and on a cost past Number.MAX_SAFE_INTEGER µ$.
  */
 export function costMicros(usage: Usage): Cost {
-  return withTools(usage, costAt(usage, priceFor(usage.provider, usage.model)));
+  checkCounts(usage);
+  return costOf(priceLinesWith(TABLE_PRICER, usage), priceFor(usage.provider, usage.model) !== undefined);
 }
 
 /**
  * THE PRICING ENTRY POINT FOR BOTH PRODUCERS (ingestion's events and the connections sync's usage rows).
  * Prices `usage` (token counts incl. both cache-write classes, its tier and its web searches) at the account's own
  * prices `own` (read with the account's other context; may be empty), falling back to the built-in table; see
- * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in API.md):
+ * resolvePrice. Example (a connection's Anthropic priority row, counts mapped as in
+ * docs/features/ingestion-and-pricing.md):
  *   priceUsage({ provider: 'anthropic', model, inputTokens, cachedInputTokens, cacheWriteInputTokens,
  *                cacheWrite1hInputTokens, outputTokens, tier: tierOf(row), webSearchRequests }, ownPrices)
  * `ownPrices` is what ingestion loads (shared/ingest/own-prices.ts `ownPriceNames` names the items to read);
  * to write a snapshot's difference, price the new snapshot and the old one and subtract (token deltas can be
  * negative after a downward revision, and counts must be ≥ 0 here).
+ * The cost is the sum of the usage's price lines (priceLines, shared/pricing/lines.ts): the one function that turns a
+ * usage into what it is billed for.
  */
 export function priceUsage(usage: Usage, own?: OwnPriceLookup): Cost {
-  return withTools(usage, costAt(usage, resolvePrice(usage.provider, usage.model, own)));
+  return costOf(priceLines(usage, own), resolvePrice(usage.provider, usage.model, own) !== undefined);
 }
 
-/** Adds the web searches and fetches of `usage` at the table's unit prices (a tool the table can't price makes the call not exact). */
-function withTools(usage: Usage, cost: Cost): Cost {
-  let out = cost;
-  for (const [item, quantity] of [['web_search', usage.webSearchRequests ?? 0], ['web_fetch', usage.webFetchRequests ?? 0]] as const) {
-    if (quantity === 0) continue;
-    const tool = unitCost(quantity, unitPriceFor(usage.provider, item, usage.model));
-    const total = out.costMicros + tool.costMicros;
-    if (!Number.isSafeInteger(total)) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
-    out = { ...out, costMicros: total, ...(out.priced && !tool.priced ? { tierUnpriced: true as const } : {}) };
+/** Price lines of stored quantities (a key × day × model row's `ln:` counters) of one model, at the account's own prices. */
+export function priceLineQuantities(provider: string, model: string, quantities: ReadonlyMap<string, bigint>, own?: OwnPriceLookup): PriceLine[] {
+  return priceQuantities(TABLE_PRICER, provider, model, quantities, own);
+}
+
+/** A usage's price lines (shared/pricing/lines.ts) at the account's own prices, list prices from the built-in table. */
+export function priceLines(usage: LineUsage, own?: OwnPriceLookup): PriceLine[] {
+  if (!usage.unit) checkCounts(usage as Usage);
+  return priceLinesWith(TABLE_PRICER, usage, own);
+}
+
+/** The cost of a call's lines; `modelPriced`: whether its model has a price (else it is not priced, whatever its lines). */
+function costOf(lines: readonly PriceLine[], modelPriced: boolean): Cost {
+  const c = costOfLines(lines);
+  if (c.costMicros > MAX_SAFE) throw new RangeError('cost exceeds Number.MAX_SAFE_INTEGER micro-dollars');
+  const costMicros = Number(c.costMicros);
+  if (!c.priced || !modelPriced) return { costMicros, priced: false };
+  return c.tierUnpriced ? { costMicros, priced: true, tierUnpriced: true } : { costMicros, priced: true };
+}
+
+/** Whether the usage runs at the long-context rates of `price` (a row's window, else one call's input past the threshold). */
+const isLong = (price: PriceRates, usage: { longContext?: boolean }, inputTokens: bigint) =>
+  !!price.longContext && (usage.longContext ?? inputTokens > BigInt(price.longContext.aboveInputTokens));
+
+/** The built-in table and the account's own prices, as the price lines read them. */
+const TABLE_PRICER: LinePricer = {
+  resolve(provider, model, own) {
+    if (own && own.size > 0) {
+      const p = provider.toLowerCase();
+      const m = model.toLowerCase();
+      const family = familyOf(p, m);
+      const mine = own.get(priceId(p, m)) ?? (family === undefined ? undefined : own.get(priceId(p, family)));
+      if (mine) return { price: mine, own: true };
+    }
+    const table = priceFor(provider, model);
+    return table ? { price: table, own: false } : undefined;
+  },
+  listPrice: (provider, model) => priceFor(provider, model),
+  tokenPricing(price, provider, tier, long) {
+    const t = tierRates(long ? { ...price.longContext!, tiers: undefined } : price, provider, (tier === 'embeddings' ? 'standard' : (tier ?? 'standard')) as Tier);
+    return { rates: t.rates, num: t.num, den: t.den, exact: t.exact };
+  },
+  isLong,
+  unitPrice: (provider, item, model) => unitPriceFor(provider, item, model),
+};
+
+/** Guards of a call's counts (callers validate first; this is a guard). */
+function checkCounts(usage: Usage): void {
+  const input = tokenCount(usage.inputTokens, 'inputTokens');
+  const cached = tokenCount(usage.cachedInputTokens ?? 0, 'cachedInputTokens');
+  const write = tokenCount(usage.cacheWriteInputTokens ?? 0, 'cacheWriteInputTokens');
+  const write1h = tokenCount(usage.cacheWrite1hInputTokens ?? 0, 'cacheWrite1hInputTokens');
+  tokenCount(usage.outputTokens, 'outputTokens');
+  tokenCount(usage.webSearchRequests ?? 0, 'webSearchRequests');
+  tokenCount(usage.webFetchRequests ?? 0, 'webFetchRequests');
+  if (cached > input) throw new RangeError('cachedInputTokens must not exceed inputTokens');
+  if (cached + write + write1h > input) {
+    throw new RangeError('cachedInputTokens + cacheWriteInputTokens + cacheWrite1hInputTokens must not exceed inputTokens');
   }
-  return out;
 }
 
 /** The cost of one call at `price` (the account's own, or the built-in one); undefined: not priced (cost 0). */

@@ -1,13 +1,14 @@
 /**
  * CSV of the spend export (pure): RFC 4180 (CRLF line ends; quoted fields, quotes doubled) and neutralised against
  * spreadsheet formula injection (OWASP "CSV injection"), for spreadsheets that split on `,` and on `;` alike
- * (API.md part 4 "Hardening decisions"): a text field that starts with `=`, `+`, `-`, `@`, a tab or a CR, or contains
+ * (docs/security.md): a text field that starts with `=`, `+`, `-`, `@`, a tab or a CR, or contains
  * `;`, `,`, `"`, CR or LF, is quoted; a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each
  * `=`, `+`, `-`, `@` that follows a `;` or `,` (blanks between allowed: a spreadsheet may trim them), where a
  * spreadsheet that splits there would start a cell. A spreadsheet shows such text instead of running it.
  */
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 export const CSV_HEADER =
   'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
@@ -65,7 +66,7 @@ export function csvRow(item: Item, key: RowKey | null): string {
     csvText(key?.project?.name ?? ''),
     String(rowSettled(item)),
     csvText(item.provider as string),
-    csvText(item.model as string),
+    csvText(shownModel(item.model as string) ?? ''),
     int('requests'),
     int('inputTokens'),
     int('cachedInputTokens'),

@@ -18,7 +18,7 @@ import type { ExportFormat, ExportQuery } from '#shared/spend/schemas.ts';
 
 export const MAX_EXPORT_DAYS = 92;
 export const MAX_EXPORT_ROWS = 25_000;
-/** Where an export too large for this one goes (API.md part 4): any number of rows, up to 366 days. */
+/** Where an export too large for this one goes (docs/features/spend-and-exports.md): any number of rows, up to 366 days. */
 const ASYNC_EXPORT = 'the asynchronous export, POST /spend/exports (any number of rows, up to 366 days)';
 /** The asynchronous export's range limit (POST /spend/exports), the same as GET /spend's. */
 export const MAX_ASYNC_EXPORT_DAYS = MAX_RANGE_DAYS;

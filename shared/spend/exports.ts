@@ -1,5 +1,5 @@
 /**
- * Asynchronous spend exports (API.md part 4 "Reading at any scale"): the CSV of `GET /spend/export` — the same rows,
+ * Asynchronous spend exports (docs/features/spend-and-exports.md): the CSV of `GET /spend/export` — the same rows,
  * header and quoting, from the same generator (shared/spend/export.ts `csvChunks`) — for ranges of up to 366 days
  * and any number of rows, built off the request path.
  *
@@ -37,7 +37,7 @@ export const EXPORT_RETRY_AFTER_SECONDS = 30;
 /** The worker records the rows written so far at most this often (the status's progress). */
 const PROGRESS_EVERY_MS = 2000;
 
-/** The status of an export (API.md part 4): explicit fields, never the stored item. */
+/** The status of an export (docs/features/spend-and-exports.md): explicit fields, never the stored item. */
 export interface ExportView {
   id: string;
   from: string;

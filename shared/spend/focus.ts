@@ -1,5 +1,5 @@
 /**
- * The FOCUS export (API.md part 5 "a FOCUS export"): the export rows (one per UTC day × key × model-or-line) as a
+ * The FOCUS export (docs/features/spend-and-exports.md): the export rows (one per UTC day × key × model-or-line) as a
  * FOCUS 1.2 cost-and-usage dataset, the open format of the FinOps Foundation that Vantage, CloudZero and Finout read.
  * Pure: one row in, one CSV line out (quoting as the CSV export, shared/spend/csv.ts).
  *
@@ -10,6 +10,7 @@
  * workspace (empty where none); `Tags` a JSON object of strings (`label` when set, `source`, `settled`);
  * `ConsumedQuantity` the tokens (input + output) in `ConsumedUnit` `Tokens`. Columns of our own start with `x_`.
  */
+import { shownModel } from '#shared/usage/names.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { providerName } from '#shared/connections/alerts.ts';
@@ -78,7 +79,8 @@ export function focusRow(item: Item, key: FocusKey | null, account: { id: string
   const int = (name: string) => readInt(item[name], name);
   const date = item.date as string;
   const provider = item.provider as string;
-  const model = item.model as string;
+  // A day its provider breaks down by model only once complete (OpenRouter's today) has no model.
+  const model = shownModel(item.model as string) ?? '';
   const hash = item.keyHash as string;
   const cost = csvUsd(readInt(item.costMicros, 'costMicros'));
   const settled = rowSettled(item);
@@ -98,7 +100,7 @@ export function focusRow(item: Item, key: FocusKey | null, account: { id: string
     BillingPeriodEnd: at(firstOfNextMonth(date)),
     ChargeCategory: 'Usage',
     ChargeClass: '',
-    ChargeDescription: csvText(`${model} via ${vendor}: ${requests} requests, ${input} input and ${output} output tokens${settled ? ' (settled)' : ''}`),
+    ChargeDescription: csvText(`${model || 'all models (by model once the day is complete)'} via ${vendor}: ${requests} requests, ${input} input and ${output} output tokens${settled ? ' (settled)' : ''}`),
     ChargeFrequency: 'Usage-Based',
     ChargePeriodStart: at(date),
     ChargePeriodEnd: at(addDays(date, 1)),

@@ -1,5 +1,5 @@
 /**
- * Projects as a dimension of GET /spend (API.md part 5 "Projects as a dimension"): `groupBy=project` sums the range per
+ * Projects as a dimension of GET /spend (docs/features/spend-and-exports.md): `groupBy=project` sums the range per
  * (provider, project) — an OpenAI project, an Anthropic workspace; keys without one (events, OpenRouter) under
  * `project: null` of their provider — and `projectId=` narrows any grouping to one project's keys.
  *

@@ -11,7 +11,7 @@ export const SpendQuery = z.strictObject({
   from: z.optional(queryDate('from')),
   to: z.optional(queryDate('to')),
   groupBy: z.optional(z.enum(GROUP_BY, 'groupBy must be one of day, model, provider, key, project.')),
-  /** Filters (API.md part 4): one provider; one model of it (`model` needs `provider`); one key. */
+  /** Filters (docs/features/spend-and-exports.md): one provider; one model of it (`model` needs `provider`); one key. */
   provider: z.optional(name('provider')),
   model: z.optional(name('model')),
   keyHash: z.optional(z.string('keyHash must be text.').check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a key’s SHA-256 (64 lower-case hex).'))),

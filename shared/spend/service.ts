@@ -1,6 +1,7 @@
 /**
  * GET /spend: the account's spend of a range grouped by day, model, provider or key, with totals and the month-end
- * forecast. Each grouping reads the aggregates written for it by ingestion (docs/performance.md "Spend reads" gives the cost).
+ * forecast. Each grouping reads the aggregates written for it by ingestion (docs/performance.md "Spend reads" gives
+ * the cost).
  */
 import { breakdownRange } from '#shared/keys/service.ts';
 import type { Item } from '#shared/db/client.ts';
@@ -9,12 +10,13 @@ import * as repo from '#shared/db/spend.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/periods.ts';
 import { ValidationError } from '#shared/http/errors.ts';
-import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/spend/forecast.ts';
+import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/usage/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
-import { coverageOf } from '#shared/spend/coverage.ts';
+import { coverageOf, coverageScope } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
+import { shownModel } from '#shared/usage/names.ts';
 
 export const TOP_KEYS = 100;
 /** Ingestion accepts timestamps up to 5 minutes ahead: no aggregate holds a day after isoDate(now + 5 min). */
@@ -22,7 +24,7 @@ const LATEST_DAY_MS = 5 * 60 * 1000;
 
 const micros = (v: unknown) => readInt(v, 'an amount of micro-dollars');
 
-/** The month-end forecast of the account from its figures (shared/spend/forecast.ts). */
+/** The month-end forecast of the account from its figures (shared/usage/forecast.ts). */
 export function accountForecast(figures: repo.ForecastFigures, today: string): bigint {
   const createdAt = figures.account?.createdAt;
   return forecastMonthEnd({
@@ -79,10 +81,22 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
   // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
-  const { unpricedRequests = 0n, ...answer } = (await spendOf(accountId, query, from, to, now)) as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
-  const { settled, ...coverage } = await coverageOf(accountId, { from, to, unpricedRequests, ...(provider ? { provider } : {}) }, now);
+  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
+  const [spend, scope] = await Promise.all([
+    spendOf(accountId, query, from, to, now),
+    coverageScope(accountId, { ...(provider ? { provider } : {}), ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }),
+  ]);
+  const { unpricedRequests = 0n, ...answer } = spend as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
+  const previous = (answer as { previous?: { from: string; to: string } }).previous;
+  const { settled, previousNotes, ...coverage } = await coverageOf(
+    accountId,
+    { from, to, unpricedRequests, ...scope, ...(previous ? { previous: { from: previous.from, to: previous.to } } : {}) },
+    now,
+  );
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
+  // The previous range's days no connection could import: a comparison with them is no comparison (never "nothing spent").
+  if (previous) Object.assign(previous, { notes: previousNotes });
   return { ...answer, coverage };
 }
 
@@ -173,13 +187,13 @@ async function accountSpend(accountId: string, readFrom: string, from: string, t
     groupBy,
     ...totalOf(sumAll(groups)),
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
     forecast: figures ? forecastOf(figures) : null,
   };
 }
 
-// ---- filters and the previous period (API.md part 4 "Reading at any scale") -----------------------------------
+// ---- filters and the previous period (docs/features/spend-and-exports.md) -----------------------------------
 
 export interface SpendFilter {
   provider?: string;
@@ -288,7 +302,7 @@ function groupsOfDays(items: Item[], filter: SpendFilter, from: string, to: stri
   return {
     totals: groups,
     groups: groups.map((g) =>
-      byModel ? { provider: g.fields.provider, model: g.fields.model, ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
+      byModel ? { provider: g.fields.provider, model: shownModel(g.fields.model), ...totalsView(g.totals) } : { provider: g.fields.provider, ...totalsView(g.totals) },
     ),
   };
 }

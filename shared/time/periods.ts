@@ -1,4 +1,4 @@
-/** UTC calendar helpers. Dates are `YYYY-MM-DD`, months `YYYY-MM`; weeks start on Monday (API.md). */
+/** UTC calendar helpers. Dates are `YYYY-MM-DD`, months `YYYY-MM`; weeks start on Monday (docs/api.md). */
 const DAY_MS = 86_400_000;
 
 export const isoDate = (t: Date): string => t.toISOString().slice(0, 10);

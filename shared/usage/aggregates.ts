@@ -28,6 +28,8 @@ export interface KeyDayModel {
   /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
   unit?: string;
   quantity?: bigint;
+  /** The quantities to add per price line (`input`, `output/batch`, `web_search`, …: shared/pricing/lines.ts). */
+  lines?: Map<string, bigint>;
 }
 
 export interface KeyUpdate {
@@ -103,6 +105,8 @@ export interface Contribution {
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
+  /** Price-line quantities (shared/pricing/lines.ts `lineQuantities`), counted on the key × day × model row only (the FOCUS export's lines). */
+  lines?: ReadonlyMap<string, bigint>;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
@@ -177,6 +181,10 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   if (c.unit !== undefined) {
     kdm.unit = c.unit;
     kdm.quantity = (kdm.quantity ?? 0n) + (c.quantity ?? 0n);
+  }
+  if (c.lines && c.lines.size > 0) {
+    kdm.lines ??= new Map();
+    for (const [id, q] of c.lines) kdm.lines.set(id, (kdm.lines.get(id) ?? 0n) + q);
   }
 
   const key = keyUpdateOf(a, c.keyHash, c.provider, ctx);

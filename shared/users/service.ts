@@ -1,6 +1,6 @@
 /**
  * GET /users, PATCH /users/{userId}, DELETE /users/{userId}: a team's members. Who may call is the route table's
- * business (roles: shared/auth/roles.ts); this is what happens.
+ * business (roles: shared/access/roles.ts); this is what happens.
  */
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { encodeCursor, itemStartKey } from '#shared/http/cursor.ts';
@@ -57,8 +57,8 @@ async function onFreshUser<T>(accountId: string, userId: string, change: (user: 
 
 /**
  * Changes a user's role; the last admin can't be demoted (409 last-admin). An admin who stops being one loses the
- * invitations it sent (API.md part 4): they are revoked after the change (the invitation transaction checks that
- * its inviter is an admin, so none lands after it).
+ * invitations it sent (docs/features/identity-and-teams.md): they are revoked after the change (the invitation
+ * transaction checks that its inviter is an admin, so none lands after it).
  */
 export async function setRole(auth: AuthContext, userId: string, role: Role, now = new Date()) {
   const { before, after } = await onFreshUser(auth.accountId, userId, async (user) => ({ before: user, after: await changeRole(user, role, now) }));

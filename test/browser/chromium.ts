@@ -1,6 +1,6 @@
 /**
  * Debian's Chromium driven by playwright-core (no browser downloads here): the flags keep it quiet on a closed
- * network (DESIGN.md "Browsers, the dashboard, client tools"). Each launch gets a fresh profile directory.
+ * network (docs/contributing/testing.md). Each launch gets a fresh profile directory.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

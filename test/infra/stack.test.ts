@@ -453,7 +453,7 @@ describe('alert delivery', () => {
         DASHBOARD_URL: 'https://app.burnrate.dev',
       });
       expect(JSON.stringify(json)).toContain('"ses:FromAddress":"alerts@mail.burnrate.dev"');
-      // The routes that e-mail links point them into the dashboard (API.md appUrl).
+      // The routes that e-mail links point them into the dashboard (docs/features/identity-and-teams.md appUrl).
       const register = Object.values(json).find((r) => r.Type === 'AWS::Lambda::Function' && props(r).Description === 'POST /auth/register')!;
       expect(props(register).Environment.Variables).toMatchObject({ ALERT_EMAIL_FROM: 'alerts@mail.burnrate.dev', DASHBOARD_URL: 'https://app.burnrate.dev' });
     } finally {

@@ -1,6 +1,6 @@
 /**
  * Alert texts name a key by its label, else its hint, else the first 12 characters of its hash, and give each
- * amount once, in dollars (API.md part 3, "Spend insight") — end to end on the local stack: a key is labelled with
+ * amount once, in dollars (docs/features/budgets-and-alerts.md) — end to end on the local stack: a key is labelled with
  * PATCH /keys/:hash, an ingest passes a rule's threshold, and the alert itself, its e-mail (outbox), its signed
  * webhook and its Slack message all name the key by that label; a key with neither label nor hint is named by
  * its hash prefix, never by its whole hash.

@@ -62,7 +62,7 @@ async function joinAs(admin: RegisteredUser, role: 'viewer' | 'member') {
 const rule = (user: RegisteredUser, config: Record<string, unknown>, name = 'Runaway keys') =>
   api('/alert-rules', { method: 'POST', token: user.token, body: { type: 'spend_anomaly', name, channels: ['email'], config } });
 const anomalies = async (user: RegisteredUser) => (await api('/alerts?type=spend_anomaly', { token: user.token })).body.items as any[];
-const ruleActions = async (user: RegisteredUser) => ((await api('/enforcement-actions', { token: user.token })).body.items as any[]).filter((a) => a.ruleId);
+const ruleActions = async (user: RegisteredUser) => ((await api('/enforcement-actions', { token: user.token })).body.items as any[]).filter((a) => a.holder?.kind === 'anomaly');
 
 interface Reporting {
   user: RegisteredUser;
@@ -161,8 +161,8 @@ describe('reporter keys', () => {
     expect(alert.message).toMatch(/stopped it/);
     expect(alert.message).toContain(`/keys/${hash}/release`);
     const blocked = await r.blocks();
-    expect(blocked).toMatchObject([{ keyHash: hash, budgetId: null, ruleId: alert.ruleId, ruleName: 'Runaway keys' }]);
-    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null }]);
+    expect(blocked).toMatchObject([{ keyHash: hash, budgetId: null, budgetName: 'Runaway keys', holder: { kind: 'anomaly', id: alert.ruleId } }]);
+    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null, holder: { kind: 'anomaly', id: alert.ruleId } }]);
 
     // The reporter refuses it within its refresh (read the list again).
     await reporter.refreshBlocks();
@@ -252,20 +252,30 @@ describe('reporter keys', () => {
       const budget = await api('/budgets', { method: 'POST', token: r.user.token, body: { monthlyLimit: Math.floor(spent) + 3, alertThreshold: 80, scope: 'KEY', keyHash: hash, action: 'stop' } });
       expect(budget.status, JSON.stringify(budget.body)).toBe(201);
       await r.ingest(hash, 5); // past the budget and 50× its usual rate
-      const mine = async () => (await r.blocks()).filter((b) => b.keyHash === hash);
-      expect((await mine()).map((b) => (b.ruleId ? 'rule' : 'budget')).sort()).toEqual(['budget', 'rule']);
+      const blocked = async () => (await r.blocks()).some((b) => b.keyHash === hash);
+      // Who holds the key: the rule (its incident) and the budget (its enforcement status).
+      const holders = async () => {
+        const incident = (await api(`/keys/${hash}/incident`, { token: r.user.token })).body;
+        const b = ((await api('/budgets', { token: r.user.token })).body.items as any[]).find((x) => x.id === budget.body.id);
+        return [...(incident.stopped ? ['anomaly'] : []), ...(b.enforcement.status === 'stopped' ? ['budget'] : [])];
+      };
+      expect(await holders()).toEqual(['anomaly', 'budget']);
+      expect(await blocked()).toBe(true);
       const releaseRule = () => api(`/keys/${hash}/release`, { method: 'POST', token: r.user.token });
       const releaseBudget = () => api(`/budgets/${budget.body.id}/release`, { method: 'POST', token: r.user.token });
       if (order === 'rule first') {
         expect((await releaseRule()).status).toBe(200);
-        expect((await mine()).map((b) => b.budgetId)).toEqual([budget.body.id]);
+        expect(await holders()).toEqual(['budget']);
+        expect(await blocked()).toBe(true);
         expect((await releaseBudget()).status).toBe(200);
       } else {
         expect((await releaseBudget()).status).toBe(200);
-        expect((await mine()).map((b) => b.ruleId)).toEqual([expect.any(String)]);
+        expect(await holders()).toEqual(['anomaly']);
+        expect(await blocked()).toBe(true);
         expect((await releaseRule()).status).toBe(200);
       }
-      expect(await mine()).toHaveLength(0);
+      expect(await holders()).toEqual([]);
+      expect(await blocked()).toBe(false);
     }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Billing that can't be gamed (API.md part 3), against the local stack and its Stripe stand-in. Each test replays a
+ * Billing that can't be gamed (docs/security.md), against the local stack and its Stripe stand-in. Each test replays a
  * defect an independent review reproduced on the earlier code:
  * - a subscription moved to `unpaid`, `paused` or `incomplete` kept the paid plan's limits;
  * - two checkouts opened at once and both paid left two live subscriptions;

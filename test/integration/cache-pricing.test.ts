@@ -1,7 +1,7 @@
 /**
- * Exact prompt-cache pricing through ingestion, end to end (API.md part 4): events with 5-minute and 1-hour cache
- * writes are priced at the built-in table's write prices (or the account's own), the totals of GET /spend and the
- * key's breakdown are exact, and cache parts that exceed inputTokens are rejected one by one.
+ * Exact prompt-cache pricing through ingestion, end to end (docs/features/ingestion-and-pricing.md): events with
+ * 5-minute and 1-hour cache writes are priced at the built-in table's write prices (or the account's own), the totals
+ * of GET /spend and the key's breakdown are exact, and cache parts that exceed inputTokens are rejected one by one.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';

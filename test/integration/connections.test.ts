@@ -1,8 +1,8 @@
 /**
  * Provider connections against the local stand-ins of the OpenAI and Anthropic admin APIs and the real local stack
- * (API.md part 4). The API is called over HTTP; syncs run in this process (the worker's own function, pointed at the
- * stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's client. The
- * stand-ins' clocks are frozen, so their usage only changes when a test changes it.
+ * (docs/features/connections.md). The API is called over HTTP; syncs run in this process (the worker's own function,
+ * pointed at the stack), so each can be awaited and its DynamoDB writes counted by a middleware on this process's
+ * client. The stand-ins' clocks are frozen, so their usage only changes when a test changes it.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -353,7 +353,8 @@ describe('the sync', () => {
     expect((await sync(user.accountId, openai)).status).toBe('done');
     expect((await sync(user.accountId, anthropic)).status).toBe('done');
     const delta = (name: string) => (sent.get(name) ?? 0) - (before.get(name) ?? 0);
-    // No aggregate, snapshot or key write: only the lease (put, delete) and the connection's sync time (update), per sync.
+    // No aggregate, snapshot or key write: only the lease (put, delete) and the connection's sync time (update), per
+    // sync.
     expect(Object.fromEntries(WRITES.map((w) => [w, delta(w)]))).toEqual({
       TransactWriteItemsCommand: 0,
       UpdateItemCommand: 2,
@@ -738,7 +739,8 @@ describe('plan limits', () => {
     for (const k of untracked.body.items as any[]) expect(k).toMatchObject({ tracked: false, source: 'connection', spend: { total: 0 } });
     // Named as the provider names them (a key deleted before it was listed has no name left).
     for (const k of untracked.body.items as any[]) expect(typeof k.name === 'string' || k.providerStatus === 'deleted', JSON.stringify(k)).toBe(true);
-    // History before the period is free: the tracked keys' last month is imported whole, though this period's requests are used up.
+    // History before the period is free: the tracked keys' last month is imported whole, though this period's requests
+    // are used up.
     const billing = await call('/billing/status', { token: user.token });
     expect(billing.body.usage.trackedRequests).toBeLessThanOrEqual(10_000);
     const lastMonth = await spendOf(firstOfPreviousMonth(), addDaysIso(month, -1));
@@ -762,7 +764,8 @@ describe('plan limits', () => {
 
 describe('tiers: each at its own price', () => {
   it('estimates OpenAI priority, flex and batch usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
-    // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its clock frozen.
+    // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its
+    // clock frozen.
     const org = await newStandInOrg('openai', { now: frozenAt, late: null });
     try {
       const user = await registerUser();
@@ -786,10 +789,12 @@ describe('tiers: each at its own price', () => {
         const key = await call(`/keys/${keyHash('openai', keyId)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
         expect(key.status).toBe(200);
         const day = (key.body.breakdown.daily as any[]).find((d) => d.date === yesterday);
-        // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$ per cell).
+        // Equal to the micro-dollar, but for the rounding of each line (the stand-in bills nano-dollars, Burnrate µ$
+        // per cell).
         expect(Math.abs(day.costUsd - billedUsd), `${keyId}: ${day.costUsd} vs ${billedUsd}`).toBeLessThan(0.00001);
       }
-      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in counted it.
+      // Usage beyond tokens: the key breakdown's rows of units, each with its unit and quantity as the stand-in
+      // counted it.
       const truthDay = await org.control(`/truth?from=${yesterday}&to=${yesterday}`);
       const unitsOf = (kind: string, keyId: string | null, metric: string) =>
         (truthDay.cells as any[]).filter((c) => c.kind === kind && c.apiKeyId === keyId).reduce((n, c) => n + c[metric], 0);
@@ -804,7 +809,8 @@ describe('tiers: each at its own price', () => {
       const noKey = await call(`/keys/${keyHash('openai', null)}?from=${yesterday}&to=${yesterday}`, { token: user.token });
       expect((noKey.body.breakdown.byModel as any[]).find((r) => r.model === 'vector_stores')).toMatchObject({ unit: 'byte_day', quantity: unitsOf('vector_stores', null, 'bytes') });
 
-      // A model the table can't price, of tokens or of units (images): one unpriced_model alert each (admins), however often it is synced.
+      // A model the table can't price, of tokens or of units (images): one unpriced_model alert each (admins), however
+      // often it is synced.
       const someKey = (state.keys as any[]).find((k) => k.status === 'active');
       for (let round = 0; round < 2; round++) {
         await org.control('/usage', { apiKeyId: someKey.id, model: 'gpt-7-preview', date: yesterday, add: { uncached: 1000, output: 10, requests: 3 } });

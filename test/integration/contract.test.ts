@@ -165,8 +165,8 @@ async function call(method: string, template: string, path: string, options: Api
     expect(proxied.status, `${method} ${path}: ${JSON.stringify(proxied.body)}`).toBeLessThan(500);
     res = await api(path, { ...options, method });
     const why = JSON.stringify(proxied.body?.validation ?? proxied.body);
-    // …except single events of POST /ingest: the API reports them in `rejected` and takes the rest (API.md: one bad
-    // event does not sink the batch), while the document shows clients the event they should send.
+    // …except single events of POST /ingest: the API reports them in `rejected` and takes the rest (docs/api.md: one
+    // bad event does not sink the batch), while the document shows clients the event they should send.
     const perEvent = template === '/ingest' && res.status === 200 && res.body.rejected.length > 0 && /"events","\d+"/.test(why);
     if (!perEvent) {
       expect(res.status, `${method} ${path}: Prism refused it (${why}), the API answered`).toBeGreaterThanOrEqual(400);

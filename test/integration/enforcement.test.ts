@@ -1,5 +1,5 @@
 /**
- * Budgets that stop spend (API.md part 5 "Budgets that act"), on the local stack with both provider stand-ins:
+ * Budgets that stop spend (docs/features/budgets-and-alerts.md), on the local stack with both provider stand-ins:
  * an Anthropic key set inactive within one sync of crossing and back at the next period or on release; a workspace's
  * active keys stopped and exactly those restored; an OpenAI project's hard limit set at save, following a PATCH,
  * removed on delete with the customer's own limit put back; a read-only admin key → `enforcement_failed` and a
@@ -251,7 +251,7 @@ describe('OpenAI: a project’s hard limit', () => {
     expect((await limitAt()).body, JSON.stringify(acts)).toMatchObject({ threshold_amount: 9_999_900 });
     expect(acts.map((a) => [a.kind, a.reason, a.result])).toEqual([
       ['project_limit_removed', 'budget_deleted', 'ok'],
-      ['project_limit_set', 'budget_changed', 'ok'],
+      ['project_limit_set', 'limit_reached', 'ok'], // below what the project spent: it stops spend
       ['project_limit_set', 'budget_changed', 'ok'],
       ['project_limit_set', 'budget_changed', 'ok'],
     ]);

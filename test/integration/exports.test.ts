@@ -1,5 +1,5 @@
 /**
- * Asynchronous spend exports (API.md part 4 "Reading at any scale") against the running stack: POST /spend/exports
+ * Asynchronous spend exports (docs/features/spend-and-exports.md) against the running stack: POST /spend/exports
  * queues a job, the local export worker builds the gzip CSV under the data folder, GET /spend/exports/{id} gives a
  * one-time download link. The file, decompressed, is byte for byte the synchronous GET /spend/export of the range.
  */

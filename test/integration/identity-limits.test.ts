@@ -1,5 +1,5 @@
 /**
- * The request limits of API.md "Abuse limits", on a local stack of their own started as `npm start` starts it —
+ * The request limits of docs/security.md, on a local stack of their own started as `npm start` starts it —
  * with the limits ON (the default; the suite's shared stack runs with RATE_LIMITS=off). Every request comes from
  * 127.0.0.1, one source IP: the 11th register in an hour is a 429 with Retry-After and writes nothing; so is the
  * 11th forgot-password; the 11th sign-in of one e-mail after 10 failures is refused before the password is tried.

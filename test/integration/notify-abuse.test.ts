@@ -1,5 +1,5 @@
 /**
- * Notifications that can't be turned into spam, against the real local stack (API.md part 3 "Verified e-mail",
+ * Notifications that can't be turned into spam, against the real local stack (docs/security.md,
  * "Abuse limits"). The review's scenario: 20 `new_key` rules named like a phishing Subject and one ingest of 5 new
  * keys once sent 100 e-mails to an address nobody had verified. Now: one alert per rule per ingest, no alert e-mail
  * before the address is verified, after it at most 30 an hour and one "paused" notice; a webhook URL gets at most

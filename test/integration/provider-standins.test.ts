@@ -1,9 +1,10 @@
 /**
  * The stand-ins of the OpenAI and Anthropic admin APIs that `npm start` runs, held to what the providers' public
- * references document (../shared/research/provider-usage-apis.md cites each): paths and headers, the three array
- * spellings, bucket limits, opaque page tokens bound to their query, null dimensions, a partial current bucket that
- * grows, Anthropic's cents as decimal strings, each provider's error shape, 429 + Retry-After — and their control
- * API (usage added and revised, keys, a revoked admin key, faults, the big organization, the truth).
+ * references document (https://github.com/openai/openai-openapi, https://platform.claude.com/docs/en/api/admin): paths
+ * and headers, the three array spellings, bucket limits, opaque page tokens bound to their query, null dimensions, a
+ * partial current bucket that grows, Anthropic's cents as decimal strings, each provider's error shape, 429 +
+ * Retry-After — and their control API (usage added and revised, keys, a revoked admin key, faults, the big
+ * organization, the truth).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

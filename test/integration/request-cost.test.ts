@@ -282,7 +282,8 @@ async function seed(): Promise<Fixture> {
     body: {},
   });
 
-  // Provider connections (the local stand-ins): create (one provider check), rename, sync now; one deleted (the billing account: the main one keeps its 20 keys).
+  // Provider connections (the local stand-ins): create (one provider check), rename, sync now; one deleted (the
+  // billing account: the main one keeps its 20 keys).
   const adminKeyOf = async (url: string) => ((await (await fetch(`${url}/_burnrate/state`)).json()) as { adminKey: string }).adminKey;
   const connection = await expectMeasured(201, 'POST /connections', 'anthropic (one provider check)', '/connections', {
     ...billingAuth,
@@ -392,7 +393,7 @@ const readCaseList: ReadCase[] = [
   { route: 'GET /billing/status', detail: 'GROWTH via webhook', path: () => '/billing/status', as: 'billing' },
 ];
 
-/** GET /spend answers its coverage too: ONE more Query (the account item and its connections, API.md part 5). */
+/** GET /spend answers its coverage too: ONE more Query (the account item and its connections, docs/features/spend-and-exports.md). */
 const readCases: ReadCase[] = readCaseList.map((c) => (c.route === 'GET /spend' ? { ...c, max: (c.max ?? MAX_READ_REQUESTS) + 1 } : c));
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /**
- * Reading at any scale (API.md part 4, issue 18), against the running stack:
+ * Reading at any scale (docs/features/spend-and-exports.md, issue 18), against the running stack:
  * - GET /keys: search (label, hint, hash prefix), filters, every sort in both orders, paging across pages with no key
  *   shown twice or missed, `total`, cursors bound to their sort;
  * - GET /spend: provider / model / keyHash filters and compare=previous, against sums computed here from the events;
@@ -61,7 +61,8 @@ describe('GET /keys: search, filters, sort and paging across the whole account',
     const t = await tenant();
     token = t.user.token;
     const events = hashes.flatMap((keyHash, i) => {
-      // Spend differs by key and by day (today, 3 days ago, 20 days ago), with ties on purpose (i % 5 === 0 spend alike).
+      // Spend differs by key and by day (today, 3 days ago, 20 days ago), with ties on purpose (i % 5 === 0 spend
+      // alike).
       const base = i % 5 === 0 ? 1 : 1 + ((i * 37) % 23);
       const at = (daysAgo: number, minutes = 0) => new Date(now - daysAgo * DAY - minutes * 60_000).toISOString();
       const ev = (costUsd: number, timestamp: string) => ({

@@ -37,12 +37,20 @@ export function authHeaders(provider: Provider, key: string | null): Record<stri
 }
 
 /**
- * A new organization on the stack's stand-in: the seeded one (or `big`), its own admin key; `now` freezes its clock
- * (ISO or unix seconds), `late: null` turns late arrivals off.
+ * A new organization on the stack's stand-in: the seeded one (or `big`, or `empty`), its own admin key; `now` freezes
+ * its clock (ISO or unix seconds), `late: null` turns late arrivals off.
  */
 export async function newStandInOrg(
   provider: Provider,
-  options: { big?: { keys: number; models: number; days: number; requests?: number }; now?: string | number; late?: { share: number; hours: number } | null } = {},
+  options: {
+    big?: { keys: number; models: number; days: number; requests?: number };
+    now?: string | number;
+    late?: { share: number; hours: number } | null;
+    /** Another seed: another organization (its own project / workspace and key ids, Anthropic organization id). */
+    seed?: string;
+    /** An organization with nothing in it: no projects or workspaces, no keys, no usage. */
+    empty?: boolean;
+  } = {},
 ): Promise<StandInOrg> {
   const url = standInUrl(provider);
   const res = await fetch(`${url}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options) });

@@ -195,7 +195,7 @@ describe('roles on every route (the route table × admin, member, viewer)', () =
     expect(await accountPartition(admin.accountId)).toBe(before);
   });
 
-  it('the table of API.md: viewer reads, member manages budgets and rules, only admin manages keys, team and billing', () => {
+  it('the table of docs/features/identity-and-teams.md: viewer reads, member manages budgets and rules, only admin manages keys, team and billing', () => {
     const need = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path)?.role;
     expect(need('GET', '/keys')).toBe('viewer');
     expect(need('GET', '/users')).toBe('viewer');

@@ -6,7 +6,7 @@ import { RegisterBody } from '#shared/auth/schemas.ts';
 import { TooManyRequests, type HttpError } from '#shared/http/errors.ts';
 import type { PlainEmail } from '#shared/notify/email.ts';
 import { refresh } from '#shared/auth/service.ts';
-import { wrapRefreshToken } from '#shared/auth/sessions.ts';
+import { wrapRefreshToken } from '#shared/access/sessions.ts';
 import { safeParse } from 'zod/mini';
 
 const input = { email: 'ada@example.com', password: 'Passw0rdX', firstName: 'Ada', lastName: 'L', companyName: 'Analytical' };

@@ -10,7 +10,7 @@ const free = { trackedRequests: PLANS.FREE.trackedRequests, keys: PLANS.FREE.key
 const growth = { trackedRequests: PLANS.GROWTH.trackedRequests, keys: PLANS.GROWTH.keys, users: PLANS.GROWTH.users };
 
 describe('limits in force', () => {
-  it('seats per plan are those of API.md: FREE 3, GROWTH 25, SCALE 250', () => {
+  it('seats per plan are those of docs/features/billing.md: FREE 3, GROWTH 25, SCALE 250', () => {
     expect([PLANS.FREE.users, PLANS.GROWTH.users, PLANS.SCALE.users]).toEqual([3, 25, 250]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Exact prompt-cache pricing and the batch tier (API.md part 4, "Exact prompt-cache pricing"): each token class at
+ * Exact prompt-cache pricing and the batch tier (docs/features/ingestion-and-pricing.md): each token class at
  * its own rate, a missing cache-write rate is the input rate, batch is exactly half, rounding once at the end,
  * the account's own prices before the built-in table (the entry point the connections sync calls).
  */

@@ -107,7 +107,8 @@ describe('OpenRouter client', () => {
     expect(listed).toHaveLength(102);
     expect(listed.find((k) => k.id === key(101).hash)).toMatchObject({ status: 'inactive', limitUsd: 25, redactedValue: 'sk-or-v1-101...', project: null });
     const cells = await client.readUsage('2026-11-20', '2026-11-27');
-    // Two endpoints' rows of one (day, key, model) summed; a day before the range left out; keys that never spent not asked.
+    // Two endpoints' rows of one (day, key, model) summed; a day before the range left out; keys that never spent not
+    // asked.
     expect(cells.filter((c) => c.model === 'openai/gpt-4.1')).toEqual([
       expect.objectContaining({ date: '2026-11-24', keyId: key(101).hash, requests: 4, inputTokens: 20, outputTokens: 10, reportedCostMicros: 300_000n }),
       expect.objectContaining({ date: '2026-11-24', keyId: key(102).hash, reportedCostMicros: 300_000n }),
@@ -115,9 +116,9 @@ describe('OpenRouter client', () => {
     expect(cells.filter((c) => c.model === OPENROUTER_TODAY_MODEL)).toEqual([
       expect.objectContaining({ date: '2026-11-26', keyId: key(101).hash, requests: 0, reportedCostMicros: 3n }),
     ]);
-    // The account's whole activity of a day as one keyless row, exact ($0.300001 in 10^-14 $).
+    // The account's whole activity of a day per model, keyless rows, exact ($0.300001 in 10^-14 $).
     expect(await client.readBilled('2026-11-20', '2026-11-26')).toEqual([
-      { date: '2026-11-24', rows: [{ date: '2026-11-24', keyId: null, projectId: null, line: 'activity', picos: 30_000_100_000_000n }] },
+      { date: '2026-11-24', rows: [{ date: '2026-11-24', keyId: null, projectId: null, line: 'openai/gpt-4.1', model: 'openai/gpt-4.1', picos: 30_000_100_000_000n }] },
     ]);
     expect(asked.sort()).toEqual(
       [
@@ -183,7 +184,7 @@ describe('provider HTTP', () => {
   });
 });
 
-describe('provider HTTP: where the admin key may go (DESIGN.md "Round 3": the provider\'s own host only)', () => {
+describe('provider HTTP: where the admin key may go (docs/security.md: the provider\'s own host only)', () => {
   // Two real servers on loopback: the provider (which may answer a redirect) and somewhere else (which must never
   // see a request, least of all the admin key).
   const seen: { provider: string[]; elsewhere: { url: string; authorization?: string }[] } = { provider: [], elsewhere: [] };

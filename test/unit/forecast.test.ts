@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { daysInMonth, daysLeftAfter, forecastMonthEnd } from '#shared/spend/forecast.ts';
+import { daysInMonth, daysLeftAfter, forecastMonthEnd } from '#shared/usage/forecast.ts';
 
 const flat = (micros: bigint) => () => micros;
 const byDay = (days: Record<string, bigint>) => (date: string) => days[date] ?? 0n;

@@ -8,7 +8,7 @@ import { readConfig, resetConfig } from '#shared/config.ts';
 import { renderPlainEmail } from '#shared/notify/email.ts';
 import { linkTo, resetPasswordEmail, SUBJECTS, verificationEmail } from '#shared/notify/templates.ts';
 import { invitationEmail } from '#shared/invitations/email.ts';
-import { epochOf, INITIAL_EPOCH, newEpoch, unwrapRefreshToken, wrapRefreshToken } from '#shared/auth/sessions.ts';
+import { epochOf, INITIAL_EPOCH, newEpoch, unwrapRefreshToken, wrapRefreshToken } from '#shared/access/sessions.ts';
 import { emailIpSubject, emailSubject, enforce, ipSubject } from '#shared/auth/limits.ts';
 
 const TOKEN = 'AbC_-123456789012345678901234567890123456789';

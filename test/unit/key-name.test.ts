@@ -1,7 +1,7 @@
 /**
- * Alert texts name a key by its label, else its hint, else the first 12 characters of its hash (API.md part 3,
- * "Spend insight"): the one rule (shared/keys/name.ts) and every text built with it — the alert's title and
- * message, the e-mail (Subject and body), Slack.
+ * Alert texts name a key by its label, else its hint, else the first 12 characters of its hash
+ * (docs/features/budgets-and-alerts.md, "Spend insight"): the one rule (shared/keys/name.ts) and every text built with
+ * it — the alert's title and message, the e-mail (Subject and body), Slack.
  */
 import { describe, expect, it } from 'vitest';
 import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';

@@ -128,7 +128,7 @@ describe('stored numbers', () => {
   });
 });
 
-describe('money exact on the wire (API.md part 4)', () => {
+describe('money exact on the wire (docs/security.md)', () => {
   it('an amount a double cannot carry is written digit for digit; the rest stay plain numbers', async () => {
     const { JsonDecimal, toJson } = await import('#shared/http/json.ts');
     const { formatUsd } = await import('#shared/pricing/pricing.ts');

@@ -1,5 +1,5 @@
 /**
- * Notifications that can't be turned into spam (API.md part 3 "Abuse limits", "Verified e-mail"): the Subject
+ * Notifications that can't be turned into spam (docs/security.md): the Subject
  * builder, the hourly cap's window and decisions, who may get alert e-mail, the paused notice, and one `new_key`
  * alert per rule per ingest.
  */

@@ -12,6 +12,10 @@ describe('provider names', () => {
     expect(providerId('Anthropic.com')).toBe('anthropic');
     expect(providerId('open-router')).toBe('openrouter');
     expect(providerId('x.ai')).toBe('xai');
+    // A trailing .ai, .co, .io or .dev is dropped too (OpenRouter's own domain is openrouter.ai).
+    for (const [name, id] of [['openrouter.ai', 'openrouter'], ['OpenRouter.AI', 'openrouter'], ['anthropic.ai', 'anthropic'], ['mistral.ai', 'mistral'], ['openai.co', 'openai'], ['groq.io', 'groq'], ['deepseek.dev', 'deepseek'], ['cohere.ai.', 'cohere']] as const) {
+      expect(providerId(name), name).toBe(id);
+    }
     // The Kelvin sign (U+212A) is a K under NFKC.
     expect(canonicalForm('\u212Aelvin')).toBe('kelvin');
   });
@@ -20,6 +24,10 @@ describe('provider names', () => {
     expect(providerId(' Azure-OpenAI ')).toBe('azure-openai');
     expect(providerId('openai-compatible')).toBe('openai-compatible');
     expect(providerId('openai2')).toBe('openai2');
+    // Only those endings, and only at the end: other domains and look-alikes stay apart.
+    expect(providerId('openrouter.net')).toBe('openrouter.net');
+    expect(providerId('openai.app')).toBe('openai.app');
+    expect(providerId('ai.openai.ai')).toBe('ai.openai.ai');
     // A Cyrillic "а" is a letter of its own, not the Latin a.
     expect(providerId('open\u0430i')).toBe('open\u0430i');
   });

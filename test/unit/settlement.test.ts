@@ -1,6 +1,6 @@
 /** Settlement's pure parts: the largest-remainder split, each provider's day settled to its bill, the corrections, and the cost queries as the references spell them. */
 import { describe, expect, it } from 'vitest';
-import { corrections, largestRemainder, settleAnthropicDay, settleOpenAiDay, settles, type BillRow, type Estimate } from '#shared/connections/settle.ts';
+import { corrections, largestRemainder, settleAnthropicDay, settleOpenAiDay, settleReportedDay, settles, type BillRow, type Estimate } from '#shared/connections/settle.ts';
 import { centsToPicos, dollarsToPicos } from '#shared/connections/decimal.ts';
 import { openAiClient } from '#shared/connections/openai.ts';
 import { anthropicClient } from '#shared/connections/anthropic.ts';
@@ -262,5 +262,25 @@ describe('coverage: pending and settled days of a connection', () => {
     expect(pendingDays({ ...c, lastSuccessAt: null }, '2026-11-12')).toEqual(['2026-10-01', '2026-11-12']);
     expect(pendingDays({ ...c, lastSuccessAt: null, cursor: '2026-10-01', backfillTo: '2026-10-31' }, '2026-11-12')).toEqual(['2026-10-01', '2026-10-31']);
     expect(pendingDays(c, '2026-11-12')).toBeNull();
+  });
+});
+
+describe('OpenRouter: the account’s activity per model', () => {
+  const row = (model: string, usd: string): BillRow => ({ date: D, keyId: null, projectId: null, line: model, model, picos: dollarsToPicos(Number(usd)) });
+  it('what the keys’ activity does not explain goes to the connection’s usage without a key, so the day shows the bill exactly', () => {
+    const s = settleReportedDay({ date: D, rows: [row('openai/gpt-4.1', '7.24'), row('google/gemini-2.5-flash', '1.05')] }, [est('k1', null, 'openai/gpt-4.1', 'standard', 7_000_000n), est('k2', null, 'google/gemini-2.5-flash', 'standard', 1_050_000n)], all);
+    expect(s.billedMicros).toBe(8_290_000n);
+    expect([...s.targets.values()]).toEqual([{ keyId: null, row: 'openai/gpt-4.1', micros: 240_000n }]);
+    const shown = 7_000_000n + 1_050_000n + sum([...s.targets.values()].map((t) => t.micros));
+    expect(shown).toBe(s.billedMicros);
+    expect(s.lines).toEqual([
+      { line: 'google/gemini-2.5-flash', estimatedMicros: 1_050_000n, billedMicros: 1_050_000n, reason: null },
+      { line: 'openai/gpt-4.1', estimatedMicros: 7_000_000n, billedMicros: 7_240_000n, reason: 'not_estimated' },
+    ]);
+  });
+  it('a key past the plan’s key limit stays out (its line says so), and the keyless rest is only what no key explains', () => {
+    const s = settleReportedDay({ date: D, rows: [row('openai/gpt-4.1', '3')] }, [est('k1', null, 'openai/gpt-4.1', 'standard', 1_000_000n), est('k2', null, 'openai/gpt-4.1', 'standard', 2_000_000n)], (k) => k !== 'k2');
+    expect(s.targets.size).toBe(0);
+    expect(s.lines).toEqual([{ line: 'openai/gpt-4.1', estimatedMicros: 1_000_000n, billedMicros: 3_000_000n, reason: 'plan_key_limit' }]);
   });
 });

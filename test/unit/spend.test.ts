@@ -38,7 +38,7 @@ describe('CSV of the export', () => {
     expect(csvText('a,b')).toBe('"a,b"');
     expect(csvText('say "hi"')).toBe('"say ""hi"""');
     expect(csvText('two\r\nlines')).toBe('"two\r\nlines"');
-    // Formula-like text is quoted and gets a `'` (API.md part 4 "Hardening decisions").
+    // Formula-like text is quoted and gets a `'` (docs/security.md).
     expect(csvText('=SUM(A1:A9)')).toBe(`"'=SUM(A1:A9)"`);
     expect(csvText('+1')).toBe(`"'+1"`);
     expect(csvText('-2')).toBe(`"'-2"`);
@@ -98,7 +98,7 @@ describe('slack message', () => {
     const m = slackMessage(alert, 'https://app.example');
     expect(m.text).toBe('Daily: spend reached $1.00 — https://app.example/alerts/alt_1');
     expect(JSON.stringify(m.blocks)).toContain('*Amount*\\n$2.50 against $1.00');
-    // An alert stored before keyName: its hash prefix (12 characters, API.md).
+    // An alert stored before keyName: its hash prefix (12 characters, docs/features/budgets-and-alerts.md).
     const fields = (msg: typeof m) => (msg.blocks[2] as { fields: { text: string }[] }).fields.map((f) => f.text);
     expect(fields(m)).toContain('*Key*\nabababababab');
     const labelled = slackMessage({ ...alert, keyName: 'Prod <bot> & co' }, 'https://app.example');

@@ -1,6 +1,6 @@
 /**
- * The dashboard names a key as API.md's alert texts do: its label, else the provider's name of the key, else its hint,
- * else the first 12 characters of its hash; and says where its spend comes from.
+ * The dashboard names a key as docs/features/budgets-and-alerts.md alert texts do: its label, else the provider's name
+ * of the key, else its hint, else the first 12 characters of its hash; and says where its spend comes from.
  */
 import { describe, expect, it } from 'vitest';
 import { keyName, projectWords, providerStatusWords, requestsUnknown, sourceWords } from '../../web/src/ui/key-name.ts';

@@ -10,7 +10,7 @@ import { listRules } from '#shared/db/rules.ts';
 import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { enforceForConnection } from '#shared/enforcement/service.ts';
 import { leverFor } from '#shared/enforcement/levers.ts';
-import { evaluateAnomalies, hasStoppingAnomalyRule, settleAnomalyHolds } from '#shared/anomaly/service.ts';
+import { evaluateAnomalies, hasStoppingAnomalyRule } from '#shared/anomaly/service.ts';
 import { logger } from '#shared/http/logger.ts';
 
 /** How soon a connection near a stop budget's limit is synced again. */
@@ -24,12 +24,12 @@ export async function enforceLimits(conn: Connection, adminKey: string, now: Dat
   const lever = leverFor(conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {});
   const rules = await listRules(conn.accountId);
   try {
-    await settleAnomalyHolds(conn.accountId, conn, lever, now);
     await evaluateAnomalies(conn.accountId, [...grown].map(([keyHash, rated]) => ({ keyHash, rated })), { now, rules, connection: conn, lever });
   } catch (error) {
     // The budgets' pass still runs; the next sync evaluates again.
     logger.error('anomaly pass failed', error as Error);
   }
+  // The budgets' and rules' holds (a released rule's key switched back on here, unless a budget holds it too).
   const pass = await enforceForConnection(conn.accountId, conn.id, lever, now);
   const intervals = [pass.hot.has(conn.id) ? HOT_SYNC_INTERVAL_MS : Infinity, hasStoppingAnomalyRule(rules) ? anomalySyncIntervalMs() : Infinity];
   const soonest = Math.min(...intervals);

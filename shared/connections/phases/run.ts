@@ -20,6 +20,7 @@ import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_AC
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { isExact, normalizeTier, priceId, priceUsage, unitCost, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
+import { lineQuantities } from '#shared/pricing/lines.ts';
 import { unpricedModels, unpricedUnits, type ModelName } from '#shared/alerting/unpriced-model.ts';
 import type { Discovered } from '#shared/alerting/evaluate.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
@@ -158,9 +159,11 @@ export class Importer {
   async importUsage(from: string, to: string): Promise<SliceRead> {
     const toExclusive = addDays(to, 1);
     const [read, billed] = await Promise.all([this.client.readUsage(from, toExclusive), this.client.readBilled(from, toExclusive)]);
-    const tokenModels = read.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
+    // Usage whose cost the provider states in dollars (every OpenRouter model) needs no price: never `unpriced_model`.
+    const priced = read.filter((c) => c.reportedCostMicros === undefined);
+    const tokenModels = priced.filter((c) => !unitEndpointOf(c.tier)).map((c) => ({ provider: this.provider, model: c.model }));
     for (const m of unpricedModels(tokenModels, this.ctx.ownPrices)) this.unpriced.set(m.model, m);
-    for (const m of unpricedUnits(this.provider, read)) this.unpriced.set(m.model, m);
+    for (const m of unpricedUnits(this.provider, priced)) this.unpriced.set(m.model, m);
     const slice: SliceRead = { from, to, read, billed, stored: await this.loadStored(from, to) };
     for (let attempt = 0; ; attempt++) {
       const changes = diffCells(read, slice.stored, this.price);
@@ -345,6 +348,12 @@ export class Importer {
       provider: this.provider,
       model: c.cell.model,
       ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
+      // The price lines' quantities of the difference (shared/pricing/lines.ts): the FOCUS export's lines.
+      lines: lineQuantities(
+        units
+          ? { provider: this.provider, model: c.cell.model, inputTokens: 0, outputTokens: 0, unit: { item: units.item, quantity: c.delta.quantity } }
+          : { ...c.delta, provider: this.provider, model: c.cell.model, tier: normalizeTier(c.cell.tier), longContext: c.cell.longContext === true },
+      ),
       sums: {
         costMicros: c.costDelta,
         requests: BigInt(c.delta.requests),

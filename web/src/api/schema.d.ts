@@ -1231,6 +1231,7 @@ export interface components {
                 unit?: string;
                 quantity?: number;
             }[];
+            notByModelUsd: number;
         };
         KeyDetail: {
             hash: string;
@@ -1286,7 +1287,7 @@ export interface components {
                 outputTokens: number;
             } | {
                 provider: string;
-                model: string;
+                model: string | null;
                 costUsd: number;
                 requests: number;
                 inputTokens: number;
@@ -1337,12 +1338,20 @@ export interface components {
                     cachedInputTokens: number;
                     outputTokens: number;
                 };
+                notes: {
+                    /** @constant */
+                    code: "history_unavailable";
+                    message: string;
+                    provider: string;
+                    from: components["schemas"]["CalendarDate"];
+                    to: components["schemas"]["CalendarDate"];
+                }[];
             };
             coverage: {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated";
+                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -1454,14 +1463,18 @@ export interface components {
         EnforcementAction: {
             id: string;
             budgetId: string | null;
-            ruleId?: string | null;
+            holder: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+            };
             /** @enum {string} */
             kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
             /** @enum {string} */
-            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted" | "anomaly";
+            reason: "limit_reached" | "period_start" | "released" | "budget_changed" | "budget_deleted" | "connection_changed" | "anomaly";
             actor: string;
             /** @enum {string} */
             result: "ok" | "failed";
@@ -1477,8 +1490,11 @@ export interface components {
                 keyHash: string;
                 budgetId: string | null;
                 budgetName: string | null;
-                ruleId?: string;
-                ruleName?: string;
+                holder: {
+                    /** @enum {string} */
+                    kind: "budget" | "anomaly";
+                    id: string;
+                };
                 since: components["schemas"]["Timestamp"];
             }[];
             refreshAfterSeconds: number;
@@ -2937,14 +2953,20 @@ export interface operations {
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
                      *           "budgetName": "Monthly OpenAI",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "since": "2026-11-02T09:15:00.000Z"
                      *         },
                      *         {
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "budgetId": null,
-                     *           "budgetName": null,
-                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
-                     *           "ruleName": "Runaway keys",
+                     *           "budgetName": "Runaway keys",
+                     *           "holder": {
+                     *             "kind": "anomaly",
+                     *             "id": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q"
+                     *           },
                      *           "since": "2026-11-21T22:34:24.123Z"
                      *         }
                      *       ],
@@ -3123,7 +3145,8 @@ export interface operations {
                      *             "cachedInputTokens": 50000,
                      *             "outputTokens": 40000
                      *           }
-                     *         ]
+                     *         ],
+                     *         "notByModelUsd": 0
                      *       }
                      *     }
                      */
@@ -3700,6 +3723,10 @@ export interface operations {
                      *         {
                      *           "id": "act_01JD8X3Q5Z7N9R2T4V6W8Y0A1C",
                      *           "budgetId": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y",
+                     *           "holder": {
+                     *             "kind": "budget",
+                     *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
+                     *           },
                      *           "kind": "key_deactivated",
                      *           "provider": "anthropic",
                      *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -4806,7 +4833,8 @@ export interface operations {
                      *           "inputTokens": 9320000,
                      *           "cachedInputTokens": 1800000,
                      *           "outputTokens": 1650000
-                     *         }
+                     *         },
+                     *         "notes": []
                      *       },
                      *       "coverage": {
                      *         "complete": false,

@@ -1,5 +1,5 @@
 /**
- * The coverage notes of GET /spend (API.md part 5 "Numbers that are never silently partial"), shown where the figures
+ * The coverage notes of GET /spend (docs/features/spend-and-exports.md), shown where the figures
  * they qualify are: what is missing from them and what to do, each with a link to where it is done. Notes that make
  * the figures incomplete come first, as a notice; `estimated` (days not billed yet) is a quiet line under them.
  */

@@ -4,11 +4,12 @@ import type { components } from '../api/schema.d.ts';
 type Key = components['schemas']['Key'];
 
 /**
- * A key's name as people read it (API.md's rule for alert texts): its label, else the provider's name of the key (a
- * connection's key), else its hint, else the first 12 characters of its hash.
+ * A key's name as people read it (docs/features/budgets-and-alerts.md rule for alert texts): its label, else the
+ * provider's name of the key (a connection's key), else its hint, else the first 12 characters of its hash.
  */
 export function keyName(key: Pick<Key, 'label' | 'hint' | 'hash'> & { name?: string | null | undefined }): string {
-  // A hint that marks its own gap (`sk-…b9d5`, a connection's `sk-abc...def`) is shown as it is; a bare tail (`o7Qa`) as `…o7Qa`.
+  // A hint that marks its own gap (`sk-…b9d5`, a connection's `sk-abc...def`) is shown as it is; a bare tail (`o7Qa`)
+  // as `…o7Qa`.
   return key.label ?? key.name ?? (key.hint ? (/…|\.\.\./.test(key.hint) ? key.hint : `…${key.hint}`) : key.hash.slice(0, 12));
 }
 
@@ -38,7 +39,7 @@ export function projectWords(key: Pick<Key, 'project' | 'provider'>): string | n
 
 /**
  * Anthropic's usage report has no request count: a key imported from an Anthropic connection counts 0 requests
- * (API.md part 4), so wherever requests are shown its figure reads "n/a".
+ * (docs/features/budgets-and-alerts.md), so wherever requests are shown its figure reads "n/a".
  */
 export function requestsUnknown(key: Pick<Key, 'source' | 'provider'>): boolean {
   return key.source === 'connection' && key.provider === 'anthropic';

@@ -9,7 +9,7 @@ export interface DayRange {
   to: string;
 }
 
-/** API.md: a breakdown covers at most 366 days. */
+/** docs/features/spend-and-exports.md: a breakdown covers at most 366 days. */
 export const MAX_RANGE_DAYS = 366;
 
 const PRESETS: [string, string, () => DayRange][] = [

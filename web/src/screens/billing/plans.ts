@@ -1,5 +1,5 @@
 /**
- * Plans in words (API.md "Billing": the limits; the prices are the Stripe products'). The API names plans and
+ * Plans in words (docs/features/billing.md: the limits; the prices are the Stripe products'). The API names plans and
  * statuses by enum (`GROWTH`, `PAST_DUE`); people read these. Keep the prices equal to the Stripe prices of the
  * deployment (locally: local/stripe-mock.ts's catalog).
  */

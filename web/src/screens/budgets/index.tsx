@@ -34,7 +34,8 @@ const REASON_TEXT: Record<Action['reason'], string> = {
   released: 'released',
   budget_changed: 'budget changed',
   budget_deleted: 'budget deleted',
-  anomaly: 'spent far more than usual',
+  connection_changed: 'connection changed',
+  anomaly: 'spend anomaly',
 };
 
 /** The budget's acts, newest first, read when opened. */

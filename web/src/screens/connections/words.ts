@@ -27,8 +27,10 @@ export function waitWords(retryAfter: string | null | undefined): string {
 }
 
 /**
- * Where an admin of each provider creates the key Burnrate needs, and which permission it takes (research notes:
- * ../shared/research/provider-usage-apis.md §1.1 and §2.1). Paths as the consoles name them, no deep links that could move.
+ * Where an admin of each provider creates the key Burnrate needs, and which permission it takes
+ * (https://platform.openai.com/docs/api-reference/admin-api-keys,
+ * https://platform.claude.com/docs/en/manage-claude/usage-cost-api). Paths as the consoles name them, no deep links
+ * that could move.
  */
 export const ADMIN_KEY_HELP: Record<Provider, { where: string; who: string; looks: string }> = {
   openai: {

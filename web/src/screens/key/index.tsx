@@ -130,7 +130,11 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
           </div>
           <DailyChart days={days} series={series} label={`Daily spend of ${keyName(key.data)}`} />
           <h2>By model</h2>
-          {key.data.breakdown.byModel.length === 0 ? (
+          {key.data.breakdown.byModel.length === 0 && key.data.breakdown.notByModelUsd > 0 ? (
+            <p class="muted">
+              <Money value={key.data.breakdown.notByModelUsd} /> of today, not broken down by model yet: {providerWords(key.data.provider)} reports models once the day is complete.
+            </p>
+          ) : key.data.breakdown.byModel.length === 0 ? (
             <Empty>No spend in this range.</Empty>
           ) : (
             <div class="table-wrap" tabIndex={0} role="region" aria-label="Spend by model">
@@ -160,6 +164,11 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
                 </tbody>
               </table>
               {noRequests && <p class="muted">* {REQUESTS_UNKNOWN_NOTE}</p>}
+              {key.data.breakdown.notByModelUsd > 0 && (
+                <p class="muted">
+                  <Money value={key.data.breakdown.notByModelUsd} /> of today is not broken down by model yet: {providerWords(key.data.provider)} reports models once the day is complete.
+                </p>
+              )}
             </div>
           )}
         </>

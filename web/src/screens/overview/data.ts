@@ -13,7 +13,7 @@ type Spend = Schemas['Spend'];
 type Group = Spend['groups'][number];
 export type DayGroup = Extract<Group, { date: string }>;
 export type ProviderGroup = Extract<Group, { provider: string }> & { model?: never };
-export type ModelGroup = Extract<Group, { model: string }>;
+export type ModelGroup = Extract<Group, { model: string | null }>;
 export type KeyGroup = Extract<Group, { hash: string }>;
 
 export const dayGroups = (s: Spend) => s.groups.filter((g): g is DayGroup => 'date' in g);
@@ -52,7 +52,9 @@ export async function loadSeries(view: ChartView, data: OverviewData, from: stri
   const parts =
     view === 'provider'
       ? providerGroups(data.providers).map((p) => ({ name: providerWords(p.provider), query: { provider: p.provider } }))
-      : modelGroups(await spend({ from, to, groupBy: 'model' })).map((m) => ({ name: `${m.provider}/${m.model}`, query: { provider: m.provider, model: m.model } }));
+      : modelGroups(await spend({ from, to, groupBy: 'model' }))
+          // Spend not yet broken down by model (OpenRouter's today) is no stack of its own: it falls in "Other".
+          .flatMap((m) => (m.model === null ? [] : [{ name: `${m.provider}/${m.model}`, query: { provider: m.provider, model: m.model } }]));
   const shown = parts.slice(0, MAX_STACKS);
   const sums = await Promise.all(shown.map((p) => spend({ from, to, groupBy: 'day', ...p.query })));
   const series = shown.map((p, i) => ({ name: p.name, values: dayGroups(sums[i]!).map((d) => d.costUsd) }));

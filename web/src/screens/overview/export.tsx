@@ -12,7 +12,7 @@ import { number, when } from '../../ui/format.ts';
 import { MAX_RANGE_DAYS } from '../../ui/range.tsx';
 import { ErrorBox } from '../../ui/states.tsx';
 
-/** API.md "Spend insight": the synchronous export covers at most 92 days. */
+/** docs/features/spend-and-exports.md: the synchronous export covers at most 92 days. */
 export const MAX_EXPORT_DAYS = 92;
 const POLL_MS = 1000;
 

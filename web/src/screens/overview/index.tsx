@@ -30,6 +30,9 @@ function Stat({ label, value, testId, note }: { label: string; value: number | n
 function comparison(data: OverviewData, preset: string): string | null {
   const previous = data.days.previous;
   if (!previous) return null;
+  // Days of the previous range a connection could not import (OpenRouter keeps 30 days): unknown, never "nothing spent".
+  const missing = previous.notes[0];
+  if (missing) return `No comparison: ${providerWords(missing.provider)}'s spend ${missing.from === missing.to ? `of ${utcDay(missing.from)}` : `from ${utcDay(missing.from)} to ${utcDay(missing.to)}`} could not be imported.`;
   const delta = change(data.days.total.costUsd, previous.total.costUsd);
   if (delta === null) return `Nothing spent ${preset === 'month' ? 'in the same days last month' : 'in the days before'}.`;
   const what = preset === 'month' ? 'the same days last month' : `${utcDay(previous.from)} – ${utcDay(previous.to)}`;
@@ -143,7 +146,10 @@ export function Overview({ query }: { query: URLSearchParams }) {
               <Figures data={d} preset={range.preset} />
               <CoverageNotes coverage={d.days.coverage} />
               <h2>Daily spend</h2>
-              {d.days.total.costUsd === 0 && keys.length === 0 ? (
+              {d.days.total.costUsd === 0 && keys.length === 0 && d.days.coverage.notes.some((n) => n.code === 'history_unavailable') ? (
+                // Days a connection could not import are unknown, not "no spend" (the note above says which).
+                <Empty>Nothing could be imported for this range: see the note above.</Empty>
+              ) : d.days.total.costUsd === 0 && keys.length === 0 ? (
                 <NoSpend />
               ) : (
                 <>

@@ -1,5 +1,5 @@
 /**
- * Ending a user's sessions, the part Cognito can't do for us everywhere (API.md part 4, "Hardening decisions").
+ * Ending a user's sessions, the part Cognito can't do for us everywhere (docs/security.md).
  *
  * Ending sessions (a password reset or change, shared/auth/passwords.ts) happens AFTER the new password is set and
  * Cognito's global sign-out ran, and writes two things on the user's USER# item in one update:

@@ -1,13 +1,14 @@
 /**
- * The month-end forecast (API.md part 3 "Spend insight"), the ONE function every forecast comes from (GET /spend,
+ * The month-end forecast (docs/features/spend-and-exports.md), the ONE function every forecast comes from (GET /spend,
  * keys' `spend.forecastMonthEnd`, budgets' `forecast`, the `budget_forecast` alert). Pure, exact (BigInt µ$):
  *
- *   monthEnd = month-to-date + (average daily spend of the 7 complete UTC days before today) × (days of the month after today)
+ *   monthEnd = month-to-date + (average daily spend of the 7 complete UTC days before today) × (days of the month
+ * after today)
  *
  * A new subject (an account or key younger than 7 days) has fewer complete days: the average is over the days
  * since it began (`since`, a UTC date), plus any earlier day that has spend (events may be dated before the key was
- * first seen: then the days from the first with spend count). With no such day (created today) the forecast is the month-to-date. The product is rounded half-up
- * to the micro-dollar once, at the end.
+ * first seen: then the days from the first with spend count). With no such day (created today) the forecast is the
+ * month-to-date. The product is rounded half-up to the micro-dollar once, at the end.
  */
 import { addDays, parseDate } from '#shared/time/periods.ts';
 

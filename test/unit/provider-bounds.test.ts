@@ -1,0 +1,80 @@
+/** The bounds on provider reads (shared/connections/pages.ts, http.ts `readBody`): pages, items, repeats, body size. */
+import { describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES, MAX_LIST_ITEMS, MAX_PAGES, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
+import { providerHttp, readBody } from '#shared/connections/http.ts';
+
+const limitOf = async (p: Promise<unknown>) => {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ProviderLimitExceeded);
+  return { limit: (error as ProviderLimitExceeded).limit, message: (error as Error).message };
+};
+
+describe('readPages', () => {
+  it('reads every page to the end, an item listed twice once', async () => {
+    const pages: Record<string, { items: string[]; next?: string }> = { '': { items: ['a', 'b'], next: 'p2' }, p2: { items: ['b', 'c'], next: 'p3' }, p3: { items: ['d'] } };
+    expect(await readPages('/list', async (c) => pages[c ?? '']!, { idOf: (x) => x })).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('stops at 1,000 pages, naming the bound', async () => {
+    let reads = 0;
+    const error = await limitOf(readPages('/v1/things', async (c) => ((reads += 1), { items: [reads], next: String(Number(c ?? 0) + 1) })));
+    expect(error).toEqual({ limit: 'pages', message: 'The provider\'s /v1/things went on past 1,000 pages, the most Burnrate reads of one list.' });
+    expect(reads).toBe(MAX_PAGES);
+  });
+
+  it('stops past 100,000 items (a report counts its rows)', async () => {
+    const error = await limitOf(readPages('/keys', async (c) => ({ items: Array.from({ length: 1000 }, (_, i) => `${c ?? 0}-${i}`), next: String(Number(c ?? 0) + 1) }), { idOf: (x) => x }));
+    expect(error.limit).toBe('items');
+    expect(error.message).toContain('more than 100,000 items');
+    const rows = await limitOf(readPages('/report', async (c) => ({ items: [{ results: MAX_LIST_ITEMS / 2 }], next: c === undefined ? 'p2' : c === 'p2' ? 'p3' : undefined }), { weight: (b) => b.results }));
+    expect(rows.limit).toBe('items');
+  });
+
+  it('a cursor given twice, or a page of items all listed before (an ignored offset), is an error', async () => {
+    const cursor = await limitOf(readPages('/report', async (c) => ({ items: [1], next: c === 'b' ? 'a' : c === 'a' ? 'b' : 'a' })));
+    expect(cursor).toEqual({ limit: 'repeat', message: 'The provider gave a page cursor of /report it had given before (page 3): the list would never end.' });
+    const same = await limitOf(readPages('/keys', async (c) => ({ items: ['k1', 'k2'], next: String(Number(c ?? 0) + 2) }), { idOf: (x) => x }));
+    expect(same.limit).toBe('repeat');
+    expect(same.message).toContain('page 2 of /keys with items it had listed already');
+  });
+});
+
+describe('readBody', () => {
+  const stream = (chunks: number, size: number, pulled: { n: number }) =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled.n >= chunks) return controller.close();
+        pulled.n += 1;
+        controller.enqueue(new Uint8Array(size).fill(0x61));
+      },
+    });
+
+  it('refuses a body past the bound while it streams, reading no more than the bound and a chunk', async () => {
+    const pulled = { n: 0 };
+    const res = new Response(stream(1000, 1024 * 1024, pulled));
+    const error = await limitOf(readBody(res, MAX_BODY_BYTES, '/api/v1/keys'));
+    expect(error).toEqual({ limit: 'body', message: 'The provider answered /api/v1/keys with a body over 32 MB, the most Burnrate reads of one answer; it was refused while it arrived.' });
+    expect(pulled.n).toBeLessThanOrEqual(33 + 1);
+  });
+
+  it('refuses at once a body whose content-length passes the bound; reads one within it', async () => {
+    const pulled = { n: 0 };
+    const big = new Response(stream(2, 10, pulled), { headers: { 'content-length': String(MAX_BODY_BYTES + 1) } });
+    expect((await limitOf(readBody(big, MAX_BODY_BYTES, '/x'))).limit).toBe('body');
+    expect(pulled.n).toBeLessThanOrEqual(1);
+    expect(await readBody(new Response('{"data":[]}'), MAX_BODY_BYTES, '/x')).toBe('{"data":[]}');
+  });
+
+  it('providerHttp refuses an oversized answer unretried (one request)', async () => {
+    let requests = 0;
+    const http = providerHttp('https://api.example.com', {}, 'sk-secret', {
+      maxBodyBytes: 100,
+      fetch: (async () => ((requests += 1), new Response('x'.repeat(1000)))) as typeof fetch,
+    });
+    expect((await limitOf(http.getJson(new URL('https://api.example.com/v1/x')))).limit).toBe('body');
+    expect(requests).toBe(1);
+  });
+});
