@@ -220,7 +220,7 @@ async function run(): Promise<number> {
   let rCalls = 0;
   for (;;) {
     rCalls += 1;
-    await aIngest([event(rKey, RUNAWAY / 12)]);
+    await aIngest([event(rKey, Math.round((RUNAWAY / 12) * 1e6) / 1e6)]);
     const blocked = (await call<{ blocked: { keyHash: string }[] }>(`${stack.apiUrl}/ingest/blocks`, { headers: { 'x-api-key': anomalyTenant.ingestKey } })).body.blocked;
     if (blocked.some((b) => b.keyHash === rKey) || rCalls > 100) break;
   }

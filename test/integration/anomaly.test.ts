@@ -202,6 +202,19 @@ describe('reporter keys', () => {
     await reporter.close();
   });
 
+  it('a key starting to spend $50 a minute (a call every 5 s) is on the block list by the ingest that takes its last hour past $20', async () => {
+    const r = await reporting();
+    const hash = sha256('fifty-a-minute');
+    await history(r, hash, () => 12); // $0.50 an hour
+    expect((await rule(r.user, { minUsdPerHour: 20, action: 'stop' })).status).toBe(201);
+    let calls = 0;
+    while (!(await r.blocks()).some((b) => b.keyHash === hash) && calls < 10) {
+      calls += 1;
+      await r.ingest(hash, 4.166667);
+    }
+    expect(calls).toBe(5); // $20.83 in its last hour
+  });
+
   it('a new key spending past minUsdPerHour in its first hour is caught (baseline 0)', async () => {
     const r = await reporting();
     const hash = sha256('new-key-first-hour');

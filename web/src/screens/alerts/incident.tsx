@@ -40,7 +40,7 @@ function HourChart({ incident }: { incident: Incident }) {
         const top = y(h.cost);
         const over = h.cost > incident.baselinePerHour * 2 && h.cost > 0;
         return (
-          <rect key={h.hour} x={PAD.left + i * bar + bar * 0.15} y={top} width={bar * 0.7} height={Math.max(0, PAD.top + plotH - top)} class={over ? 'bar over' : 'bar'}>
+          <rect key={h.hour} x={PAD.left + i * bar + bar * 0.15} y={top} width={bar * 0.7} height={Math.max(0, PAD.top + plotH - top)} class={over ? 'hour-bar over' : 'hour-bar'}>
             <title>{`${hourWords(h.hour)} UTC: ${money(h.cost)}`}</title>
           </rect>
         );
@@ -81,7 +81,7 @@ export function IncidentView({ keyHash, canRelease, titleId }: { keyHash: string
             <figure class="chart">
               <HourChart incident={i} />
               <figcaption class="muted">
-                <span class="swatch bar" aria-hidden="true" /> Spend an hour (UTC) <span class="swatch usual" aria-hidden="true" /> Usual hour
+                <span class="swatch hour-bar" aria-hidden="true" /> Spend an hour (UTC) <span class="swatch usual" aria-hidden="true" /> Usual hour
               </figcaption>
               <details>
                 <summary>The last 24 hours as a table</summary>
