@@ -23,7 +23,7 @@ export async function anomalyIncident(api: string, token: string): Promise<strin
   const ingestKey = (await call('POST', '/ingest-keys', { name: 'Agents' })).key as string;
   const hash = createHash('sha256').update('demo-Research agent').digest('hex');
   const midnight = Math.floor(Date.now() / 86_400_000) * 86_400_000;
-  const event = (i: string, costUsd: number, at: number) => ({ requestId: `agent-${i}`, keyHash: hash, keyHint: 'a9Xk', provider: 'openai', model: 'gpt-4o', inputTokens: 4000, outputTokens: 800, costUsd, timestamp: new Date(at).toISOString() });
+  const event = (i: string, costUsd: number, at: number) => ({ requestId: `agent-${i}`, keyHash: hash, keyHint: 'a9Xk', provider: 'mistral', model: 'mistral-large', inputTokens: 4000, outputTokens: 800, costUsd, timestamp: new Date(at).toISOString() });
   // Two usual weeks: about $1.20 an hour, in calls through the day.
   const history = Array.from({ length: 14 * 12 }, (_, i) => event(`h${i}`, 2.4, midnight - Math.floor(i / 12 + 1) * 86_400_000 + (i % 12) * 7_200_000 + 1_800_000));
   await call('POST', '/ingest', { events: history }, { 'x-api-key': ingestKey });
