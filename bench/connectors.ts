@@ -41,7 +41,7 @@ const { addDays, isoDate } = await import('#shared/time/periods.ts');
 const { priceUsage, tierOf, usdToMicros } = await import('#shared/pricing/pricing.ts');
 const { createConnection, importStart } = await import('#shared/connections/service.ts');
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
-const { syncConnection, REREAD_DAYS } = await import('#shared/connections/sync.ts');
+const { syncConnection, REREAD_DAYS } = await import('#shared/sync/all.ts');
 
 type Provider = 'openai' | 'anthropic' | 'openrouter';
 const PROVIDER = (process.env.PROVIDER ?? 'openai') as Provider;

@@ -31,7 +31,7 @@ process.env.CONNECTOR_SYNC_INTERVAL_MS = '0';
 
 const { db } = await import('#shared/db/client.ts');
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
-const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/connections/sync.ts');
+const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/sync/all.ts');
 const { createReporter } = await import('../reporter/src/index.ts');
 const { demoProxyEvents } = await import('../local/demo-seed.ts');
 const { baselineMicrosPerHour, baselineOf, isAnomalous, rateMicros } = await import('#shared/anomaly/rate.ts');

@@ -8,7 +8,10 @@
  * bench/spend-lib.ts with BatchWriteItem from ingestion's own item builders. The decompressed download is checked
  * (its row count and its header; exit code 1 on a mismatch); timings are printed, never asserted.
  *
- * Options (env or argv, `KEYS=100` / `--keys=100`): KEYS 100, MODELS 10, DAYS 31 (31,000 rows), RUNS 3, CONCURRENCY 8.
+ * Then the FOCUS export of the same range (one row per day × key × price line): rows, bytes and seconds.
+ *
+ * Options (env or argv, `KEYS=100` / `--keys=100`): KEYS 100, MODELS 10, DAYS 31 (31,000 rows), RUNS 3, FOCUS_RUNS 1,
+ * CONCURRENCY 8. The FOCUS figure of the docs: `KEYS=1000 MODELS=1 DAYS=90 RUNS=1`.
  */
 import { existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -24,6 +27,7 @@ const { loadAggregates, expectedTotals } = await import('./spend-lib.ts');
 
 const SHAPE = { keys: intOption('keys', 100), models: intOption('models', 10), days: intOption('days', 31) };
 const RUNS = intOption('runs', 3);
+const FOCUS_RUNS = intOption('focus_runs', 1, 0);
 const CONCURRENCY = intOption('concurrency', 8);
 
 // DynamoDB Local keeps its SQLite file in the session's folder: on tmpfs (/dev/shm) loading is ~5× faster here.
@@ -98,5 +102,39 @@ async function run(): Promise<number> {
   }
   console.log(heading('POST /spend/exports → ready → download'));
   console.log(table([['run', 'status', 'rows', '202 in', 'ready in', 'rows/s', 'CSV', 'gzip', 'ratio', 'download', 'polls', 'as expected'], ...results], { left: [1, 11] }));
+
+  // The FOCUS export of the same range: one row per day × key × price line (each bench row has input, cached input
+  // and output lines), so more rows than the CSV's.
+  const focus: string[][] = [];
+  for (let i = 0; i < FOCUS_RUNS; i++) {
+    const started = performance.now();
+    const created = await call('/spend/exports', { method: 'POST', body: JSON.stringify({ from, to: today, format: 'focus' }) });
+    if (created.status !== 202) throw new Error(`POST /spend/exports (focus): ${created.status} ${JSON.stringify(created.body)}`);
+    let status = created.body;
+    while (status.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await call(`/spend/exports/${created.body.id}`)).body;
+    }
+    const ready = performance.now() - started;
+    const download = Buffer.from(await (await fetch(status.url)).arrayBuffer());
+    const text = gunzipSync(download).toString('utf8');
+    const rows = text.split('\r\n').length - 2;
+    const ok = status.status === 'ready' && rows === status.rows && rows >= want && download.length === status.bytes && text.startsWith('BilledCost,');
+    if (!ok) bad += 1;
+    focus.push([
+      String(i + 1),
+      status.status,
+      num(want),
+      num(status.rows),
+      num(rows / want, 2),
+      `${num(Buffer.byteLength(text) / 1e6, 2)} MB`,
+      `${num(status.bytes / 1e6, 2)} MB`,
+      num(ready / 1000, 1),
+      num(status.rows / (ready / 1000)),
+      ok ? 'yes' : `NO: ${rows} rows (status ${status.rows})`,
+    ]);
+  }
+  console.log(heading('FOCUS: POST /spend/exports {format: "focus"} → ready → download'));
+  console.log(table([['run', 'status', 'index rows', 'FOCUS rows', 'per index row', 'CSV', 'gzip', 'seconds', 'rows/s', 'as expected'], ...focus], { left: [1, 9] }));
   return bad ? 1 : 0;
 }

@@ -8,6 +8,8 @@
  *   KEYS 50        provider key hashes the events are spread over
  *   CONCURRENCY 1  ingest requests in flight, and raw puts in flight
  *   WARMUP 1000    events sent (and puts made) before each timed phase, not timed (0: none)
+ *   CUSTOMERS 0    each event names one of this many customers (`customerId`) and one of 8 features: the month ×
+ *                  customer and month × feature sums the writer adds in the same transaction (0: none)
  *
  * The stack runs IN this process, so the handlers use this process's `db()` client: a middleware on it counts
  * DynamoDB requests per batch by command. Exit code: 0 unless requests failed or the totals do not match
@@ -32,6 +34,7 @@ const BATCH = intOption('batch', 500);
 const KEYS = intOption('keys', 50);
 const CONCURRENCY = intOption('concurrency', 1);
 const WARMUP = intOption('warmup', 1000, 0);
+const CUSTOMERS = intOption('customers', 0, 0);
 const TARGET_RATIO = 0.7;
 const MODEL = 'gpt-4o-mini';
 if (BATCH > 1000) throw new Error('BATCH must be at most 1000 (the API takes 1–1000 events per request).');
@@ -47,6 +50,8 @@ interface BenchEvent {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
+  customerId?: string;
+  feature?: string;
 }
 
 const randInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
@@ -62,7 +67,11 @@ function makeEvent(keyHash: string): { event: BenchEvent; micros: number } {
   const cached = 40 * randInt(0, input / 80);
   const output = 5 * randInt(1, 200);
   const micros = ((input - cached) / 20) * 3 + (cached / 40) * 3 + (output / 5) * 3;
-  const event = { requestId: randomUUID(), keyHash, provider: 'openai', model: MODEL, inputTokens: input, cachedInputTokens: cached, outputTokens: output };
+  const event: BenchEvent = { requestId: randomUUID(), keyHash, provider: 'openai', model: MODEL, inputTokens: input, cachedInputTokens: cached, outputTokens: output };
+  if (CUSTOMERS > 0) {
+    event.customerId = `cus_${randInt(0, CUSTOMERS - 1)}`;
+    event.feature = `feature-${randInt(0, 7)}`;
+  }
   return { event, micros };
 }
 
@@ -144,7 +153,7 @@ process.exit(await session.run(run));
 async function run(): Promise<number> {
   const batches = Math.ceil(EVENTS / BATCH);
   console.log(heading('POST /ingest benchmark'));
-  console.log(`  events ${num(EVENTS)}, batch ${BATCH} (${batches} requests), keys ${KEYS}, concurrency ${CONCURRENCY}, warm-up ${num(WARMUP)}`);
+  console.log(`  events ${num(EVENTS)}, batch ${BATCH} (${batches} requests), keys ${KEYS}, concurrency ${CONCURRENCY}, warm-up ${num(WARMUP)}${CUSTOMERS ? `, ${num(CUSTOMERS)} customers and 8 features` : ''}`);
   console.log(`  machine: ${machine()}`);
 
   // --- the stack, in this process --------------------------------------------------------------------------------

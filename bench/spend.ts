@@ -16,6 +16,9 @@
  *                                       reads) for the most recent ROW_DAYS days only: 1,000 × 10 × 3 = 30,000 rows
  *                                       are enough for an export that fits and one that is too large
  *   CONCURRENCY 8                       BatchWriteItem requests in flight while loading
+ *   CUSTOMERS 100000                    month × customer items of this month (who spent it: groupBy=customer,
+ *                                       GET /customers), written with the one writer's item builder; the keys get a
+ *                                       `team` tag (10 values; every 10th key untagged) for groupBy=tag and chargeback
  *
  * Read units: every read the handlers send gets `ReturnConsumedCapacity: TOTAL` from a middleware on this
  * process's `db()` client (the one the handlers use), and the `ConsumedCapacity` DynamoDB Local answers is summed
@@ -43,6 +46,7 @@ const KEY_RUNS = intOption('key_runs', 20);
 const ROW_DAYS = Math.min(intOption('row_days', 3, 0), SHAPE.days);
 const CONCURRENCY = intOption('concurrency', 8);
 const RANGES: BenchRange[] = ['mtd', 7, 31, 92, 366];
+const CUSTOMERS = intOption('customers', 100_000, 0);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Counting requests and read units of the handlers' own client
@@ -233,7 +237,90 @@ async function run(): Promise<number> {
       `p95 ${ms(raw[Math.ceil(raw.length * 0.95) - 1]!)} ms`,
   );
 
-  const bad = rows.filter((r) => !r.exact).length + exportRows.filter((r) => r.at(-1)!.startsWith('NO')).length + keyRows.filter((r) => !r.exact).length;
+  const whoBad = CUSTOMERS > 0 ? await whoSpentIt(tenant.accountId, loaded.keyHashes, today, call) : 0;
+
+  const bad = whoBad + rows.filter((r) => !r.exact).length + exportRows.filter((r) => r.at(-1)!.startsWith('NO')).length + keyRows.filter((r) => !r.exact).length;
   console.log(bad ? `\n  ${bad} answers did not match the loaded data.` : '\n  every answer matched the sums of the loaded events.');
   return bad ? 1 : 0;
+}
+
+/**
+ * Who spent it: the keys tagged (`team`: 10 values, every 10th key untagged), CUSTOMERS month × customer items of this
+ * month (the one writer's own item builder), then groupBy=tag (with and without shared=allocate), groupBy=customer and
+ * GET /customers timed. Checks: the tag groups and the customer groups sum to the total; allocation is exact.
+ */
+async function whoSpentIt(accountId: string, keyHashes: string[], today: string, call: (path: string) => Promise<Measured>): Promise<number> {
+  const { UpdateCommand, BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { keys } = await import('#shared/db/keys.ts');
+  const { tableName } = await import('#shared/db/client.ts');
+  const { spendByNameItems } = await import('#shared/db/usage-writes.ts');
+  const { applyUpdate } = await import('./spend-lib.ts');
+  const started = performance.now();
+  let next = 0;
+  const tagWorker = async () => {
+    while (next < keyHashes.length) {
+      const i = next++;
+      const tags = i % 10 === 9 ? {} : { team: `team-${i % 10}` };
+      await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.providerKey(accountId, keyHashes[i]!), UpdateExpression: 'SET tags = :t, effectiveTags = :t', ExpressionAttributeValues: { ':t': tags } }));
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, tagWorker));
+  const month = today.slice(0, 7);
+  const at = `${today}T00:00:00.000Z`;
+  const customers = Array.from({ length: CUSTOMERS }, (_, i) => {
+    const cost = BigInt(1 + ((i * 7919) % 2_000_000));
+    return { month, name: `cus_${String(i).padStart(6, '0')}`, sums: { costMicros: cost, requests: 3n, inputTokens: 300n, cachedInputTokens: 0n, outputTokens: 60n, unpricedRequests: 0n }, firstAt: at, lastAt: at };
+  });
+  const built = spendByNameItems(accountId, customers, []);
+  const items = built.actions.map((a) => applyUpdate({ ...(a.Update!.Key as Record<string, unknown>) }, a.Update!));
+  items.push({ ...keys.customerCount(accountId, month), month, customers: CUSTOMERS });
+  let b = 0;
+  const batches: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  const putWorker = async () => {
+    while (b < batches.length) {
+      let pending = batches[b++]!.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending.length > 0 && attempt < 10; attempt++) {
+        const res = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+        pending = (res.UnprocessedItems?.[tableName()] as typeof pending | undefined) ?? [];
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, putWorker));
+  console.log(heading('Who spent it: tags, chargeback, customers'));
+  console.log(`  tagged ${num(keyHashes.length)} keys and wrote ${num(CUSTOMERS)} customers of ${month} in ${num((performance.now() - started) / 1000, 1)} s`);
+  const first = `${month}-01`;
+  const cases: [string, string][] = [
+    ['groupBy=tag, month to date', `/spend?groupBy=tag&tag=team&from=${first}&to=${today}`],
+    ['groupBy=tag, 92 days', `/spend?groupBy=tag&tag=team&from=${addDays(today, -91)}&to=${today}`],
+    ['groupBy=tag&shared=allocate, 92 days', `/spend?groupBy=tag&tag=team&shared=allocate&from=${addDays(today, -91)}&to=${today}`],
+    ['tagFilter=team:team-3, by day, 31 days', `/spend?tagFilter=team:team-3&from=${addDays(today, -30)}&to=${today}`],
+    [`groupBy=customer (${num(CUSTOMERS)} customers)`, `/spend?groupBy=customer&from=${first}&to=${today}`],
+    ['GET /customers, first page by cost', `/customers?from=${first}&to=${today}`],
+  ];
+  const out: string[][] = [];
+  let bad = 0;
+  const usd = (v: unknown) => BigInt(Math.round(Number(v) * 1e6));
+  for (const [name, path] of cases) {
+    await call(path);
+    const times: number[] = [];
+    let last: Measured | undefined;
+    for (let i = 0; i < RUNS; i++) {
+      last = await call(path);
+      times.push(last.ms);
+    }
+    times.sort((x, y) => x - y);
+    let check = 'yes';
+    if (last!.status !== 200) check = `NO: ${last!.status}`;
+    else if (path.startsWith('/spend') && !path.includes('tagFilter')) {
+      const body = last!.body as { total: { costUsd: number }; groups: { costUsd: number; directUsd?: number; sharedUsd?: number }[] };
+      const sum = body.groups.reduce((s, g) => s + usd(g.costUsd), 0n);
+      if (sum !== usd(body.total.costUsd)) check = `NO: groups ${sum} ≠ total ${usd(body.total.costUsd)}`;
+      for (const g of body.groups) if (g.directUsd !== undefined && usd(g.directUsd) + usd(g.sharedUsd) !== usd(g.costUsd)) check = 'NO: direct + shared ≠ cost';
+    }
+    if (check !== 'yes') bad += 1;
+    out.push([name, ...costCells({ ...last!, p50: times[Math.floor(times.length / 2)]!, p95: times[Math.ceil(times.length * 0.95) - 1]! }), check]);
+  }
+  console.log(table([['call', 'status', 'requests', 'commands', 'read units', 'p50 ms', 'p95 ms', 'exact'], ...out], { left: [0, 3] }));
+  return bad;
 }

@@ -24,6 +24,8 @@ import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routeId, routes as defaultRoutes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#shared/http/cors.ts';
+import { PROVIDERS, type Provider } from '#shared/connections/model.ts';
+import { providerName } from '#shared/providers/names.ts';
 import { BurnrateFunction, grantStripe, type StripeSettings } from './burnrate-function.ts';
 import { Dashboard } from './dashboard.ts';
 import { SpendExports } from './exports.ts';
@@ -170,8 +172,11 @@ export class BurnrateStack extends Stack {
   readonly functions: ReadonlyMap<string, BurnrateFunction>;
   /** Created alerts, one message each, consumed by the notifier. */
   readonly alertsQueue: Queue;
-  /** The provider connections' sync queue (the dispatcher and the API fill it, the worker drains it). */
-  readonly connectorQueue: Queue;
+  /**
+   * The provider connections' sync queues, one per provider (the dispatcher and the API fill them by the message's
+   * provider; that provider's worker drains its own).
+   */
+  readonly connectorQueues: Readonly<Record<Provider, Queue>>;
   readonly alertsDeadLetterQueue: Queue;
   /** Delivers alerts (e-mail through SES, signed webhooks). */
   readonly notifier: BurnrateFunction;
@@ -206,7 +211,7 @@ export class BurnrateStack extends Stack {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
-        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: 'sortType' in index && index.sortType === 'N' ? AttributeType.NUMBER : AttributeType.STRING },
         projectionType: ProjectionType.ALL,
       });
     }
@@ -368,35 +373,56 @@ export class BurnrateStack extends Stack {
       retentionPeriod: Duration.days(14),
     });
     this.deadLetterAlarm('ConnectorSyncDeadLetterAlarm', connectorDeadLetterQueue, 'Burnrate: a connection sync failed 3 times and waits in the dead-letter queue');
-    this.connectorQueue = new Queue(this, 'ConnectorSyncQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(CONNECTOR_WORKER_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: connectorDeadLetterQueue, maxReceiveCount: CONNECTOR_MAX_RECEIVE_COUNT },
-    });
-    const connectorWorker = new BurnrateFunction(this, 'ConnectorWorker', {
-      entry: 'connections/worker',
-      description: 'Syncs one provider connection per message: usage, keys and billed costs into the aggregates',
-      table: this.table,
-      timeout: CONNECTOR_WORKER_TIMEOUT,
-      environment: {
-        CONNECTIONS_KMS_KEY_ID: connectionsKey.keyArn,
-        ALERTS_QUEUE_URL: this.alertsQueue.queueUrl,
-        CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000),
-        // Accounts with a spend-anomaly rule that stops keys: their connections every 5 minutes (the dispatch runs every minute).
-        ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000),
-      },
-      // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
-      // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the
-      // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem).
-      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem'] },
-    });
-    // Only the sync may unwrap an admin key, and only with its encryption context.
-    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
-    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
-    // One sync per invocation: a sync that throws fails its record (no partial batch to report).
-    connectorWorker.function.addEventSource(new SqsEventSource(this.connectorQueue, { batchSize: 1 }));
-    // What a sync calls for in alerts, off the worker (shared/connections/evaluation-queue.ts): its own queue (with a
+    // One queue and one worker per provider: each worker bundles its own provider's client alone
+    // (functions/connections/worker-<provider>.ts), and the message names the provider (shared/connections/queue.ts).
+    // The queues share one dead-letter queue and its alarm.
+    const connectorWorkers: BurnrateFunction[] = [];
+    const queues: Partial<Record<Provider, Queue>> = {};
+    for (const provider of PROVIDERS) {
+      const suffix = providerName(provider);
+      const queue = new Queue(this, `ConnectorSyncQueue${suffix}`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(CONNECTOR_WORKER_TIMEOUT.toSeconds() * 6),
+        deadLetterQueue: { queue: connectorDeadLetterQueue, maxReceiveCount: CONNECTOR_MAX_RECEIVE_COUNT },
+      });
+      queues[provider] = queue;
+      const worker = new BurnrateFunction(this, `ConnectorWorker${suffix}`, {
+        entry: `connections/worker-${provider}`,
+        description: `Syncs one provider connection per message, ${suffix} only: usage, keys and billed costs into the aggregates`,
+        table: this.table,
+        timeout: CONNECTOR_WORKER_TIMEOUT,
+        environment: {
+          CONNECTIONS_KMS_KEY_ID: connectionsKey.keyArn,
+          ALERTS_QUEUE_URL: this.alertsQueue.queueUrl,
+          CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000),
+          // Accounts with a spend-anomaly rule that stops keys: their connections every 5 minutes (the dispatch runs every minute).
+          ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000),
+        },
+        // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
+        // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the
+        // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem); the
+        // freeze of closed months: a write to a past open month is conditioned on it staying open (ConditionCheckItem),
+        // a month every connection settled closed (PutItem).
+        grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'] },
+      });
+      // Only the sync may unwrap an admin key, and only with its encryption context.
+      worker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
+      worker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+      // One sync per invocation: a sync that throws fails its record (no partial batch to report).
+      worker.function.addEventSource(new SqsEventSource(queue, { batchSize: 1 }));
+      connectorWorkers.push(worker);
+    }
+    this.connectorQueues = queues as Record<Provider, Queue>;
+    // What a producer of sync messages gets: every provider's queue URL (JSON) and the right to send to each.
+    const connectorQueueUrls = Stack.of(this).toJsonString(Object.fromEntries(PROVIDERS.map((p) => [p, this.connectorQueues[p].queueUrl])));
+    const sendsSyncs = (fn: BurnrateFunction) => {
+      fn.function.addEnvironment('CONNECTOR_QUEUE_URLS', connectorQueueUrls);
+      fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: PROVIDERS.map((p) => this.connectorQueues[p].queueArn) }));
+    };
+    // A sync that found its lease taken queues itself again on its own queue.
+    for (const worker of connectorWorkers) sendsSyncs(worker);
+    // What a sync calls for in alerts, off the worker (shared/alerting/evaluation-queue.ts): its own queue (with a
     // DLQ and alarm) and function, which never sees an admin key.
     const evaluationDeadLetterQueue = new Queue(this, 'ConnectorEvaluationDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -410,8 +436,10 @@ export class BurnrateStack extends Stack {
       visibilityTimeout: Duration.seconds(SYNC_EVALUATOR_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: evaluationDeadLetterQueue, maxReceiveCount: SYNC_EVALUATION_MAX_RECEIVE_COUNT },
     });
-    connectorWorker.function.addEnvironment('EVALUATION_QUEUE_URL', evaluationQueue.queueUrl);
-    connectorWorker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [evaluationQueue.queueArn] }));
+    for (const worker of connectorWorkers) {
+      worker.function.addEnvironment('EVALUATION_QUEUE_URL', evaluationQueue.queueUrl);
+      worker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [evaluationQueue.queueArn] }));
+    }
     const syncEvaluator = new BurnrateFunction(this, 'ConnectorEvaluator', {
       entry: 'connections/evaluate',
       description: 'Raises the alerts a connection sync calls for: plan limits, budgets and rules, new keys, unpriced models',
@@ -428,10 +456,9 @@ export class BurnrateStack extends Stack {
       entry: 'connections/dispatch',
       description: 'Queues one sync per due provider connection (sparse index gsi2, 16 shards; no Scan)',
       table: this.table,
-      environment: { CONNECTOR_QUEUE_URL: this.connectorQueue.queueUrl },
       grants: { table: ['Query'] },
     });
-    connectorDispatcher.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.connectorQueue.queueArn] }));
+    sendsSyncs(connectorDispatcher);
     new Rule(this, 'ConnectorDispatchSchedule', {
       description: 'Burnrate: queue due provider connection syncs',
       // Every minute: a connection holding a stop budget at or past its alert threshold is due every minute
@@ -494,10 +521,7 @@ export class BurnrateStack extends Stack {
         fn.function.addEnvironment('CONNECTIONS_KMS_KEY_ID', connectionsKey.keyArn);
         fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
       }
-      if (route.queuesSyncs) {
-        fn.function.addEnvironment('CONNECTOR_QUEUE_URL', this.connectorQueue.queueUrl);
-        fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.connectorQueue.queueArn] }));
-      }
+      if (route.queuesSyncs) sendsSyncs(fn);
       if (route.sendsEmail) {
         for (const [name, value] of Object.entries(emailEnvironment(email, this.settings.dashboardUrl))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);

@@ -3,7 +3,7 @@
  * messages to the notifier Lambda handler (functions/notify/worker.ts) as a real SQS event, failures retried with
  * backoff until maxReceiveCount, then "dead-lettered".
  */
-import type { AlertMessage } from '#shared/notify/queue.ts';
+import type { AlertMessage } from '#shared/alerting/queue.ts';
 import { startLocalQueue, type DeadLetter, type LocalQueue, type QueueHandler, type QueueOptions } from '#local/queue.ts';
 
 export type AlertQueueHandler = QueueHandler;

@@ -4,7 +4,7 @@
  * stack runs one for the syncs of its worker; a test that syncs in its own process starts its own
  * (test/integration/harness.ts `pointConnectorsAtStack`).
  */
-import { setLocalEvaluationSink, type SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import { setLocalEvaluationSink, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 import { startLocalQueue, type LocalQueue, type QueueOptions } from '#local/queue.ts';
 
 export type EvaluationQueue = LocalQueue<SyncEvaluation>;

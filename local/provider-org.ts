@@ -516,11 +516,20 @@ async function sendHugeBody(res: ServerResponse, bytes: number): Promise<void> {
   // Chunked, without a content-length: the reader learns the size only as the body arrives.
   res.writeHead(200, { 'content-type': 'application/json' });
   const chunk = Buffer.alloc(64 * 1024, 'x');
-  if (!res.write(head)) await once(res, 'drain');
+  // Until the socket drains, or closes (the reader refused the rest): one listener of each at a time.
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  if (!res.write(head)) await drained();
   for (let left = fill; left > 0 && !res.destroyed; left -= chunk.length) {
-    if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) {
-      await Promise.race([once(res, 'drain'), once(res, 'close')]);
-    }
+    if (!res.write(left >= chunk.length ? chunk : chunk.subarray(0, left))) await drained();
   }
   if (!res.destroyed) res.end(tail);
 }

@@ -23,7 +23,7 @@ import { localExportFiles } from '#local/export-files.ts';
 import { startLocalQueue, type QueueHandler } from '#local/queue.ts';
 import { setLocalExportFiles } from '#shared/spend/export-files.ts';
 import { setLocalExportQueue, type ExportMessage } from '#shared/spend/export-queue.ts';
-import { setLocalAlertSink } from '#shared/notify/queue.ts';
+import { setLocalAlertSink } from '#shared/alerting/queue.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
 import { setLocalSyncSink, type SyncMessage } from '#shared/connections/queue.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
@@ -283,7 +283,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       timeoutMs: 5 * 60_000,
       workerFile: 'functions/connections/worker.ts',
       loadHandler: () => import('#functions/connections/worker.ts').then((m) => m.handler as QueueHandler),
-      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId }),
+      toBody: (m) => JSON.stringify({ accountId: m.accountId, connectionId: m.connectionId, provider: m.provider }),
       droppedNote: 'their connections sync at the next dispatch',
     },
     // One record per invocation, as the AWS event source (infra: batch size 1), and up to 10 syncs at once, as many

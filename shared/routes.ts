@@ -140,12 +140,19 @@ export const routes: readonly Route[] = [
   // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
   // ... and then enforcement (shared/enforcement/): budgets, states, keys, connections (Query), conditional state and
   // act writes (PutItem), alerts; a sync queued for a connection whose lever needs its admin key.
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true, queuesSyncs: true },
+  // An event of a past month: its write is conditioned on the month staying open (ConditionCheckItem).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], publishesAlerts: true, queuesSyncs: true },
   // The reporter's block list: the ingest key (GetItem), the account's enforcement states (Query).
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/keys/{hash}', handler: 'keys/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
-  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem'] },
+  // Label and tags: the key and its project's tags (GetItem), the key (UpdateItem) with a check that the project's tags
+  // are those its effective tags were computed from (ConditionCheckItem, in one transaction); its stoppedBy (Query).
+  { method: 'PATCH', path: '/keys/{hash}', handler: 'keys/label', auth: 'jwt', role: 'member', table: ['GetItem', 'UpdateItem', 'ConditionCheckItem', 'Query'] },
+  // Projects: the key index and the projects' tags (Query). A change: the connection and the project's tags (GetItem),
+  // the project (UpdateItem), then each of its keys' effective tags on the revision read (UpdateItem).
+  { method: 'GET', path: '/projects', handler: 'projects/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'PATCH', path: '/projects/{connectionId}/{projectId}', handler: 'projects/update', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'UpdateItem'] },
   // A key's incident (spend-anomaly rule): the key (GetItem), its 14 per-day items (BatchGetItem), states and rules (Query).
   { method: 'GET', path: '/keys/{hash}/incident', handler: 'keys/incident', auth: 'jwt', role: 'viewer', table: ['GetItem', 'BatchGetItem', 'Query'] },
   // Releasing a key a spend-anomaly rule stopped: the key (GetItem), the states (Query), conditional state and act
@@ -233,6 +240,8 @@ export const routes: readonly Route[] = [
   // Spend insight: the account's aggregates of a range (Query, pages), its month and recent days and the top keys
   // (BatchGetItem: forecast, labels).
   { method: 'GET', path: '/spend', handler: 'spend/get', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },
+  // Customers: the months' customer items (one Query a month).
+  { method: 'GET', path: '/customers', handler: 'customers/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // The export: its rows (Query on gsi1, pages) and the keys' labels (Query on gsi1).
   { method: 'GET', path: '/spend/export', handler: 'spend/export', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   // Asynchronous exports. Start: the export item with one of the account's 2 slots, the slot conditional (PutItem, in
@@ -259,13 +268,17 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/connections', handler: 'connections/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'GET', path: '/connections/{id}', handler: 'connections/get', auth: 'jwt', role: 'viewer', table: ['GetItem'] },
   // Patch: the connection read and replaced conditionally (GetItem, PutItem); a new admin key checked and sealed.
-  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem'], sealsAdminKeys: true, queuesSyncs: true },
+  { method: 'PATCH', path: '/connections/{id}', handler: 'connections/update', auth: 'jwt', role: 'admin', table: ['GetItem', 'PutItem', 'Query'], sealsAdminKeys: true, queuesSyncs: true },
   // Delete: the connection and its lease (DeleteItem) with the account's `connected:<provider>` (UpdateItem).
-  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  { method: 'DELETE', path: '/connections/{id}', handler: 'connections/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'], queuesSyncs: true },
   // Sync now: the once-a-minute slot (UpdateItem), then one queue message.
   { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
   // Reconciliation: the connection (GetItem) and its days of the range (Query).
   { method: 'GET', path: '/connections/{id}/reconciliation', handler: 'connections/reconciliation', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  // Closed months: the account's closed months (Query) and its connections (Query); a close reads the connections
+  // (Query) and writes the month once (PutItem, conditioned on it not existing).
+  { method: 'GET', path: '/months', handler: 'months/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'POST', path: '/months/{month}/close', handler: 'months/close', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

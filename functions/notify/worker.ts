@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/http/logger.ts';
 import { deliverAlert } from '#shared/notify/deliver.ts';
-import { parseAlertMessage } from '#shared/notify/queue.ts';
+import { parseAlertMessage } from '#shared/alerting/queue.ts';
 
 const processor = new BatchProcessor(EventType.SQS);
 

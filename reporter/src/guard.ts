@@ -46,10 +46,11 @@ export class Guard {
   private readAt: number | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
+  private firstSettled = false;
   private warned = new Set<string>();
 
   constructor(private readonly options: GuardOptions) {
-    void this.refresh();
+    void this.refresh().finally(() => (this.firstSettled = true));
   }
 
   /** Reads the list now; schedules the next read. Never throws. */
@@ -80,6 +81,11 @@ export class Guard {
       this.timer = setTimeout(() => void this.refresh(), next * 1000);
       this.timer.unref?.();
     }
+  }
+
+  /** Whether the first read of the list is still under way (bounded by its timeout). Calls never wait for it. */
+  firstReadUnderWay(): boolean {
+    return !this.firstSettled && !this.stopped;
   }
 
   /** The block on this key, if any and if the list is fresh enough to trust. Never waits (no list yet: none). */

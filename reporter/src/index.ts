@@ -88,6 +88,9 @@ export function createReporter(options: ReporterOptions): Reporter {
     maxAttempts: 6,
     retryDelayMs: Math.max(0, options.retryDelayMs ?? 100),
     fetch: platformFetch,
+    // The first read of the block list is not waited for by calls, so a batch's timer may fire while it is under way:
+    // its send waits for the read to end (a finished script is then held by the read alone, then flushes on exit).
+    holdTimedSends: () => guard.firstReadUnderWay(),
   });
 
   const guard = new Guard({
@@ -106,7 +109,10 @@ export function createReporter(options: ReporterOptions): Reporter {
   const onBeforeExit = () => void sender.flushWithin(exitFlushMs);
   process.on('beforeExit', onBeforeExit);
 
-  const reportingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const reportingFetch = async (original: string | URL | Request, originalInit?: RequestInit): Promise<Response> => {
+    // The application's marks (`x-burnrate-customer`, `x-burnrate-feature`) and every other `x-burnrate-*` header are
+    // taken off the request first: they never leave for the provider.
+    const { input, init, marks } = takeMarks(original, originalInit);
     // The guard first, for EVERY call that carries a key, whatever its path or method: a blocked key is refused here
     // (images, batches, realtime sessions, a path in another case, with `//` or `%2F` alike). It never waits for the
     // block list: until the first list is read, calls go through.
@@ -116,7 +122,7 @@ export function createReporter(options: ReporterOptions): Reporter {
       if (block) return refusal(credential.provider, block);
     }
     // Usage is read where the provider reports it (chat, responses, embeddings, messages); everything else passes on.
-    const call = inspect(input, init);
+    const call = inspect(input, init, marks);
     if (!call) return platformFetch(input, init);
     const response = await platformFetch(input, call.init);
     try {
@@ -149,10 +155,57 @@ interface ProviderCall {
   /** The init the request is really sent with (with `stream_options.include_usage` when the reporter added it). */
   init: RequestInit | undefined;
   addedUsageOption: boolean;
+  marks: Marks;
+}
+
+/** Who and what a call was for, as the application marked it (`x-burnrate-customer`, `x-burnrate-feature`). */
+interface Marks {
+  customerId?: string;
+  feature?: string;
+}
+
+const MARK_PREFIX = 'x-burnrate-';
+// Printable: no control characters (what POST /ingest accepts); a mark that isn't is left out, the call still counted.
+const printable = (value: string, max: number) => value.length >= 1 && [...value].length <= max && !/\p{Cc}/u.test(value);
+
+/**
+ * Removes every `x-burnrate-*` header from the request (in `init.headers` of any form, or on a `Request`), and reads
+ * the marks among them. A request without one is passed on exactly as given.
+ */
+function takeMarks(input: string | URL | Request, init: RequestInit | undefined): { input: string | URL | Request; init: RequestInit | undefined; marks: Marks } {
+  try {
+    const marks: Marks = {};
+    const read = (headers: Headers) => {
+      const customer = headers.get(`${MARK_PREFIX}customer`)?.trim();
+      const feature = headers.get(`${MARK_PREFIX}feature`)?.trim();
+      if (customer !== undefined && printable(customer, 128)) marks.customerId = customer;
+      if (feature !== undefined && printable(feature, 64)) marks.feature = feature;
+    };
+    const strip = (headers: Headers): boolean => {
+      const names = [...headers.keys()].filter((name) => name.toLowerCase().startsWith(MARK_PREFIX));
+      for (const name of names) headers.delete(name);
+      return names.length > 0;
+    };
+    let outInput = input;
+    let outInit = init;
+    if (init?.headers !== undefined) {
+      const headers = new Headers(init.headers);
+      read(headers);
+      if (strip(headers)) outInit = { ...init, headers };
+    }
+    if (typeof Request !== 'undefined' && input instanceof Request) {
+      const headers = new Headers(input.headers);
+      if (init?.headers === undefined) read(headers);
+      if (strip(headers)) outInput = new Request(input, { headers });
+    }
+    return { input: outInput, init: outInit, marks };
+  } catch {
+    return { input, init, marks: {} };
+  }
 }
 
 /** A provider call with a key to attribute it to, or null (anything else passes straight through). */
-function inspect(input: string | URL | Request, init: RequestInit | undefined): ProviderCall | null {
+function inspect(input: string | URL | Request, init: RequestInit | undefined, marks: Marks = {}): ProviderCall | null {
   try {
     const request = typeof Request !== 'undefined' && input instanceof Request ? input : null;
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : (request?.url ?? String(input));
@@ -180,6 +233,7 @@ function inspect(input: string | URL | Request, init: RequestInit | undefined): 
       requestedModel,
       init: sendInit,
       addedUsageOption,
+      marks,
     };
   } catch {
     return null;
@@ -280,5 +334,7 @@ function toEvent(call: ProviderCall, requestId: string, model: string, usage: Us
   if (usage.serviceTier !== 'standard') event.serviceTier = usage.serviceTier;
   if (usage.webSearchRequests > 0) event.webSearchRequests = usage.webSearchRequests;
   if (usage.webFetchRequests > 0) event.webFetchRequests = usage.webFetchRequests;
+  if (call.marks.customerId !== undefined) event.customerId = call.marks.customerId;
+  if (call.marks.feature !== undefined) event.feature = call.marks.feature;
   return event;
 }

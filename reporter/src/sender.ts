@@ -22,6 +22,9 @@ export interface IngestEvent {
   /** Anthropic server tool use. */
   webSearchRequests?: number;
   webFetchRequests?: number;
+  /** The application's own customer and feature of the call (`x-burnrate-customer`, `x-burnrate-feature`). */
+  customerId?: string;
+  feature?: string;
 }
 
 export interface Stats {
@@ -70,6 +73,11 @@ export interface SenderOptions {
   fetch: typeof fetch;
   /** How long one `POST /ingest` may take before it is abandoned (and retried like a network error). @default 10000 */
   requestTimeoutMs?: number;
+  /**
+   * While true, a partial batch's timer starts no send and waits again (the first read of the block list is under
+   * way: a script that has finished is then held by that read only, and flushes on exit within its bound).
+   */
+  holdTimedSends?: () => boolean;
 }
 
 interface IngestAnswer {
@@ -192,7 +200,7 @@ export class Sender {
     if (this.queue.length > 0 && !this.timer && !this.stop.signal.aborted) {
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.pump(true);
+        this.pump(!this.options.holdTimedSends?.());
       }, this.options.flushIntervalMs);
       this.timer.unref?.();
     }

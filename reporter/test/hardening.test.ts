@@ -205,13 +205,18 @@ describe('a Burnrate that accepts and never answers', () => {
     }
   });
 
-  it('a script that makes one call and never closes the reporter exits by itself', async () => {
+  it('a script that makes one call and never closes the reporter exits by itself', () => oneCallScriptExits({}));
+
+  it('… also when its batch\'s timer fires while the first read of the block list is still under way (the call did not wait for it)', () =>
+    oneCallScriptExits({ FLUSH_INTERVAL_MS: '50' }));
+
+  async function oneCallScriptExits(env: Record<string, string>): Promise<void> {
     const hung = await startHungServer();
     try {
       const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fixtures/one-call.ts', import.meta.url))], {
         // The reporter's bound shortened through its option (closeTimeoutMs): the exit is what is checked here; how long
         // it takes with the default bound is a figure of `npm run bench:reporter`.
-        env: { ...process.env, BURNRATE_URL: hung.url, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY, CLOSE_TIMEOUT_MS: '1000' },
+        env: { ...process.env, BURNRATE_URL: hung.url, PROVIDER_URL: standin.url, PROVIDER_KEY: ANTHROPIC_KEY, CLOSE_TIMEOUT_MS: '1000', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -231,7 +236,7 @@ describe('a Burnrate that accepts and never answers', () => {
     } finally {
       await hung.close();
     }
-  });
+  }
 });
 
 describe('a send\'s deadline', () => {

@@ -1,6 +1,6 @@
 /**
  * The alerts a sync calls for, raised by the evaluation function (functions/connections/evaluate.ts) from the message
- * the sync queued (shared/connections/evaluation-queue.ts), at the sync's clock: the `plan_limit` alert (raised while
+ * the sync queued (shared/alerting/evaluation-queue.ts), at the sync's clock: the `plan_limit` alert (raised while
  * a plan limit holds usage back, acknowledged by Burnrate once it no longer does), the budgets and alert rules the new
  * spend and new keys move, and the `unpriced_model` alert for models without a price. What DynamoDB throws is thrown
  * (the message comes back, then goes to the dead-letter queue); each alert is raised once (its fired item), so a
@@ -14,7 +14,7 @@ import { evaluateSpend } from '#shared/alerting/evaluate.ts';
 import { firePlanLimitAlert } from '#shared/alerting/plan-limit.ts';
 import { fireUnpricedModelAlerts } from '#shared/alerting/unpriced-model.ts';
 import { isId } from '#shared/ids.ts';
-import type { SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import type { SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 
 /** Who acknowledges an alert that Burnrate itself closed (`acknowledgedBy`). */
 export const BURNRATE_ACTOR = 'burnrate';

@@ -10,9 +10,12 @@ import { usdToMicros } from '#shared/pricing/money.ts';
 import { dayWords, momentWords, monthWords, moneyWords } from '#shared/alerting/words.ts';
 import { addDays } from '#shared/time/periods.ts';
 import { alreadyFired, fireAlert, firedPk, loadAlertConfig, type FiredKey } from '#shared/db/alerts.ts';
-import { loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
+import { keyItemForecast, loadSpend, type SpendSnapshot } from '#shared/alerting/spend.ts';
+import { listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { rollingNames } from '#shared/db/rolling.ts';
+import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 
 export interface Discovered {
@@ -64,11 +67,17 @@ export function makeAlert(
   };
 }
 
-function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date): Candidate[] {
-  const observed = b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : spend.accountMonth();
+/** A PROJECT budget's figures: its project's keys' month-to-date and forecast (never the account's), and its name. */
+export type ProjectFigures = ReadonlyMap<string, { observed: number; forecast: number; name: string }>;
+
+function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, now: Date, projects: ProjectFigures): Candidate[] {
+  const project = b.scope === 'PROJECT' ? (projects.get(b.id) ?? { observed: 0, forecast: 0, name: b.projectId ?? 'project' }) : undefined;
+  const tag = b.scope === 'TAG' && b.tag ? b.tag : undefined;
+  const observed = project ? project.observed : b.scope === 'KEY' && b.keyHash ? spend.keyMonth(b.keyHash) : tag ? spend.tagMonth(tag) : spend.accountMonth();
   const keyName = b.scope === 'KEY' && b.keyHash ? spend.keyName(b.keyHash) : undefined;
-  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : 'account');
-  const where = keyName !== undefined ? quotedKey(keyName) : 'the whole account';
+  const tagWords = tag ? `${tag.name}: ${tag.value}` : undefined;
+  const name = b.name ?? (keyName !== undefined ? `key ${keyName}` : project ? `project ${project.name}` : tagWords !== undefined ? `tag ${tagWords}` : 'account');
+  const where = keyName !== undefined ? quotedKey(keyName) : project ? `project "${project.name}"` : tagWords !== undefined ? `the keys tagged ${tagWords}` : 'the whole account';
   const about = { budgetId: b.id, keyHash: b.keyHash, ...(keyName !== undefined ? { keyName } : {}) };
   const out: Candidate[] = [];
   if (reachesThreshold(observed, b.monthlyLimitMicros, b.alertThreshold)) {
@@ -103,7 +112,7 @@ function budgetCandidates(accountId: string, b: Budget, spend: SpendSnapshot, no
     });
   }
   if (b.alertOnForecast && observed < b.monthlyLimitMicros) {
-    const forecast = b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
+    const forecast = project ? project.forecast : tag ? observed : b.scope === 'KEY' && b.keyHash ? spend.keyForecast(b.keyHash) : spend.accountForecast();
     if (forecast >= b.monthlyLimitMicros) {
       out.push({
         fired: { source: b.id, level: 'forecast', period: spend.month },
@@ -220,9 +229,10 @@ export function planAlerts(
   spend: SpendSnapshot,
   discovered: Discovered[],
   now: Date,
+  projects: ProjectFigures = new Map(),
 ): Candidate[] {
   return [
-    ...config.budgets.flatMap((b) => budgetCandidates(accountId, b, spend, now)),
+    ...config.budgets.flatMap((b) => budgetCandidates(accountId, b, spend, now, projects)),
     ...config.rules.filter((r) => r.isActive).flatMap((r) => ruleCandidates(accountId, r, spend, discovered, now)),
   ];
 }
@@ -232,6 +242,7 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
   const keyHashes = new Set<string>();
   const keyWeeks = new Set<string>();
   for (const b of config.budgets) if (b.scope === 'KEY' && b.keyHash) keyHashes.add(b.keyHash);
+  const tags = config.budgets.some((b) => b.scope === 'TAG');
   for (const r of config.rules) {
     if (!r.isActive || r.type !== 'cost_threshold') continue;
     const c = r.config as { period: string; keyHash?: string };
@@ -240,7 +251,24 @@ function spendNeeds(config: { budgets: Budget[]; rules: Rule[] }) {
     keyHashes.add(c.keyHash);
     if (c.period === 'weekly') keyWeeks.add(c.keyHash);
   }
-  return { keyHashes, keyWeeks };
+  return { keyHashes, keyWeeks, tags };
+}
+
+/** The figures of the PROJECT budgets: ONE Query of the account's keys, only when there is such a budget. */
+async function projectFigures(accountId: string, budgets: Budget[], now: Date): Promise<ProjectFigures> {
+  const projectBudgets = budgets.filter((b) => b.scope === 'PROJECT');
+  if (projectBudgets.length === 0) return new Map();
+  const items = await listProviderKeys(accountId);
+  const monthCost = rollingNames(isoDate(now), isoMonth(now)).monthCost;
+  const out = new Map<string, { observed: number; forecast: number; name: string }>();
+  for (const b of projectBudgets) {
+    const mine = items.filter((i) => i.connectionId === b.connectionId && (i.project as { id?: unknown } | null | undefined)?.id === b.projectId);
+    const observed = mine.reduce((n, i) => n + Number(i[monthCost] ?? 0), 0);
+    const forecast = mine.reduce((n, i) => n + keyItemForecast(i, now), 0);
+    const name = (mine.map((i) => (i.project as { name?: string } | null | undefined)?.name).find((x) => typeof x === 'string') ?? b.projectId ?? 'project') as string;
+    out.set(b.id, { observed, forecast: Math.max(observed, forecast), name });
+  }
+  return out;
 }
 
 /** Returns the alerts created; throws what DynamoDB throws (a sync's evaluator retries its message). */
@@ -248,8 +276,8 @@ export async function evaluateSpend(accountId: string, discovered: Discovered[],
   const config = known ?? (await loadAlertConfig(accountId));
   const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
   if (active.budgets.length === 0 && active.rules.length === 0) return [];
-  const spend = await loadSpend(accountId, now, spendNeeds(active));
-  const candidates = planAlerts(accountId, active, spend, discovered, now);
+  const [spend, projects] = await Promise.all([loadSpend(accountId, now, spendNeeds(active)), projectFigures(accountId, active.budgets, now)]);
+  const candidates = planAlerts(accountId, active, spend, discovered, now, projects);
   const fired = await alreadyFired(accountId, candidates.map((c) => c.fired));
   const fresh = candidates.filter((c) => !fired.has(firedPk(accountId, c.fired)));
   const created = (await Promise.all(fresh.map(async (c) => ((await fireAlert(c.alert, c.fired)) ? c.alert : undefined)))).filter(

@@ -116,6 +116,7 @@ export function budgetView(b: Budget, spendMicros: number, forecastMicros: numbe
     scope: b.scope,
     keyHash: b.keyHash,
     ...(b.scope === 'PROJECT' ? { connectionId: b.connectionId ?? null, projectId: b.projectId ?? null } : {}),
+    ...(b.scope === 'TAG' ? { tag: b.tag ?? null } : {}),
     action: b.action ?? 'notify',
     spend: { monthToDate: microsToUsd(BigInt(spendMicros)) },
     percentUsed: percentUsed(spendMicros, b.monthlyLimitMicros),

@@ -4,7 +4,7 @@ import type { Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import type { Account } from '#shared/db/accounts.ts';
 
 /** Which limit refused events: the period's tracked requests, or new keys. */

@@ -6,7 +6,8 @@
  */
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { keyDayModels } from '#shared/db/discovered-keys.ts';
+import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { effectiveTagsOf } from '#shared/tags/tags.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
@@ -31,6 +32,8 @@ export interface SpendSnapshot {
   keyForecast(keyHash: string): number;
   /** How alert texts name the key: its label, else hint, else hash prefix (from the key item already read). */
   keyName(keyHash: string): string;
+  /** This month's spend of the keys whose effective tags hold `name: value` (read only when `tags` was asked). */
+  tagMonth(tag: { name: string; value: string }): number;
 }
 
 /**
@@ -44,7 +47,7 @@ const sum = (values: bigint[]): number => Number(values.reduce((a, b) => a + b, 
 export async function loadSpend(
   accountId: string,
   now: Date,
-  opts: { keyHashes?: Iterable<string>; keyWeeks?: Iterable<string> } = {},
+  opts: { keyHashes?: Iterable<string>; keyWeeks?: Iterable<string>; tags?: boolean } = {},
 ): Promise<SpendSnapshot> {
   const today = isoDate(now);
   const month = isoMonth(now);
@@ -53,13 +56,15 @@ export async function loadSpend(
   const keyHashes = [...new Set(opts.keyHashes ?? [])];
   const weekKeys = [...new Set(opts.keyWeeks ?? [])];
 
-  const [items, ...weekItems] = await Promise.all([
+  const [items, tagKeys, ...weekItems] = await Promise.all([
     batchGet([
       keys.account(accountId),
       ...days.map((d) => keys.usageDay(accountId, d)),
       keys.usageMonth(accountId, month),
       ...keyHashes.map((h) => keys.providerKey(accountId, h)),
     ]),
+    // TAG budgets: the key index (ONE Query), each key's effective tags and month counter.
+    opts.tags ? listProviderKeys(accountId) : Promise.resolve([] as Item[]),
     ...weekKeys.map((h) => keyDayModels(accountId, h, week, today)),
   ]);
   const bySk = new Map<string, Item>();
@@ -99,6 +104,8 @@ export async function loadSpend(
       const item = keyItems.get(h);
       return item ? Number(keyForecastMonthEnd(item, today, { monthCost: rolling.monthCost, dayCost: (d) => rollingNames(d, month).dayCost }, micros)) : 0;
     },
+    tagMonth: (tag) =>
+      sum(tagKeys.filter((item) => effectiveTagsOf(item)[tag.name] === tag.value).map((item) => micros(item[rolling.monthCost]))),
     keyName: (h) => {
       const item = keyItems.get(h);
       return keyDisplayName({ hash: h, label: item?.label as string | null | undefined, name: item?.name as string | null | undefined, hint: item?.hint as string | null | undefined });

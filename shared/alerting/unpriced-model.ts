@@ -6,9 +6,9 @@
 import { logger } from '#shared/http/logger.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { familyOf, resolvePrice, unitPriceFor, type OwnPriceLookup } from '#shared/pricing/pricing.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 
 export interface ModelName {
   provider: string;
@@ -27,7 +27,7 @@ export function unpricedModels(items: Iterable<ModelName>, own?: OwnPriceLookup)
 }
 
 /**
- * The distinct unit rows of `cells` (`images:gpt-image-9`: usage beyond tokens, shared/connections/units.ts) that
+ * The distinct unit rows of `cells` (`images:gpt-image-9`: usage beyond tokens, shared/usage/units.ts) that
  * the table cannot price and that used something (quantity > 0), lower-cased. Token cells are `unpricedModels`' part.
  */
 export function unpricedUnits(provider: string, cells: Iterable<{ tier: string; model: string; quantity: number }>): ModelName[] {

@@ -6,7 +6,7 @@
  * OpenRouter key switches (in the sync worker, the one place their admin key is open). An OpenAI key can't be paused
  * alone: alert only, saying so.
  *
- * A stop is held as an enforcement state of (rule, key) with `holder: "anomaly"` (shared/enforcement/model.ts): taken
+ * A stop is held as an enforcement state of (rule, key) with `holder: "anomaly"` (shared/db/enforcement-model.ts): taken
  * once by a conditional write (20 racing ingests make one act), never released by a budget's decision, and released
  * only by a person (`releaseKey`, POST /keys/{hash}/release); a release leaves the key off while a budget holds it,
  * and a budget's release leaves it off while the rule does. Released keys are not stopped again by the rule that day.
@@ -30,7 +30,7 @@ import { keys } from '#shared/db/keys.ts';
 import { listRules } from '#shared/db/rules.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { applied } from '#shared/enforcement/decide.ts';
-import { holderKey, type Act, type ActionKind, type Hold, type LeverState, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, type Act, type ActionKind, type Hold, type LeverState, type Target } from '#shared/db/enforcement-model.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct } from '#shared/enforcement/pull.ts';
 import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
@@ -39,7 +39,7 @@ import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
@@ -141,7 +141,7 @@ interface Trigger {
 
 /**
  * Pulls the rule's lever for a key past it and says what was done. The rule becomes a holder of the key's lever state
- * (shared/enforcement/model.ts): the switch is pulled when it is the first holder (a budget holding it already: the
+ * (shared/db/enforcement-model.ts): the switch is pulled when it is the first holder (a budget holding it already: the
  * hold is added to the state only), by one conditional write of the state (racing ingests make one act).
  */
 async function stopKey(accountId: string, t: Trigger, enforcement: EnforcementItems, opts: AnomalyOptions): Promise<Done> {
@@ -182,7 +182,7 @@ async function stopKey(accountId: string, t: Trigger, enforcement: EnforcementIt
   const act: Act = { target, op: applied(state, staleBefore) ? 'hold' : 'stop', reason: 'anomaly', holds, added: [{ hold, reason: 'anomaly' }], removed: [], changed: [], state };
   if (needsLever(act) && (!opts.lever || opts.connection?.id !== target.connectionId)) {
     // Not in this connection's sync (no admin key here): its sync is queued; the rule stops the key when it sees the rate.
-    await queueSyncs([{ accountId, connectionId: target.connectionId! }]);
+    await queueSyncs([{ accountId, connectionId: target.connectionId!, provider: target.provider as never }]);
     return { kind: 'failed', detail: `the key's connection was not syncing here; its sync is queued` };
   }
   const outcome = await takeAct(act, target.kind === 'reporter' ? undefined : opts.lever, { write: (prev, next) => writeState(accountId, prev, next) }, { now, month: isoMonth(now) });
@@ -292,7 +292,7 @@ export async function anomaliesAfterIngest(accountId: string, candidates: readon
 /** The key's lever states (its switch, its reporter block) and the anomaly holds on them. */
 function anomalyHoldsOf(states: readonly LeverState[], keyHash: string) {
   const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`]);
-  return states.filter((s) => ids.has(s.target.id)).flatMap((s) => s.holds.filter((h) => h.kind === 'anomaly').map((h) => ({ s, h })));
+  return states.filter((s: LeverState) => ids.has(s.target.id)).flatMap((s: LeverState) => s.holds.filter((h: Hold) => h.kind === 'anomaly').map((h) => ({ s, h })));
 }
 
 export interface ReleaseResult {

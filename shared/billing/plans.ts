@@ -9,12 +9,14 @@ export interface PlanLimits {
   keys: number;
   /** Seats: users plus pending invitations (docs/features/billing.md). */
   users: number;
+  /** Distinct customers (`customerId` of events) a calendar month; past it, usage counts under `(other customers)`. */
+  customers: number;
 }
 
 export const PLANS: Record<Plan, PlanLimits> = {
-  FREE: { trackedRequests: 10_000, keys: 5, users: 3 },
-  GROWTH: { trackedRequests: 1_000_000, keys: 100, users: 25 },
-  SCALE: { trackedRequests: 10_000_000, keys: 1_000, users: 250 },
+  FREE: { trackedRequests: 10_000, keys: 5, users: 3, customers: 100 },
+  GROWTH: { trackedRequests: 1_000_000, keys: 100, users: 25, customers: 10_000 },
+  SCALE: { trackedRequests: 10_000_000, keys: 1_000, users: 250, customers: 100_000 },
 };
 
 export interface Period {

@@ -8,6 +8,7 @@ import type { Budget } from '#shared/alerting/model.ts';
 import { validate } from '#shared/http/validate.ts';
 import { name } from '#shared/http/fields.ts';
 import { hasAtMostSixDecimals, usdText } from '#shared/pricing/money.ts';
+import { tagNameProblem, tagValueProblem } from '#shared/tags/tags.ts';
 
 export { name };
 
@@ -44,8 +45,16 @@ const AlertThreshold = z.number('alertThreshold must be a number (a percentage o
   z.refine(hasAtMostTwoDecimals, 'alertThreshold must have at most 2 decimals.'),
 );
 
-export const BUDGET_SCOPES = ['ACCOUNT', 'KEY', 'PROJECT'] as const;
-const Scope = z.enum(BUDGET_SCOPES, 'scope must be ACCOUNT, KEY or PROJECT.');
+export const BUDGET_SCOPES = ['ACCOUNT', 'KEY', 'PROJECT', 'TAG'] as const;
+const Scope = z.enum(BUDGET_SCOPES, 'scope must be ACCOUNT, KEY, PROJECT or TAG.');
+/** scope TAG: every key whose effective tags hold `name: value`, now and later (docs/features/tags-and-chargeback.md). */
+const BudgetTag = z.strictObject(
+  {
+    name: z.string('tag.name must be a tag name.').check(z.refine((n) => tagNameProblem(n) === undefined, 'tag.name must be 1–64 characters of a-z 0-9 _ . - : / (lower case).')),
+    value: z.string('tag.value must be a string.').check(z.refine((v) => tagValueProblem(v) === undefined, 'tag.value must be 1–256 characters without control characters.')),
+  },
+  'tag must be an object {name, value}.',
+);
 export const BUDGET_ACTIONS = ['notify', 'stop'] as const;
 const Action = z.enum(BUDGET_ACTIONS, 'action must be notify or stop.');
 const idText = (field: string) => {
@@ -64,6 +73,8 @@ const fields = {
   /** Required with scope PROJECT (the connection and its OpenAI project or Anthropic workspace), refused otherwise. */
   connectionId: z.optional(z.nullable(idText('connectionId'))),
   projectId: z.optional(z.nullable(idText('projectId'))),
+  /** Required with scope TAG, refused otherwise. */
+  tag: z.optional(z.nullable(BudgetTag)),
   /** Default notify. */
   action: z.optional(Action),
   /** Default false. */
@@ -84,6 +95,10 @@ export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON 
       if (budget.connectionId) issue('connectionId', 'connectionId is only allowed when scope is PROJECT.');
       if (budget.projectId) issue('projectId', 'projectId is only allowed when scope is PROJECT.');
     }
+    if (budget.scope === 'TAG') {
+      if (!budget.tag) issue('tag', 'tag {name, value} is required when scope is TAG.');
+      if (budget.keyHash) issue('keyHash', 'keyHash is not allowed when scope is TAG.');
+    } else if (budget.tag) issue('tag', 'tag is only allowed when scope is TAG.');
     if (budget.scope === 'ACCOUNT' && budget.keyHash) {
       ctx.issues.push({
         code: 'custom',
@@ -107,6 +122,7 @@ export const PatchBudgetBody = z
       keyHash: fields.keyHash,
       connectionId: fields.connectionId,
       projectId: fields.projectId,
+      tag: fields.tag,
       action: fields.action,
       alertOnForecast: fields.alertOnForecast,
     },
@@ -132,6 +148,7 @@ export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): Crea
     keyHash: patch.keyHash !== undefined ? patch.keyHash : patch.scope !== undefined && patch.scope !== 'KEY' ? null : existing.keyHash,
     connectionId: patch.connectionId !== undefined ? patch.connectionId : patch.scope !== undefined && patch.scope !== 'PROJECT' ? null : (existing.connectionId ?? null),
     projectId: patch.projectId !== undefined ? patch.projectId : patch.scope !== undefined && patch.scope !== 'PROJECT' ? null : (existing.projectId ?? null),
+    tag: patch.tag !== undefined ? patch.tag : patch.scope !== undefined && patch.scope !== 'TAG' ? null : (existing.tag ?? null),
     action: patch.action ?? existing.action ?? 'notify',
     alertOnForecast: patch.alertOnForecast ?? existing.alertOnForecast,
   };

@@ -14,7 +14,7 @@ import { providerName } from '#shared/providers/names.ts';
 import { listStates } from '#shared/db/enforcement.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { coverageOf, enforceWithoutKeys, enforcementView, holdBudget, leverName, loadAccount, spendOf as coveredSpend, type AccountView } from '#shared/enforcement/service.ts';
-import { holderKey } from '#shared/enforcement/model.ts';
+import { holderKey } from '#shared/db/enforcement-model.ts';
 import { isoMonth } from '#shared/time/periods.ts';
 
 export const MAX_BUDGETS_PER_ACCOUNT = 100;
@@ -29,8 +29,10 @@ const editConflict = () =>
 
 /** The key a budget watches, or null for ACCOUNT (the schema guarantees keyHash iff KEY). */
 const watchedKey = (input: CreateBudgetBody): string | null => (input.scope === 'KEY' ? (input.keyHash ?? null) : null);
-const projectOf = (input: CreateBudgetBody) =>
-  input.scope === 'PROJECT' ? { connectionId: input.connectionId ?? null, projectId: input.projectId ?? null } : { connectionId: null, projectId: null };
+const projectOf = (input: CreateBudgetBody) => ({
+  ...(input.scope === 'PROJECT' ? { connectionId: input.connectionId ?? null, projectId: input.projectId ?? null } : { connectionId: null, projectId: null }),
+  tag: input.scope === 'TAG' ? (input.tag ?? null) : null,
+});
 
 const spendOf = (budget: Budget, spend: SpendSnapshot): number =>
   budget.scope === 'KEY' && budget.keyHash ? spend.keyMonth(budget.keyHash) : spend.accountMonth();
@@ -45,6 +47,10 @@ const projectForecast = (budget: Budget, extra: NonNullable<Extra>, now: Date) =
 
 const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra, now = new Date()) => {
   const enforcement = budget.action === 'stop' && extra ? enforcementView(budget, extra, leverName(budget, extra)) : undefined;
+  if (budget.scope === 'TAG') {
+    const tagSpend = extra ? coveredSpend(budget, { keys: extra.keys, accountMonthMicros: 0 }) : 0;
+    return budgetView(budget, tagSpend, tagSpend, enforcement);
+  }
   if (budget.scope === 'PROJECT') {
     const projectSpend = extra ? coveredSpend(budget, { keys: extra.keys, accountMonthMicros: 0 }) : 0;
     return budgetView(budget, projectSpend, extra ? Math.max(projectSpend, projectForecast(budget, extra, now)) : projectSpend, enforcement);
@@ -52,7 +58,7 @@ const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra, now = new Dat
   return budgetView(budget, spendOf(budget, spend), forecastOf(budget, spend), enforcement);
 };
 
-const needsExtra = (budgets: Budget[]) => budgets.some((b) => b.action === 'stop' || b.scope === 'PROJECT');
+const needsExtra = (budgets: Budget[]) => budgets.some((b) => b.action === 'stop' || b.scope === 'PROJECT' || b.scope === 'TAG');
 
 async function loadExtra(accountId: string, now: Date): Promise<Extra> {
   const view = await loadAccount(accountId, now);
@@ -64,7 +70,7 @@ async function loadExtra(accountId: string, now: Date): Promise<Extra> {
  * connection of this account (404 otherwise) and one of its projects.
  */
 async function checkLevers(accountId: string, budget: Budget, now: Date): Promise<Extra> {
-  if (budget.action !== 'stop' && budget.scope !== 'PROJECT') return undefined;
+  if (budget.action !== 'stop' && budget.scope !== 'PROJECT' && budget.scope !== 'TAG') return undefined;
   const account = await loadAccount(accountId, now);
   const refuse = (message: string, path = 'action') => new ValidationError(message, [{ path, message }]);
   const offState = (connectionId: string) => {
@@ -101,7 +107,7 @@ async function checkLevers(accountId: string, budget: Budget, now: Date): Promis
       const off = key.connectionId ? offState(key.connectionId) : undefined;
       if (off) throw off;
     }
-  } else {
+  } else if (budget.action === 'stop') {
     const b = coverageOf(budget, { ...account, budgets: [budget] });
     const on = b.targets.filter((t) => t.kind === 'reporter' || (t.connectionId && account.connections.get(t.connectionId)?.enforcement === 'on'));
     if (on.length === 0) {
@@ -189,9 +195,9 @@ export async function updateBudget(accountId: string, id: string, patch: PatchBu
 async function afterChange(accountId: string, budget: Budget, spend: SpendSnapshot, extra: Extra, now: Date): Promise<BudgetView> {
   const mine = holderKey({ kind: 'budget', id: budget.id });
   const hadStates = !extra && (await listStates(accountId)).some((s) => s.holds.some((h) => holderKey(h) === mine));
-  if (budget.action !== 'stop' && !hadStates && budget.scope !== 'PROJECT') return view(budget, spend, extra);
+  if (budget.action !== 'stop' && !hadStates && budget.scope !== 'PROJECT' && budget.scope !== 'TAG') return view(budget, spend, extra);
   await enforceWithoutKeys(accountId, now);
-  const fresh = budget.action === 'stop' || budget.scope === 'PROJECT' ? await loadExtra(accountId, now) : undefined;
+  const fresh = budget.action === 'stop' || budget.scope === 'PROJECT' || budget.scope === 'TAG' ? await loadExtra(accountId, now) : undefined;
   return view(budget, spend, fresh, now);
 }
 

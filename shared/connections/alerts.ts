@@ -2,7 +2,7 @@
 import { logger } from '#shared/http/logger.ts';
 import { alreadyFired, fireAlert, firedPk } from '#shared/db/alerts.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { isoDate } from '#shared/time/periods.ts';
 import type { Connection } from '#shared/db/connections.ts';
 import { providerName } from '#shared/providers/names.ts';

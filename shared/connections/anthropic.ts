@@ -1,5 +1,5 @@
 /**
- * Anthropic's Admin API (research notes §2): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
+ * Anthropic's Admin API (https://platform.claude.com/docs/en/api/admin): headers `x-api-key` and `anthropic-version: 2023-06-01`; the messages
  * usage report in 1-day buckets grouped (`group_by[]`) by key, workspace, model, service tier and context window; the organization's
  * API keys and the workspaces that name them (archived ones included); the cost report, whose `amount` is a decimal
  * string in CENTS. Reports page by `next_page`; the key and workspace lists by `after_id` = `last_id`. The report has
@@ -9,6 +9,7 @@ import { count, mergeCells, type ProviderClient } from '#shared/connections/prov
 import { centsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { readPages } from '#shared/connections/pages.ts';
+import { ANTHROPIC_VERSION } from '#shared/connections/endpoints.ts';
 import { LONG_CONTEXT_WINDOW, type BilledDay, type BillRow, type ProviderKey, type ProviderKeyStatus, type UsageCell } from '#shared/connections/model.ts';
 
 /** The cost report's grouping (`group_by[]`, the reference's form): per workspace and description (model, tier, cost type). */
@@ -20,7 +21,7 @@ export const COST_REPORT_GROUP_BY = ['workspace_id', 'description'] as const;
  */
 export const USAGE_GROUP_BY = ['api_key_id', 'workspace_id', 'model', 'service_tier', 'context_window'] as const;
 
-export const ANTHROPIC_VERSION = '2023-06-01';
+export { ANTHROPIC_VERSION };
 const STATUSES = new Set<ProviderKeyStatus>(['active', 'inactive', 'archived', 'expired']);
 
 interface Page {

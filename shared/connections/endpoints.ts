@@ -9,3 +9,6 @@ import type { Provider } from '#shared/connections/model.ts';
 export function providerBaseUrl(provider: Provider): string {
   return config().providerUrls[provider];
 }
+
+/** The `anthropic-version` header of Anthropic's Admin API (the client and the lever send it). */
+export const ANTHROPIC_VERSION = '2023-06-01';

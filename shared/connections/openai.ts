@@ -1,5 +1,5 @@
 /**
- * OpenAI's organization admin API (research notes §1): `Authorization: Bearer <admin key>`; usage of completions
+ * OpenAI's organization admin API (https://platform.openai.com/docs/api-reference/usage, https://github.com/openai/openai-openapi): `Authorization: Bearer <admin key>`; usage of completions
  * and embeddings in 1-day buckets grouped by key, model and project (completions also by `batch` and `service_tier`); the key
  * inventory as projects (archived ones included) × their API keys (`owner_project_access=any`); billed costs.
  * Reports page by `next_page`; lists by `after` = `last_id`.
@@ -10,7 +10,7 @@ import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions
 import { readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, BillRow, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { tierOf } from '#shared/usage/tiers.ts';
-import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/connections/units.ts';
+import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/usage/units.ts';
 
 /** The costs endpoint's grouping: the provider's dollars per key and line item (repeated `group_by`, the reference's form). */
 export const COSTS_GROUP_BY = ['project_id', 'line_item', 'api_key_id'] as const;
@@ -170,7 +170,7 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
           tierOf({ batch: r.batch === true, service_tier: typeof r.service_tier === 'string' ? r.service_tier : null }),
         ),
         usage('/v1/organization/usage/embeddings', ['api_key_id', 'model', 'project_id'], from, toExclusive, () => 'embeddings'),
-        // Images, speech, transcription, moderation, storage, code interpreter, web and file search (shared/connections/units.ts).
+        // Images, speech, transcription, moderation, storage, code interpreter, web and file search (shared/usage/units.ts).
         ...UNIT_ENDPOINTS.map((e) => unitUsage(e, from, toExclusive)),
       ]);
       return mergeCells([...completions, ...embeddings, ...units.flat()]);

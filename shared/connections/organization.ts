@@ -11,6 +11,8 @@
  *   (`include_disabled=true`). Two management keys are of the same account when their key lists share a key.
  * An OpenAI organization without projects or an OpenRouter account without keys can't be proven: an empty list would
  * compare equal to any other. Such a rotation is refused, saying why (delete the connection and connect again).
+ * What a connection is known by is read when it is connected or rotated, and kept current by its syncs (the key
+ * inventory: OpenAI projects, OpenRouter keys), at most 200 ids; only the sync worker ever opens the stored admin key.
  * Every list is read within the bounds of pages.ts.
  */
 import { providerBaseUrl } from '#shared/connections/endpoints.ts';
@@ -31,6 +33,23 @@ export async function organizationOf(provider: Provider, adminKey: string, optio
   }
   if (provider === 'openai') return (await openAiClient(base, adminKey, options).listProjects()).map((p) => p.id);
   return (await openRouterClient(base, adminKey, options).listKeys()).map((k) => k.id);
+}
+
+/** Ids kept of an organization's reading: one shared id proves it, so the first 200 (the connection item stays small). */
+export const MAX_STORED_ORGANIZATION_IDS = 200;
+export const storedOrganization = (ids: readonly string[]): string[] => [...new Set(ids)].slice(0, MAX_STORED_ORGANIZATION_IDS);
+
+/**
+ * What a sync's key inventory adds to what a connection's organization is known by (OpenAI: the projects of its keys;
+ * OpenRouter: its keys, which come and go), newest first; undefined when nothing changes (Anthropic's id is fixed).
+ */
+export function organizationAfterSync(provider: Provider, known: readonly string[] | null | undefined, inventory: readonly { id: string; project: { id: string } | null }[]): string[] | undefined {
+  if (provider === 'anthropic') return undefined;
+  const fresh = provider === 'openai' ? inventory.flatMap((k) => (k.project ? [k.project.id] : [])) : inventory.map((k) => k.id);
+  if (fresh.length === 0) return undefined;
+  const next = storedOrganization([...fresh, ...(known ?? [])]);
+  const before = new Set(known ?? []);
+  return next.length === before.size && next.every((id) => before.has(id)) ? undefined : next;
 }
 
 /** What the organization is known by, in words (the 400's). */

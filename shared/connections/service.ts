@@ -22,10 +22,11 @@ import { loadReconDetails } from '#shared/db/settlement.ts';
 import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
 import { ProviderLimitExceeded, ProviderRefused } from '#shared/connections/http.ts';
 import type { Provider } from '#shared/connections/model.ts';
-import { openSecret, sealSecret } from '#shared/connections/secrets.ts';
+import { sealSecret } from '#shared/connections/secrets.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { queueSync } from '#shared/connections/queue.ts';
-import { compareOrganizations, organizationOf } from '#shared/connections/organization.ts';
+import { heldOn, putReleaseJob } from '#shared/db/enforcement.ts';
+import { compareOrganizations, organizationOf, storedOrganization } from '#shared/connections/organization.ts';
 import type { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 
 export const MAX_RECONCILIATION_DAYS = 92;
@@ -143,8 +144,6 @@ export function importStart(now: Date, provider?: Provider): string {
 const hintOf = (adminKey: string) => adminKey.slice(-4);
 
 /** Ids kept of an organization's reading: one shared id proves it, so the first 200 (the item stays small). */
-export const MAX_STORED_ORGANIZATION_IDS = 200;
-const storedOrganization = (ids: readonly string[]) => [...new Set(ids)].slice(0, MAX_STORED_ORGANIZATION_IDS);
 
 export async function createConnection(accountId: string, body: CreateConnectionBody, now = new Date()) {
   await checkWithProvider(body.provider, body.adminKey);
@@ -176,7 +175,7 @@ export async function createConnection(accountId: string, body: CreateConnection
   if (!(await putNewConnection(connection))) {
     throw new Conflict(`The account has a ${providerName(body.provider)} connection already (one per provider): rotate its admin key instead.`, 'connection-exists');
   }
-  await queueSync({ accountId, connectionId: id });
+  await queueSync({ accountId, connectionId: id, provider: connection.provider });
   return connectionView(connection);
 }
 
@@ -205,8 +204,9 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     // A connection stays with its organization: its import snapshot is that organization's usage. Proven, never
     // assumed: by the organization's id, else by projects (OpenAI) or keys (OpenRouter) the two keys share.
     organization = await readOrganization(current.provider, patch.adminKey);
-    const known = await knownOrganization(current);
-    const compared = compareOrganizations(current.provider, known, organization);
+    // What the connection is known by: read when it was connected or last rotated, kept current by its syncs (only
+    // the sync worker ever opens a stored admin key).
+    const compared = compareOrganizations(current.provider, current.organization, organization);
     if (compared.result === 'other') {
       throw new ValidationError('adminKey belongs to another organization.', [
         {
@@ -228,7 +228,10 @@ export async function updateConnection(accountId: string, id: string, patch: Pat
     const next = nextVersion(latest, patch, now, secret, organization);
     if (await replaceConnection(next.connection, latest.updatedAt)) {
       // A new admin key or enforcement turned on: the next sync acts (a failed act is retried with the new key).
-      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on')) await queueSync({ accountId, connectionId: id });
+      // Enforcement turned off or paused: the sync worker puts back every lever Burnrate holds there (it alone may open
+      // the admin key); a refusal is an `enforcement_failed` alert saying how to undo it by hand.
+      const letsGo = (patch.enforcement === 'off' && latest.enforcement === 'on') || (patch.status === 'paused' && latest.status !== 'paused');
+      if (next.resumes || patch.adminKey !== undefined || (patch.enforcement === 'on' && latest.enforcement !== 'on') || (letsGo && (await heldOn(accountId, id)))) await queueSync({ accountId, connectionId: id, provider: latest.provider });
       return connectionView(next.connection);
     }
     if (attempt >= 2) throw new Conflict('The connection changed meanwhile; read it and try again.');
@@ -260,24 +263,14 @@ function nextVersion(current: Connection, patch: PatchConnectionBody, now: Date,
   return { connection: next, resumes };
 }
 
-/**
- * What the connection's organization is known by: what was read when it was connected (or last rotated), and what
- * the current admin key reads now when it still works (an OpenRouter account's keys come and go; a connection made
- * before its organization was recorded has nothing stored). A current key that no longer works adds nothing.
- */
-async function knownOrganization(current: Connection): Promise<string[]> {
-  const stored = current.organization ?? [];
-  try {
-    const adminKey = await openSecret(current.secret, { accountId: current.accountId, connectionId: current.id });
-    return [...new Set([...stored, ...(await organizationOf(current.provider, adminKey, { attempts: 1, timeoutMs: 10_000 }))])];
-  } catch {
-    return stored;
-  }
-}
-
-export async function deleteConnection(accountId: string, id: string): Promise<void> {
+export async function deleteConnection(accountId: string, id: string, now = new Date()): Promise<void> {
   const current = await mustGet(accountId, id, true);
+  // Levers Burnrate holds on it are put back by the sync worker after the deletion, with the admin key kept sealed for
+  // that alone (the release job; gone once done, or after 7 days).
+  const held = await heldOn(accountId, id);
+  if (held) await putReleaseJob(accountId, { connectionId: id, provider: current.provider, name: current.name, secret: current.secret, at: now.toISOString() });
   if (!(await removeConnection(current))) throw new NotFound('No such connection in this account.');
+  if (held) await queueSync({ accountId, connectionId: id, provider: current.provider });
 }
 
 /** POST /connections/:id/sync: queued now, at most once a minute per connection (429 with Retry-After). */
@@ -288,7 +281,7 @@ export async function syncNow(accountId: string, id: string, now = new Date()) {
   if (claimed !== true) {
     throw new TooManyRequests(`A sync of this connection was asked for less than a minute ago; try again in ${claimed} s.`, 'too-many-requests', claimed);
   }
-  await queueSync({ accountId, connectionId: id });
+  await queueSync({ accountId, connectionId: id, provider: current.provider });
   return { queuedAt: now.toISOString() };
 }
 

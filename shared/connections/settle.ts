@@ -18,8 +18,9 @@
  *   used) to the workspace's share of the `unattributed` key. Priority Tier is never in Anthropic's cost report: its
  *   usage keeps its estimate, on its own line.
  */
-import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/connections/units.ts';
-import { unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
+import { splitLineItem, unitEndpointOf, unitRowOfLineItem } from '#shared/usage/units.ts';
+import { priceLines } from '#shared/pricing/pricing.ts';
+import { costOfLines } from '#shared/pricing/lines.ts';
 import type { LineReason, Line } from '#shared/db/settlement.ts';
 
 export type { LineReason, Line };
@@ -140,7 +141,7 @@ export function modelOfLineItem(line: string, models: ReadonlySet<string>): stri
 }
 
 /**
- * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/connections/units.ts),
+ * The row an OpenAI line item bills: a unit row (`"dall-e-3, images"` → `images:dall-e-3`, shared/usage/units.ts),
  * else the model it names if the day's usage has it, else the line item itself.
  */
 export const rowOfLineItem = (line: string, models: ReadonlySet<string>): string => unitRowOfLineItem(line) ?? modelOfLineItem(line, models) ?? line;
@@ -211,9 +212,14 @@ export const PRIORITY_TIER = 'priority';
 /** The part of an Anthropic estimate that is its web searches, at the table's price (never more than the estimate: an unpriced call counts 0). */
 function webSearchMicros(e: Estimate): bigint {
   if ((e.webSearchRequests ?? 0) <= 0 || e.costMicros <= 0n) return 0n;
-  const micros = BigInt(unitCost(e.webSearchRequests!, unitPriceFor('anthropic', 'web_search', e.model)).costMicros);
+  // The estimate's web_search price line (shared/pricing/lines.ts), the one function that splits a usage into lines.
+  const lines = priceLines({ provider: 'anthropic', model: e.model, inputTokens: 0, outputTokens: 0, webSearchRequests: e.webSearchRequests! });
+  const micros = costOfLines(lines.filter((l) => l.line === 'web_search')).costMicros;
   return micros > e.costMicros ? e.costMicros : micros;
 }
+
+/** The part of an estimate that is its tokens: a token bill is allocated by it (never by the searches the same key made). */
+const tokenMicros = (e: Estimate): bigint => e.costMicros - webSearchMicros(e);
 
 export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[], tracked: (keyId: string | null) => boolean): DaySettlement {
   const s: DaySettlement = { date: day.date, targets: new Map(), billedMicros: 0n, lines: [] };
@@ -242,7 +248,8 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
     let weights: bigint[] = [];
     if (g.kind === 'tokens') {
       basis = estimates.filter((e) => billedBy(e, g));
-      weights = basis.map((e) => e.costMicros);
+      // Each line by its own estimate: the tokens' (a key's web searches are billed, and allocated, on their own line).
+      weights = basis.map(tokenMicros);
       if (!weights.some((w) => w > 0n)) weights = basis.map((e) => e.tokens);
     } else if (g.kind === 'web_search') {
       basis = estimates.filter((e) => inWorkspace(e, g.projectId) && (e.webSearchRequests ?? 0) > 0);
@@ -258,13 +265,15 @@ export function settleAnthropicDay(day: BilledDay, estimates: readonly Estimate[
     // The line's estimate: the tokens of its model, or the web searches (which the model's estimate also holds, and
     // the bill has on a line of its own).
     const estimated = basis.reduce(
-      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? e.costMicros - webSearchMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
+      (a, e) => a + (!tracked(e.keyId) ? 0n : g.kind === 'tokens' ? tokenMicros(e) : g.kind === 'web_search' ? webSearchMicros(e) : 0n),
       0n,
     );
     let untracked = 0n;
     basis.forEach((e, i) => {
       const share = shares[i]!;
-      if (tracked(e.keyId)) addTarget(s, e.keyId, g.kind === 'tokens' ? e.model : g.line, share);
+      // A key's share goes to its model's row (web searches too: the row whose estimate holds them, and whose
+      // web_search price line counts them); only what no key explains is a row of its own.
+      if (tracked(e.keyId)) addTarget(s, e.keyId, e.model, share);
       else untracked += share;
     });
     const reason = untracked !== 0n ? 'plan_key_limit' : g.kind === 'tokens' && estimated === 0n ? 'unpriced' : g.kind === 'web_search' && estimated === 0n ? 'not_estimated' : null;

@@ -6,28 +6,33 @@
  *    its differences written, then the days the provider has billed moved to the bill (phases/run.ts). A slice
  *    finished is a cursor saved: a backfill that runs out of time resumes there with the next run;
  * then the keys without usage, changed or deleted (inventory), and the connection's new state;
+ * then a past month every connection has settled closes by itself (shared/months/);
  * 4. evaluation: what alerts may follow (plan limits, spend, new keys, unpriced models), queued for the evaluation
  *    function (phases/evaluation.ts), which raises them;
- * 5. limits: the enforcement levers read back and pulled (phases/limits.ts).
+ * 5. limits: the enforcement levers read back and pulled (the `afterImport` hook: shared/enforcement/after-sync.ts).
+ * The provider's client comes from the kit the caller hands in (shared/connections/kit.ts): a connector worker carries
+ * one provider's kit (shared/sync/), so it bundles one client.
  */
 import { randomUUID } from 'node:crypto';
-import { acquireLease, getConnection, releaseLease, type Connection } from '#shared/db/connections.ts';
+import { inheritProjectTags } from '#shared/tags/service.ts';
+import { acquireLease, getConnection, releaseLease, syncAfterLease, type Connection } from '#shared/db/connections.ts';
+import { queueSync } from '#shared/connections/queue.ts';
 import { logger } from '#shared/http/logger.ts';
 import { addDays } from '#shared/time/periods.ts';
-import { firstReadableDay, providerClient } from '#shared/connections/client.ts';
+import { kitOf, type ProviderKits, type SyncHooks } from '#shared/connections/kit.ts';
 import { providerName, raiseConnectionErrorAlert } from '#shared/connections/alerts.ts';
 import { ProviderBadResponse, ProviderRefused, ProviderUnavailable, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
+import { organizationAfterSync } from '#shared/connections/organization.ts';
 import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { enforceLimits } from '#shared/connections/phases/limits.ts';
+import { autoCloseMonths } from '#shared/months/service.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
 export { clampPlan, firstDayToRead, limitDetail, readPlan, REREAD_DAYS } from '#shared/connections/sync-plan.ts';
-export { HOT_SYNC_INTERVAL_MS } from '#shared/connections/phases/limits.ts';
 export { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 
 export interface SyncOptions {
@@ -41,7 +46,14 @@ export interface SyncOptions {
   /** The interval to the next scheduled sync. @default env CONNECTOR_SYNC_INTERVAL_MS, else 15 minutes */
   intervalMs?: number;
   http?: ProviderHttpOptions;
+  /** The providers this caller syncs (a connection of another provider is an error): shared/sync/. */
+  kits: ProviderKits;
+  /** What runs around the sync from the layers above (the enforcement levers). */
+  hooks?: SyncHooks;
 }
+
+/** How far back every sync reads the providers' bills again (OpenRouter: the 30 days it keeps). */
+export const BILL_REREAD_DAYS = 35;
 
 export const syncIntervalMs = (): number => Number(process.env.CONNECTOR_SYNC_INTERVAL_MS || 15 * 60_000);
 
@@ -60,13 +72,24 @@ interface SyncRun {
   options: SyncOptions;
 }
 
-export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
+export async function syncConnection(accountId: string, connectionId: string, options: SyncOptions): Promise<SyncResult> {
   const now = options.now ?? new Date();
   const started = Date.now();
   const first = await getConnection(accountId, connectionId, true);
-  if (!first || first.status === 'paused') return empty('skipped');
+  if (!first || first.status === 'paused') {
+    // Paused or deleted: nothing is imported, and the levers Burnrate holds there go back.
+    await options.hooks?.released?.(accountId, connectionId, first, now, options.http);
+    return empty('skipped');
+  }
   const owner = randomUUID();
-  if (!(await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000))) return empty('busy');
+  // Another sync holds the lease: it runs this one right after it (the request is never dropped); or, when the lease
+  // went meanwhile, this one takes it.
+  let leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  for (let attempt = 0; !leased && attempt < 3; attempt++) {
+    if (await syncAfterLease(accountId, connectionId, new Date())) return empty('busy');
+    leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
+  }
+  if (!leased) return empty('busy');
   try {
     // Every write to the connection is conditioned on it being unpaused at the version read under the lease (another
     // sync may have finished between the first read and the lease); every provider request (and slice) first checks
@@ -90,7 +113,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
     if (error instanceof SyncStopped) return empty('stopped');
     throw error;
   } finally {
-    await releaseLease(accountId, connectionId, owner);
+    if (await releaseLease(accountId, connectionId, owner)) await queueSync({ accountId, connectionId, provider: first.provider });
   }
 }
 
@@ -101,12 +124,14 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
   try {
     const adminKey = await openSecret(conn.secret, { accountId: conn.accountId, connectionId: conn.id });
     const http = { ...run.options.http, beforeRequest: () => guard.check(), now: () => now };
-    importer = new Importer(conn, providerClient(conn.provider, adminKey, http), ctx, now);
+    importer = new Importer(conn, kitOf(run.options.kits, conn.provider).client(adminKey, http), ctx, now);
     await importer.readInventory();
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
+    // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
+    await autoCloseMonths(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
-    await enforceLimits(conn, adminKey, now, run.options.http, importer.grown);
+    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http, importer.grown);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {
     return await recordFault(run, error, importer?.result ?? empty('skipped'));
@@ -119,13 +144,14 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
  */
 async function importDays(run: SyncRun, importer: Importer, today: string): Promise<boolean> {
   const { conn, guard, options } = run;
-  const plan = clampPlan(readPlan(conn, today, options.sliceDays ?? 7), firstReadableDay(conn.provider, today));
+  const plan = clampPlan(readPlan(conn, today, options.sliceDays ?? 7), kitOf(options.kits, conn.provider).firstReadableDay(today));
   const importSlice = async (from: string, to: string) => {
     await guard.check();
     const slice = await importer.importUsage(from, to);
     await importer.settle(slice);
   };
   for (const [from, to] of plan.recent) await importSlice(from, to);
+  if (plan.backfill.length === 0 && plan.recent.length > 0) await rereadBills(run, importer, today, plan.recent[0]![0]);
   for (let i = 0; i < plan.backfill.length; i++) {
     const [from, to] = plan.backfill[i]!;
     await importSlice(from, to);
@@ -141,13 +167,39 @@ async function importDays(run: SyncRun, importer: Importer, today: string): Prom
   return true;
 }
 
+/**
+ * The bills of the last {@link BILL_REREAD_DAYS} days before the recent days read again (docs/features/spend-and-exports.md
+ * "Closed months"): a revision is found, and on a closed month's day booked as a correction. OpenRouter's bill is its
+ * keys' activity, read once per sync whatever the days: its days are read whole (usage and bill) for the 30 it keeps.
+ */
+async function rereadBills(run: SyncRun, importer: Importer, today: string, recentFrom: string): Promise<void> {
+  const { conn, guard, options } = run;
+  const oldest = kitOf(options.kits, conn.provider).firstReadableDay(today);
+  let from = addDays(today, -BILL_REREAD_DAYS);
+  if (oldest !== undefined && from < oldest) from = oldest;
+  if (from < conn.importedFrom) from = conn.importedFrom;
+  const to = addDays(recentFrom, -1);
+  const size = options.sliceDays ?? 7;
+  for (let start = from; start <= to; start = addDays(start, size)) {
+    const end = addDays(start, size - 1) < to ? addDays(start, size - 1) : to;
+    await guard.check();
+    if (conn.provider === 'openrouter') await importer.settle(await importer.importUsage(start, end));
+    else await importer.rereadBills(start, end);
+  }
+}
+
 /** The keys without usage, changed or deleted, the keys past the key limit, and the connection's state after the import. */
 async function finishInventory(run: SyncRun, importer: Importer, ctx: ImportContext) {
   const { conn, guard } = run;
   await importer.reconcileKeys();
   const untrackedKeys = await importer.listUntracked();
+  // Keys discovered in a tagged project (or moved to another) take its tags now, before budgets look at them.
+  await inheritProjectTags(conn.accountId, conn.id, ctx.knownKeys.values());
   const reached = importer.reached;
+  // What the organization is known by (a rotation is proven by it), with the keys and projects listed now.
+  const organization = organizationAfterSync(conn.provider, conn.organization, importer.listedKeys);
   await guard.write({
+    ...(organization ? { organization } : {}),
     status: 'active',
     statusDetail: reached.length > 0 ? limitDetail(reached, ctx.limits) : null,
     // Usage a limit held back is read again from its first day by the next sync (imported once there is room).

@@ -7,7 +7,7 @@ import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
 
-export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT';
+export type BudgetScope = 'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG';
 
 export type BudgetAction = 'notify' | 'stop';
 export interface Budget {
@@ -21,6 +21,8 @@ export interface Budget {
   /** PROJECT: the connection and its project (OpenAI project, Anthropic workspace); null otherwise. */
   connectionId?: string | null;
   projectId?: string | null;
+  /** TAG: every key whose effective tags hold `name: value` (docs/features/tags-and-chargeback.md); null otherwise. */
+  tag?: { name: string; value: string } | null;
   /** `stop`: at the limit, the levers of what it covers are pulled (shared/enforcement/). Absent: `notify`. */
   action?: BudgetAction;
   /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
@@ -45,6 +47,7 @@ function toItem(accountId: string, b: Budget): Item {
     keyHash: b.keyHash,
     connectionId: b.connectionId,
     projectId: b.projectId,
+    ...(b.tag ? { tag: b.tag } : {}),
     action: b.action,
     alertOnForecast: b.alertOnForecast,
     createdAt: b.createdAt,
@@ -62,6 +65,7 @@ export function toBudget(item: Item): Budget {
     keyHash: (item.keyHash as string | null | undefined) ?? null,
     connectionId: (item.connectionId as string | null | undefined) ?? null,
     projectId: (item.projectId as string | null | undefined) ?? null,
+    tag: (item.tag as { name: string; value: string } | null | undefined) ?? null,
     action: item.action === 'stop' ? 'stop' : 'notify',
     alertOnForecast: item.alertOnForecast === true,
     createdAt: item.createdAt as string,

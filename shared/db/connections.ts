@@ -322,19 +322,48 @@ export async function acquireLease(accountId: string, connectionId: string, owne
   }
 }
 
-export async function releaseLease(accountId: string, connectionId: string, owner: string): Promise<void> {
+/**
+ * Releases the lease; true when a sync was asked for while it was held (`syncAfterLease`): the holder queues one
+ * right after, so that request is never dropped.
+ */
+export async function releaseLease(accountId: string, connectionId: string, owner: string): Promise<boolean> {
   try {
-    await db().send(
+    const res = await db().send(
       new DeleteCommand({
         TableName: tableName(),
         Key: keys.connectionLease(accountId, connectionId),
         ConditionExpression: '#o = :owner',
         ExpressionAttributeNames: { '#o': 'owner' },
         ExpressionAttributeValues: { ':owner': owner },
+        ReturnValues: 'ALL_OLD',
       }),
     );
+    return res.Attributes?.again === true;
   } catch (error) {
     if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    return false;
+  }
+}
+
+/**
+ * A sync asked for while another holds the lease: marks the lease so its holder runs another sync after it. False
+ * when no lease is held any more (the caller may take it itself).
+ */
+export async function syncAfterLease(accountId: string, connectionId: string, now: Date): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.connectionLease(accountId, connectionId),
+        UpdateExpression: 'SET again = :t',
+        ConditionExpression: 'attribute_exists(pk) AND expiresAtMs >= :now',
+        ExpressionAttributeValues: { ':t': true, ':now': now.getTime() },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
   }
 }
 
@@ -413,7 +442,7 @@ export async function setBilledDays(accountId: string, provider: string, days: r
 }
 
 /** Connections of one shard due by `now` (ONE Query page of up to `limit`). */
-export async function dueConnections(shard: number, now: Date, limit = 100): Promise<{ accountId: string; connectionId: string }[]> {
+export async function dueConnections(shard: number, now: Date, limit = 100): Promise<{ accountId: string; connectionId: string; provider: Provider }[]> {
   const q = queries.dueConnections(shard, now.toISOString());
   const res = await db().send(
     new QueryCommand({
@@ -421,9 +450,9 @@ export async function dueConnections(shard: number, now: Date, limit = 100): Pro
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :before',
       ExpressionAttributeValues: { ':pk': q.gsi2pk, ':before': q.skBelow },
-      ProjectionExpression: 'accountId, id',
+      ProjectionExpression: 'accountId, id, provider',
       Limit: limit,
     }),
   );
-  return (res.Items ?? []).map((item) => ({ accountId: item.accountId as string, connectionId: item.id as string }));
+  return (res.Items ?? []).map((item) => ({ accountId: item.accountId as string, connectionId: item.id as string, provider: item.provider as Provider }));
 }

@@ -8,9 +8,17 @@ export function listProviderKeys(accountId: string): Promise<Item[]> {
   const q = queries.providerKeys(accountId);
   return queryAll({
     IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': q.gsi1pk },
+    KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :sk)',
+    ExpressionAttributeValues: { ':pk': q.gsi1pk, ':sk': q.skPrefix },
   });
+}
+
+/** All keys of an account and its projects' tag items (ONE Query on gsi1: the projects lie after the keys). */
+export async function listKeysAndProjects(accountId: string): Promise<{ keys: Item[]; projects: Item[] }> {
+  const q = queries.providerKeys(accountId);
+  const items = await queryAll({ IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': q.gsi1pk } });
+  const isProject = (item: Item) => typeof item.gsi1sk === 'string' && item.gsi1sk.startsWith(q.projectsPrefix);
+  return { keys: items.filter((i) => !isProject(i)), projects: items.filter(isProject) };
 }
 
 export async function getProviderKey(accountId: string, keyHash: string): Promise<Item | undefined> {

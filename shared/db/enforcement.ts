@@ -4,10 +4,11 @@
  * an ingest and a sync decide it at the same moment); holders released by a person for a month
  * (`ENFORCE#R#<holderKey>`), read by the same Query; and the acts' record (`ACTIONS#<a>`, one holder's on gsi1).
  */
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { SealedSecret } from '#shared/db/connections.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/db/enforcement-model.ts';
 
 const STATE_ENTITY = 'LeverState';
 const RELEASE_ENTITY = 'LeverRelease';
@@ -56,6 +57,12 @@ export async function listEnforcement(accountId: string, consistent = true): Pro
   };
 }
 
+/** Whether Burnrate holds (or is putting back) anything on the connection's targets: one Query. */
+export async function heldOn(accountId: string, connectionId: string): Promise<boolean> {
+  const { states } = await listEnforcement(accountId);
+  return states.some((s) => s.target.connectionId === connectionId && (s.holds.length > 0 || (s.status !== 'released' && !(s.status === 'failed' && s.want === 'on'))));
+}
+
 /** The lever states alone (one Query). */
 export async function listStates(accountId: string, consistent = true): Promise<LeverState[]> {
   return (await listEnforcement(accountId, consistent)).states;
@@ -84,7 +91,7 @@ export async function writeState(accountId: string, previous: LeverState | undef
 
 /** Records that a person released `release.holder` for the rest of `release.period` (the latest release wins). */
 export async function putRelease(accountId: string, release: Release): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, holderKey(release.holder)), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverRelease(accountId, `${release.holder.kind}:${release.holder.id}`), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...release } }));
 }
 
 export async function putActions(accountId: string, actions: EnforcementAction[]): Promise<void> {
@@ -144,4 +151,28 @@ export async function listActions(
     }),
   );
   return { items: (res.Items ?? []).map(toAction), ...(res.LastEvaluatedKey ? { lastKey: res.LastEvaluatedKey } : {}) };
+}
+
+/** A deleted connection's levers still to put back (the sync worker opens its sealed admin key once more). */
+export interface ReleaseJob {
+  connectionId: string;
+  provider: string;
+  name: string;
+  secret: SealedSecret;
+  at: string;
+}
+
+export async function putReleaseJob(accountId: string, job: ReleaseJob): Promise<void> {
+  const expiresAt = Math.ceil(Date.parse(job.at) / 1000) + 7 * 86_400;
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.leverReleaseJob(accountId, job.connectionId), entity: 'LeverReleaseJob', type: 'LeverReleaseJob', ...job, expiresAt } }));
+}
+
+export async function getReleaseJob(accountId: string, connectionId: string): Promise<ReleaseJob | undefined> {
+  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.leverReleaseJob(accountId, connectionId), ConsistentRead: true }));
+  const i = res.Item;
+  return i ? { connectionId: i.connectionId as string, provider: i.provider as string, name: i.name as string, secret: i.secret as SealedSecret, at: i.at as string } : undefined;
+}
+
+export async function deleteReleaseJob(accountId: string, connectionId: string): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.leverReleaseJob(accountId, connectionId) }));
 }

@@ -47,7 +47,7 @@ export interface Counts {
   outputTokens: number;
   /** Web searches (Anthropic `server_tool_use.web_search_requests`), priced per 1,000 from the table. */
   webSearchRequests: number;
-  /** A cell of units, not tokens (OpenAI images, speech, storage, …: shared/connections/units.ts): how many. */
+  /** A cell of units, not tokens (OpenAI images, speech, storage, …: shared/usage/units.ts): how many. */
   quantity: number;
 }
 
@@ -60,7 +60,7 @@ export interface UsageCell extends Counts {
    * `standard`, `batch`, another service tier (OpenAI: `flex`, `priority`, `scale`; Anthropic: its `service_tier` as
    * reported), each priced at its tier's price (shared/pricing `normalizeTier`), or `embeddings` (OpenAI's embeddings
    * endpoint: its rows never merge with completions of the same model; priced as standard), or the name of an OpenAI
-   * usage endpoint beyond tokens (`images`, `vector_stores`, …: shared/connections/units.ts; priced per unit).
+   * usage endpoint beyond tokens (`images`, `vector_stores`, …: shared/usage/units.ts; priced per unit).
    */
   tier: string;
   /** The project (OpenAI) or workspace (Anthropic) the provider reported with the row. */

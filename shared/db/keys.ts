@@ -62,8 +62,25 @@
  *                                                        version, so acts on one target are serialised
  *                                                        (shared/enforcement/)
  *   ACCOUNT#<a>             ENFORCE#R#<holder>           a holder released by a person for the rest of a month
+ *   ACCOUNT#<a>             ENFORCE#J#<con_id>           a deleted connection's levers still to put back: its provider and
+ *                                                        sealed admin key, until the sync worker has released them
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
+ *   ACCOUNT#<a>             MONTH#<yyyy-mm>              a closed month (closedAt, closedBy, settledThrough): its days' aggregates
+ *                                                        are never written again; every spend write to a past open month is
+ *                                                        conditioned on this item not existing (shared/db/months.ts)
+ *   KEY#<a>#<keyHash>       DAY#<date>#<provider>#<model>#CORRECTION#<day>  a correction booked on <date> (the day it was found)
+ *                                                        of a closed month's <day>: a row of its own, beside the day's estimate
+ *   SPEND#<a>#CUST#<yyyy-mm> C#<customerId>             one customer's spend in a month (events' `customerId`), first and
+ *                                                        last seen; `#COUNT`: how many distinct customers the month has
+ *   SPEND#<a>#FEAT#<yyyy-mm> F#<feature>                 one feature's spend in a month (events' `feature`)
+ *                                                        (both: gsi3: SPEND#<a>#CUST|FEAT#<yyyy-mm> / its cost in µ$, a NUMBER
+ *                                                        the writer ADDs to: the month's top by cost in one page; `#TOTAL`:
+ *                                                        the month's sums of events that name one)
+ *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
+ *                                                        their revision; its keys' `effectiveTags` are written from them.
+ *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
+ *                                                        keys, so GET /projects reads keys and tags in one Query
  */
 export interface Key {
   pk: string;
@@ -87,10 +104,13 @@ export const keys = {
   providerKey: (accountId: string, keyHash: string): Key => ({ pk: keyPk(accountId, keyHash), sk: 'KEY' }),
   /** GSI attributes that list an account's keys. */
   providerKeyIndex: (accountId: string, keyHash: string) => ({ gsi1pk: `${accountPk(accountId)}#KEYS`, gsi1sk: `KEY#${keyHash}` }),
-  keyDayModel: (accountId: string, keyHash: string, date: string, provider: string, model: string): Key => ({
+  /** `correctionOf`: a correction of that closed day booked on `date` (a row of its own). */
+  keyDayModel: (accountId: string, keyHash: string, date: string, provider: string, model: string, correctionOf?: string): Key => ({
     pk: keyPk(accountId, keyHash),
-    sk: `DAY#${date}#${provider}#${model}`,
+    sk: `DAY#${date}#${provider}#${model}${correctionOf ? `#CORRECTION#${correctionOf}` : ''}`,
   }),
+  /** A closed month of an account (YYYY-MM). */
+  closedMonth: (accountId: string, month: string): Key => ({ pk: accountPk(accountId), sk: `MONTH#${month}` }),
 
   budget: (accountId: string, budgetId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#BUDGET#${budgetId}` }),
   rule: (accountId: string, ruleId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#RULE#${ruleId}` }),
@@ -138,10 +158,19 @@ export const keys = {
   }),
   spendMonthKey: (accountId: string, month: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `MONTH#${month}#${keyHash}` }),
   spendDayKey: (accountId: string, date: string, keyHash: string): Key => ({ pk: `SPEND#${accountId}#KEYS`, sk: `DAY#${date}#${keyHash}` }),
+  /** One customer's spend in a calendar month; `customerCount`: the month's distinct customers (the plan's limit). */
+  spendMonthCustomer: (accountId: string, month: string, customerId: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: `C#${customerId}` }),
+  customerCount: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#COUNT' }),
+  spendMonthFeature: (accountId: string, month: string, feature: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: `F#${feature}` }),
+  /** The sums of every event of the month that names a customer / a feature (what `others` is taken from). */
+  customerTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#TOTAL' }),
+  featureTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: '#TOTAL' }),
+  /** gsi3 attributes of a month × customer / feature item: its partition, sorted by its month's cost (µ$, a number). */
+  nameCostIndex: (pk: string) => ({ gsi3pk: pk }),
   /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
-  spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string) => ({
+  spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string, correctionOf?: string) => ({
     gsi1pk: `SPEND#${accountId}#ROWS`,
-    gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}`,
+    gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}${correctionOf ? `#CORRECTION#${correctionOf}` : ''}`,
   }),
   connection: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `CONNECTION#${connectionId}` }),
   /** Sparse gsi2 attributes of a connection the dispatcher should sync at `nextSyncAt` (removed while paused). */
@@ -169,7 +198,13 @@ export const keys = {
   leverState: (accountId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#T#${targetId}` }),
   /** A holder (`budget:<id>`, `anomaly:<id>`) released by a person for the rest of a month. */
   leverRelease: (accountId: string, holderKey: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#R#${holderKey}` }),
+  /** A deleted connection whose levers the sync worker still has to put back. */
+  leverReleaseJob: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#J#${connectionId}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),
+  /** A project's tags: the connection and its OpenAI project or Anthropic workspace. */
+  projectTags: (accountId: string, connectionId: string, projectId: string): Key => ({ pk: accountPk(accountId), sk: `PROJECT#${connectionId}#${projectId}` }),
+  /** gsi1 attributes of a project's tags: in the partition of the account's keys, after them. */
+  projectTagsIndex: (accountId: string, connectionId: string, projectId: string) => ({ gsi1pk: `${accountPk(accountId)}#KEYS`, gsi1sk: `PROJECT#${connectionId}#${projectId}` }),
   /** gsi1 attributes of an act: one budget's acts, newest first. */
   enforcementActionIndex: (accountId: string, budgetId: string, actionId: string) => ({ gsi1pk: `ACTIONS#${accountId}#${budgetId}`, gsi1sk: `ACT#${actionId}` }),
 } as const;
@@ -177,7 +212,7 @@ export const keys = {
 /** Partition keys and sort-key bounds for Queries. */
 export const queries = {
   /** An account's users, ingest keys, ... : pk + begins_with(sk, prefix). */
-  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE') => ({
+  accountItems: (accountId: string, kind: 'USER' | 'INGESTKEY' | 'INVITATION' | 'CFG' | 'CFG#BUDGET' | 'CFG#RULE' | 'PRICE' | 'CONNECTION' | 'ENFORCE' | 'PROJECT') => ({
     pk: accountPk(accountId),
     skPrefix: `${kind}#`,
   }),
@@ -189,8 +224,8 @@ export const queries = {
   /** An account's alerts, newest first: all (base table) or one status (gsi1). */
   alerts: (accountId: string) => ({ pk: `ALERTS#${accountId}`, skPrefix: 'ALERT#' }),
   alertsByStatus: (accountId: string, status: string) => ({ gsi1pk: keys.alertIndex(accountId, '', status).gsi1pk }),
-  /** All keys of an account, on gsi1. */
-  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk }),
+  /** All keys of an account, on gsi1 (`skPrefix`: the keys only; the partition also holds the projects' tags). */
+  providerKeys: (accountId: string) => ({ gsi1pk: keys.providerKeyIndex(accountId, '').gsi1pk, skPrefix: 'KEY#', projectsPrefix: 'PROJECT#' }),
   /** One key's day × model items from `from` to `to` (inclusive, YYYY-MM-DD). */
   keyDays: (accountId: string, keyHash: string, from: string, to: string) => ({
     pk: keyPk(accountId, keyHash),
@@ -199,12 +234,17 @@ export const queries = {
   }),
   /** Alerts with undelivered channels that were triggered before `before` (an ISO instant), oldest first, on gsi2. */
   pendingAlertsBefore: (before: string) => ({ gsi2pk: keys.pendingAlertIndex('', '', '').gsi2pk, skBelow: before }),
+  /** An account's closed months `from`…`to` (YYYY-MM, inclusive). */
+  closedMonths: (accountId: string, from: string, to: string) => ({ pk: accountPk(accountId), skFrom: `MONTH#${from}`, skTo: `MONTH#${to}` }),
   /** The account's day items from `from` to `to` (inclusive). */
   usageDays: (accountId: string, from: string, to: string) => ({ pk: usagePk(accountId), skFrom: `DAY#${from}`, skTo: `DAY#${to}` }),
   /** The account's day × model items from `from` to `to` (inclusive). */
   spendDayModels: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#MODELS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** The account's month × key items of the months `from`…`to` (YYYY-MM, inclusive). */
   spendMonthKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `MONTH#${from}`, skTo: `MONTH#${to}#~` }),
+  /** A month's customers (ONE Query of the month's partition) and its features. */
+  monthCustomers: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#CUST#${month}`, skPrefix: 'C#' }),
+  monthFeatures: (accountId: string, month: string) => ({ pk: `SPEND#${accountId}#FEAT#${month}`, skPrefix: 'F#' }),
   /** The account's day × key items from `from` to `to` (inclusive). */
   spendDayKeys: (accountId: string, from: string, to: string) => ({ pk: `SPEND#${accountId}#KEYS`, skFrom: `DAY#${from}`, skTo: `DAY#${to}#~` }),
   /** Connections due by `before` (ISO) in one shard, soonest first, on gsi2. */

@@ -9,7 +9,7 @@
  * period, a new period, the connection's enforcement turned off, paused or deleted, else a change of the budget.
  * A target whose connection has enforcement off is left alone (unless the connection is being released).
  */
-import { holderKey, isCap, type Act, type ActReason, type Claim, type Hold, type LeverState, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, isCap, type Act, type ActReason, type Claim, type Hold, type LeverState, type Target } from '#shared/db/enforcement-model.ts';
 
 export interface DecisionInput {
   claims: Claim[];

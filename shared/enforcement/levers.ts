@@ -4,8 +4,7 @@
  * itself), or both; the methods it lacks are absent and its offer (offers.ts, which the code that never pulls a
  * lever reads without bundling this module) says so. Another provider plugs in with its offer and `registerLever`.
  */
-import { ANTHROPIC_VERSION } from '#shared/connections/anthropic.ts';
-import { providerBaseUrl } from '#shared/connections/endpoints.ts';
+import { ANTHROPIC_VERSION, providerBaseUrl } from '#shared/connections/endpoints.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 
 /** What a lever's calls may be given (tests: `fetch`, shorter waits). */
@@ -56,7 +55,7 @@ export function leverFor(provider: string, adminKey: string, options: LeverHttpO
   return make(providerBaseUrl(provider as never), adminKey, options);
 }
 
-/** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (research notes part A §1). */
+/** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (https://platform.claude.com/docs/en/api/admin/api_keys/update). */
 export function anthropicLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
   const http = leverHttp(base, { 'x-api-key': adminKey, 'anthropic-version': ANTHROPIC_VERSION }, adminKey, options);
   const setStatus = async (keyId: string, status: 'active' | 'inactive') => {
@@ -71,7 +70,7 @@ export function anthropicLever(base: string, adminKey: string, options: LeverHtt
   return { provider: 'anthropic', readKey, stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
 }
 
-/** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (research notes part A §1). */
+/** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (https://developers.openai.com/api/docs/guides/spend-limits). */
 export function openAiLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
   const http = leverHttp(base, { authorization: `Bearer ${adminKey}` }, adminKey, options);
   const path = (projectId: string) => `/v1/organization/projects/${encodeURIComponent(projectId)}/spend_limit`;
@@ -95,7 +94,7 @@ export function openAiLever(base: string, adminKey: string, options: LeverHttpOp
   };
 }
 
-/** OpenRouter: `PATCH /api/v1/keys/{hash}` `{disabled}` (research notes part A §3; its client confirms the answer). */
+/** OpenRouter: `PATCH /api/v1/keys/{hash}` `{disabled}` (https://openrouter.ai/docs/api/api-reference/api-keys; its client confirms the answer). */
 export function openRouterLever(base: string, managementKey: string, options: LeverHttpOptions = {}): Lever {
   const root = base.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
   const http = leverHttp(root, { authorization: `Bearer ${managementKey}` }, managementKey, options);

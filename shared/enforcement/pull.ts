@@ -12,7 +12,7 @@
  */
 import { providerName } from '#shared/providers/names.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
-import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/enforcement/model.ts';
+import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/db/enforcement-model.ts';
 import { heldText, offText, onText, usd } from '#shared/enforcement/words.ts';
 import { logger } from '#shared/http/logger.ts';
 

@@ -9,6 +9,7 @@
  * keys), for its own connection's targets. Ingestion and the API act on reporter targets and state-only changes
  * themselves (no key needed) and queue a sync of each connection that has an act waiting.
  */
+import { effectiveTagsOf } from '#shared/tags/tags.ts';
 import { makeAlert } from '#shared/alerting/evaluate.ts';
 import type { Budget } from '#shared/alerting/model.ts';
 import { loadSpend } from '#shared/alerting/spend.ts';
@@ -21,20 +22,22 @@ import { listEnforcement, putActions, putRelease, writeState } from '#shared/db/
 import type { Item } from '#shared/db/client.ts';
 import { rollingNames } from '#shared/db/rolling.ts';
 import { queueSyncs } from '#shared/connections/queue.ts';
+import type { Provider } from '#shared/connections/model.ts';
 import { decide } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
 import { needsLever, takeAct, type StateWriter } from '#shared/enforcement/pull.ts';
-import { holderName } from '#shared/enforcement/words.ts';
-import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/enforcement/model.ts';
+import { holderName, undoByHand } from '#shared/enforcement/words.ts';
+import { holdStops } from '#shared/enforcement/stopped-by.ts';
+import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 
-export type { Outcome } from '#shared/enforcement/model.ts';
+export type { Outcome } from '#shared/db/enforcement-model.ts';
 
 /** An act under way longer than this is taken as lost (its worker died): the next pass does it again. */
 const ACTING_STALE_MS = 2 * 60_000;
@@ -157,8 +160,12 @@ export function coverageOf(budget: Budget, view: AccountView): Coverage {
 export function spendOf(budget: Budget, view: Pick<AccountView, 'keys' | 'accountMonthMicros'>): number {
   if (budget.scope === 'KEY') return view.keys.find((k) => k.hash === budget.keyHash)?.monthMicros ?? 0;
   if (budget.scope === 'PROJECT') return projectKeys(budget, view).spendMicros;
+  if (budget.scope === 'TAG') return view.keys.filter(holdsTag(budget)).reduce((n, k) => n + k.monthMicros, 0);
   return view.accountMonthMicros;
 }
+
+/** A TAG budget's keys: those whose effective tags hold its tag, read from the keys each time (now and later). */
+const holdsTag = (budget: Budget) => (k: KeyInfo) => !!budget.tag && effectiveTagsOf(k.item)[budget.tag.name] === budget.tag.value;
 
 /**
  * What one stop budget claims now: switch targets (keys, reporter blocks) once its spend reaches its limit; caps
@@ -191,13 +198,22 @@ function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[]
     return inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k)));
   }
   // ACCOUNT: every key switch of the account's connections, every key that sends events, and a limit on every
-  // project (of a provider with project limits) its connections' keys are in.
-  const claims = view.keys.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
+  // project (of a provider with project limits) its connections' keys are in. TAG: the same for the keys whose
+  // effective tags hold its tag, and a limit only on projects whose keys ALL hold it (a project's limit stops all of
+  // its keys: a project only partly tagged keeps running, its tagged keys are stopped where a provider can).
+  const scoped = budget.scope === 'TAG' ? view.keys.filter(holdsTag(budget)) : view.keys;
+  const partly = new Set<string>();
+  if (budget.scope === 'TAG') {
+    const tagged = holdsTag(budget);
+    for (const k of view.keys) if (k.connectionId && k.projectId && !tagged(k)) partly.add(projectTargetId(k.connectionId, k.projectId));
+  }
+  const claims = scoped.filter((k) => k.source === 'ingest' || covered(k)).flatMap((k) => switchClaim(keyTarget(k)));
   const byProject = new Map<string, { conn: Connection; projectId: string; name: string; micros: number; active: boolean }>();
-  for (const k of view.keys) {
+  for (const k of scoped) {
     const conn = k.connectionId ? view.connections.get(k.connectionId) : undefined;
     if (k.source !== 'connection' || !conn || !k.projectId || !leverOffer(conn.provider)?.projectLimit) continue;
     const id = projectTargetId(conn.id, k.projectId);
+    if (partly.has(id)) continue;
     const p = byProject.get(id) ?? { conn, projectId: k.projectId, name: projectNameOf(k, k.projectId), micros: 0, active: false };
     p.micros += k.monthMicros;
     p.active ||= k.active;
@@ -284,7 +300,7 @@ const dbWriter = (accountId: string): StateWriter => ({ write: (prev, next) => w
 function concerned(o: Outcome): Array<{ hold: Hold; on: boolean; reason: ActReason }> {
   const a = o.act;
   const retried = a.state?.status === 'failed' || a.state?.status === 'acting';
-  const on = [...a.added, ...a.changed.filter((c) => a.op === 'set_limit')];
+  const on = [...a.added, ...a.changed];
   if (on.length === 0 && retried && (a.op === 'stop' || a.op === 'set_limit')) on.push(...a.holds.map((hold) => ({ hold, reason: a.reason })));
   const off = [...a.removed, ...(a.state?.letGo ?? [])].filter((x, i, all) => all.findIndex((y) => holderKey(y.hold) === holderKey(x.hold)) === i);
   return [...on.map((x) => ({ ...x, on: true })), ...off.map((x) => ({ ...x, on: false }))];
@@ -298,7 +314,8 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
   for (const o of outcomes) {
     if (o.nowEnforcing) continue;
     for (const c of concerned(o)) {
-      if (o.act.op === 'hold' && c.on && !c.hold.reached) continue; // a cap's holder joined: nothing to tell yet
+      // A cap's holder joined, or reached its limit, while the cap stays as it is: nothing done at the provider.
+      if (o.act.op === 'hold' && c.on && (!c.hold.reached || o.act.changed.some((x) => holderKey(x.hold) === holderKey(c.hold)))) continue;
       actions.push({
         id: newId('action'),
         budgetId: c.hold.kind === 'budget' ? c.hold.id : null,
@@ -319,16 +336,25 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
 }
 
 async function announce(accountId: string, outcomes: Outcome[], budgets: Map<string, Budget>, now: Date): Promise<void> {
-  const byBudget = new Map<string, { stopped: string[]; released: Array<{ detail: string; reason: ActReason }>; failed: string[]; keyHashes: Set<string> }>();
+  const byBudget = new Map<string, { stopped: string[]; released: Array<{ detail: string; reason: ActReason }>; failed: string[]; byHand: boolean; keyHashes: Set<string> }>();
   const entry = (id: string) => {
-    const e = byBudget.get(id) ?? { stopped: [], released: [], failed: [], keyHashes: new Set<string>() };
+    const e = byBudget.get(id) ?? { stopped: [], released: [], failed: [], byHand: false, keyHashes: new Set<string>() };
     byBudget.set(id, e);
     return e;
   };
   for (const o of outcomes) {
     const t = o.act.target;
     if (o.result === 'failed') {
-      for (const h of [...o.act.holds, ...o.act.removed.map((r) => r.hold)]) if (h.kind === 'budget') entry(h.id).failed.push(`${t.kind === 'project' ? 'Project' : 'Key'} ${t.name}: ${o.detail}`);
+      const puttingBack = o.act.op === 'start' || o.act.op === 'remove_limit';
+      const text = puttingBack
+        ? `${t.kind === 'project' ? 'Project' : 'Key'} ${t.name} stays ${t.kind === 'project' ? 'capped' : 'stopped'} at ${t.provider === 'openai' ? 'OpenAI' : t.provider === 'anthropic' ? 'Anthropic' : t.provider === 'openrouter' ? 'OpenRouter' : t.provider}: ${o.detail}. To undo it by hand: ${undoByHand(t)}`
+        : `${t.kind === 'project' ? 'Project' : 'Key'} ${t.name}: ${o.detail}`;
+      const connectionGone = [...o.act.removed, ...(o.act.state?.letGo ?? [])].some((r) => r.reason === 'connection_changed');
+      for (const h of [...o.act.holds, ...o.act.removed.map((r) => r.hold), ...(o.act.state?.letGo ?? []).map((r) => r.hold)]) {
+        if (h.kind !== 'budget') continue;
+        entry(h.id).failed.push(text);
+        entry(h.id).byHand ||= connectionGone;
+      }
       continue;
     }
     if (o.nowEnforcing) {
@@ -339,8 +365,9 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
       if (c.hold.kind !== 'budget') continue;
       const e = entry(c.hold.id);
       if (t.keyHash) e.keyHashes.add(t.keyHash);
-      const wasReached = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold))?.reached === true;
-      if (c.on && c.hold.reached && (!isCap(t) || !wasReached)) e.stopped.push(o.detail);
+      const before = o.act.state?.holds.find((h) => holderKey(h) === holderKey(c.hold));
+      const retried = o.act.state?.status === 'failed' || o.act.state?.status === 'acting';
+      if (c.on && c.hold.reached && (before === undefined || retried || (isCap(t) && !before.reached))) e.stopped.push(o.detail);
       if (!c.on) e.released.push({ detail: o.detail, reason: c.reason });
     }
   }
@@ -381,7 +408,9 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
           ...common,
           type: 'enforcement_failed',
           title: `Budget ${label} could not act`,
-          message: `${e.failed.join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
+          message: e.byHand
+            ? `${[...new Set(e.failed)].join('. ')}. The connection was turned off, paused or deleted, so Burnrate will not try again.`
+            : `${[...new Set(e.failed)].join('. ')}. Give the connection an admin key that may write (PATCH the connection with a new admin key); the next sync tries again.`,
         }),
         adminsOnly: true as const,
       };
@@ -393,8 +422,8 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
 
 export interface PassResult {
   outcomes: Outcome[];
-  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each. */
-  waiting: string[];
+  /** Connections with acts waiting that this pass could not take (no lever here): queue a sync of each (its provider's worker). */
+  waiting: { connectionId: string; provider: Provider }[];
   /** This connection holds a stop budget at or past its alert threshold: sync it every minute. */
   hot: Set<string>;
 }
@@ -413,7 +442,8 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
     const acts = decisionFor(view, opts.now, opts.releasing ? { releasing: opts.releasing } : {});
     const here = (a: Act) => opts.scope(a.target) && (!needsLever(a) || opts.lever !== undefined);
     const mine = acts.filter(here);
-    const waiting = [...new Set(acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit').map((a) => a.target.connectionId!))];
+    const waitingActs = acts.filter((a) => !here(a) && a.target.connectionId && a.op !== 'read_limit');
+    const waiting = [...new Map(waitingActs.map((a) => [a.target.connectionId!, { connectionId: a.target.connectionId!, provider: a.target.provider as Provider }])).values()];
     const io = dbWriter(accountId);
     const ctx = { now: opts.now, month: view.month };
     const outcomes = (await Promise.all(mine.map((a) => takeAct(a, a.target.kind === 'reporter' ? undefined : opts.lever, io, ctx)))).filter((o): o is Outcome => o !== undefined);
@@ -436,11 +466,11 @@ export async function enforcePass(accountId: string, opts: ActOptions & { scope:
 /** After an ingest or a budget change (no admin key here): reporter targets and state-only changes now, a sync queued for each connection with acts waiting. */
 export async function enforceWithoutKeys(accountId: string, now = new Date()): Promise<PassResult> {
   const result = await enforcePass(accountId, { now, scope: () => true });
-  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((connectionId) => ({ accountId, connectionId })));
+  if (result.waiting.length > 0) await queueSyncs(result.waiting.map((w) => ({ accountId, ...w })));
   return result;
 }
 
-/** In the sync worker, after the import: the connection's own targets, with its lever. */
+/** In the sync worker, after the import: the connection's own targets, with its lever (`releasing`: every hold there goes, `connection_changed`). */
 export function enforceForConnection(accountId: string, connectionId: string, lever: Lever, now: Date, releasing = false): Promise<PassResult> {
   return enforcePass(accountId, { now, lever, scope: (t) => t.connectionId === connectionId, ...(releasing ? { releasing: new Set([connectionId]) } : {}) });
 }
@@ -459,6 +489,7 @@ export type EnforcementStatus = 'armed' | 'stopped' | 'released' | 'failed';
 /** The lever a budget uses, as the API names it. */
 export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'connections'>): string | null {
   if (budget.scope === 'ACCOUNT') return 'account';
+  if (budget.scope === 'TAG') return 'tag';
   if (budget.scope === 'PROJECT') {
     const c = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
     if (!c) return null;
@@ -469,9 +500,6 @@ export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'conn
   if (!k) return null;
   return k.source === 'ingest' ? 'reporter' : leverOffer(k.provider)?.keySwitch ? `${k.provider}_key` : null;
 }
-
-/** Whether a hold stops spend now: a switch held, a cap whose holder reached its limit or that the provider enforces. */
-export const holdStops = (s: LeverState, h: Hold): boolean => (isCap(s.target) ? s.status !== 'released' && (h.reached || s.enforcing === true) : s.status === 'stopped' || (s.status === 'failed' && s.want === 'off') || s.status === 'acting');
 
 /** `enforcement` of a stop budget's view, from the lever states it holds (each holder shows its own status). */
 export function enforcementView(budget: Budget, view: Pick<AccountView, 'states' | 'releases' | 'month'>, lever: string | null) {
@@ -497,18 +525,5 @@ export function enforcementView(budget: Budget, view: Pick<AccountView, 'states'
 const defaultDetail = (status: EnforcementStatus) =>
   status === 'released' ? 'Released for the rest of this month.' : status === 'armed' ? 'Stops spend when the limit is reached.' : '';
 
-/** `stoppedBy` of a key (docs/features/budgets-and-alerts.md): the holders stopping it now, by its switch, its reporter block or its project's cap. */
-export function stoppedBy(keyHash: string, project: { connectionId: string; projectId: string } | null, states: LeverState[]) {
-  const ids = new Set([`key:${keyHash}`, `reporter:${keyHash}`, ...(project ? [projectTargetId(project.connectionId, project.projectId)] : [])]);
-  const out: Array<{ kind: Hold['kind']; id: string; name: string | null; lever: string; since: string }> = [];
-  for (const s of states) {
-    if (!ids.has(s.target.id)) continue;
-    for (const h of s.holds) {
-      if (!holdStops(s, h)) continue;
-      out.push({ kind: h.kind, id: h.id, name: h.name, lever: s.target.kind === 'project' ? `${s.target.provider}_project_limit` : s.target.kind === 'reporter' ? 'reporter' : `${s.target.provider}_key`, since: isCap(s.target) ? s.since : h.since });
-    }
-  }
-  return out;
-}
-
 export { holderName };
+export { holdStops, stoppedBy } from '#shared/enforcement/stopped-by.ts';

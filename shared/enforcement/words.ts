@@ -1,7 +1,7 @@
 /** What an act did, in words: the detail of its state, its log entry and its alert. */
 import { providerName } from '#shared/providers/names.ts';
 import { leverOffer } from '#shared/enforcement/offers.ts';
-import type { Act, Hold, Target } from '#shared/enforcement/model.ts';
+import type { Act, Hold, Target } from '#shared/db/enforcement-model.ts';
 
 export const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
@@ -26,4 +26,12 @@ export const holderName = (h: Pick<Hold, 'kind' | 'id' | 'name'>) => `${h.kind =
 export function heldText(t: Target, act: Pick<Act, 'holds'>): string {
   const what = t.kind === 'project' ? `${providerName(t.provider)} project ${t.name}'s limit` : `Key ${t.name}`;
   return `${what} stays ${t.kind === 'project' ? 'set' : 'stopped'}, held by ${act.holds.map(holderName).join(', ')}`;
+}
+
+/** How a person puts a target back by hand when Burnrate can't (a refused admin key, a deleted connection). */
+export function undoByHand(t: Target): string {
+  if (t.kind === 'key' && t.provider === 'anthropic') return `set key ${t.name} active again in the Claude Console (Settings → API keys), or POST /v1/organizations/api_keys/${t.keyId} {"status": "active"}`;
+  if (t.kind === 'key' && t.provider === 'openrouter') return `enable key ${t.name} again at openrouter.ai/settings/keys, or PATCH /api/v1/keys/${t.keyId} {"disabled": false}`;
+  if (t.kind === 'project') return `remove or raise project ${t.name}'s spend limit in the ${providerName(t.provider)} dashboard (Settings → Limits), or DELETE /v1/organization/projects/${t.projectId}/spend_limit`;
+  return `nothing: the reporter lets ${t.name} through once the budget is released`;
 }

@@ -7,9 +7,11 @@ import type { PricedEvent } from '#shared/ingest/events.ts';
 import {
   addContribution,
   aggregateActionCount,
+  bookedDay,
   contributionCost,
   emptyAggregates,
   kdmId,
+  pastMonthsOf,
   zeroSums,
   type Aggregates,
   type ChunkContext,
@@ -37,8 +39,9 @@ export {
 } from '#shared/usage/aggregates.ts';
 
 import { priceLines } from '#shared/pricing/pricing.ts';
+import { MAX_ACTIONS } from '#shared/usage/aggregates.ts';
 
-export const MAX_ACTIONS = 100;
+export { MAX_ACTIONS };
 
 function add(sums: Sums, e: PricedEvent): void {
   sums.costMicros += BigInt(e.costMicros);
@@ -75,8 +78,30 @@ function eventLines(e: PricedEvent): Map<string, bigint> {
 
 function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   chunk.events.push(e);
-  addContribution(chunk, { keyHash: e.keyHash, date: e.date, provider: e.provider, model: e.model, keyHint: e.keyHint, at: e.timestamp, sums: eventSums(e), lines: eventLines(e) }, ctx);
+  addContribution(
+    chunk,
+    {
+      keyHash: e.keyHash,
+      // An event of a closed month's day is booked today, as a correction of that day (the closed month never changes).
+      ...bookedDay(e.date, ctx),
+      provider: e.provider,
+      model: e.model,
+      keyHint: e.keyHint,
+      sums: eventSums(e),
+      lines: eventLines(e),
+      ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+      ...(e.feature !== undefined ? { feature: e.feature } : {}),
+      at: e.timestamp,
+    },
+    ctx,
+  );
 }
+
+/** Guards a chunk's transaction holds besides its actions: one per past month it writes (shared/db/usage-writes.ts `openMonthGuards`). */
+const guards = (chunk: Chunk, e: PricedEvent, ctx: ChunkContext): number => {
+  const month = bookedDay(e.date, ctx).date.slice(0, 7);
+  return pastMonthsOf(chunk, ctx).length + (month < ctx.month && !chunk.months.has(month) ? 1 : 0);
+};
 
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);
 
@@ -85,7 +110,7 @@ export function planChunks(events: readonly PricedEvent[], ctx: ChunkContext): C
   const chunks: Chunk[] = [];
   let chunk = emptyChunk();
   for (const e of [...events].sort(order)) {
-    if (chunk.events.length > 0 && actionCount(chunk) + cost(chunk, e, ctx) > MAX_ACTIONS) {
+    if (chunk.events.length > 0 && actionCount(chunk) + cost(chunk, e, ctx) + guards(chunk, e, ctx) > MAX_ACTIONS) {
       chunks.push(chunk);
       chunk = emptyChunk();
     }

@@ -87,6 +87,8 @@ export function priceEvent(raw: unknown, index: number, now: Date): PricedEvent 
     ...(e.costUsd !== undefined ? { costGiven: true as const } : {}),
     timestamp: at.toISOString(),
     date: isoDate(at),
+    ...(e.customerId !== undefined ? { customerId: e.customerId } : {}),
+    ...(e.feature !== undefined ? { feature: e.feature } : {}),
   };
 }
 

@@ -21,6 +21,9 @@ const tokens = (field: string) =>
     z.maximum(MAX_TOKENS, `${field} must be at most ${MAX_TOKENS}.`),
   );
 
+/** Where a month's customers past the plan's limit are counted (groupBy=customer, GET /customers). */
+export const OTHER_CUSTOMERS = '(other customers)';
+
 export const IngestEvent = z.strictObject({
   requestId: z.string('requestId must be a string.').check(z.minLength(1, 'requestId must not be empty.'), z.maxLength(128, 'requestId must be at most 128 characters.')),
   keyHash: z.string('keyHash must be a string.').check(z.regex(/^[0-9a-f]{64}$/, 'keyHash must be a SHA-256 in 64 lower-case hex characters.')),
@@ -65,6 +68,21 @@ export const IngestEvent = z.strictObject({
   ),
   costUsd: z.optional(z.number('costUsd must be a number.').check(z.minimum(0, 'costUsd must be ≥ 0.'), z.maximum(1_000_000_000, 'costUsd must be at most 1000000000.'))),
   timestamp: z.optional(z.iso.datetime({ offset: true, error: 'timestamp must be an ISO 8601 date-time.' })),
+  /** The application's own customer of the call (the reporter's `x-burnrate-customer`): 1–128 printable characters. */
+  customerId: z.optional(
+    z.string('customerId must be a string.').check(
+      z.refine((v) => [...v].length >= 1 && [...v].length <= 128, 'customerId must be 1–128 characters.'),
+      z.refine((v) => !/\p{Cc}/u.test(v), 'customerId must be printable (no control characters).'),
+      z.refine((v) => v !== OTHER_CUSTOMERS, `customerId must not be "${OTHER_CUSTOMERS}" (the name of the customers past the plan's limit).`),
+    ),
+  ),
+  /** The application's feature of the call (`x-burnrate-feature`): 1–64 printable characters. */
+  feature: z.optional(
+    z.string('feature must be a string.').check(
+      z.refine((v) => [...v].length >= 1 && [...v].length <= 64, 'feature must be 1–64 characters.'),
+      z.refine((v) => !/\p{Cc}/u.test(v), 'feature must be printable (no control characters).'),
+    ),
+  ),
 });
 
 export type IngestEvent = z.infer<typeof IngestEvent>;

@@ -2,6 +2,7 @@
  * POST /ingest: price each event, drop repeats, fit the plan's limits, and write the rest exactly once with
  * their aggregates; then evaluate alerts. One bad event is reported by index and does not sink the batch.
  */
+import { listClosedMonths } from '#shared/db/months.ts';
 import { isRejection, priceEvent, type PricedEvent, type Rejection } from '#shared/ingest/events.ts';
 import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { fitToLimits } from '#shared/ingest/limits.ts';
@@ -10,6 +11,8 @@ import { writeChunk } from '#shared/db/usage-writes.ts';
 import { isoHour, keptHours, recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
+import { countCustomers, knownCustomers } from '#shared/db/customers.ts';
+import { admitCustomers } from '#shared/ingest/customers.ts';
 import { getAccount } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { currentPeriod } from '#shared/billing/plans.ts';
@@ -67,7 +70,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const months = [...new Set(priced.events.map((e) => e.date.slice(0, 7)))];
   // The account's own prices are read in the same BatchGetItem as the rest of the context: a price written before
   // this request prices its events (no cache).
-  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months, ownPriceNames(priced.events));
+  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months, ownPriceNames(priced.events), isoMonth(now));
   const { account, known } = context;
   priced.events = applyOwnPrices(priced.events, context.ownPrices);
   if (!account) throw new NotFound('The account does not exist.');
@@ -90,6 +93,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     recentDays: new Set(recentDays(isoDate(now))),
     keptHours: new Set(keptHours(now)),
     nowHour: isoHour(now),
+    closedMonths: context.closedMonths,
   };
 
   /**
@@ -125,10 +129,12 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   /** Events written without a given cost: their models are checked for a price (the `unpriced_model` alert). */
   const written: PricedEvent[] = [];
   const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
-  const queue: { chunk: Chunk; attempt: number }[] = plan(
-    await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling),
-    0,
-  );
+  const fitted = await fit(priced.events, { requests: usedRequests, keys: account.keyCount ?? 0 }, context.ceiling);
+  // Customers: the month's new ones while the plan has room, the rest under `(other customers)` (one BatchGetItem).
+  const named = fitted.filter((e) => e.customerId !== undefined);
+  const customers = named.length > 0 ? await knownCustomers(accountId, [...new Map(named.map((e) => [`${e.date.slice(0, 7)}|${e.customerId}`, { month: e.date.slice(0, 7), customerId: e.customerId! }])).values()]) : undefined;
+  const admitted = customers ? admitCustomers(fitted, customers.known, customers.counts, limits.customers) : { events: fitted, added: new Map<string, number>() };
+  const queue: { chunk: Chunk; attempt: number }[] = plan(admitted.events, 0);
   while (queue.length > 0) {
     const { chunk, attempt } = queue.shift()!;
     const outcome = await writeChunk({ accountId, chunk, now, today: ctx.today, month: ctx.month, periodStart: period.start, limits });
@@ -154,6 +160,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       const dup = new Set(outcome.duplicateRequestIds);
       duplicates += dup.size;
       outcome.existingKeys.forEach((k) => ctx.knownKeys.add(k));
+      // A month closed meanwhile (its guard failed): its events are corrections now.
+      if (outcome.changedCells.length > 0) ctx.closedMonths = new Set((await listClosedMonths(accountId, '0000-01', ctx.month, true)).map((m) => m.month));
       queue.unshift(...plan(chunk.events.filter((e) => !dup.has(e.requestId)), attempt + 1));
     } else if (outcome.status === 'limit' || outcome.status === 'ceiling') {
       // A racing batch took the room we counted on: re-read it (strongly consistent) and refit all not yet written.
@@ -170,6 +178,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     }
   }
   rejected.sort((a, b) => a.index - b.index);
+  // The months' new customers counted (after their events: a failed write can only over-count, never let one past).
+  if (accepted > 0) await Promise.all([...admitted.added].map(([month, n]) => countCustomers(accountId, month, n)));
   if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
   if (accepted > 0) {
     const config = await loadAlertConfig(accountId).catch((error: unknown) => {

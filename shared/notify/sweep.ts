@@ -6,7 +6,7 @@
  */
 import { logger } from '#shared/http/logger.ts';
 import { undeliveredAlerts } from '#shared/db/alerts.ts';
-import { publishAlerts } from '#shared/notify/queue.ts';
+import { publishAlerts } from '#shared/alerting/queue.ts';
 
 /** Younger alerts are still on their first way through the queue (retries included). */
 export const SWEEP_GRACE_MS = 10 * 60 * 1000;

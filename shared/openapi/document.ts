@@ -27,6 +27,7 @@ import {
 import { CreateIngestKeyBody, IngestKeyParams } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent, MAX_EVENTS } from '#shared/ingest/schemas.ts';
 import { KeyBreakdownQuery, KeyParams, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
+import { ProjectParams, ProjectTagsBody } from '#shared/tags/schemas.ts';
 import { BudgetParams, CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
 import { ListActionsQuery } from '#shared/enforcement/schemas.ts';
 import {
@@ -47,9 +48,10 @@ import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, L
 import { CheckoutBody } from '#shared/billing/schemas.ts';
 import { ListUsersQuery, PatchUserBody, UserParams } from '#shared/users/schemas.ts';
 import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, InvitationQuery, ListInvitationsQuery } from '#shared/invitations/schemas.ts';
-import { CreateExportBody, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, CustomersQuery, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { ConnectionParams, CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
+import { CloseMonthBody, MonthParams, MonthsQuery } from '#shared/months/schemas.ts';
 import {
   AlertId,
   BudgetId,
@@ -103,6 +105,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
     schema: CreateExportBody,
     extra: { description: 'The range, as `GET /spend`: default the current month to today (UTC), at most 366 days.' },
   },
+  CloseMonthRequest: { schema: CloseMonthBody, extra: { description: '`force: true` closes a month whose days are not all settled: their estimates are frozen.' } },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -118,7 +121,8 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
         'that is not well-formed Unicode (a lone surrogate) anywhere in the body fails the whole request (400).',
     },
   },
-  LabelRequest: { schema: LabelBody },
+  LabelRequest: { schema: LabelBody, extra: { minProperties: 1, description: 'label, tags or both.' } },
+  ProjectTagsRequest: { schema: ProjectTagsBody },
   CreateBudgetRequest: {
     schema: CreateBudgetBody,
     extra: {
@@ -321,7 +325,12 @@ export const operations: Record<string, OperationSpec> = {
       '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. ' +
       'Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of ' +
       'the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a ' +
-      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month).',
+      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). ' +
+      '`groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost ' +
+      'first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, ' +
+      'exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every ' +
+      'figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, ' +
+      '`others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one.',
   },
   'spend/export': {
     summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',
@@ -331,7 +340,9 @@ export const operations: Record<string, OperationSpec> = {
     mediaType: 'text/csv',
     headers: { 'content-disposition': '`attachment; filename="burnrate-spend-<from>-to-<to>.csv"`' },
     description:
-      'Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 ' +
+      'Header `date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd` ' +
+      '(`settled` as `GET /spend?groupBy=day` says for the row\'s connection and day, Anthropic Priority Tier on rows `<model> (priority)` of their own, never settled; ' +
+      '`tags` the key\'s effective tags as a JSON object); RFC 4180 ' +
       '(CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, ' +
       'and a `\'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). ' +
       'Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it ' +
@@ -347,8 +358,10 @@ export const operations: Record<string, OperationSpec> = {
     headers: { location: '`/api/spend/exports/{id}`: poll it until `status` is `ready` (or `failed`).' },
     description:
       'The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a ' +
-      'FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, ' +
-      '`SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: ' +
+      'FOCUS 1.2 cost-and-usage CSV, one row per UTC day × key × price line (`SkuId` `<provider>/<model>`, `SkuPriceId` ' +
+      '`<provider>/<model>/<line>[/<tier>]`, `PricingUnit`/`PricingQuantity`, `ListUnitPrice` the built-in table\'s, `ContractedUnitPrice` the account\'s own, ' +
+      '`BilledCost` what Burnrate counts, `BillingAccountId` the provider organization, `ResourceId` the key hash (null without a key), `Tags` the key\'s tags, ' +
+      'Burnrate\'s facts in `x_` columns) for FinOps tools. Range as `GET /spend` (at most 366 days: ' +
       'past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 ' +
       '`/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours.',
   },
@@ -398,7 +411,7 @@ export const operations: Record<string, OperationSpec> = {
     description:
       'One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with ' +
       '`errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be ' +
-      'reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is ' +
+      'reached or answers 5xx, or its answer passes a bound (a body over 32 MB, a list past 1,000 pages or 100,000 items, a repeated page cursor; `detail` names it): 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is ' +
       'never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month.',
   },
   'connections/list': { summary: 'The account’s provider connections.', status: 200, response: 'ConnectionList' },
@@ -410,7 +423,10 @@ export const operations: Record<string, OperationSpec> = {
     status: 200,
     response: 'Connection',
     errors: [404, 409, 502],
-    description: 'A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync.',
+    description:
+      'A new `adminKey` is checked as on create and must be proven to belong to the same organization (the organization id where the provider names one, else shared projects (OpenAI) or keys (OpenRouter)): ' +
+      'a key of another organization answers 400 `/problems/validation-error`; an organization without projects or keys can\'t be proven: 400 `/problems/organization-unproven` (delete and reconnect instead). ' +
+      'Paused connections are not synced; resuming (or a new key for one in error) queues a sync.',
   },
   'connections/delete': {
     summary: 'Disconnect: the stored admin key is destroyed; imported spend and keys stay.',
@@ -435,6 +451,28 @@ export const operations: Record<string, OperationSpec> = {
     errors: [404],
     description: 'Range rules as `GET /spend`, at most 92 days. `billedUsd` is null where the provider has no figure yet.',
   },
+  'months/list': {
+    summary: 'The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each.',
+    query: MonthsQuery,
+    status: 200,
+    response: 'MonthList',
+    description:
+      'A closed month never changes: `GET /spend`, keys’ breakdowns and exports answer the same figures for its days forever. A later ' +
+      'revision of one of its days’ bills is booked as a correction on the day it was found (`correction: true`). A past month that every ' +
+      'connection has settled closes by itself at the next sync (`closedBy: "burnrate"`).',
+  },
+  'months/close': {
+    summary: 'Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found.',
+    params: MonthParams,
+    body: CloseMonthBody,
+    bodyOptional: true,
+    status: 200,
+    response: 'Month',
+    errors: [409],
+    description:
+      '409 `month-open` for the current month (or a later one), `month-closed` for a month closed already, and `month-not-settled` ' +
+      'while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen).',
+  },
   'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
   'keys/incident': {
     summary: 'A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it.',
@@ -454,7 +492,37 @@ export const operations: Record<string, OperationSpec> = {
       'its provider is switched on by a sync queued now, unless a stop budget holds it too (budgets are released by their budgets). ' +
       '409 `not-stopped` when no rule holds the key. The rule does not stop the key again that UTC day.',
   },
-  'keys/label': { summary: 'Set or clear (null) a key’s label.', params: KeyParams, body: LabelBody, status: 200, response: 'Key', errors: [404] },
+  'keys/label': {
+    summary: 'Set or clear (null) a key’s label, and/or replace its own tags.',
+    params: KeyParams,
+    body: LabelBody,
+    status: 200,
+    response: 'Key',
+    errors: [404],
+    description:
+      '`tags`: at most 20; names 1–64 characters of `a-z 0-9 _ . - : /` (lower case); values 1–256 Unicode characters without control ' +
+      'characters; `{}` clears them. The key’s `effectiveTags` (its project’s tags overlaid by its own) follow at once.',
+  },
+  'customers/list': {
+    summary: 'The application’s customers (events’ customerId) with their spend over whole months.',
+    query: CustomersQuery,
+    status: 200,
+    response: 'CustomerList',
+    description:
+      'Range as `GET /spend`, in whole calendar months (the current month to date counts as whole; otherwise 400). `sort`: `cost` ' +
+      '(default, most first) or `name`. Customers past the plan’s monthly limit (FREE 100, GROWTH 10,000, SCALE 100,000) are one ' +
+      'entry, `(other customers)`.',
+  },
+  'projects/list': { summary: 'The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags.', status: 200, response: 'ProjectList' },
+  'projects/update': {
+    summary: 'Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them.',
+    params: ProjectParams,
+    body: ProjectTagsBody,
+    status: 200,
+    response: 'Project',
+    errors: [404],
+    description: 'Tag rules as `PATCH /keys/{hash}`. A key’s own tag of the same name wins over the project’s.',
+  },
   'budgets/list': { summary: 'Every budget with its month-to-date spend.', status: 200, response: 'BudgetList' },
   'budgets/create': { summary: 'Create a budget.', body: CreateBudgetBody, status: 201, response: 'Budget', errors: [409] },
   'budgets/update': {
@@ -797,6 +865,7 @@ const PATH_PARAMETER_FORMATS = new Map<$ZodType, Record<string, $ZodType>>([
   [InvitationParams, { id: InvitationId }],
   [ExportParams, { id: ExportId }],
   [ConnectionParams, { id: ConnectionId }],
+  [ProjectParams, { connectionId: ConnectionId }],
 ]);
 
 function parameters(schema: $ZodType, where: 'query' | 'path'): JsonSchema[] {

@@ -44,6 +44,7 @@ const ownPrice = {
 };
 const ingestKey = { id: INGEST_KEY, name: 'production', prefix: 'brk_Q2x9Lm4T', createdAt: CREATED, updatedAt: CREATED, lastUsedAt: NOW };
 const key = {
+  stoppedBy: [] as unknown[],
   hash: HASH,
   source: 'ingest',
   label: 'Backend (OpenAI)',
@@ -60,7 +61,11 @@ const key = {
   requests: { today: 120, monthToDate: 8042, total: 30517 },
   unpricedRequests: 0,
   tracked: true,
+  tags: { env: 'prod' },
+  effectiveTags: { team: 'search', env: 'prod' },
 };
+const customer = { customerId: 'acme-corp', costUsd: 12.5, requests: 1200, inputTokens: 2400000, outputTokens: 380000, firstSeenAt: CREATED, lastSeenAt: NOW };
+const project = { connectionId: 'con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E', provider: 'openai', id: 'proj_abc123', name: 'Search', tags: { team: 'search' }, keys: 12 };
 const totals = { costUsd: 1.25, requests: 120, inputTokens: 250000, cachedInputTokens: 50000, outputTokens: 40000 };
 const budget = {
   id: BUDGET,
@@ -182,13 +187,15 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
       },
     ],
   },
-  LabelRequest: { label: 'Backend (OpenAI)' },
+  LabelRequest: { label: 'Backend (OpenAI)', tags: { env: 'prod' } },
+  ProjectTagsRequest: { tags: { team: 'search', 'cost-center': 'cc-1042' } },
   AcknowledgeRequest: { all: true, type: 'budget_threshold' },
   AcknowledgeIdsRequest: { ids: ['alt_01JD8X3Q5Z7N9R2T4V6W8Y0A1B'] },
   AcknowledgeAllRequest: { all: true, keyHash: HASH },
   CreateBudgetRequest: { name: 'Monthly OpenAI', monthlyLimit: 500, alertThreshold: 80, scope: 'ACCOUNT' },
   PatchBudgetRequest: { monthlyLimit: 750 },
   CreateExportRequest: { from: '2025-12-01', to: '2026-11-30' },
+  CloseMonthRequest: { force: false },
   CreateRuleRequest: {
     type: 'cost_threshold',
     name: 'Daily spend over $50',
@@ -234,6 +241,10 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   },
   KeyList: { items: [key], nextCursor: 'eyJ2IjoxLCJrIjoiLi4uIn0', total: 1000 },
   Key: key,
+  Project: project,
+  ProjectList: { items: [project] },
+  Customer: customer,
+  CustomerList: { items: [customer], nextCursor: null },
   KeyDetail: {
     ...key,
     breakdown: {
@@ -306,8 +317,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     },
   },
   SpendCsv:
-    'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
-    `2026-11-21,${HASH},Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000\r\n`,
+    'date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd\r\n' +
+    `2026-11-21,${HASH},Backend (OpenAI),,,,false,false,{},openai,gpt-4o,120,150000,20000,18000,1.250000\r\n`,
   SpendExport: {
     id: 'exp_01JD8X5ZQ4M7N2P3R6S9T0V1W2',
     format: 'csv',
@@ -378,6 +389,16 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     updatedAt: NOW,
   },
   SyncQueued: { queuedAt: NOW },
+  Month: {
+    month: '2026-10',
+    status: 'closed',
+    closedAt: NOW,
+    closedBy: 'burnrate',
+    settledThrough: [{ connectionId: 'con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0', provider: 'openai', date: '2026-10-31' }],
+  },
+  get MonthList() {
+    return { items: [RESPONSE_EXAMPLES.Month, { month: '2026-11', status: 'open', closedAt: null, closedBy: null, settledThrough: [{ connectionId: 'con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0', provider: 'openai', date: '2026-11-20' }] }] };
+  },
   get ConnectionList() {
     return { items: [RESPONSE_EXAMPLES.Connection], nextCursor: null };
   },

@@ -190,7 +190,20 @@ export const IngestResult = z.object({
 
 // ---- keys ---------------------------------------------------------------------------------------------------
 
+/** One holder stopping a key now (`GET /keys`, `GET /keys/{hash}`). */
+export const StoppedBy = z.object({
+  kind: z.enum(members<'budget' | 'anomaly'>({ budget: true, anomaly: true })),
+  /** The budget's or anomaly rule's id. */
+  id: z.string(),
+  name: z.nullable(z.string()),
+  /** `anthropic_key`, `openrouter_key`, `openai_project_limit`, `reporter`, … */
+  lever: z.string(),
+  since: Timestamp,
+});
+
 export const Key = z.object({
+  /** Who stops this key now: its switch, its reporter block, its project's cap once reached (empty while it runs). */
+  stoppedBy: z.array(StoppedBy),
   hash: KeyHash,
   /** Where the key's spend comes from: events sent to `POST /ingest`, or a provider connection. */
   source: z.enum(members<'ingest' | 'connection'>({ ingest: true, connection: true })),
@@ -208,11 +221,37 @@ export const Key = z.object({
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
-  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
-  requests: z.object({ today: Count, monthToDate: Count, total: Count }),
+  /** `month`, `requests.month`: with `GET /keys?month=YYYY-MM` only, that month's figures (corrections booked in it included). */
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd, month: z.optional(z.number()) }),
+  requests: z.object({ today: Count, monthToDate: Count, total: Count, month: z.optional(z.int()) }),
   unpricedRequests: Count,
   /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
   tracked: z.boolean(),
+  /** The key's own tags (`PATCH /keys/{hash}`). */
+  tags: z.record(z.string(), z.string()),
+  /** Its project's tags overlaid by its own: what groupBy=tag, tagFilter, TAG budgets and the exports read. */
+  effectiveTags: z.record(z.string(), z.string()),
+});
+
+/** GET /customers: one customer of the application (events' `customerId`) with its sums over the range. */
+export const Customer = z.object({
+  customerId: z.string(),
+  costUsd: Usd,
+  requests: Count,
+  inputTokens: Count,
+  outputTokens: Count,
+  firstSeenAt: Timestamp,
+  lastSeenAt: Timestamp,
+});
+
+/** A project of a connection (an OpenAI project, an Anthropic workspace) with its tags and how many keys it has. */
+export const Project = z.object({
+  connectionId: ConnectionId,
+  provider: z.string(),
+  id: z.string(),
+  name: z.string(),
+  tags: z.record(z.string(), z.string()),
+  keys: Count,
 });
 
 const totals = {
@@ -235,7 +274,27 @@ export const Breakdown = z.object({
    * reads `images:dall-e-3`, `vector_stores`, …) carries its `unit` (`image`, `character`, `second`, `request`,
    * `byte_day`, `session`, `call`) and `quantity`.
    */
-  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
+  byModel: z.array(
+    z.object({
+      provider: z.string(),
+      model: z.string(),
+      ...totals,
+      /** A correction's figures are differences: negative where a revision lowered them. */
+      costUsd: z.number(),
+      requests: z.int(),
+      inputTokens: z.int(),
+      cachedInputTokens: z.int(),
+      outputTokens: z.int(),
+      unit: z.optional(z.string()),
+      quantity: z.optional(Count),
+      /**
+       * A correction (docs/features/spend-and-exports.md "Closed months"): a later revision of the bill of `correctionOf`, a day of a closed
+       * month, booked in this range on the day it was found (the closed month's figures never change).
+       */
+      correction: z.optional(z.literal(true)),
+      correctionOf: z.optional(CalendarDate),
+    }),
+  ),
   /**
    * Spend of the range its provider breaks down by model only once the day is complete (OpenRouter's today, from the
    * key's `usage_daily`): in `daily`, in no `byModel` row; 0 when there is none.
@@ -252,10 +311,22 @@ export const KeyDetail = z.extend(Key, { breakdown: Breakdown });
 export const Spend = z.object({
   from: CalendarDate,
   to: CalendarDate,
-  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project']),
+  groupBy: z.enum(['day', 'model', 'provider', 'key', 'project', 'tag', 'customer', 'feature']),
   total: z.object(totals),
   groups: z.array(
     z.union([
+      /**
+       * groupBy=tag: the tag's effective value (null: keys without it and usage without a key). With shared=allocate,
+       * `directUsd` (the value's own), `sharedUsd` (its part of the untagged spend) and `costUsd` = their sum.
+       */
+      z.object({ value: z.nullable(z.string()), ...totals, directUsd: z.optional(Usd), sharedUsd: z.optional(Usd) }),
+      /**
+       * groupBy=customer: the 100 customers that spent most, `(other customers)` (customers past the plan's monthly
+       * limit), `others` (the rest, `count` of them) and null (spend that names no customer).
+       */
+      z.object({ customer: z.nullable(z.string()), count: z.optional(Count), ...totals }),
+      /** groupBy=feature: as customer; null: spend that names no feature. */
+      z.object({ feature: z.nullable(z.string()), count: z.optional(Count), ...totals }),
       /** `settled`: every connection in the query's scope has the provider's bill for the day. */
       z.object({ date: CalendarDate, settled: z.boolean(), ...totals }),
       /** groupBy=model; `model` null: spend its provider breaks down by model only once the day is complete (OpenRouter's today). */
@@ -291,7 +362,7 @@ export const Spend = z.object({
     complete: z.boolean(),
     notes: z.array(
       z.object({
-        code: z.enum(['plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
+        code: z.enum(['plan_customer_limit', 'plan_key_limit', 'plan_request_limit', 'sync_pending', 'sync_failing', 'unpriced', 'estimated', 'history_unavailable']),
         /** What it means and what to do, in words to show. */
         message: z.string(),
         provider: z.optional(z.string()),
@@ -365,11 +436,13 @@ export const Budget = z.object({
   monthlyLimit: Usd,
   /** Percent of monthlyLimit. */
   alertThreshold: z.number(),
-  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT'>({ ACCOUNT: true, KEY: true, PROJECT: true })),
+  scope: z.enum(members<'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG'>({ ACCOUNT: true, KEY: true, PROJECT: true, TAG: true })),
   keyHash: z.nullable(KeyHash),
   /** PROJECT budgets: the connection and its OpenAI project or Anthropic workspace. */
   connectionId: z.optional(z.nullable(z.string())),
   projectId: z.optional(z.nullable(z.string())),
+  /** scope TAG only: every key whose effective tags hold `name: value`, now and later. */
+  tag: z.optional(z.nullable(z.object({ name: z.string(), value: z.string() }))),
   /** `stop`: at the limit, Burnrate pulls the levers of what the budget covers. */
   action: z.enum(members<'notify' | 'stop'>({ notify: true, stop: true })),
   spend: z.object({ monthToDate: Usd }),
@@ -673,6 +746,18 @@ export const Reconciliation = z.object({
   total: z.object({ computedUsd: Usd, estimatedUsd: Usd, billedUsd: Usd }),
 });
 
+/** A month of the account: open, or closed (frozen) by a person or by Burnrate. */
+export const Month = z.object({
+  /** YYYY-MM. */
+  month: z.string(),
+  status: z.enum(['open', 'closed']),
+  closedAt: z.nullable(Timestamp),
+  /** The user id who closed it, `burnrate` when it closed by itself once every connection had settled it, null while open. */
+  closedBy: z.nullable(z.string()),
+  /** Per connection, the last day of the month settled without a gap (null: none); for a closed month, as it was when it closed. */
+  settledThrough: z.array(z.object({ connectionId: z.string(), provider: z.string(), date: z.nullable(CalendarDate) })),
+});
+
 export const responseComponents = {
   Problem,
   FieldError,
@@ -698,6 +783,11 @@ export const responseComponents = {
   KeyList: z.extend(page(Key), { total: Count }),
   Breakdown,
   KeyDetail,
+  Project,
+  Customer,
+  CustomerList: page(Customer),
+  /** GET /projects: every project of the account's connections, by name (not paged: at most one per key). */
+  ProjectList: z.object({ items: z.array(Project) }),
   Spend,
   /** GET /spend/export: text/csv. */
   SpendCsv: z.string(),
@@ -737,6 +827,8 @@ export const responseComponents = {
   ConnectionList: page(Connection),
   SyncQueued: z.object({ queuedAt: Timestamp }),
   Reconciliation,
+  Month,
+  MonthList: z.object({ items: z.array(Month) }),
 } as const;
 
 export type ResponseComponent = keyof typeof responseComponents;

@@ -14,9 +14,9 @@ import { accountWithConnections, type Connection } from '#shared/db/connections.
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
-import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/openrouter.ts';
+import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/model.ts';
 
-export type CoverageCode = 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
+export type CoverageCode = 'plan_customer_limit' | 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
 
 export interface CoverageNote {
   code: CoverageCode;
@@ -48,7 +48,7 @@ export function pendingDays(c: Pick<Connection, 'cursor' | 'backfillTo' | 'lastS
  * What a filtered answer covers, for its notes (docs/features/spend-and-exports.md: `coverage` answers for the filters asked): a note of a
  * connection applies only when that connection can hold spend the answer counts. Built from the filters by
  * `coverageScope`; `undefined` fields don't narrow. Other notes (history a provider no longer holds, plan limits of
- * customers) plug in the same way: `connectionInScope` for a connection's note, `keysInScope` for a key's.
+ * customers) plug in the same way: `connectionInScope` for a connection's note, `scope.keyHashes` for a key's; a new filter passes `keeps` (keys) or `eventsOnly` to coverageScope.
  */
 export interface CoverageScope {
   /** Only connections of these providers (a `provider` filter). */

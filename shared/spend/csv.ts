@@ -7,34 +7,12 @@
  * spreadsheet that splits there would start a cell. A spreadsheet shows such text instead of running it.
  */
 import type { Item } from '#shared/db/client.ts';
-import { readInt } from '#shared/db/numbers.ts';
-import { shownModel } from '#shared/usage/names.ts';
+import type { RowKey, RowPart } from '#shared/spend/rows.ts';
 
 export const CSV_HEADER =
-  'date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
+  'date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd';
 
-/** What a row says of its key, from the key index: its label, the provider's name, its project. */
-export interface RowKey {
-  label: string | null;
-  name: string | null;
-  project: { id: string; name: string } | null;
-}
-
-/** The key of a key index item (shared/db/discovered-keys.ts). */
-export function rowKeyOf(item: Item): RowKey {
-  const p = item.project as { id?: unknown; name?: unknown } | null | undefined;
-  return {
-    label: (item.label as string | null | undefined) ?? null,
-    name: typeof item.name === 'string' ? item.name : null,
-    project: p && typeof p.id === 'string' ? { id: p.id, name: typeof p.name === 'string' ? p.name : p.id } : null,
-  };
-}
-
-/**
- * Whether a row's day is settled (the provider's bill), read from the row's `settled` flag where the aggregates carry
- * one; rows without it are estimates (`false`).
- */
-export const rowSettled = (item: Item): boolean => item.settled === true;
+export type { RowKey } from '#shared/spend/rows.ts';
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const FORMULA_AFTER_SEPARATOR = /([;,][ \t]*)([=+\-@])/g;
@@ -54,9 +32,12 @@ export function csvUsd(micros: bigint): string {
   return `${sign}${magnitude / 1_000_000n}.${(magnitude % 1_000_000n).toString().padStart(6, '0')}`;
 }
 
-/** One key × day × model item as a CSV line (without its line end). */
-export function csvRow(item: Item, key: RowKey | null): string {
-  const int = (name: string) => readInt(item[name], name).toString();
+/**
+ * One part of a key × day × model item (shared/spend/rows.ts: the row, or its Priority Tier usage) as a CSV line
+ * (without its line end). Every text column is neutralised the same way (`csvText`); `tags` is the key's effective
+ * tags as a JSON object.
+ */
+export function csvRow(item: Item, part: Pick<RowPart, 'model' | 'settled' | 'correction' | 'requests' | 'inputTokens' | 'cachedInputTokens' | 'outputTokens' | 'costMicros'>, key: (RowKey & { tags?: Record<string, string> }) | null): string {
   return [
     item.date as string,
     item.keyHash as string,
@@ -64,13 +45,15 @@ export function csvRow(item: Item, key: RowKey | null): string {
     csvText(key?.name ?? ''),
     csvText(key?.project?.id ?? ''),
     csvText(key?.project?.name ?? ''),
-    String(rowSettled(item)),
+    String(part.settled),
+    String(part.correction),
+    csvText(JSON.stringify(key?.tags ?? {})),
     csvText(item.provider as string),
-    csvText(shownModel(item.model as string) ?? ''),
-    int('requests'),
-    int('inputTokens'),
-    int('cachedInputTokens'),
-    int('outputTokens'),
-    csvUsd(readInt(item.costMicros, 'costMicros')),
+    csvText(part.model),
+    part.requests.toString(),
+    part.inputTokens.toString(),
+    part.cachedInputTokens.toString(),
+    part.outputTokens.toString(),
+    csvUsd(part.costMicros),
   ].join(',');
 }

@@ -10,10 +10,13 @@ import { breakdownRange, MAX_RANGE_DAYS } from '#shared/keys/service.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { exportRows } from '#shared/db/spend.ts';
 import { parseDate } from '#shared/time/periods.ts';
-import { CSV_HEADER, csvRow, rowKeyOf } from '#shared/spend/csv.ts';
-import { FOCUS_HEADER, focusRow, type FocusKey } from '#shared/spend/focus.ts';
-import { getAccount } from '#shared/db/accounts.ts';
-import { keySource } from '#shared/keys/service.ts';
+import { CSV_HEADER, csvRow } from '#shared/spend/csv.ts';
+import { FOCUS_HEADER, focusRows } from '#shared/spend/focus.ts';
+import { exportKeyOf, rowParts, type ExportContext, type ExportKey } from '#shared/spend/rows.ts';
+import { accountWithConnections } from '#shared/db/connections.ts';
+import { listOwnPrices } from '#shared/db/prices.ts';
+import { priceId } from '#shared/pricing/pricing.ts';
+import { isoDate } from '#shared/time/periods.ts';
 import type { ExportFormat, ExportQuery } from '#shared/spend/schemas.ts';
 
 export const MAX_EXPORT_DAYS = 92;
@@ -44,27 +47,39 @@ export async function* csvChunks(
   maxRows = Infinity,
   tooMany?: () => Error,
   format: ExportFormat = 'csv',
+  now = new Date(),
 ): AsyncGenerator<{ text: string; rows: number }> {
-  const keysRead = Promise.all([listProviderKeys(accountId), format === 'focus' ? getAccount(accountId) : undefined]).then(([items, account]) => ({
-    byHash: new Map(
-      items.map((k): [string, FocusKey] => [k.keyHash as string, { ...rowKeyOf(k), source: keySource(k), hint: typeof k.hint === 'string' ? k.hint : null }]),
-    ),
-    account: { id: accountId, name: account?.companyName ?? accountId },
-  }));
-  keysRead.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  // The keys (ONE Query), the account with its connections (ONE Query: settled days, billing accounts) and the
+  // account's own prices (ONE Query), read alongside the first page.
+  const contextRead = Promise.all([listProviderKeys(accountId), accountWithConnections(accountId), listOwnPrices(accountId)]).then(
+    ([items, { account, connections }, prices]): ExportContext => ({
+      today: isoDate(now),
+      keys: new Map(items.map((k): [string, ExportKey] => [k.keyHash as string, exportKeyOf(k)])),
+      connections,
+      account: { id: accountId, name: (account?.companyName as string | undefined) ?? accountId },
+      own: new Map(prices.map((p) => [priceId(p.provider, p.model), p])),
+    }),
+  );
+  contextRead.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   yield { text: `${format === 'focus' ? FOCUS_HEADER : CSV_HEADER}\r\n`, rows: 0 };
+  let items = 0;
   let rows = 0;
   for await (const page of exportRows(accountId, from, to, maxRows + 1)) {
-    rows += page.length;
-    if (rows > maxRows) throw tooMany?.() ?? new Error(`more than ${maxRows} rows`);
-    const { byHash, account } = await keysRead;
-    const line = (item: (typeof page)[number]) => {
-      const key = byHash.get(item.keyHash as string) ?? null;
-      return format === 'focus' ? focusRow(item, key, account) : csvRow(item, key);
-    };
-    yield { text: page.map((item) => `${line(item)}\r\n`).join(''), rows };
+    items += page.length;
+    if (items > maxRows) throw tooMany?.() ?? new Error(`more than ${maxRows} rows`);
+    const ctx = await contextRead;
+    const lines: string[] = [];
+    for (const item of page) {
+      const key = ctx.keys.get(item.keyHash as string) ?? null;
+      for (const part of rowParts(item, key, ctx)) {
+        if (format === 'focus') lines.push(...focusRows(item, part, key, ctx));
+        else lines.push(csvRow(item, part, key));
+      }
+    }
+    rows += lines.length;
+    yield { text: lines.map((l) => `${l}\r\n`).join(''), rows };
   }
-  await keysRead;
+  await contextRead;
 }
 
 /** `maxRows`: MAX_EXPORT_ROWS (a test may pass less to reach the limit with few rows). */

@@ -13,6 +13,9 @@ import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { daysBetween, isoDate } from '#shared/time/periods.ts';
 import { addItem, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy } from '#shared/spend/schemas.ts';
+import { effectiveTagsOf, tagMatches } from '#shared/tags/tags.ts';
+import { allocateShared } from '#shared/spend/chargeback.ts';
+import { microsToUsd } from '#shared/pricing/money.ts';
 
 /** Ingestion accepts timestamps up to 5 minutes ahead (the same bound as shared/spend/service.ts). */
 const LATEST_DAY_MS = 5 * 60 * 1000;
@@ -22,6 +25,8 @@ export interface ProjectFilter {
   model?: string;
   keyHash?: string;
   projectId?: string;
+  /** `name:value`: the keys whose effective tags hold it. */
+  tagFilter?: string;
 }
 
 export type ProjectRef = { id: string; name: string } | null;
@@ -57,7 +62,8 @@ function selectKeys(index: Item[], filter: ProjectFilter): Map<string, Item> {
         (k) =>
           (filter.provider === undefined || k.provider === filter.provider) &&
           (filter.keyHash === undefined || k.keyHash === filter.keyHash) &&
-          (filter.projectId === undefined || projectOf(k)?.id === filter.projectId),
+          (filter.projectId === undefined || projectOf(k)?.id === filter.projectId) &&
+          (filter.tagFilter === undefined || tagMatches(effectiveTagsOf(k), filter.tagFilter)),
       )
       .map((k) => [k.keyHash as string, k]),
   );
@@ -80,13 +86,16 @@ type KeyReadPlan = (from: string, to: string, latestDay: string) => { months: [s
 
 type Sums = ReturnType<typeof totalsView>;
 type KeyGroupView = { hash: string; label: string | null; name: string | null; hint: string | null; provider: string | null } & Sums;
-type SpendGroup = ({ date: string; settled: boolean } & Sums) | ({ provider: string; model: string } & Sums) | ({ provider: string; project: ProjectRef } & Sums) | ({ provider: string } & Sums) | KeyGroupView;
+type TagGroup = { value: string | null } & Sums & { directUsd?: Sums['costUsd']; sharedUsd?: Sums['costUsd'] };
+type SpendGroup = TagGroup | ({ date: string; settled: boolean } & Sums) | ({ provider: string; model: string } & Sums) | ({ provider: string; project: ProjectRef } & Sums) | ({ provider: string } & Sums) | KeyGroupView;
 
 export interface ProjectSpendDeps {
   keyReadPlan: KeyReadPlan;
   /** A groupBy=key entry of shared/spend/service.ts (the key's names). */
   keyGroup: (g: { id: string; totals: Totals }, key: Item | undefined) => KeyGroupView;
   topKeys: number;
+  /** groupBy=tag: the tag's name, and whether shared spend is allocated to its values. */
+  tag?: { name: string; allocate: boolean };
 }
 
 /**
@@ -105,7 +114,7 @@ export async function projectSpend(
   const { from, to } = range;
   const index = await listProviderKeys(accountId);
   const keys = selectKeys(index, filter);
-  const byKeyItems = groupBy === 'key' || groupBy === 'project';
+  const byKeyItems = groupBy === 'key' || groupBy === 'project' || groupBy === 'tag';
   const [items, previousItems] = await Promise.all([
     readItems(accountId, from, to, byKeyItems, keys, filter.model, now, deps.keyReadPlan),
     prev ? readItems(accountId, prev.from, prev.to, byKeyItems, keys, filter.model, now, deps.keyReadPlan) : undefined,
@@ -113,7 +122,9 @@ export async function projectSpend(
   const total = zero();
   for (const item of items) addItem(total, item);
   let groups: SpendGroup[];
-  if (groupBy === 'project') {
+  if (groupBy === 'tag') {
+    groups = tagGroups(items, keys, deps.tag!);
+  } else if (groupBy === 'project') {
     const keyOf = (item: Item) => keys.get(item.keyHash as string);
     groups = group(items, (item) => `${(keyOf(item)?.provider as string | undefined) ?? ''}|${projectOf(keyOf(item))?.id ?? ''}`).map((g) => ({
       provider: (keyOf(g.item)?.provider as string | undefined) ?? '',
@@ -142,4 +153,40 @@ export async function projectSpend(
   const previous = zero();
   for (const item of previousItems ?? []) addItem(previous, item);
   return { ...answer, previous: { ...prev, total: totalsView(previous) } };
+}
+
+/**
+ * groupBy=tag: the range's spend per effective value of the tag (null: keys without it, usage without a key), most
+ * cost first. With `allocate`, the null group's spend is spread over the values in proportion to their own
+ * (shared/spend/chargeback.ts): each group then carries `directUsd`, `sharedUsd` and `costUsd` = their sum, and the
+ * groups still sum to the total; the null group stays only when there is no value to carry it. Requests and tokens
+ * are each group's own.
+ */
+function tagGroups(items: Item[], keys: Map<string, Item>, tag: { name: string; allocate: boolean }): TagGroup[] {
+  const valueOf = (item: Item): string | null => {
+    const tags = effectiveTagsOf(keys.get(item.keyHash as string));
+    return Object.hasOwn(tags, tag.name) ? tags[tag.name]! : null;
+  };
+  const groups = group(items, (item) => {
+    const value = valueOf(item);
+    return value === null ? '\u0000' : `v${value}`;
+  }).map((g) => ({ value: valueOf(g.item), totals: g.totals }));
+  if (!tag.allocate) return groups.map((g) => ({ value: g.value, ...totalsView(g.totals) }));
+  const untagged = groups.find((g) => g.value === null);
+  const tagged = groups.filter((g) => g.value !== null);
+  const shared = untagged?.totals.costMicros ?? 0n;
+  const parts = allocateShared(
+    tagged.map((g) => ({ value: g.value!, directMicros: g.totals.costMicros })),
+    shared,
+  );
+  const out = tagged.map((g) => {
+    const part = parts?.get(g.value!) ?? 0n;
+    return { value: g.value, cost: g.totals.costMicros + part, view: { ...totalsView(g.totals), directUsd: microsToUsd(g.totals.costMicros), sharedUsd: microsToUsd(part), costUsd: microsToUsd(g.totals.costMicros + part) } };
+  });
+  if (untagged && !parts) {
+    out.push({ value: null, cost: shared, view: { ...totalsView(untagged.totals), directUsd: microsToUsd(0n), sharedUsd: microsToUsd(shared), costUsd: microsToUsd(shared) } });
+  }
+  return out
+    .sort((a, b) => (a.cost !== b.cost ? (b.cost > a.cost ? 1 : -1) : (a.value ?? '') < (b.value ?? '') ? -1 : 1))
+    .map((g) => ({ value: g.value, ...g.view }));
 }

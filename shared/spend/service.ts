@@ -12,10 +12,13 @@ import { addDays, daysBetween, isoDate, previousMonth } from '#shared/time/perio
 import { ValidationError } from '#shared/http/errors.ts';
 import { daysInMonth, FORECAST_METHOD, forecastMonthEnd } from '#shared/usage/forecast.ts';
 import { addItem, addTotals, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
-import type { GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
+import type { CustomersQuery, GroupBy, SpendQuery } from '#shared/spend/schemas.ts';
 import { keyDayModels, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { coverageOf, coverageScope } from '#shared/spend/coverage.ts';
 import { projectSpend } from '#shared/spend/projects.ts';
+import { nameSpend, listCustomers } from '#shared/spend/customers.ts';
+import type { CoverageNote } from '#shared/spend/coverage.ts';
+import { effectiveTagsOf, tagMatches } from '#shared/tags/tags.ts';
 import { shownModel } from '#shared/usage/names.ts';
 
 export const TOP_KEYS = 100;
@@ -82,17 +85,39 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const provider = query.provider?.trim().toLowerCase();
   // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
   // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
+  // Customers and features come from events only (shared/spend/customers.ts).
+  const groupBy = query.groupBy ?? 'day';
+  const named = groupBy === 'customer' || groupBy === 'feature' || query.customer !== undefined || query.feature !== undefined;
+  if (named && ((query.customer !== undefined && groupBy !== 'customer') || (query.feature !== undefined && groupBy !== 'feature'))) {
+    throw new ValidationError('customer= goes with groupBy=customer, feature= with groupBy=feature.', [
+      { path: query.customer !== undefined ? 'query.customer' : 'query.feature', message: 'Customers and features are summed per month on their own: filter them with their own grouping.' },
+    ]);
+  }
+  const tagFilter = query.tagFilter;
   const [spend, scope] = await Promise.all([
-    spendOf(accountId, query, from, to, now),
-    coverageScope(accountId, { ...(provider ? { provider } : {}), ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }),
+    named
+      ? nameSpend(accountId, { groupBy: groupBy as 'customer' | 'feature', ...(query.customer !== undefined ? { customer: query.customer } : {}), ...(query.feature !== undefined ? { feature: query.feature } : {}) }, { from, to }, now, keyReadPlan)
+      : spendOf(accountId, query, from, to, now).then((answer) => ({ answer, notes: [] as CoverageNote[] })),
+    coverageScope(accountId, {
+      ...(provider ? { provider } : {}),
+      ...(query.keyHash !== undefined ? { keyHash: query.keyHash } : {}),
+      ...(query.projectId !== undefined ? { projectId: query.projectId } : {}),
+      ...(tagFilter !== undefined ? { keeps: (k: Item) => tagMatches(effectiveTagsOf(k), tagFilter) } : {}),
+      ...(query.customer !== undefined || query.feature !== undefined ? { eventsOnly: true } : {}),
+    }),
   ]);
-  const { unpricedRequests = 0n, ...answer } = spend as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
+  const extraNotes = spend.notes;
+  const { unpricedRequests = 0n, ...answer } = spend.answer as Awaited<ReturnType<typeof spendOf>> & { unpricedRequests?: bigint };
   const previous = (answer as { previous?: { from: string; to: string } }).previous;
   const { settled, previousNotes, ...coverage } = await coverageOf(
     accountId,
     { from, to, unpricedRequests, ...scope, ...(previous ? { previous: { from: previous.from, to: previous.to } } : {}) },
     now,
   );
+  if (extraNotes.length > 0) {
+    coverage.notes.push(...extraNotes);
+    coverage.complete = false;
+  }
   // groupBy=day: each day says whether the providers' bills settled it.
   for (const g of answer.groups as { date?: string; settled?: boolean }[]) if (g.date !== undefined && query.groupBy !== 'project' && (query.groupBy ?? 'day') === 'day') g.settled = settled.has(g.date);
   // The previous range's days no connection could import: a comparison with them is no comparison (never "nothing spent").
@@ -106,12 +131,24 @@ async function spendOf(accountId: string, query: SpendQuery, from: string, to: s
   }
   const filter = spendFilter(query);
   const groupBy = query.groupBy ?? 'day';
+  if ((groupBy === 'tag') !== (query.tag !== undefined)) {
+    throw new ValidationError('groupBy=tag needs tag=<name> (and tag= needs groupBy=tag).', [{ path: 'query.tag', message: groupBy === 'tag' ? 'Name the tag to group by (tag=team).' : 'tag is for groupBy=tag (filter with tagFilter=name:value).' }]);
+  }
+  if (query.shared !== undefined && groupBy !== 'tag') {
+    throw new ValidationError('shared=allocate is for groupBy=tag.', [{ path: 'query.shared', message: 'shared=allocate needs groupBy=tag&tag=<name>.' }]);
+  }
   const prev = query.compare === 'previous' ? previousRange(from, to) : undefined;
-  if (groupBy === 'project' || query.projectId !== undefined) {
-    return projectSpend(accountId, { ...spendFilter(query), ...(query.projectId !== undefined ? { projectId: query.projectId } : {}) }, { from, to }, groupBy, now, prev, {
+  if (groupBy === 'project' || groupBy === 'tag' || query.projectId !== undefined || query.tagFilter !== undefined) {
+    const keyFilter = {
+      ...spendFilter(query),
+      ...(query.projectId !== undefined ? { projectId: query.projectId } : {}),
+      ...(query.tagFilter !== undefined ? { tagFilter: query.tagFilter } : {}),
+    };
+    return projectSpend(accountId, keyFilter, { from, to }, groupBy, now, prev, {
       keyReadPlan,
       keyGroup,
       topKeys: TOP_KEYS,
+      ...(query.tag !== undefined ? { tag: { name: query.tag, allocate: query.shared === 'allocate' } } : {}),
     });
   }
   if (filter) return filteredSpend(accountId, filter, { from, to }, groupBy, now, prev);
@@ -337,4 +374,10 @@ function keyGroup(g: Pick<Group, 'id' | 'totals'>, key: Item | undefined) {
     provider: (key?.provider as string | undefined) ?? null,
     ...totalsView(g.totals),
   };
+}
+
+/** GET /customers (shared/spend/customers.ts): the range as GET /spend's, in whole months. */
+export async function getCustomers(accountId: string, query: CustomersQuery, now = new Date()) {
+  const range = breakdownRange(query, now);
+  return listCustomers(accountId, query, range, now, keyReadPlan);
 }

@@ -3,6 +3,9 @@
  * (shared/db/usage-writes.ts) writes. Pure, and below both the data layer and the domains: it imports nothing.
  */
 
+/** The actions one DynamoDB transaction may hold: a chunk of spend writes stays within it. */
+export const MAX_ACTIONS = 100;
+
 /**
  * Pre-sums of a chunk, in BigInt: 1000 events of up to $1,000,000,000 (10^15 µ$) each, or of up to 10^9 tokens
  * each, pass 2^53, where a `number` stops counting exactly. Written to DynamoDB as they are (the document client
@@ -17,6 +20,9 @@ export interface Sums {
   unpricedRequests: bigint;
 }
 
+/** The attribute prefix of a key × day × model item's price-line quantities (`ln:input`, `ln:output/batch`). */
+export const LINE_PREFIX = 'ln:';
+
 export const zeroSums = (): Sums => ({ costMicros: 0n, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n });
 
 export interface KeyDayModel {
@@ -28,6 +34,8 @@ export interface KeyDayModel {
   /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
   unit?: string;
   quantity?: bigint;
+  /** A correction of this day of a closed month, booked on `date` (a row of its own). */
+  correctionOf?: string;
   /** The quantities to add per price line (`input`, `output/batch`, `web_search`, …: shared/pricing/lines.ts). */
   lines?: Map<string, bigint>;
 }
@@ -77,7 +85,22 @@ export interface Aggregates {
   dayModels: Map<string, Aggregate>;
   monthKeys: Map<string, Aggregate>;
   dayKeys: Map<string, Aggregate>;
+  /** The account's spend per month × customer and month × feature (events that name one). */
+  monthCustomers: Map<string, NamedAggregate>;
+  monthFeatures: Map<string, NamedAggregate>;
+  /** Per month: the sums of the events that name a customer / a feature (the `#TOTAL` items). */
+  customerMonths: Map<string, Sums>;
+  featureMonths: Map<string, Sums>;
   newKeys: number;
+}
+
+/** A month × customer or month × feature sum, with the first and last time of its events in the set. */
+export interface NamedAggregate {
+  month: string;
+  name: string;
+  sums: Sums;
+  firstAt: string;
+  lastAt: string;
 }
 
 export interface ChunkContext {
@@ -90,7 +113,17 @@ export interface ChunkContext {
   /** The hours whose per-key spend is kept on the key item (shared/db/rolling.ts `keptHours`), and the current one. */
   keptHours?: ReadonlySet<string>;
   nowHour?: string;
+  /** The account's closed months (YYYY-MM): usage of one of their days is booked today as a correction of that day. */
+  closedMonths?: ReadonlySet<string>;
 }
+
+/** Where a change of `date` is booked (pure): its own day, or today as a correction of a closed month's day. */
+export function bookedDay(date: string, ctx: Pick<ChunkContext, 'today' | 'closedMonths'>): { date: string; correctionOf?: string } {
+  return ctx.closedMonths?.has(date.slice(0, 7)) ? { date: ctx.today, correctionOf: date } : { date };
+}
+
+/** The past months (before the context's month) a set of aggregates writes: each is guarded to stay open. */
+export const pastMonthsOf = (a: Aggregates, ctx: Pick<ChunkContext, 'month'>): string[] => [...a.months.keys()].filter((m) => m < ctx.month);
 
 /** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
 export interface Contribution {
@@ -100,25 +133,35 @@ export interface Contribution {
   model: string;
   keyHint?: string;
   sums: Sums;
-  /** An event's time (`2026-11-21T14…`, ISO 8601): its cost counts in that hour's counter on the key item. */
+  /** The application's customer and feature of an event, and its time (month × customer / feature sums). */
+  customerId?: string;
+  feature?: string;
   at?: string;
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
+  /**
+   * A change of a day of a closed month found later: `date` is the day it is booked on (the day it was found, in
+   * the open month), this the day it corrects. Its key × day × model row is one of its own (`correction: true`).
+   */
+  correctionOf?: string;
   /** Price-line quantities (shared/pricing/lines.ts `lineQuantities`), counted on the key × day × model row only (the FOCUS export's lines). */
   lines?: ReadonlyMap<string, bigint>;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
-export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}${e.correctionOf ? `|${e.correctionOf}` : ''}`;
 const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
 const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
 const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
 
 /** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
 export function aggregateActionCount(a: Aggregates): number {
-  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size;
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size + a.customerMonths.size + a.featureMonths.size;
 }
+
+const mcId = (c: Pick<Contribution, 'date' | 'customerId'>) => `${c.date.slice(0, 7)}|${c.customerId}`;
+const mfId = (c: Pick<Contribution, 'date' | 'feature'>) => `${c.date.slice(0, 7)}|${c.feature}`;
 
 export function emptyAggregates(): Aggregates {
   return {
@@ -129,6 +172,10 @@ export function emptyAggregates(): Aggregates {
     dayModels: new Map(),
     monthKeys: new Map(),
     dayKeys: new Map(),
+    monthCustomers: new Map(),
+    monthFeatures: new Map(),
+    customerMonths: new Map(),
+    featureMonths: new Map(),
     newKeys: 0,
   };
 }
@@ -144,6 +191,10 @@ export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, c
     (a.dayModels.has(dmId(c)) ? 0 : 1) +
     (a.monthKeys.has(mkId(c)) ? 0 : 1) +
     (a.dayKeys.has(dkId(c)) ? 0 : 1) +
+    (c.customerId === undefined || a.monthCustomers.has(mcId(c)) ? 0 : 1) +
+    (c.feature === undefined || a.monthFeatures.has(mfId(c)) ? 0 : 1) +
+    (c.customerId === undefined || a.customerMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
+    (c.feature === undefined || a.featureMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
     (isNewKey && a.newKeys === 0 ? 1 : 0)
   );
 }
@@ -174,7 +225,7 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   const id = kdmId(c);
   let kdm = a.keyDayModels.get(id);
   if (!kdm) {
-    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums(), ...(c.correctionOf ? { correctionOf: c.correctionOf } : {}) };
     a.keyDayModels.set(id, kdm);
   }
   addSums(kdm.sums, c.sums);
@@ -207,12 +258,33 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
   addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
   addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
+  if (c.customerId !== undefined) {
+    addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.customerMonths.has(c.date.slice(0, 7))) a.customerMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.customerMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
+  if (c.feature !== undefined) {
+    addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.featureMonths.has(c.date.slice(0, 7))) a.featureMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.featureMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
 
   const month = c.date.slice(0, 7);
   if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());
   if (!a.months.has(month)) a.months.set(month, zeroSums());
   addSums(a.days.get(c.date)!, c.sums);
   addSums(a.months.get(month)!, c.sums);
+}
+
+function addNamed(map: Map<string, NamedAggregate>, id: string, month: string, name: string, sums: Sums, at: string): void {
+  let aggregate = map.get(id);
+  if (!aggregate) {
+    aggregate = { month, name, sums: zeroSums(), firstAt: at, lastAt: at };
+    map.set(id, aggregate);
+  }
+  addSums(aggregate.sums, sums);
+  if (at < aggregate.firstAt) aggregate.firstAt = at;
+  if (at > aggregate.lastAt) aggregate.lastAt = at;
 }
 
 function addTo(map: Map<string, Aggregate>, id: string, fields: () => Omit<Aggregate, 'sums'>, sums: Sums): void {

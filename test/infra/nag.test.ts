@@ -223,7 +223,7 @@ describe('least privilege', () => {
   it('gives every function its own role with no managed policy, writing to its own log group only', () => {
     const { functionId: deploymentFunctionId } = deploymentRoleIds(resources);
     const functions = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && id !== deploymentFunctionId);
-    expect(functions).toHaveLength(routes.length + 6); // + the notifier, the alert sweeper, the export worker, the connector dispatcher, worker and evaluator (CDK's upload function: above)
+    expect(functions).toHaveLength(routes.length + 8); // + the notifier, the alert sweeper, the export worker, the connector dispatcher, a worker per provider (3) and the evaluator (CDK's upload function: above)
     const roles = new Set<string>();
     for (const [id, fn] of functions) {
       const roleId = refId(props(fn).Role)!;

@@ -114,8 +114,8 @@ describe('routes and functions', () => {
 
   it('has exactly one Lambda function per route plus the notifier and the sweeper, and no custom resources but the upload', () => {
     // + CDK's BucketDeployment upload function (the dashboard's files; infra/dashboard.ts), for its two uploads, the
-    // export worker, and the connector dispatcher, worker and evaluator.
-    template.resourceCountIs('AWS::Lambda::Function', routes.length + 7);
+    // export worker, and the connector dispatcher, one worker per provider (three) and the evaluator.
+    template.resourceCountIs('AWS::Lambda::Function', routes.length + 9);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(routes.length + 2);
     expect(Object.values(resources).filter((r) => r.Type.startsWith('Custom::')).map((r) => r.Type)).toEqual(['Custom::CDKBucketDeployment', 'Custom::CDKBucketDeployment']);
   });
@@ -249,8 +249,11 @@ describe('table', () => {
         Projection: { ProjectionType: 'ALL' },
       })),
     );
+    // gsi3's sort key is a NUMBER (a month's cost in µ$, which the writer ADDs to); every other key is a string.
     const keyAttributes = [TABLE.partitionKey, TABLE.sortKey, ...TABLE.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
-    expect(p.AttributeDefinitions).toEqual(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: 'S' })));
+    const numeric = new Set(TABLE.indexes.flatMap((i) => ('sortType' in i && i.sortType === 'N' ? [i.sortKey] : [])));
+    expect(numeric).toEqual(new Set(['gsi3sk']));
+    expect(p.AttributeDefinitions).toEqual(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: numeric.has(name) ? 'N' : 'S' })));
     expect(p.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
     expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(table.DeletionPolicy).toBe('Retain');
@@ -592,10 +595,12 @@ describe('provider connections: egress', () => {
     // shared/connections/http.ts that origin only).
     const all = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
     const callers = all.filter(([, fn]) => 'CONNECTIONS_KMS_KEY_ID' in ((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>));
-    // POST and PATCH /connections (they check the key with the provider and seal it) and the sync worker.
+    // POST and PATCH /connections (they check the key with the provider and seal it) and the sync workers (one per provider).
     const sealing = routes.filter((r) => r.sealsAdminKeys).map(functionIdOf);
     expect(sealing).toHaveLength(2);
-    expect(callers.map(([id]) => id).sort()).toEqual([...sealing, callers.find(([, fn]) => /Syncs one provider connection/.test(props(fn).Description))![0]].sort());
+    const workers = callers.filter(([, fn]) => /Syncs one provider connection/.test(props(fn).Description)).map(([id]) => id);
+    expect(workers).toHaveLength(3);
+    expect(callers.map(([id]) => id).sort()).toEqual([...sealing, ...workers].sort());
     for (const [id, fn] of all) {
       const names = Object.keys((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>);
       expect(names.filter((n) => /_ADMIN_URL$|^OPENROUTER_URL$|^DYNAMODB_ENDPOINT$|^COGNITO_ENDPOINT$|^AWS_ENDPOINT_URL/.test(n)), id).toEqual([]);
@@ -617,11 +622,30 @@ describe('provider connections: the sync and its alerts', () => {
   const sendsTo = (functionId: string, queueId: string) =>
     roleStatements(resources, refId(props(resources[functionId]!).Role)!).some((s) => asList(s.Action).includes('sqs:SendMessage') && asList(s.Resource).some((r) => refId(r) === queueId));
 
-  it('the worker takes one record per invocation; the evaluator its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
-    const [workerId] = fnBy(/^Syncs one provider connection/);
+  it('one worker per provider, each on its own queue (one shared DLQ, alarmed), one record per invocation', () => {
+    const workers = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]);
+    const queues = workers.map((workerId) => {
+      expect(mappingOf(workerId)).toMatchObject({ BatchSize: 1 });
+      expect(mappingOf(workerId).FunctionResponseTypes).toBeUndefined();
+      return refId(mappingOf(workerId).EventSourceArn)!;
+    });
+    expect(new Set(queues).size).toBe(3);
+    const dlqs = new Set(queues.map((q) => refId(props(resources[q]!).RedrivePolicy.deadLetterTargetArn)!));
+    expect(dlqs.size).toBe(1);
+    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && JSON.stringify(props(r).Dimensions ?? []).includes([...dlqs][0]!));
+    expect(alarms).toHaveLength(1);
+    // Every producer of sync messages may send to each provider's queue and knows them all (CONNECTOR_QUEUE_URLS).
+    const producers = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && queues.some((q) => sendsTo(id, q)));
+    for (const [id, fn] of producers) {
+      expect(queues.every((q) => sendsTo(id, q)), id).toBe(true);
+      expect(JSON.stringify(props(fn).Environment.Variables.CONNECTOR_QUEUE_URLS), id).toContain('openrouter');
+    }
+    expect(producers.length).toBeGreaterThanOrEqual(3 + 1 + routes.filter((r) => r.queuesSyncs).length);
+  });
+
+  it('the evaluator has its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
+    const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]).sort();
     const [evaluatorId, evaluator] = fnBy(/^Raises the alerts a connection sync calls for/);
-    expect(mappingOf(workerId)).toMatchObject({ BatchSize: 1 });
-    expect(mappingOf(workerId).FunctionResponseTypes).toBeUndefined();
     const mapping = mappingOf(evaluatorId);
     expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const queueId = refId(mapping.EventSourceArn)!;
@@ -634,8 +658,8 @@ describe('provider connections: the sync and its alerts', () => {
     expect(alarms).toHaveLength(1);
     // Only the worker queues evaluations (its env holds the URL); the evaluator publishes alerts and never sees a key.
     const senders = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && sendsTo(id, queueId)).map(([id]) => id);
-    expect(senders).toEqual([workerId]);
-    expect(refId(props(resources[workerId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
+    expect(senders.sort()).toEqual(workerIds);
+    for (const workerId of workerIds) expect(refId(props(resources[workerId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
     const env = props(evaluator).Environment.Variables as Record<string, unknown>;
     expect(env.ALERTS_QUEUE_URL).toBeDefined();
     expect(env.CONNECTIONS_KMS_KEY_ID).toBeUndefined();

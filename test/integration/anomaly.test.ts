@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/connections/sync.ts';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { createReporter } from '../../reporter/src/index.ts';
 import { OPENAI_KEY, startInferenceStandin, type Standin } from '../../reporter/test/inference-standin.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';

@@ -325,7 +325,7 @@ afterAll(async () => {
 describe('the stack and its artifacts', () => {
   it('every function of the template is ours, one per route plus the notifier and the sweeper; CDK helpers aside', () => {
     const names = app.functions.map((f) => f.name).sort();
-    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker', 'connections/evaluate'].sort());
+    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker-openai', 'connections/worker-anthropic', 'connections/worker-openrouter', 'connections/evaluate'].sort());
     // Helper functions CDK adds (custom-resource providers, BucketDeployment) are not built from functions/.
     for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
     expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
@@ -434,7 +434,8 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus('/budgets', o(), 200);
     await expectStatus('/budgets', { method: 'POST', ...o(), body: { monthlyLimit: 50, alertThreshold: 0.5, scope: 'ACCOUNT' } }, 201);
     await expectStatus(`/budgets/${world.budgets[0]}`, { method: 'PATCH', ...o(), body: { monthlyLimit: 75 } }, 200);
-    await expectStatus(`/budgets/${world.budgets[0]}/release`, { method: 'POST', ...o() }, 200);
+    // A notify budget has nothing stopped to release: 409 not-stopped, nothing recorded.
+    await expectStatus(`/budgets/${world.budgets[0]}/release`, { method: 'POST', ...o() }, 409);
     await expectStatus('/enforcement-actions', o(), 200, ['dynamodb:Query']);
     await expectStatus(`/budgets/${world.budgets[1]}`, { method: 'DELETE', ...o() }, 204);
   });
@@ -547,7 +548,10 @@ describe.concurrent('one realistic request per function, through its artifact', 
     const worker = await runtime.invoke('spend/export-worker', { Records: [sqsRecord(sent, queueArn)] });
     expectClean(worker, ['dynamodb:GetItem', 'dynamodb:Query', 's3:PutObject', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(worker.invocation.result, explain(worker)).toEqual({ batchItemFailures: [] });
-    expect(worker.calls.filter((c) => c.service === 'dynamodb' && c.operation === 'Query').every((c) => /\/index\/gsi1$/.test(c.authorizations[0]!.resource))).toBe(true);
+    // The rows through the spend index (gsi1); the settled days and connections from the account's own partition.
+    const queried = worker.calls.filter((c) => c.service === 'dynamodb' && c.operation === 'Query').map((c) => c.authorizations[0]!.resource);
+    expect(queried.some((r) => /\/index\/gsi1$/.test(r))).toBe(true);
+    expect(queried.every((r) => /:table\/burnrate(\/index\/gsi1)?$/.test(r)), queried.join(', ')).toBe(true);
     expect(worker.objects.size, explain(worker)).toBe(1);
     const [objectKey, object] = [...worker.objects][0]!;
     expect(objectKey).toMatch(new RegExp(`^burnrate-exportsfiles[0-9a-f]+/exports/${user.accountId}/${started.res.body.id}\\.csv\\.gz$`));
@@ -598,8 +602,9 @@ describe.concurrent('one realistic request per function, through its artifact', 
       const encrypt = created.run.calls.find((c) => c.service === 'kms')!;
       expect(encrypt.input).toMatchObject({ KeyId: keyArn, EncryptionContext: context });
       expect(encrypt.authorizations[0]!.resource).toBe(keyArn);
-      // Created and queued at once, on the connections' sync queue.
-      expect(created.run.messages.map((m) => JSON.parse(m.body))).toEqual([context]);
+      // Created and queued at once, on the OpenAI connections' sync queue; the message names the provider.
+      const message = { ...context, provider: 'openai' };
+      expect(created.run.messages.map((m) => JSON.parse(m.body))).toEqual([message]);
 
       // What DynamoDB holds: the admin key sealed under a data key that KMS wrapped (the very blob Encrypt returned,
       // not the local AES format), with no trace of the key's text; the blob opens only with this connection's context.
@@ -618,15 +623,15 @@ describe.concurrent('one realistic request per function, through its artifact', 
       expect(dispatch.calls.filter((c) => c.operation === 'Query').every((c) => /\/index\/gsi2$/.test(c.authorizations[0]!.resource))).toBe(true);
       const queued = dispatch.messages.find((m) => JSON.parse(m.body).connectionId === id);
       expect(queued, explain(dispatch)).toBeDefined();
-      expect(JSON.parse(queued!.body)).toEqual(context);
-      const queueArn = dispatch.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
-      expect(queueArn).toMatch(/:burnrate-ConnectorSyncQueue[0-9A-F]+$/);
+      expect(JSON.parse(queued!.body)).toEqual(message);
+      const queueArn = dispatch.calls.find((c) => c.operation === 'SendMessageBatch' && c.input && JSON.stringify(c.input).includes(id))!.authorizations[0]!.resource;
+      expect(queueArn).toMatch(/:burnrate-ConnectorSyncQueueOpenAI[0-9A-F]+$/);
 
       // The worker with that SQS record. (The local stack's own dispatcher may hold the connection's lease for a
       // moment: a "busy" run leaves the sync to the holder, so ask again, as the next message would.)
       let worker!: Run;
       for (let attempt = 0; attempt < 3; attempt++) {
-        worker = await runtime.invoke('connections/worker', { Records: [sqsRecord(queued!, queueArn)] });
+        worker = await runtime.invoke('connections/worker-openai', { Records: [sqsRecord(queued!, queueArn)] });
         if (logged(worker, 'connection synced')[0]?.status !== 'busy') break;
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
@@ -634,6 +639,16 @@ describe.concurrent('one realistic request per function, through its artifact', 
       // One record per invocation (batch size 1): it succeeded when the handler returned without throwing.
       expect(worker.invocation.ok, explain(worker)).toBe(true);
       expect(logged(worker, 'connection synced'), explain(worker)).toMatchObject([{ connectionId: id, status: 'done' }]);
+      // The other providers' workers, each with a message of its own provider's queue: a connection that is gone is
+      // skipped (nothing to sync, no lever held), without opening any key.
+      for (const provider of ['anthropic', 'openrouter'] as const) {
+        const gone = { accountId: user.accountId, connectionId: id.replace(/.$/, (c) => (c === 'Z' ? 'Y' : 'Z')), provider };
+        const name = `connections/worker-${provider}` as const;
+        const other = await runtime.invoke(name, { Records: [sqsRecord({ ...queued!, body: JSON.stringify(gone) }, queueArn.replace('OpenAI', provider === 'anthropic' ? 'Anthropic' : 'OpenRouter'))] });
+        expect(other.invocation.ok, explain(other)).toBe(true);
+        expect(logged(other, 'connection synced'), explain(other)).toMatchObject([{ connectionId: gone.connectionId, status: 'skipped' }]);
+        expect(other.calls.filter((c) => c.service === 'kms')).toEqual([]);
+      }
       const decrypt = worker.calls.filter((c) => c.service === 'kms');
       expect(decrypt.map((c) => [c.operation, c.status, c.input.KeyId, c.input.EncryptionContext, c.authorizations[0]!.resource])).toEqual([['Decrypt', 200, keyArn, context, keyArn]]);
 
@@ -689,10 +704,10 @@ describe.concurrent('one realistic request per function, through its artifact', 
 
       // Only the worker unwrapped: the functions that seal may Encrypt, never Decrypt (their policies say so too).
       const kmsCalls = runtime.runs.flatMap((r) => r.calls.filter((c) => c.service === 'kms').map((c) => `${r.artifact.fn.name} ${c.operation}`));
-      expect(kmsCalls.filter((c) => c.endsWith('Decrypt'))).toEqual(['connections/worker Decrypt']);
+      expect(kmsCalls.filter((c) => c.endsWith('Decrypt'))).toEqual(['connections/worker-openai Decrypt']);
       const decryptRequest = { action: 'kms:Decrypt', resource: keyArn!, context: { 'kms:EncryptionContextKeys': ['accountId', 'connectionId'], 'kms:EncryptionContext:accountId': context.accountId, 'kms:EncryptionContext:connectionId': id } };
       for (const fn of ['connections/create', 'connections/update']) expect(evaluate(runtime.statements(fn), decryptRequest).allowed, fn).toBe(false);
-      expect(evaluate(runtime.statements('connections/worker'), decryptRequest).allowed).toBe(true);
+      expect(evaluate(runtime.statements('connections/worker-openai'), decryptRequest).allowed).toBe(true);
     } finally {
       await org.remove();
     }
@@ -710,6 +725,6 @@ describe('coverage', () => {
   it('KMS: only the functions that seal admin keys encrypted, only the sync worker decrypted', () => {
     const byOperation = (operation: string) => [...new Set(runtime.runs.filter((r) => r.calls.some((c) => c.service === 'kms' && c.operation === operation)).map((r) => r.artifact.fn.name))].sort();
     expect(byOperation('Encrypt')).toEqual(['connections/create', 'connections/update']);
-    expect(byOperation('Decrypt')).toEqual(['connections/worker']);
+    expect(byOperation('Decrypt')).toEqual(['connections/worker-openai']);
   });
 });

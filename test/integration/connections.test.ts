@@ -9,9 +9,9 @@ import { dirname, join, relative } from 'node:path';
 import { homedir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '#shared/db/client.ts';
-import { syncConnection } from '#shared/connections/sync.ts';
+import { syncConnection } from '#shared/sync/all.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
-import { unitEndpointOf } from '#shared/connections/units.ts';
+import { unitEndpointOf } from '#shared/usage/units.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
 import { parseCsv } from './csv.ts';
@@ -67,16 +67,27 @@ async function exported(token: string, provider: Provider, from: string, to: str
   const res = await call<string>(`/spend/export?from=${from}&to=${to}`, { token });
   expect(res.status, String(res.body)).toBe(200);
   const [header, ...lines] = parseCsv(res.body);
-  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
+  expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
   const out = new Map<string, Cell>();
+  const col = (f: string[], name: string) => f[header!.indexOf(name)]!;
   for (const f of lines) {
-    if (f[7] !== provider) continue;
-    const [date, hash, , , , , , , model, requests, input, cached, output, cost] = f as string[];
+    if (col(f, 'provider') !== provider) continue;
+    const [date, hash, row, requests, input, cached, output, cost] = ['date', 'key_hash', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd'].map((c) => col(f, c));
     const [whole, frac = ''] = cost!.split('.');
     const micros = BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
-    if (Number(requests) === 0 && Number(input) === 0 && Number(output) === 0 && micros === 0n) continue;
-    out.set(`${hash}|${date}|${model}`, { requests: Number(requests), inputTokens: Number(input), cachedInputTokens: Number(cached), outputTokens: Number(output), costMicros: micros });
+    // Anthropic Priority Tier usage is a row of its own (`<model> (priority)`): the model's usage with the rest.
+    const model = row!.replace(/ \(priority\)$/, '');
+    const id = `${hash}|${date}|${model}`;
+    const cell = out.get(id) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicros: 0n };
+    out.set(id, {
+      requests: cell.requests + Number(requests),
+      inputTokens: cell.inputTokens + Number(input),
+      cachedInputTokens: cell.cachedInputTokens + Number(cached),
+      outputTokens: cell.outputTokens + Number(output),
+      costMicros: cell.costMicros + micros,
+    });
   }
+  for (const [id, c] of out) if (c.requests === 0 && c.inputTokens === 0 && c.outputTokens === 0 && c.costMicros === 0n) out.delete(id);
   return out;
 }
 
@@ -181,7 +192,8 @@ async function expectSettled(token: string, provider: Provider, from: string, to
   for (const { date, row } of rows) {
     const p = picos(row.amount, true);
     billByDay.set(date, (billByDay.get(date) ?? 0n) + p);
-    if (row.cost_type === 'tokens') tokensByWorkspace.set(`${row.workspace_id}|${date}`, (tokensByWorkspace.get(`${row.workspace_id}|${date}`) ?? 0n) + p);
+    // A key's token and web-search bills both land on its model's rows (its web searches are part of its usage).
+    if (row.cost_type === 'tokens' || row.cost_type === 'web_search') tokensByWorkspace.set(`${row.workspace_id}|${date}`, (tokensByWorkspace.get(`${row.workspace_id}|${date}`) ?? 0n) + p);
   }
   for (const [date, billed] of billByDay) {
     let shown = 0n;
@@ -664,8 +676,9 @@ describe('one canonical provider name', () => {
     await setPlan(user.accountId, 'SCALE');
     await connect(user, 'openai');
     const created = await call('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'proxy' } });
-    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ'];
-    const others = ['azure-openai', 'openai-compatible', 'mistral'];
+    // A trailing .ai, .co, .io or .dev is dropped too: a provider's own domain is the provider.
+    const spellings = ['openai', 'OpenAI', 'openai.', 'openai-', 'open-ai', 'open_ai', 'openai.com', 'OPENAI.COM', ' Open AI ', 'ｏｐｅｎａｉ', 'openai.ai', 'OpenAI.co', 'openai.io', 'openai.dev'];
+    const others = ['azure-openai', 'openai-compatible', 'mistral', 'openai.net'];
     const events = [...spellings, ...others].map((provider, i) => ({ requestId: `r-${i}`, keyHash: String(i % 10).repeat(64), provider, model: 'gpt-4o', inputTokens: 10, outputTokens: 1 }));
     const res = await call('/ingest', { method: 'POST', headers: { 'x-api-key': created.body.key }, body: { events } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -673,7 +686,7 @@ describe('one canonical provider name', () => {
     expect((res.body.rejected as { index: number; code: string }[]).map((r) => [spellings[r.index], r.code])).toEqual(spellings.map((p) => [p, 'provider_connected']));
     const keys = await call('/keys?limit=100', { token: user.token });
     const sent = (keys.body.items as { provider: string; source: string }[]).filter((k) => k.source === 'ingest');
-    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible']);
+    expect(sent.map((k) => k.provider).sort()).toEqual(['azure-openai', 'mistral', 'openai-compatible', 'openai.net']);
 
     const put = await call('/prices/openai./gpt-4o', { method: 'PUT', token: user.token, body: { input: 1, output: 2 } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);

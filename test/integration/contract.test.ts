@@ -19,7 +19,9 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { routes } from '#shared/routes.ts';
 import { buildOpenApi } from '#shared/openapi/document.ts';
-import { api, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#shared/db/keys.ts';
+import { api, dynamo, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
 import { freePort } from './global-setup.ts';
 
@@ -385,6 +387,8 @@ describe('keys', () => {
     await expectCall(200, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: 'production' } });
     await expectCall(200, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: null } });
     await expectCall(400, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { label: '' } });
+    await expectCall(200, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { tags: { team: 'search' } } });
+    await expectCall(400, 'PATCH', '/keys/{hash}', `/keys/${hashes[0]}`, { token: user.token, body: { tags: { Team: 'search' } } });
     await expectCall(404, 'PATCH', '/keys/{hash}', `/keys/${newKeyHash()}`, { token: user.token, body: { label: 'x' } });
   });
 });
@@ -651,6 +655,21 @@ describe('provider connections', () => {
     await expectCall(202, 'POST', '/connections/{id}/sync', `/connections/${id}/sync`, auth);
     await expectCall(429, 'POST', '/connections/{id}/sync', `/connections/${id}/sync`, auth);
     await expectCall(200, 'GET', '/connections/{id}/reconciliation', `/connections/${id}/reconciliation`, auth);
+    // A key of the connection in a workspace (as a sync writes it): the project's tags.
+    const hash = sha256(`anthropic:${randomUUID()}`);
+    await dynamo().send(
+      new PutCommand({
+        TableName: stack().tableName,
+        Item: { ...keys.providerKey(owner.accountId, hash), ...keys.providerKeyIndex(owner.accountId, hash), keyHash: hash, provider: 'anthropic', source: 'connection', connectionId: id, project: { id: 'wrkspc_contract', name: 'Contract' }, firstSeenAt: new Date().toISOString(), lastSeenAt: new Date().toISOString() },
+      }),
+    );
+    await expectCall(200, 'GET', '/projects', '/projects', auth);
+    await expectCall(200, 'GET', '/customers', '/customers', auth);
+    await expectCall(400, 'GET', '/customers', '/customers?from=2026-01-02&to=2026-01-03', auth);
+    await expectCall(401, 'GET', '/projects', '/projects', {});
+    await expectCall(200, 'PATCH', '/projects/{connectionId}/{projectId}', `/projects/${id}/wrkspc_contract`, { ...auth, body: { tags: { team: 'platform' } } });
+    await expectCall(400, 'PATCH', '/projects/{connectionId}/{projectId}', `/projects/${id}/wrkspc_contract`, { ...auth, body: { tags: { team: '' } } });
+    await expectCall(404, 'PATCH', '/projects/{connectionId}/{projectId}', `/projects/${id}/wrkspc_nope`, { ...auth, body: { tags: {} } });
     await expectCall(400, 'GET', '/connections/{id}/reconciliation', `/connections/${id}/reconciliation?from=2025-01-01&to=2025-06-30`, auth);
     await expectCall(204, 'DELETE', '/connections/{id}', `/connections/${id}`, auth);
     await expectCall(404, 'DELETE', '/connections/{id}', `/connections/${id}`, auth);

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/connections/sync.ts';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
 import { linkInMail } from './outbox.ts';

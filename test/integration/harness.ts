@@ -239,8 +239,8 @@ export async function evaluationsDone(): Promise<void> {
  * Runs one connector sync in this process, waiting while the stack's own worker holds the lease, and then for the
  * alerts it calls for (its evaluation): a 10-minute time budget and 20 ms retry backoff unless `options` says otherwise.
  */
-export async function syncHere(accountId: string, connectionId: string, options: SyncOptions = {}): Promise<SyncResult> {
-  const { syncConnection } = await import('#shared/connections/sync.ts');
+export async function syncHere(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}): Promise<SyncResult> {
+  const { syncConnection } = await import('#shared/sync/all.ts');
   for (let attempt = 0; attempt < 100; attempt++) {
     const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, ...options, http: { backoffMs: 20, ...options.http } });
     if (result.status !== 'busy') {

@@ -10,7 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/connections/sync.ts';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
 
@@ -189,5 +189,188 @@ describe('OpenAI: project limits held by several budgets', () => {
     expect((await api(`/budgets/${account}`, { method: 'DELETE', token: user.token })).status).toBe(204);
     await sync(user.accountId, connectionId);
     expect(await limitOf(q)).toBe(500);
+  });
+});
+
+describe('budgets with no usable lever, and releases of a budget not stopped', () => {
+  it('400 no-lever: usage without a key, an archived or expired key, a key of a deleted connection; 409 not-stopped', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keys = (await api('/keys?provider=anthropic&limit=100', { token: user.token })).body.items as any[];
+    const unattributed = keys.find((k) => k.providerKeyId === null);
+    expect(unattributed).toBeDefined();
+    const archived = keys.find((k) => k.providerStatus === 'archived');
+    const expired = keys.find((k) => k.providerStatus === 'expired');
+    for (const k of [unattributed, archived, expired]) {
+      const res = await post(user, '/budgets', { monthlyLimit: 10, alertThreshold: 80, scope: 'KEY', keyHash: k.hash, action: 'stop' });
+      expect(res.status, k.name).toBe(400);
+      expect(res.body.type).toMatch(/no-lever$/);
+      expect(res.body.detail).toMatch(k === unattributed ? /without a key/ : /archived|expired/);
+    }
+    // A budget armed, not stopped: its release is a 409 and records nothing.
+    const active = keys.find((k) => k.providerStatus === 'active' && k.providerKeyId);
+    const armed = await stopBudget(user, { monthlyLimit: 1_000_000, scope: 'KEY', keyHash: active.hash });
+    const release = await post(user, `/budgets/${armed}/release`);
+    expect(release.status).toBe(409);
+    expect(release.body.type).toMatch(/not-stopped$/);
+    expect((await api(`/enforcement-actions?budgetId=${armed}`, { token: user.token })).body.items).toEqual([]);
+    expect((await api(`/budgets/${armed}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+
+    expect((await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    const gone = await post(user, '/budgets', { monthlyLimit: 10, alertThreshold: 80, scope: 'KEY', keyHash: active.hash, action: 'stop' });
+    expect(gone.status).toBe(400);
+    expect(gone.body.detail).toMatch(/connection that was deleted/);
+    void org;
+  });
+});
+
+describe('a connection turned off, paused or deleted puts back what Burnrate holds there', () => {
+  const alerts = async (user: RegisteredUser, type: string, budgetId: string) => ((await api(`/alerts?type=${type}`, { token: user.token })).body.items as any[]).filter((a) => a.budgetId === budgetId);
+
+  it.each(['enforcement off', 'paused', 'deleted'] as const)('%s: the key is active again, recorded (connection_changed) and announced', async (change) => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await stopBudget(user, { name: 'cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const res =
+      change === 'deleted'
+        ? await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })
+        : await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: change === 'paused' ? { status: 'paused' } : { enforcement: 'off' } });
+    expect(res.status).toBeLessThan(300);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('active');
+    expect((await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0]).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'ok' });
+    expect(await alerts(user, 'budget_released', budgetId)).toHaveLength(1);
+    // Another sync changes nothing more.
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('active');
+  });
+
+  it('when the provider refuses, the deletion still happens and enforcement_failed says what stays stopped and how to undo it', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const budgetId = await stopBudget(user, { name: 'cap', monthlyLimit: 1, scope: 'KEY', keyHash: keyHash('anthropic', keyId) });
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const { readOnlyAdminKey } = await org.control('/admin-key', { readOnly: true });
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { adminKey: readOnlyAdminKey } })).status).toBe(200);
+    expect((await api(`/connections/${connectionId}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    expect((await api(`/connections/${connectionId}`, { token: user.token })).status).toBe(404);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const failed = await alerts(user, 'enforcement_failed', budgetId);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].message).toMatch(/prod-api stays stopped at Anthropic.*undo it by hand.*api_keys\/.*"status": "active"/);
+    expect((await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0]).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'failed' });
+  });
+});
+
+describe('a sync asked for while another runs', () => {
+  it('is run right after it, never dropped', async () => {
+    const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
+    const user = await registerUser();
+    const { org, connectionId } = await connected(user, 'openai');
+    const queued: string[] = [];
+    setLocalSyncSink((messages) => queued.push(...messages.map((m) => m.connectionId)));
+    try {
+      await sync(user.accountId, connectionId); // the stack's own sync (queued by the PATCH) is over
+      queued.length = 0;
+      // The first sync is slowed by the provider (two 429s asking to retry after a second): the second is asked for meanwhile.
+      await org.control('/faults', { status: 429, count: 2, retryAfter: 1 });
+      const first = syncConnection(user.accountId, connectionId, { budgetMs: 600_000, now: frozenAt });
+      await new Promise((r) => setTimeout(r, 300));
+      const second = await syncConnection(user.accountId, connectionId, { budgetMs: 600_000, now: frozenAt });
+      expect(queued).toEqual([]);
+      const statuses = [(await first).status, second.status];
+      expect(statuses[0]).toBe('done');
+      expect(statuses[1]).toBe('busy');
+      expect(queued).toEqual([connectionId]);
+    } finally {
+      setLocalSyncSink(undefined);
+    }
+  });
+});
+
+describe('what is stopped is visible, and a project budget speaks of its project', () => {
+  it('stoppedBy on GET /keys and GET /keys/:hash right after the act; gone after the release, which the budget shows at once', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await stopBudget(user, { name: 'prod cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
+    await sync(user.accountId, connectionId);
+    const want = [{ kind: 'budget', id: budgetId, name: 'prod cap', lever: 'anthropic_key', since: expect.any(String) }];
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual(want);
+    const listed = ((await api('/keys?provider=anthropic&limit=100', { token: user.token })).body.items as any[]).find((k) => k.hash === hash);
+    expect(listed.stoppedBy).toEqual(want);
+
+    const released = await post(user, `/budgets/${budgetId}/release`);
+    expect(released.status).toBe(200);
+    expect(released.body.enforcement.status).toBe('released'); // at once, before the sync puts the key back
+    expect((await post(user, `/budgets/${budgetId}/release`)).status).toBe(409);
+    await sync(user.accountId, connectionId);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
+  });
+
+  it('a key that sends events: stoppedBy as soon as the ingest that crossed answers', async () => {
+    const user = await registerUser();
+    const ingestKey = (await post(user, '/ingest-keys', { name: 'app' })).body.key as string;
+    const hash = 'b'.repeat(63) + '2';
+    const event = (costUsd: number) => ({ requestId: `req-${Math.random()}`, keyHash: hash, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd });
+    expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event(0.01)] } })).status).toBe(200);
+    const budgetId = await stopBudget(user, { name: 'app cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event(2)] } })).status).toBe(200);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'budget', id: budgetId, name: 'app cap', lever: 'reporter', since: expect.any(String) }]);
+  });
+
+  it('an OpenAI PROJECT budget: its project’s spend, forecast and alerts; its keys listed as stopped once the cap is reached, not while only set', async () => {
+    const { evaluateSpend } = await import('#shared/alerting/evaluate.ts');
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'openai');
+    const state = await org.state();
+    const project = (state.projects as any[]).find((p) => p.archivedAt === null && (state.keys as any[]).filter((k) => k.projectId === p.id).length > 1)!;
+    const keys = ((await api(`/keys?projectId=${project.id}&limit=100`, { token: user.token })).body.items as any[]);
+    const spend = keys.reduce((n, k) => n + Math.round(k.spend.monthToDate * 1e6), 0) / 1e6;
+    const forecast = keys.reduce((n, k) => n + Math.round(k.spend.forecastMonthEnd * 1e6), 0) / 1e6;
+    const account = (await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 1, alertThreshold: 80, scope: 'ACCOUNT' } })).body;
+    expect(account.spend.monthToDate).toBeGreaterThan(spend); // the account spends more than the project
+
+    const created = await post(user, '/budgets', { name: 'Web app', monthlyLimit: Math.floor(spend) + 1000, alertThreshold: 80, scope: 'PROJECT', connectionId, projectId: project.id, action: 'stop' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const budgetId = created.body.id as string;
+    expect(created.body.spend.monthToDate).toBeCloseTo(spend, 5);
+    expect(created.body.forecast.monthEnd).toBeCloseTo(Math.max(spend, forecast), 2);
+    await sync(user.accountId, connectionId);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy, 'only set').toEqual([]);
+
+    expect((await api(`/budgets/${budgetId}`, { method: 'PATCH', token: user.token, body: { monthlyLimit: 1 } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'budget', id: budgetId, name: 'Web app', lever: 'openai_project_limit', since: expect.any(String) }]);
+    const acts = (await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items as any[];
+    expect(acts[0]).toMatchObject({ kind: 'project_limit_set', reason: 'limit_reached', result: 'ok' });
+    expect(acts.at(-1)).toMatchObject({ kind: 'project_limit_set', reason: 'budget_changed' });
+    const alertsOf = async (type: string) => ((await api(`/alerts?type=${type}`, { token: user.token })).body.items as any[]).filter((a) => a.budgetId === budgetId);
+    expect(await alertsOf('budget_stopped')).toHaveLength(1);
+
+    await evaluateSpend(user.accountId, []);
+    const [exceeded] = await alertsOf('budget_exceeded');
+    expect(exceeded.message).toContain(`project "${project.name}"`);
+    expect(exceeded.message).not.toContain('whole account');
+    expect(exceeded.observedSpend).toBeCloseTo(spend, 2);
+
+    expect((await post(user, `/budgets/${budgetId}/release`)).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    expect(await alertsOf('budget_released')).toHaveLength(1);
+    for (const k of keys) expect((await api(`/keys/${k.hash}`, { token: user.token })).body.stoppedBy).toEqual([]);
   });
 });

@@ -320,12 +320,16 @@ describe('three providers in one ledger: projects as a dimension', () => {
       for (const c of ['BilledCost', 'EffectiveCost', 'ListCost', 'ConsumedQuantity']) expect(r[c], c).toMatch(decimal);
       for (const c of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd']) expect(r[c], c).toMatch(utc);
       expect(Date.parse(r.ChargePeriodEnd!) - Date.parse(r.ChargePeriodStart!)).toBe(86_400_000);
-      expect(r.BillingPeriodStart).toBe(`${r.ChargePeriodStart!.slice(0, 8)}01T00:00:00Z`);
-      expect(r).toMatchObject({ BillingCurrency: 'USD', ChargeCategory: 'Usage', ServiceCategory: 'AI and Machine Learning', ConsumedUnit: 'Tokens' });
-      expect(r.ResourceId).toMatch(/^[0-9a-f]{64}$/);
-      const tags = JSON.parse(r.Tags!);
-      expect(tags).toMatchObject({ source: 'connection', settled: expect.stringMatching(/^(true|false)$/) });
-      for (const v of Object.values(tags)) expect(typeof v).toBe('string');
+      // A correction (history of a month closed before its connection imported it) is billed in the month it is booked in.
+      if (r.ChargeClass === 'Correction') expect(r.BillingPeriodStart).toBe(`${today().slice(0, 8)}01T00:00:00Z`);
+      else expect(r.BillingPeriodStart).toBe(`${r.ChargePeriodStart!.slice(0, 8)}01T00:00:00Z`);
+      expect(r).toMatchObject({ BillingCurrency: 'USD', ChargeCategory: 'Usage', ServiceCategory: 'AI and Machine Learning', ServiceSubcategory: 'Generative AI', x_Source: 'connection' });
+      expect(r.ConsumedUnit).not.toBe('');
+      // A key's row, or usage without a key (no resource).
+      expect(r.ResourceId).toMatch(/^([0-9a-f]{64})?$/);
+      // Tags: only the account's tags (none here), never Burnrate's flags (x_Settled says settled).
+      expect(JSON.parse(r.Tags!)).toEqual({});
+      expect(r.x_Settled).toMatch(/^(true|false)$/);
       providers.add(r.ProviderName!);
       const [whole, frac = ''] = r.BilledCost!.split('.');
       billed += BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));

@@ -10,7 +10,7 @@
  * allowed, no bound). The whole table is printed at the end.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { routes } from '#shared/routes.ts';
@@ -194,7 +194,7 @@ async function seed(): Promise<Fixture> {
   // --- updates, acknowledgement, deletes ---------------------------------------------------------------------------
   await expectMeasured(200, 'PATCH /keys/{hash}', 'label', `/keys/${keyHashes[0]}`, { ...auth, body: { label: 'Production' } });
   await expectMeasured(200, 'PATCH /budgets/{id}', 'monthlyLimit', `/budgets/${accountBudget.body.id}`, { ...auth, body: { monthlyLimit: 45 } });
-  await expectMeasured(200, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
+  await expectMeasured(409, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped: 409 not-stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
   await expectMeasured(200, 'PATCH /alert-rules/{id}', 'threshold', `/alert-rules/${daily.body.id}`, {
     ...auth,
     body: { config: { threshold: 1.25, period: 'daily' } },
@@ -217,6 +217,9 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(204, 'DELETE /budgets/{id}', 'existing', `/budgets/${doomedBudget.body.id}`, auth);
   const doomedRule = await api('/alert-rules', { ...auth, method: 'POST', body: { ...ruleBody, type: 'new_key', name: 'Doomed', config: {} } });
   await expectMeasured(204, 'DELETE /alert-rules/{id}', 'existing', `/alert-rules/${doomedRule.body.id}`, auth);
+  // A month closed: a year ago (no connection: nothing to settle), so the seeded spend stays in open months.
+  const yearAgo = new Date(Date.now() - 366 * DAY).toISOString().slice(0, 7);
+  await expectMeasured(200, 'POST /months/{month}/close', 'a past month', `/months/${yearAgo}/close`, { ...auth, method: 'POST' });
 
   // --- the team: invitations, accept, roles, removal -------------------------------------------------------------
   const inviteeEmail = uniqueEmail('cost');
@@ -292,6 +295,16 @@ async function seed(): Promise<Fixture> {
   const connectionId = connection.body.id as string;
   await expectMeasured(200, 'PATCH /connections/{id}', 'rename', `/connections/${connectionId}`, { ...billingAuth, body: { name: 'Anthropic org' } });
   await expectMeasured(202, 'POST /connections/{id}/sync', 'first in the minute', `/connections/${connectionId}/sync`, billingAuth);
+  // A key of the connection in a workspace (as a sync writes it), then the workspace's tags.
+  const workspaceKey = sha256(`anthropic:request-cost-${randomUUID()}`);
+  await dynamo().send(
+    new PutCommand({
+      TableName: stack().tableName,
+      Item: { ...keys.providerKey(billingUser.accountId, workspaceKey), ...keys.providerKeyIndex(billingUser.accountId, workspaceKey), keyHash: workspaceKey, provider: 'anthropic', source: 'connection', connectionId, project: { id: 'wrkspc_cost', name: 'Cost' }, firstSeenAt: new Date().toISOString(), lastSeenAt: new Date().toISOString() },
+    }),
+  );
+  await expectMeasured(200, 'PATCH /projects/{connectionId}/{projectId}', 'tags (1 key)', `/projects/${connectionId}/wrkspc_cost`, { ...billingAuth, body: { tags: { team: 'platform' } } });
+  await expectMeasured(200, 'PATCH /keys/{hash}', 'tags (a key of a tagged workspace)', `/keys/${workspaceKey}`, { ...billingAuth, body: { tags: { env: 'prod' } } });
   const doomedConnection = await api('/connections', {
     ...billingAuth,
     method: 'POST',
@@ -335,16 +348,19 @@ const readCaseList: ReadCase[] = [
     path: async (f) => `/keys?limit=5&cursor=${encodeURIComponent(await cursorAfterFirstPage('/keys?limit=5', f.user.token))}`,
   },
   { route: 'GET /keys', detail: 'search, provider, sort=name desc', path: (f) => `/keys?q=${f.keyHashes[0]!.slice(0, 6)}&provider=openai&sort=name&order=desc&limit=5` },
-  { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}` },
+  // The key, its days, and what holds it stopped (stoppedBy: one Query of the enforcement states), read at once.
+  { route: 'GET /keys/{hash}', detail: 'default range (month to date)', path: (f) => `/keys/${f.keyHashes[0]}`, max: 3 },
   {
     route: 'GET /keys/{hash}',
     detail: '366-day range',
     path: (f) => `/keys/${f.keyHashes[0]}?from=${isoDay(Date.now() - 365 * DAY)}&to=${isoDay(Date.now())}`,
+    max: 3,
   },
-  { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}` },
+  { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}`, max: 3 },
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
   { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
   { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
+  { route: 'GET /months', detail: '34 months (closed ones and the connections: 2 Queries)', path: () => `/months?from=${isoDay(Date.now() - 1030 * DAY).slice(0, 7)}&to=${isoDay(Date.now()).slice(0, 7)}` },
   ...(['day', 'model', 'provider', 'key'] as const).flatMap((groupBy): ReadCase[] => [
     { route: 'GET /spend', detail: `groupBy=${groupBy}, month to date`, path: () => `/spend?groupBy=${groupBy}` },
     {
@@ -355,7 +371,8 @@ const readCaseList: ReadCase[] = [
     },
   ]),
   { route: 'GET /spend', detail: 'provider filter, month to date (range, window, previous: one Query)', path: () => '/spend?provider=openai&compare=previous' },
-  { route: 'GET /spend', detail: 'keyHash filter by model, 31 days, compare', path: (f) => `/spend?groupBy=model&keyHash=${f.keyHashes[0]}&from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}&compare=previous` },
+  // + the key (GetItem): coverage answers for the key's own connection only.
+  { route: 'GET /spend', detail: 'keyHash filter by model, 31 days, compare (+ the key for its coverage)', path: (f) => `/spend?groupBy=model&keyHash=${f.keyHashes[0]}&from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}&compare=previous`, max: 3 },
   { route: 'GET /spend', detail: 'compare=previous by day (the previous days in the same Query)', path: () => '/spend?compare=previous' },
   { route: 'GET /spend', detail: 'compare=previous by model (+ a Query of the previous days)', path: () => '/spend?groupBy=model&compare=previous', max: 3 },
   {
@@ -364,10 +381,12 @@ const readCaseList: ReadCase[] = [
     path: () => '/spend?groupBy=key&provider=openai&model=gpt-4o',
     max: 4,
   },
-  { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}` },
+  { route: 'GET /spend/export', detail: '31 days (rows Query + labels Query + settled days Query + connections Query)', path: () => `/spend/export?from=${isoDay(Date.now() - 30 * DAY)}&to=${isoDay(Date.now())}`, max: 4 },
   { route: 'GET /spend/exports/{id}', detail: 'the status (GetItem; once ready, a link signed without a call)', path: (f) => `/spend/exports/${f.exportId}` },
   { route: 'GET /prices', detail: 'built-in + 1 own', path: () => '/prices' },
   { route: 'GET /connections', detail: '1 connection', path: () => '/connections', as: 'billing' },
+  { route: 'GET /projects', detail: 'keys and projects’ tags (one Query)', path: () => '/projects', as: 'billing' },
+  { route: 'GET /customers', detail: 'the month’s customers (one Query)', path: () => '/customers' },
   { route: 'GET /connections/{id}', detail: 'existing', path: (f) => `/connections/${f.connectionId}`, as: 'billing' },
   {
     route: 'GET /connections/{id}/reconciliation',

@@ -239,17 +239,17 @@ describe('GET /spend/export', () => {
     const text = res.body as string;
     expect(text.endsWith('\r\n')).toBe(true);
     const [header, ...rows] = parseCsv(text);
-    expect(header).toEqual(['date', 'key_hash', 'key_label', 'key_name', 'project_id', 'project_name', 'settled', 'provider', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd']);
+    expect(header).toEqual(['date', 'key_hash', 'key_label', 'key_name', 'project_id', 'project_name', 'settled', 'correction', 'tags', 'provider', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd']);
     const expected = sumBy(inRange(from, today), (e) => [e.timestamp.slice(0, 10), e.keyHash, e.provider, e.model].join('|'));
     expect(rows).toHaveLength(expected.size);
     expect(rows.map((r) => r[0])).toEqual(rows.map((r) => r[0]).sort());
     for (const r of rows) {
-      const s = expected.get([r[0], r[1], r[7], r[8]].join('|'))!;
+      const s = expected.get([r[0], r[1], r[9], r[10]].join('|'))!;
       expect(s, r.join(',')).toBeDefined();
       const micros = s.cost;
-      // Keys sent in events: no provider name, no project; estimates (not settled).
-      expect(r.slice(3, 7)).toEqual(['', '', '', 'false']);
-      expect(r.slice(9)).toEqual([String(s.requests), String(s.input), String(s.cached), String(s.output), `${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`]);
+      // Keys sent in events: no provider name, no project; estimates (not settled), no correction, no tags.
+      expect(r.slice(3, 9)).toEqual(['', '', '', 'false', 'false', '{}']);
+      expect(r.slice(11)).toEqual([String(s.requests), String(s.input), String(s.cached), String(s.output), `${micros / 1_000_000n}.${(micros % 1_000_000n).toString().padStart(6, '0')}`]);
       const label = r[1] === keyHashes[0] ? `'=HYPERLINK("http://evil","click"), me` : r[1] === keyHashes[1] ? 'batch jobs' : '';
       expect(r[2]).toBe(label);
     }

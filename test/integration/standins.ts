@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
-import { unitEndpointOf, unitModelName } from '#shared/connections/units.ts';
+import { unitEndpointOf, unitModelName } from '#shared/usage/units.ts';
 import { stack } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic' | 'openrouter';

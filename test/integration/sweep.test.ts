@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { newId } from '#shared/ids.ts';
 import { fireAlert } from '#shared/db/alerts.ts';
 import { deliverAlert } from '#shared/notify/deliver.ts';
-import { setLocalAlertSink, type AlertMessage } from '#shared/notify/queue.ts';
+import { setLocalAlertSink, type AlertMessage } from '#shared/alerting/queue.ts';
 import { SWEEP_GRACE_MS, sweepUndelivered } from '#shared/notify/sweep.ts';
 import type { Alert } from '#shared/alerting/model.ts';
 import { pointAtStack, registerUser } from './harness.ts';

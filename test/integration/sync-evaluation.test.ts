@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import type { SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 import { api, pointAtStack, registerUser, type RegisteredUser } from './harness.ts';
 
 let user: RegisteredUser;

@@ -6,8 +6,8 @@ import { secondLiveSubscription, shouldApply, subscriptionOrder, type PlannedCha
 import { planLimitText } from '#shared/alerting/plan-limit.ts';
 
 const NOW = new Date('2026-11-23T12:00:00.000Z');
-const free = { trackedRequests: PLANS.FREE.trackedRequests, keys: PLANS.FREE.keys, users: PLANS.FREE.users };
-const growth = { trackedRequests: PLANS.GROWTH.trackedRequests, keys: PLANS.GROWTH.keys, users: PLANS.GROWTH.users };
+const free = { trackedRequests: PLANS.FREE.trackedRequests, keys: PLANS.FREE.keys, users: PLANS.FREE.users, customers: PLANS.FREE.customers };
+const growth = { trackedRequests: PLANS.GROWTH.trackedRequests, keys: PLANS.GROWTH.keys, users: PLANS.GROWTH.users, customers: PLANS.GROWTH.customers };
 
 describe('limits in force', () => {
   it('seats per plan are those of docs/features/billing.md: FREE 3, GROWTH 25, SCALE 250', () => {

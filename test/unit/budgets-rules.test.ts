@@ -144,7 +144,7 @@ describe('PATCH /budgets/{id} body and merge', () => {
 
   it('keeps what the patch does not name (the limit exactly)', () => {
     const merged = mergeBudgetPatch(existing, parse(PatchBudgetBody, { alertThreshold: 50 }));
-    expect(merged).toEqual({ name: 'Team', monthlyLimit: 12.345678, alertThreshold: 50, scope: 'KEY', keyHash: HASH, connectionId: null, projectId: null, action: 'notify', alertOnForecast: true });
+    expect(merged).toEqual({ name: 'Team', monthlyLimit: 12.345678, alertThreshold: 50, scope: 'KEY', keyHash: HASH, connectionId: null, projectId: null, tag: null, action: 'notify', alertOnForecast: true });
   });
 
   it('name: null clears the name', () => {

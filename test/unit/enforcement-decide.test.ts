@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { decide, type DecisionInput } from '#shared/enforcement/decide.ts';
 import type { Lever } from '#shared/enforcement/levers.ts';
 import { takeAct } from '#shared/enforcement/pull.ts';
-import { holderKey, type Claim, type LeverState, type Target } from '#shared/enforcement/model.ts';
+import { holderKey, type Claim, type LeverState, type Target } from '#shared/db/enforcement-model.ts';
 
 const MONTH = '2026-11';
 const NOW = new Date('2026-11-20T12:00:00.000Z');

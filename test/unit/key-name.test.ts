@@ -38,6 +38,7 @@ const spend: SpendSnapshot = {
   today: '2026-11-21',
   month: '2026-11',
   week: '2026-11-16',
+  tagMonth: () => 0,
   accountDay: () => 0,
   accountMonth: () => 0,
   accountWeek: () => 0,

@@ -1,8 +1,11 @@
 /**
  * The layers of shared/, read from the code itself (every import and re-export of every TypeScript file, parsed with
- * the TypeScript compiler):
- * - shared/db/ takes nothing but types from the domain folders: its value imports stay in shared/db/ or the low
- *   modules below it (the aggregate model and money limits in shared/usage/, periods in shared/time/, config, ids);
+ * the TypeScript compiler; type imports count like any other):
+ * - the folders of shared/ form layers: no two folders import each other, and no longer circle of folders either, so
+ *   every import points from a folder down to one below it;
+ * - shared/db/ imports nothing from a domain folder, not even a type: it owns the shapes it stores (the domains build
+ *   and map them), and takes only from shared/db/ and the low modules below it (the aggregate model and money limits
+ *   in shared/usage/, periods in shared/time/, config, ids);
  * - the aggregate model lives in shared/usage/, which imports nothing from above it (not even types);
  * - no import circle anywhere in shared/ (type imports count: a circle of types is still two modules that can't be
  *   read apart), and in shared/connections/ the provider implementations never import client.ts, which picks them.
@@ -82,6 +85,48 @@ const imports = files.flatMap(importsOf);
 const where = (i: Import) => `${i.from}:${i.line} → ${i.to}${i.typeOnly ? ' (type)' : ''} {${i.names.join(', ')}}`;
 const low = (path: string) => LOW.some((l) => path === l || path.startsWith(l));
 
+/** A file's folder in shared/ (`shared/db/keys.ts` → `shared/db/`); a file directly in shared/ is its own. */
+const folderOf = (path: string) => {
+  const parts = path.split('/');
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}/` : path;
+};
+
+/** Every pair of folders that import each other, each with one import of each way. */
+function folderPairs(all: Import[]): string[] {
+  const first = new Map<string, Import>();
+  for (const i of all) {
+    if (!i.to.startsWith('shared/')) continue;
+    const a = folderOf(i.from);
+    const b = folderOf(i.to);
+    if (a !== b && !first.has(`${a}→${b}`)) first.set(`${a}→${b}`, i);
+  }
+  const out: string[] = [];
+  for (const [edge, i] of first) {
+    const [a, b] = edge.split('→') as [string, string];
+    const back = first.get(`${b}→${a}`);
+    if (back && a < b) out.push(`${a} ↔ ${b}: ${where(i)}; ${where(back)}`);
+  }
+  return out;
+}
+
+/** Each folder's floor: 0 for a folder that imports no other, else one above the highest it imports. */
+function layersOf(edges: Pick<Import, 'from' | 'to'>[]): Map<string, number> {
+  const next = new Map<string, Set<string>>();
+  for (const e of edges) next.set(e.from, (next.get(e.from) ?? new Set()).add(e.to));
+  const floor = new Map<string, number>();
+  const visit = (v: string, seen: Set<string>): number => {
+    if (floor.has(v)) return floor.get(v)!;
+    if (seen.has(v)) return 0; // a circle: reported by the circle check
+    seen.add(v);
+    const below = [...(next.get(v) ?? [])].map((w) => visit(w, seen));
+    const f = below.length ? Math.max(...below) + 1 : 0;
+    floor.set(v, f);
+    return f;
+  };
+  for (const v of next.keys()) visit(v, new Set());
+  return floor;
+}
+
 /** Every import circle among the given edges (each as the list of its files), by Tarjan's strongly connected components. */
 function circles(edges: Import[]): string[][] {
   const next = new Map<string, Set<string>>();
@@ -126,9 +171,21 @@ describe('the layers of shared/', () => {
     expect(db.some((i) => i.typeOnly)).toBe(true);
   });
 
-  it('shared/db takes nothing but types from the domain folders', () => {
-    const wrong = imports.filter((i) => i.from.startsWith('shared/db/') && !i.typeOnly && i.to.startsWith('shared/') && !i.to.startsWith('shared/db/') && !low(i.to));
+  it('shared/db imports nothing from a domain folder, types included: it owns the shapes it stores', () => {
+    const wrong = imports.filter((i) => i.from.startsWith('shared/db/') && i.to.startsWith('shared/') && !i.to.startsWith('shared/db/') && !low(i.to));
     expect(wrong.map(where)).toEqual([]);
+  });
+
+  it('no two folders of shared/ import each other (types included)', () => {
+    const pairs = folderPairs(imports);
+    expect(pairs).toEqual([]);
+  });
+
+  it('the folders of shared/ form layers: no circle of folders of any length', () => {
+    const edges = imports.filter((i) => i.to.startsWith('shared/') && folderOf(i.from) !== folderOf(i.to)).map((i) => ({ ...i, from: folderOf(i.from), to: folderOf(i.to) }));
+    expect(circles(edges).map((c) => c.join(' ↔ '))).toEqual([]);
+    // The layers, bottom up, for the reader of a failure: each folder above every folder it imports.
+    expect(layersOf(edges).get('shared/db/')).toBeGreaterThan(layersOf(edges).get('shared/usage/') ?? 0);
   });
 
   it('the aggregate model comes from shared/usage, which imports nothing from above it', () => {
@@ -154,5 +211,9 @@ describe('the layers of shared/', () => {
     expect(circles([edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd')])).toEqual([['a', 'b', 'c']]);
     expect(circles([edge('a', 'b'), edge('b', 'c')])).toEqual([]);
     expect(low('shared/usage/aggregates.ts') && !low('shared/ingest/chunks.ts')).toBe(true);
+    expect(folderPairs([edge('shared/a/x.ts', 'shared/b/y.ts', true), edge('shared/b/z.ts', 'shared/a/x.ts'), edge('shared/a/x.ts', 'shared/c/y.ts')]).length).toBe(1);
+    expect(folderOf('shared/db/keys.ts')).toBe('shared/db/');
+    expect(folderOf('shared/ids.ts')).toBe('shared/ids.ts');
+    expect(layersOf([edge('shared/a/', 'shared/b/'), edge('shared/b/', 'shared/c/')]).get('shared/a/')).toBe(2);
   });
 });

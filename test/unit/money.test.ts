@@ -108,6 +108,7 @@ describe('stored numbers', () => {
     const view = toKeyView(
       { keyHash: A, provider: 'openai', firstSeenAt: 'x', lastSeenAt: 'x', totalCostMicros: 10_000_000_000_000_000n, [r.monthCost]: 9_000_000_000_000_000, [r.dayCost]: 1n, totalRequests: 10 },
       NOW,
+      [],
     );
     expect(view.spend).toEqual({ today: 0.000001, monthToDate: 9_000_000_000, total: 10_000_000_000, forecastMonthEnd: 9_000_000_000 });
     const days = breakdown(

@@ -191,6 +191,7 @@ describe('new_key alerts', () => {
     today: '2026-11-21',
     month: '2026-11',
     week: '2026-11-16',
+    tagMonth: () => 0,
     accountDay: () => 0,
     accountMonth: () => 0,
     accountWeek: () => 0,

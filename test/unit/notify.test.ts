@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Alert } from '#shared/alerting/model.ts';
 import { fromHeader, renderAlertEmail, rfc5322Date } from '#shared/notify/email.ts';
 import { formatUsd } from '#shared/pricing/pricing.ts';
-import { parseAlertMessage } from '#shared/notify/queue.ts';
+import { parseAlertMessage } from '#shared/alerting/queue.ts';
 import { isNonPublicAddress, sendWebhook, signWebhook, verifyWebhookSignature, webhookBody } from '#shared/notify/webhook.ts';
 import { startAlertQueue, type AlertQueue } from '#local/alert-queue.ts';
 import { handler as worker } from '#functions/notify/worker.ts';

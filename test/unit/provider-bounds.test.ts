@@ -1,7 +1,11 @@
-/** The bounds on provider reads (shared/connections/pages.ts, http.ts `readBody`): pages, items, repeats, body size. */
+/**
+ * The bounds on provider reads (shared/connections/pages.ts, http.ts `readBody`): pages, items, repeats, body size;
+ * and what an organization is known by for a rotation (shared/connections/organization.ts).
+ */
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, MAX_LIST_ITEMS, MAX_PAGES, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
 import { providerHttp, readBody } from '#shared/connections/http.ts';
+import { compareOrganizations, MAX_STORED_ORGANIZATION_IDS, organizationAfterSync } from '#shared/connections/organization.ts';
 
 const limitOf = async (p: Promise<unknown>) => {
   const error = await p.then(
@@ -76,5 +80,30 @@ describe('readBody', () => {
     });
     expect((await limitOf(http.getJson(new URL('https://api.example.com/v1/x')))).limit).toBe('body');
     expect(requests).toBe(1);
+  });
+});
+
+describe('organization identity (organization.ts)', () => {
+  it('the same only with a shared id; nothing to compare is unproven, never the same', () => {
+    expect(compareOrganizations('anthropic', ['org-1'], ['org-1'])).toEqual({ result: 'same' });
+    expect(compareOrganizations('anthropic', ['org-1'], ['org-2'])).toEqual({ result: 'other' });
+    expect(compareOrganizations('openai', ['proj_a', 'proj_b'], ['proj_b', 'proj_c'])).toEqual({ result: 'same' });
+    for (const [known, fresh] of [[[], ['proj_a']], [['proj_a'], []], [null, ['proj_a']], [undefined, []]] as const) {
+      const r = compareOrganizations('openai', known, fresh);
+      expect(r.result).toBe('unproven');
+    }
+    expect(compareOrganizations('openrouter', [], ['h1'])).toMatchObject({ reason: expect.stringContaining('no API keys') });
+    expect(compareOrganizations('openai', ['p'], [])).toMatchObject({ reason: expect.stringContaining('no projects') });
+  });
+
+  it('a sync keeps what the organization is known by current: new keys and projects first, at most 200, unchanged → nothing to write', () => {
+    const key = (id: string, project: string | null = null) => ({ id, project: project ? { id: project } : null });
+    expect(organizationAfterSync('openrouter', ['h1'], [key('h2'), key('h1')])).toEqual(['h2', 'h1']);
+    expect(organizationAfterSync('openrouter', ['h1', 'h2'], [key('h2'), key('h1')])).toBeUndefined();
+    expect(organizationAfterSync('openai', ['p1'], [key('k1', 'p2'), key('k2', 'p1')])).toEqual(['p2', 'p1']);
+    expect(organizationAfterSync('anthropic', ['org'], [key('k1', 'w1')])).toBeUndefined();
+    expect(organizationAfterSync('openrouter', [], [])).toBeUndefined();
+    const many = Array.from({ length: 300 }, (_, i) => key(`h${i}`));
+    expect(organizationAfterSync('openrouter', ['old'], many)).toHaveLength(MAX_STORED_ORGANIZATION_IDS);
   });
 });

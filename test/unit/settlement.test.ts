@@ -87,9 +87,19 @@ describe('Anthropic: a workspace bill allocated to its keys', () => {
     const estimates = [est('k1', 'w1', 'claude-fable-5-2', 'standard', 0n, 3000n), { ...est('k2', 'w1', 'claude-fable-5-2', 'standard', 0n, 1000n), webSearchRequests: 3 }, { ...est('k1', 'w1', 'x', 'standard', 0n, 0n), webSearchRequests: 1 }];
     const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-fable-5-2', 'standard', '400'), row('w1', null, null, '4', 'web_search', 'Web Search Usage')] }, estimates, all);
     expect(s.targets.get('k1|claude-fable-5-2')!.micros).toBe(3_000_000n);
-    expect(s.targets.get('k2|Web Search Usage')!.micros).toBe(30_000n);
-    expect(s.targets.get('k1|Web Search Usage')!.micros).toBe(10_000n);
+    // A key's share of the searches goes to the row whose estimate holds them (its model's).
+    expect(s.targets.get('k2|claude-fable-5-2')!.micros).toBe(1_030_000n);
+    expect(s.targets.get('k1|x')!.micros).toBe(10_000n);
+    expect(s.targets.has('k2|Web Search Usage')).toBe(false);
     expect(s.lines.find((l) => l.line === 'claude-fable-5-2')!.reason).toBe('unpriced');
+  });
+
+  it('allocates a token line by the keys\' token estimates only: a key\'s web searches weigh on the search line, not on the tokens', () => {
+    // Tokens exactly 1 : 3 ($0.45 : $1.35 at $3/$15), 30 searches ($0.30) by k1: a bill of $1.80 tokens + $0.30 searches.
+    const estimates = [{ ...est('k1', 'w1', 'claude-sonnet-4-5', 'standard', 750_000n), webSearchRequests: 30 }, est('k2', 'w1', 'claude-sonnet-4-5', 'standard', 1_350_000n)];
+    const s = settleAnthropicDay({ date: D, rows: [row('w1', 'claude-sonnet-4-5', 'standard', '180'), row('w1', null, null, '30', 'web_search', 'Web Search Usage')] }, estimates, all);
+    expect(s.targets.get('k1|claude-sonnet-4-5')!.micros).toBe(750_000n);
+    expect(s.targets.get('k2|claude-sonnet-4-5')!.micros).toBe(1_350_000n);
   });
 
   it('shows the web searches an estimate holds on the bill\'s web search line, not on its model\'s line', () => {

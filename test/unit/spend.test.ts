@@ -57,19 +57,19 @@ describe('CSV of the export', () => {
     expect(csvUsd(0n)).toBe('0.000000');
     expect(csvUsd(1n)).toBe('0.000001');
     expect(csvUsd(9_000_000_000_000_000n)).toBe('9000000000.000000');
+    const part = (p: object) => ({ model: 'm', settled: false, correction: false, chargeDate: '2026-11-01', requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, costMicros: 0n, ...p });
+    expect(csvRow({ date: '2026-11-01', keyHash: 'ab', provider: 'openai' }, part({ model: '-x', requests: 2n, inputTokens: 2n ** 60n, outputTokens: 5n, costMicros: 1_234_567n }), null)).toBe(
+      `2026-11-01,ab,,,,,false,false,{},openai,"'-x",2,${2n ** 60n},0,5,1.234567`,
+    );
+    // The key's provider name and project after its label; settled and correction as the row part says; its tags as JSON,
+    // neutralised like every text column.
     expect(
       csvRow(
-        { date: '2026-11-01', keyHash: 'ab', provider: 'openai', model: '-x', requests: 2, inputTokens: 2n ** 60n, cachedInputTokens: 0, outputTokens: 5, costMicros: 1_234_567 },
-        null,
+        { date: '2026-11-01', keyHash: 'ab', provider: 'anthropic' },
+        part({ settled: true, correction: true, inputTokens: 1n, outputTokens: 1n, costMicros: 5n }),
+        { label: 'prod, eu', name: 'Prod key', project: { id: 'wrkspc_1', name: 'Web' }, tags: { team: '=ops', env: 'prod' } },
       ),
-    ).toBe(`2026-11-01,ab,,,,,false,openai,"'-x",2,${2n ** 60n},0,5,1.234567`);
-    // The key's provider name and project after its label; settled where the row says so.
-    expect(
-      csvRow(
-        { date: '2026-11-01', keyHash: 'ab', provider: 'anthropic', model: 'm', requests: 0, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, costMicros: 5, settled: true },
-        { label: 'prod, eu', name: 'Prod key', project: { id: 'wrkspc_1', name: 'Web' } },
-      ),
-    ).toBe('2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,anthropic,m,0,1,0,1,0.000005');
+    ).toBe(`2026-11-01,ab,"prod, eu",Prod key,wrkspc_1,Web,true,true,"{""team"":""=ops"",""env"":""prod""}",anthropic,m,0,1,0,1,0.000005`);
   });
 });
 

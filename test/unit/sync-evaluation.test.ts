@@ -1,9 +1,9 @@
 /**
- * A sync's alert evaluation as a queue message (shared/connections/evaluation-queue.ts) and its reading by the
+ * A sync's alert evaluation as a queue message (shared/alerting/evaluation-queue.ts) and its reading by the
  * evaluator (shared/alerting/after-sync.ts): what is queued, how a large one is split, what the evaluator refuses.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { evaluationParts, hasWork, queueEvaluation, setLocalEvaluationSink, type SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import { evaluationParts, hasWork, queueEvaluation, setLocalEvaluationSink, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 import { parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
 import { evaluationOf } from '#shared/connections/phases/evaluation.ts';
 import { LIMIT_DETAIL } from '#shared/connections/sync-plan.ts';

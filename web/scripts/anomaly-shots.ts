@@ -63,7 +63,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const origin = api.replace(/\/api$/, '');
     const email = `anomaly-${Date.now()}@example.com`;
     const password = 'Demo-pass-2026';
-    const reg = await (await fetch(`${api}/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' }) })).json();
+    const reg = (await (await fetch(`${api}/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' }) })).json()) as { token: string };
     const alertId = await anomalyIncident(api, reg.token as string);
     await mkdir(OUT, { recursive: true });
     for (const scheme of ['light', 'dark'] as const) {

@@ -13,6 +13,7 @@ import { Overview } from './screens/overview/index.tsx';
 import { Keys } from './screens/keys/index.tsx';
 import { KeyDetail } from './screens/key/index.tsx';
 import { Projects } from './screens/projects/index.tsx';
+import { WhoSpentIt } from './screens/chargeback/index.tsx';
 import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
@@ -50,6 +51,7 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/keys', Keys, 'Keys'],
   ['/keys/:hash', KeyDetail],
   ['/projects', Projects, 'Projects'],
+  ['/chargeback', WhoSpentIt, 'Chargeback'],
   ['/connections', Connections, 'Connections'],
   ['/connections/:id', ConnectionReconciliation],
   ['/budgets', Budgets, 'Budgets'],

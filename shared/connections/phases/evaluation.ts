@@ -1,11 +1,11 @@
 /**
  * A sync's evaluation phase, after what it imported is written: what alerts may follow from it — plan limits that
  * held usage back (or no longer do), spend that moved, keys discovered, models without a price — queued for the
- * evaluation function (evaluation-queue.ts), which raises them (shared/alerting/after-sync.ts).
+ * evaluation function (shared/alerting/evaluation-queue.ts), which raises them (shared/alerting/after-sync.ts).
  */
 import type { Connection } from '#shared/db/connections.ts';
 import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
-import { queueEvaluation, type SyncEvaluation } from '#shared/connections/evaluation-queue.ts';
+import { queueEvaluation, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 import type { Importer } from '#shared/connections/phases/run.ts';
 import { LIMIT_DETAIL } from '#shared/connections/sync-plan.ts';
 

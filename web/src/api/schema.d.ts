@@ -326,10 +326,50 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Set or clear (null) a key’s label.
-         * @description Set or clear (null) a key’s label. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * Set or clear (null) a key’s label, and/or replace its own tags.
+         * @description `tags`: at most 20; names 1–64 characters of `a-z 0-9 _ . - : /` (lower case); values 1–256 Unicode characters without control characters; `{}` clears them. The key’s `effectiveTags` (its project’s tags overlaid by its own) follow at once. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         patch: operations["keysLabel"];
+        trace?: never;
+    };
+    "/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags.
+         * @description The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["projectsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{connectionId}/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them.
+         * @description Tag rules as `PATCH /keys/{hash}`. A key’s own tag of the same name wins over the project’s. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        patch: operations["projectsUpdate"];
         trace?: never;
     };
     "/keys/{hash}/incident": {
@@ -825,9 +865,29 @@ export interface paths {
         };
         /**
          * The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.
-         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). `groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, `others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The application’s customers (events’ customerId) with their spend over whole months.
+         * @description Range as `GET /spend`, in whole calendar months (the current month to date counts as whole; otherwise 400). `sort`: `cost` (default, most first) or `name`. Customers past the plan’s monthly limit (FREE 100, GROWTH 10,000, SCALE 100,000) are one entry, `(other customers)`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["customersList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -845,7 +905,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.
-         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd`; RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Header `date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd` (`settled` as `GET /spend?groupBy=day` says for the row's connection and day, Anthropic Priority Tier on rows `<model> (priority)` of their own, never settled; `tags` the key's effective tags as a JSON object); RFC 4180 (CRLF, quoted fields); a text field starting with `=`, `+`, `-`, `@`, tab or CR, or containing `;`, `,`, `"`, CR or LF, is quoted, and a `'` goes before a leading `=`, `+`, `-`, `@`, tab or CR and before each `=`, `+`, `-`, `@` after a `;` or `,` (formula injection). Range as `GET /spend`, at most 92 days and 25,000 rows: past either, 400 `/problems/export-too-large` saying how to narrow it or naming the asynchronous `POST /spend/exports`. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendExport"];
         put?: never;
@@ -867,7 +927,7 @@ export interface paths {
         put?: never;
         /**
          * Start an asynchronous export of a range (up to 366 days, any number of rows) as a gzip CSV file.
-         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV (`BilledCost`, `ChargePeriodStart`/`End` as `YYYY-MM-DDTHH:MM:SSZ`, `ResourceId` the key hash, `SubAccountId`/`SubAccountName` the project, `Tags` a JSON object, …) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         * @description The rows, header and quoting of `GET /spend/export`, built off the request path; with `format: "focus"` the same rows as a FOCUS 1.2 cost-and-usage CSV, one row per UTC day × key × price line (`SkuId` `<provider>/<model>`, `SkuPriceId` `<provider>/<model>/<line>[/<tier>]`, `PricingUnit`/`PricingQuantity`, `ListUnitPrice` the built-in table's, `ContractedUnitPrice` the account's own, `BilledCost` what Burnrate counts, `BillingAccountId` the provider organization, `ResourceId` the key hash (null without a key), `Tags` the key's tags, Burnrate's facts in `x_` columns) for FinOps tools. Range as `GET /spend` (at most 366 days: past it 400 with `errors[].path` `from`). At most 2 running exports per account: a third is refused with 429 `/problems/too-many-exports` and `Retry-After` (seconds). The file is kept 24 hours. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
          */
         post: operations["spendExportsCreate"];
         delete?: never;
@@ -955,7 +1015,7 @@ export interface paths {
         put?: never;
         /**
          * Connect a provider organization with an admin key (read-only is enough).
-         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx: 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description One read call checks the key with the provider first. Not shaped like an admin key (an inference key is named as such): 400 with `errors[].path` `adminKey`. The provider refuses it: 400 `/problems/connection-refused` with its words. The provider cannot be reached or answers 5xx, or its answer passes a bound (a body over 32 MB, a list past 1,000 pages or 100,000 items, a repeated page cursor; `detail` names it): 502 `/problems/provider-unavailable`; nothing is stored. One connection per provider: 409. The admin key is never returned, logged or echoed; the first sync is queued at once and imports from the first day of the previous UTC month. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         post: operations["connectionsCreate"];
         delete?: never;
@@ -987,7 +1047,7 @@ export interface paths {
         head?: never;
         /**
          * Rename, rotate the admin key, pause or resume.
-         * @description A new `adminKey` is checked as on create. Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         * @description A new `adminKey` is checked as on create and must be proven to belong to the same organization (the organization id where the provider names one, else shared projects (OpenAI) or keys (OpenRouter)): a key of another organization answers 400 `/problems/validation-error`; an organization without projects or keys can't be proven: 400 `/problems/organization-unproven` (delete and reconnect instead). Paused connections are not synced; resuming (or a new key for one in error) queues a sync. Needs the bearer token of an admin; another role gets 403 and nothing changes.
          */
         patch: operations["connectionsUpdate"];
         trace?: never;
@@ -1026,6 +1086,46 @@ export interface paths {
         get: operations["connectionsReconciliation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/months": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each.
+         * @description A closed month never changes: `GET /spend`, keys’ breakdowns and exports answer the same figures for its days forever. A later revision of one of its days’ bills is booked as a correction on the day it was found (`correction: true`). A past month that every connection has settled closes by itself at the next sync (`closedBy: "burnrate"`). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["monthsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/months/{month}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found.
+         * @description 409 `month-open` for the current month (or a later one), `month-closed` for a month closed already, and `month-not-settled` while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["monthsClose"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1173,6 +1273,14 @@ export interface components {
             }[];
         };
         Key: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1194,14 +1302,22 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
+            tags: {
+                [key: string]: string;
+            };
+            effectiveTags: {
+                [key: string]: string;
+            };
         };
         KeyList: {
             items: components["schemas"]["Key"][];
@@ -1230,10 +1346,21 @@ export interface components {
                 outputTokens: number;
                 unit?: string;
                 quantity?: number;
+                /** @constant */
+                correction?: true;
+                correctionOf?: components["schemas"]["CalendarDate"];
             }[];
             notByModelUsd: number;
         };
         KeyDetail: {
+            stoppedBy: {
+                /** @enum {string} */
+                kind: "budget" | "anomaly";
+                id: string;
+                name: string | null;
+                lever: string;
+                since: components["schemas"]["Timestamp"];
+            }[];
             hash: string;
             /** @enum {string} */
             source: "ingest" | "connection";
@@ -1255,21 +1382,55 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
+            tags: {
+                [key: string]: string;
+            };
+            effectiveTags: {
+                [key: string]: string;
+            };
             breakdown: components["schemas"]["Breakdown"];
+        };
+        Project: {
+            connectionId: string;
+            provider: string;
+            id: string;
+            name: string;
+            tags: {
+                [key: string]: string;
+            };
+            keys: number;
+        };
+        Customer: {
+            customerId: string;
+            costUsd: number;
+            requests: number;
+            inputTokens: number;
+            outputTokens: number;
+            firstSeenAt: components["schemas"]["Timestamp"];
+            lastSeenAt: components["schemas"]["Timestamp"];
+        };
+        CustomerList: {
+            items: components["schemas"]["Customer"][];
+            nextCursor: string | null;
+        };
+        ProjectList: {
+            items: components["schemas"]["Project"][];
         };
         Spend: {
             from: components["schemas"]["CalendarDate"];
             to: components["schemas"]["CalendarDate"];
             /** @enum {string} */
-            groupBy: "day" | "model" | "provider" | "key" | "project";
+            groupBy: "day" | "model" | "provider" | "key" | "project" | "tag" | "customer" | "feature";
             total: {
                 costUsd: number;
                 requests: number;
@@ -1278,6 +1439,31 @@ export interface components {
                 outputTokens: number;
             };
             groups: ({
+                value: string | null;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+                directUsd?: number;
+                sharedUsd?: number;
+            } | {
+                customer: string | null;
+                count?: number;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
+                feature: string | null;
+                count?: number;
+                costUsd: number;
+                requests: number;
+                inputTokens: number;
+                cachedInputTokens: number;
+                outputTokens: number;
+            } | {
                 date: components["schemas"]["CalendarDate"];
                 settled: boolean;
                 costUsd: number;
@@ -1351,7 +1537,7 @@ export interface components {
                 complete: boolean;
                 notes: {
                     /** @enum {string} */
-                    code: "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
+                    code: "plan_customer_limit" | "plan_key_limit" | "plan_request_limit" | "sync_pending" | "sync_failing" | "unpriced" | "estimated" | "history_unavailable";
                     message: string;
                     provider?: string;
                     from?: components["schemas"]["CalendarDate"];
@@ -1429,10 +1615,14 @@ export interface components {
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY" | "PROJECT";
+            scope: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action: "notify" | "stop";
             spend: {
@@ -1758,6 +1948,21 @@ export interface components {
                 billedUsd: number;
             };
         };
+        Month: {
+            month: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+            closedAt: components["schemas"]["Timestamp"] | null;
+            closedBy: string | null;
+            settledThrough: {
+                connectionId: string;
+                provider: string;
+                date: components["schemas"]["CalendarDate"] | null;
+            }[];
+        };
+        MonthList: {
+            items: components["schemas"]["Month"][];
+        };
         RegisterRequest: {
             email: string;
             password: string;
@@ -1842,6 +2047,10 @@ export interface components {
             /** @enum {string} */
             format?: "csv" | "focus";
         };
+        /** @description `force: true` closes a month whose days are not all settled: their estimates are frozen. */
+        CloseMonthRequest: {
+            force?: boolean;
+        };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
         };
@@ -1864,9 +2073,20 @@ export interface components {
             costUsd?: number;
             /** Format: date-time */
             timestamp?: string;
+            customerId?: string;
+            feature?: string;
         };
+        /** @description label, tags or both. */
         LabelRequest: {
-            label: string | null;
+            label?: string | null;
+            tags?: {
+                [key: string]: unknown;
+            };
+        };
+        ProjectTagsRequest: {
+            tags: {
+                [key: string]: unknown;
+            };
         };
         /** @description Money: at most 6 decimals; alertThreshold: at most 2. `keyHash` is required with scope KEY and refused otherwise; `connectionId` and `projectId` are required with scope PROJECT and refused otherwise. `action: stop` needs a lever (400 naming why not and what would work). */
         CreateBudgetRequest: {
@@ -1874,10 +2094,14 @@ export interface components {
             monthlyLimit: number;
             alertThreshold: number;
             /** @enum {string} */
-            scope: "ACCOUNT" | "KEY" | "PROJECT";
+            scope: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash?: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
@@ -1888,10 +2112,14 @@ export interface components {
             monthlyLimit?: number;
             alertThreshold?: number;
             /** @enum {string} */
-            scope?: "ACCOUNT" | "KEY" | "PROJECT";
+            scope?: "ACCOUNT" | "KEY" | "PROJECT" | "TAG";
             keyHash?: string | null;
             connectionId?: string | null;
             projectId?: string | null;
+            tag?: {
+                name: string;
+                value: string;
+            } | null;
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
@@ -2994,8 +3222,10 @@ export interface operations {
                 source?: "ingest" | "connection";
                 tracked?: "true" | "false";
                 projectId?: string;
+                tag?: string;
+                month?: string;
                 /** @description What the list is ordered by. */
-                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
+                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name" | "month";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
                 order?: "asc" | "desc";
                 /** @description Page size, 1–100 (default 50). */
@@ -3020,6 +3250,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "stoppedBy": [],
                      *           "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "source": "ingest",
                      *           "label": "Backend (OpenAI)",
@@ -3044,7 +3275,14 @@ export interface operations {
                      *             "total": 30517
                      *           },
                      *           "unpricedRequests": 0,
-                     *           "tracked": true
+                     *           "tracked": true,
+                     *           "tags": {
+                     *             "env": "prod"
+                     *           },
+                     *           "effectiveTags": {
+                     *             "team": "search",
+                     *             "env": "prod"
+                     *           }
                      *         }
                      *       ],
                      *       "nextCursor": "eyJ2IjoxLCJrIjoiLi4uIn0",
@@ -3087,6 +3325,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3112,6 +3351,13 @@ export interface operations {
                      *       },
                      *       "unpricedRequests": 0,
                      *       "tracked": true,
+                     *       "tags": {
+                     *         "env": "prod"
+                     *       },
+                     *       "effectiveTags": {
+                     *         "team": "search",
+                     *         "env": "prod"
+                     *       },
                      *       "breakdown": {
                      *         "from": "2026-11-20",
                      *         "to": "2026-11-21",
@@ -3175,14 +3421,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "label": "Backend (OpenAI)"
+                 *       "label": "Backend (OpenAI)",
+                 *       "tags": {
+                 *         "env": "prod"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["LabelRequest"];
             };
         };
         responses: {
-            /** @description Set or clear (null) a key’s label. */
+            /** @description Set or clear (null) a key’s label, and/or replace its own tags. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3191,6 +3440,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "stoppedBy": [],
                      *       "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "source": "ingest",
                      *       "label": "Backend (OpenAI)",
@@ -3215,10 +3465,115 @@ export interface operations {
                      *         "total": 30517
                      *       },
                      *       "unpricedRequests": 0,
-                     *       "tracked": true
+                     *       "tracked": true,
+                     *       "tags": {
+                     *         "env": "prod"
+                     *       },
+                     *       "effectiveTags": {
+                     *         "team": "search",
+                     *         "env": "prod"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Key"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects of the account’s connections (OpenAI projects, Anthropic workspaces) with their tags. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "connectionId": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *           "provider": "openai",
+                     *           "id": "proj_abc123",
+                     *           "name": "Search",
+                     *           "tags": {
+                     *             "team": "search"
+                     *           },
+                     *           "keys": 12
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectsUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connectionId: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tags": {
+                 *         "team": "search",
+                 *         "cost-center": "cc-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectTagsRequest"];
+            };
+        };
+        responses: {
+            /** @description Replace a project’s tags; every key of the project (and keys discovered in it later) inherits them. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "connectionId": "con_01JD4Z7Q8W9X0Y1Z2A3B4C5D6E",
+                     *       "provider": "openai",
+                     *       "id": "proj_abc123",
+                     *       "name": "Search",
+                     *       "tags": {
+                     *         "team": "search"
+                     *       },
+                     *       "keys": 12
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4764,7 +5119,12 @@ export interface operations {
                 /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
                 to?: string;
                 /** @description How `groups` is grouped. */
-                groupBy?: "day" | "model" | "provider" | "key" | "project";
+                groupBy?: "day" | "model" | "provider" | "key" | "project" | "tag" | "customer" | "feature";
+                tag?: string;
+                shared?: "allocate";
+                tagFilter?: string;
+                customer?: string;
+                feature?: string;
                 /** @description Only this provider (`openai`, `anthropic`, …; any case). */
                 provider?: string;
                 /** @description Only this model of `provider`. */
@@ -4867,6 +5227,59 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    customersList: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+                /** @description What the list is ordered by. */
+                sort?: "cost" | "name";
+                /** @description Page size, 1–100 (default 50). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application’s customers (events’ customerId) with their spend over whole months. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "customerId": "acme-corp",
+                     *           "costUsd": 12.5,
+                     *           "requests": 1200,
+                     *           "inputTokens": 2400000,
+                     *           "outputTokens": 380000,
+                     *           "firstSeenAt": "2026-11-02T09:15:00.000Z",
+                     *           "lastSeenAt": "2026-11-21T22:34:24.123Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     spendExport: {
         parameters: {
             query?: {
@@ -4891,8 +5304,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
-                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,openai,gpt-4o,120,150000,20000,18000,1.250000
+                     * @example date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd
+                     *     2026-11-21,9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,Backend (OpenAI),,,,false,false,{},openai,gpt-4o,120,150000,20000,18000,1.250000
                      */
                     "text/csv": components["schemas"]["SpendCsv"];
                 };
@@ -5538,6 +5951,125 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsList: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "month": "2026-10",
+                     *           "status": "closed",
+                     *           "closedAt": "2026-11-21T22:34:24.123Z",
+                     *           "closedBy": "burnrate",
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-10-31"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "month": "2026-11",
+                     *           "status": "open",
+                     *           "closedAt": null,
+                     *           "closedBy": null,
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-11-20"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonthList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsClose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CloseMonthRequest"];
+            };
+        };
+        responses: {
+            /** @description Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "month": "2026-10",
+                     *       "status": "closed",
+                     *       "closedAt": "2026-11-21T22:34:24.123Z",
+                     *       "closedBy": "burnrate",
+                     *       "settledThrough": [
+                     *         {
+                     *           "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *           "provider": "openai",
+                     *           "date": "2026-10-31"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Month"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -5,7 +5,7 @@ import { Field, Form, FormActions, Select, useSubmit } from '../../ui/form.tsx';
 import { KeyPicker } from '../../ui/key-picker.tsx';
 
 type Budget = Schemas['Budget'];
-type Scope = 'ACCOUNT' | 'KEY' | 'PROJECT';
+type Scope = 'ACCOUNT' | 'KEY' | 'PROJECT' | 'TAG';
 
 /**
  * What "Stop spend at the limit" does for this scope (or why it can't): the key's source and provider decide for a
@@ -23,6 +23,13 @@ function useLever(scope: Scope, keyHash: string, connection: Schemas['Connection
       offered: true,
       words:
         'On the connections that let budgets act: each OpenAI project gets a hard spend limit (the account’s limit, lowered to what the project spent once the account reaches it), Anthropic and OpenRouter keys are stopped at the limit, and keys that send events are refused by the reporter.',
+    };
+  }
+  if (scope === 'TAG') {
+    return {
+      offered: true,
+      words:
+        'Every key whose tags hold the tag, now and later: at the limit, Anthropic and OpenRouter keys are stopped, keys that send events are refused by the reporter, and an OpenAI project whose keys all hold the tag gets a hard spend limit.',
     };
   }
   if (scope === 'PROJECT') {
@@ -125,6 +132,8 @@ export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { bud
     keyHash: budget?.keyHash ?? '',
     connectionId: budget?.connectionId ?? preset?.connectionId ?? '',
     projectId: budget?.projectId ?? preset?.projectId ?? '',
+    tagName: budget?.tag?.name ?? '',
+    tagValue: budget?.tag?.value ?? '',
     stop: budget?.action === 'stop',
   });
   const [connections, setConnections] = useState<Schemas['Connection'][]>([]);
@@ -142,6 +151,7 @@ export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { bud
     action: form.stop ? ('stop' as const) : ('notify' as const),
     ...(form.scope === 'KEY' ? { keyHash: form.keyHash } : {}),
     ...(form.scope === 'PROJECT' ? { connectionId: form.connectionId, projectId: form.projectId.trim() } : {}),
+    ...(form.scope === 'TAG' ? { tag: { name: form.tagName.trim(), value: form.tagValue } } : {}),
   };
   return (
     <Form
@@ -151,7 +161,7 @@ export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { bud
         void submit
           .run(() =>
             budget
-              ? ok(api.PATCH('/budgets/{id}', { params: { path: { id: budget.id } }, body: { ...body, ...(form.scope !== 'KEY' ? { keyHash: null } : {}), ...(form.scope !== 'PROJECT' ? { connectionId: null, projectId: null } : {}) } }))
+              ? ok(api.PATCH('/budgets/{id}', { params: { path: { id: budget.id } }, body: { ...body, ...(form.scope !== 'KEY' ? { keyHash: null } : {}), ...(form.scope !== 'PROJECT' ? { connectionId: null, projectId: null } : {}), ...(form.scope !== 'TAG' ? { tag: null } : {}) } }))
               : ok(api.POST('/budgets', { body })),
           )
           .then((done) => {
@@ -185,6 +195,7 @@ export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { bud
           ['ACCOUNT', 'The whole account'],
           ['KEY', 'One key'],
           ['PROJECT', 'One project (OpenAI project, Anthropic workspace)'],
+          ['TAG', 'Every key with a tag (team, product, …)'],
         ]}
         onChange={(e) => setForm({ ...form, scope: e.currentTarget.value as Scope })}
       />
@@ -197,6 +208,12 @@ export function BudgetForm({ budget, keyLabel, preset, onDone, onCancel }: { bud
             error={submit.fieldError('projectId', 'Project or workspace') ?? submit.fieldError('connectionId', 'Project or workspace')}
             onChange={(connectionId, projectId) => setForm({ ...form, connectionId, projectId })}
           />
+        </>
+      )}
+      {form.scope === 'TAG' && (
+        <>
+          <Field label="Tag name" required value={form.tagName} error={submit.fieldError('tag.name', 'Tag name') ?? submit.fieldError('tag', 'Tag name')} onInput={(e) => setForm({ ...form, tagName: e.currentTarget.value })} />
+          <Field label="Tag value" required value={form.tagValue} error={submit.fieldError('tag.value', 'Tag value')} onInput={(e) => setForm({ ...form, tagValue: e.currentTarget.value })} />
         </>
       )}
       {form.scope === 'KEY' && (

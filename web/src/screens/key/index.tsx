@@ -7,6 +7,7 @@ import { Money } from '../../ui/money.tsx';
 import { lastSeenWords } from '../../ui/last-seen.ts';
 import { keyName, providerStatusWords, REQUESTS_UNKNOWN_NOTE, requestsUnknown, sourceWords } from '../../ui/key-name.ts';
 import { LabelEditor } from '../../ui/label-editor.tsx';
+import { TagChips, TagEditor } from '../../ui/tag-editor.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
@@ -118,6 +119,22 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
               <div>
                 Label: <LabelEditor item={key.data} canEdit={canLabel} onSaved={key.reload} />
               </div>
+              <div data-testid="key-tags">
+                Tags:{' '}
+                <TagEditor
+                  label={keyName(key.data)}
+                  tags={key.data.tags}
+                  canEdit={canLabel}
+                  save={(tags) => ok(api.PATCH('/keys/{hash}', { params: { path: { hash } }, body: { tags } }))}
+                  onSaved={key.reload}
+                />
+              </div>
+              {Object.keys(key.data.effectiveTags).some((n) => !(n in key.data!.tags)) && (
+                <div class="muted" data-testid="key-effective-tags">
+                  With its project’s:{' '}
+                  <TagChips tags={key.data.effectiveTags} inherited={new Set(Object.keys(key.data.effectiveTags).filter((n) => !(n in key.data!.tags)))} />
+                </div>
+              )}
               <div class="muted">
                 {providerWords(key.data.provider)} · hint {key.data.hint ?? '—'} · last seen {lastSeenWords(key.data)}
               </div>

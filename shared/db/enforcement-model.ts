@@ -1,5 +1,6 @@
 /**
- * The shapes of enforcement. Levers are owned per TARGET, not per budget: one state item per provider target (a key's
+ * The shapes of enforcement, as the data layer stores them (shared/db/enforcement.ts reads and writes them; the
+ * enforcement domain, shared/enforcement/, builds them), and the pure helpers over them. Levers are owned per TARGET, not per budget: one state item per provider target (a key's
  * switch, a project's cap, a key the reporter refuses) holds the set of holders that want it stopped now (budgets,
  * anomaly rules) and the target's own state before the first hold. A lever is pulled when the first holder arrives
  * and put back — to exactly that prior state — when the last one leaves; a cap is the lowest of the holders' amounts

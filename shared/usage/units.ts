@@ -1,5 +1,5 @@
 /**
- * OpenAI's usage endpoints beyond completions and embeddings (research notes §1.3): what each counts, how it is
+ * OpenAI's usage endpoints beyond completions and embeddings (https://platform.openai.com/docs/api-reference/usage): what each counts, how it is
  * grouped, and how its counts become a cell. Each cell's `tier` is the endpoint's name (its rows never merge with
  * token rows), its `quantity` the endpoint's metric in `unit`s, priced per unit from the table's `units` rows
  * (`item`). Requests are the endpoint's model requests where they are calls of their own (images, speech,

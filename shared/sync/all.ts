@@ -1,0 +1,21 @@
+/**
+ * A sync of a connection of any provider: every provider's kit and the levers around it. What the local stack's one
+ * sync queue, the tests and the benches run; in AWS each provider has a worker of its own (shared/sync/worker.ts),
+ * which bundles only its provider's client.
+ */
+import type { ProviderKits } from '#shared/connections/kit.ts';
+import { anthropicKit } from '#shared/connections/kits/anthropic.ts';
+import { openAiKit } from '#shared/connections/kits/openai.ts';
+import { openRouterKit } from '#shared/connections/kits/openrouter.ts';
+import { syncConnection as syncWith, type SyncOptions } from '#shared/connections/sync.ts';
+import { leverHooks } from '#shared/enforcement/after-sync.ts';
+
+export type { SyncResult } from '#shared/connections/sync.ts';
+export { REREAD_DAYS } from '#shared/connections/sync.ts';
+export { HOT_SYNC_INTERVAL_MS } from '#shared/enforcement/after-sync.ts';
+
+export const ALL_KITS: ProviderKits = { openai: openAiKit, anthropic: anthropicKit, openrouter: openRouterKit };
+
+export function syncConnection(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}) {
+  return syncWith(accountId, connectionId, { kits: ALL_KITS, hooks: leverHooks, ...options });
+}
