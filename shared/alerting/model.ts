@@ -7,10 +7,10 @@
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { keyDisplayName } from '#shared/keys/name.ts';
 import type { Budget, BudgetAction, BudgetScope } from '#shared/db/budgets.ts';
-import type { Channel, Period, Rule, RuleConfig, RuleType } from '#shared/db/rules.ts';
+import type { Channel, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig } from '#shared/db/rules.ts';
 import type { Alert, AlertStatus, AlertType, Delivery, DeliveryStatus } from '#shared/db/alerts.ts';
 
-export type { Alert, AlertStatus, AlertType, Budget, BudgetAction, BudgetScope, Channel, Delivery, DeliveryStatus, Period, Rule, RuleConfig, RuleType };
+export type { Alert, AlertStatus, AlertType, Budget, BudgetAction, BudgetScope, Channel, Delivery, DeliveryStatus, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig };
 
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
@@ -25,6 +25,7 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   budget_stopped: true,
   budget_released: true,
   enforcement_failed: true,
+  spend_anomaly: true,
 };
 
 /** Every alert type (a compile error when AlertType gains one this list lacks). */

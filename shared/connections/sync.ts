@@ -135,7 +135,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
     await run.options.hooks?.afterSettle?.(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
-    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http);
+    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http, importer.grown);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {
     return await recordFault(run, error, importer?.result ?? empty('skipped'));

@@ -19,7 +19,8 @@ export type AlertType =
   | 'budget_stopped'
   | 'budget_released'
   | 'enforcement_failed'
-  | 'unpriced_model';
+  | 'unpriced_model'
+  | 'spend_anomaly';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /**

@@ -259,8 +259,11 @@ export function claimsOf(view: AccountView): { claims: Claim[]; holders: Map<str
   for (const s of view.states) {
     for (const h of s.holds) {
       if (h.kind !== 'anomaly') continue;
-      const released = view.releases.some((r) => r.holder.kind === 'anomaly' && r.holder.id === h.id && r.at >= h.since);
-      holders.set(holderKey(h), released ? 'released' : 'exists');
+      // A person releases one key of a rule (shared/anomaly/service.ts: the holder `anomaly:<ruleId>#<keyHash>`).
+      const released = view.releases.some(
+        (r) => r.holder.kind === 'anomaly' && (r.holder.id === h.id || r.holder.id === `${h.id}#${s.target.keyHash}`) && r.at >= h.since,
+      );
+      if (holders.get(holderKey(h)) !== 'released') holders.set(holderKey(h), released ? 'released' : 'exists');
       if (!released) claims.push({ target: s.target, hold: h, reason: 'anomaly' });
     }
   }
@@ -336,7 +339,7 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
         keyHash: o.act.target.keyHash,
         projectId: o.act.target.projectId,
         reason: c.reason,
-        actor: c.reason === 'released' ? (releasedBy.get(holderKey(c.hold)) ?? 'burnrate') : 'burnrate',
+        actor: c.reason === 'released' ? (releasedBy.get(`${holderKey(c.hold)}#${o.act.target.keyHash}`) ?? releasedBy.get(holderKey(c.hold)) ?? 'burnrate') : 'burnrate',
         result: o.unavailable ? 'failed' : o.result,
         detail: o.detail,
         at,
