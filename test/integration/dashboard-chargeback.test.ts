@@ -6,7 +6,7 @@ import { randomUUID, createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection } from '#shared/connections/sync.ts';
+import { syncConnection } from '#shared/sync/all.ts';
 import { money } from '../../web/src/ui/format.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';

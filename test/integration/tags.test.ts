@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/connections/sync.ts';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
 
