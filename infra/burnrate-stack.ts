@@ -211,7 +211,7 @@ export class BurnrateStack extends Stack {
       this.table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
-        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: 'sortType' in index && index.sortType === 'N' ? AttributeType.NUMBER : AttributeType.STRING },
         projectionType: ProjectionType.ALL,
       });
     }
@@ -399,8 +399,10 @@ export class BurnrateStack extends Stack {
         },
         // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
         // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the
-        // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem).
-        grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem'] },
+        // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem); the
+        // freeze of closed months: a write to a past open month is conditioned on it staying open (ConditionCheckItem),
+        // a month every connection settled closed (PutItem).
+        grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'] },
       });
       // Only the sync may unwrap an admin key, and only with its encryption context.
       worker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));

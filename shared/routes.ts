@@ -140,7 +140,8 @@ export const routes: readonly Route[] = [
   // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
   // ... and then enforcement (shared/enforcement/): budgets, states, keys, connections (Query), conditional state and
   // act writes (PutItem), alerts; a sync queued for a connection whose lever needs its admin key.
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'], publishesAlerts: true, queuesSyncs: true },
+  // An event of a past month: its write is conditioned on the month staying open (ConditionCheckItem).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], publishesAlerts: true, queuesSyncs: true },
   // The reporter's block list: the ingest key (GetItem), the account's enforcement states (Query).
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
@@ -269,6 +270,10 @@ export const routes: readonly Route[] = [
   { method: 'POST', path: '/connections/{id}/sync', handler: 'connections/sync', auth: 'jwt', role: 'admin', table: ['GetItem', 'UpdateItem'], queuesSyncs: true },
   // Reconciliation: the connection (GetItem) and its days of the range (Query).
   { method: 'GET', path: '/connections/{id}/reconciliation', handler: 'connections/reconciliation', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  // Closed months: the account's closed months (Query) and its connections (Query); a close reads the connections
+  // (Query) and writes the month once (PutItem, conditioned on it not existing).
+  { method: 'GET', path: '/months', handler: 'months/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
+  { method: 'POST', path: '/months/{month}/close', handler: 'months/close', auth: 'jwt', role: 'admin', table: ['GetItem', 'Query', 'PutItem'] },
   { method: 'GET', path: '/openapi.json', handler: 'openapi/get', auth: 'none', table: [] },
 ];
 

@@ -12,6 +12,9 @@ const PROVIDER_SET: Record<Provider, true> = { openai: true, anthropic: true, op
 /** Every provider (a compile error when the stored shape gains one this list lacks). */
 export const PROVIDERS = Object.keys(PROVIDER_SET) as readonly Provider[];
 
+/** OpenRouter's activity holds the last 30 completed UTC days (openrouter.ai/docs/api/api-reference/analytics/get-user-activity). */
+export const OPENROUTER_HISTORY_DAYS = 30;
+
 /** A provider key as its inventory lists it (OpenAI: a project's API key; Anthropic: an organization API key). */
 export interface ProviderKey {
   /** `key_abc` (OpenAI) or `apikey_01…` (Anthropic): the `api_key_id` of usage rows. */

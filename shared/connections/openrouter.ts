@@ -17,12 +17,12 @@
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 import { MAX_LIST_ITEMS, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
-import type { BilledDay, ProviderKey, UsageCell } from '#shared/connections/model.ts';
+import { OPENROUTER_HISTORY_DAYS, type BilledDay, type ProviderKey, type UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
 
-/** The activity endpoint holds the last 30 completed UTC days. */
-export const OPENROUTER_HISTORY_DAYS = 30;
+/** The activity endpoint holds the last 30 completed UTC days (shared/connections/model.ts). */
+export { OPENROUTER_HISTORY_DAYS };
 /** The model of a key's cell of today: `usage_daily` has no model breakdown (the activity gives it tomorrow): never shown as a model. */
 export const OPENROUTER_TODAY_MODEL = NOT_BY_MODEL;
 /** Keys per page of `GET /keys` (the reference: "the most recent 100 API keys", `offset` for the next ones). */

@@ -6,6 +6,7 @@
  *    its differences written, then the days the provider has billed moved to the bill (phases/run.ts). A slice
  *    finished is a cursor saved: a backfill that runs out of time resumes there with the next run;
  * then the keys without usage, changed or deleted (inventory), and the connection's new state;
+ * then a past month every connection has settled closes by itself (shared/months/);
  * 4. evaluation: what alerts may follow (plan limits, spend, new keys, unpriced models), queued for the evaluation
  *    function (phases/evaluation.ts), which raises them;
  * 5. limits: the enforcement levers read back and pulled (the `afterImport` hook: shared/enforcement/after-sync.ts).
@@ -27,6 +28,7 @@ import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
+import { autoCloseMonths } from '#shared/months/service.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
@@ -49,6 +51,9 @@ export interface SyncOptions {
   /** What runs around the sync from the layers above (the enforcement levers). */
   hooks?: SyncHooks;
 }
+
+/** How far back every sync reads the providers' bills again (OpenRouter: the 30 days it keeps). */
+export const BILL_REREAD_DAYS = 35;
 
 export const syncIntervalMs = (): number => Number(process.env.CONNECTOR_SYNC_INTERVAL_MS || 15 * 60_000);
 
@@ -123,6 +128,8 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     await importer.readInventory();
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
+    // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
+    await autoCloseMonths(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
     await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http);
     return { ...importer.result, limitsReached: reached };
@@ -144,6 +151,7 @@ async function importDays(run: SyncRun, importer: Importer, today: string): Prom
     await importer.settle(slice);
   };
   for (const [from, to] of plan.recent) await importSlice(from, to);
+  if (plan.backfill.length === 0 && plan.recent.length > 0) await rereadBills(run, importer, today, plan.recent[0]![0]);
   for (let i = 0; i < plan.backfill.length; i++) {
     const [from, to] = plan.backfill[i]!;
     await importSlice(from, to);
@@ -157,6 +165,27 @@ async function importDays(run: SyncRun, importer: Importer, today: string): Prom
     await guard.write({ backfillTo });
   }
   return true;
+}
+
+/**
+ * The bills of the last {@link BILL_REREAD_DAYS} days before the recent days read again (docs/features/spend-and-exports.md
+ * "Closed months"): a revision is found, and on a closed month's day booked as a correction. OpenRouter's bill is its
+ * keys' activity, read once per sync whatever the days: its days are read whole (usage and bill) for the 30 it keeps.
+ */
+async function rereadBills(run: SyncRun, importer: Importer, today: string, recentFrom: string): Promise<void> {
+  const { conn, guard, options } = run;
+  const oldest = kitOf(options.kits, conn.provider).firstReadableDay(today);
+  let from = addDays(today, -BILL_REREAD_DAYS);
+  if (oldest !== undefined && from < oldest) from = oldest;
+  if (from < conn.importedFrom) from = conn.importedFrom;
+  const to = addDays(recentFrom, -1);
+  const size = options.sliceDays ?? 7;
+  for (let start = from; start <= to; start = addDays(start, size)) {
+    const end = addDays(start, size - 1) < to ? addDays(start, size - 1) : to;
+    await guard.check();
+    if (conn.provider === 'openrouter') await importer.settle(await importer.importUsage(start, end));
+    else await importer.rereadBills(start, end);
+  }
 }
 
 /** The keys without usage, changed or deleted, the keys past the key limit, and the connection's state after the import. */

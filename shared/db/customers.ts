@@ -3,7 +3,7 @@
  * customer and month × feature items the one writer adds to (shared/db/usage-writes.ts), the month's count of
  * distinct customers (the plan's limit), and their reads.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet, db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 
@@ -50,4 +50,47 @@ export function monthFeatures(accountId: string, month: string): Promise<Item[]>
 export async function customerCounts(accountId: string, months: string[]): Promise<Map<string, number>> {
   const items = await batchGet(months.map((m) => keys.customerCount(accountId, m)));
   return new Map(items.map((item) => [item.month as string, Number(item.customers ?? 0)]));
+}
+
+/** One page of a month's customers or features by cost, most first (ONE Query of gsi3), and where the next starts. */
+export async function pageByCost(pk: string, limit: number, start?: Record<string, unknown>): Promise<{ items: Item[]; next?: Record<string, unknown> }> {
+  const res = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ScanIndexForward: false,
+      Limit: limit + 1,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    }),
+  );
+  return pageOf(res.Items ?? [], limit, ['pk', 'sk', 'gsi3pk', 'gsi3sk']);
+}
+
+/** One page of a month's customers by name (the base table's sort key order; ONE Query). */
+export async function pageByName(pk: string, prefix: string, limit: number, start?: Record<string, unknown>): Promise<{ items: Item[]; next?: Record<string, unknown> }> {
+  const res = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': prefix },
+      Limit: limit + 1,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    }),
+  );
+  return pageOf(res.Items ?? [], limit, ['pk', 'sk']);
+}
+
+/** The month's totals, its customer count and named items (ONE BatchGetItem). */
+export function getItems(list: { pk: string; sk: string }[]): Promise<Item[]> {
+  return batchGet(list);
+}
+
+/** A page of `limit` from `limit + 1` read: a next page only when there is one (its start: the last item's keys). */
+function pageOf(items: Item[], limit: number, keyNames: string[]): { items: Item[]; next?: Record<string, unknown> } {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page.at(-1)!;
+  return { items: page, next: Object.fromEntries(keyNames.map((k) => [k, last[k]])) };
 }

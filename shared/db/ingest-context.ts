@@ -30,7 +30,8 @@ export async function loadIngestContext(
   periodStart: string,
   months: string[],
   priceNames: { provider: string; model: string }[] = [],
-): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom; ownPrices: OwnPriceLookup }> {
+  currentMonth?: string,
+): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom; ownPrices: OwnPriceLookup; closedMonths: Set<string> }> {
   const accountKey = keys.account(accountId);
   const usageKey = keys.usagePeriod(accountId, periodStart);
   const items = await batchGet([
@@ -39,6 +40,8 @@ export async function loadIngestContext(
     ...keyHashes.map((h) => keys.providerKey(accountId, h)),
     ...months.map((m) => keys.usageMonth(accountId, m)),
     ...priceNames.map((n) => keys.accountPrice(accountId, n.provider, n.model)),
+    // Past months of the events: closed ones take their usage as corrections today.
+    ...months.filter((m) => currentMonth !== undefined && m < currentMonth).map((m) => keys.closedMonth(accountId, m)),
   ]);
   const priceSk = keys.accountPrice(accountId, '', '').sk;
   const ownPrices = new Map(
@@ -58,6 +61,7 @@ export async function loadIngestContext(
     trackedRequests: readNumber(usageItem?.trackedRequests, 'trackedRequests'),
     ceiling: ceilingRoomOf(accountId, items),
     ownPrices,
+    closedMonths: new Set(items.filter((item) => item.pk === accountKey.pk && item.type === 'ClosedMonth').map((item) => item.month as string)),
   };
 }
 

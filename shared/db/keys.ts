@@ -66,9 +66,17 @@
  *                                                        sealed admin key, until the sync worker has released them
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
  *                                                        ACT#<act_id> lists one budget's acts
+ *   ACCOUNT#<a>             MONTH#<yyyy-mm>              a closed month (closedAt, closedBy, settledThrough): its days' aggregates
+ *                                                        are never written again; every spend write to a past open month is
+ *                                                        conditioned on this item not existing (shared/db/months.ts)
+ *   KEY#<a>#<keyHash>       DAY#<date>#<provider>#<model>#CORRECTION#<day>  a correction booked on <date> (the day it was found)
+ *                                                        of a closed month's <day>: a row of its own, beside the day's estimate
  *   SPEND#<a>#CUST#<yyyy-mm> C#<customerId>             one customer's spend in a month (events' `customerId`), first and
  *                                                        last seen; `#COUNT`: how many distinct customers the month has
  *   SPEND#<a>#FEAT#<yyyy-mm> F#<feature>                 one feature's spend in a month (events' `feature`)
+ *                                                        (both: gsi3: SPEND#<a>#CUST|FEAT#<yyyy-mm> / its cost in µ$, a NUMBER
+ *                                                        the writer ADDs to: the month's top by cost in one page; `#TOTAL`:
+ *                                                        the month's sums of events that name one)
  *   ACCOUNT#<a>             PROJECT#<con_id>#<projectId> a project's tags (an OpenAI project, an Anthropic workspace) and
  *                                                        their revision; its keys' `effectiveTags` are written from them.
  *                                                        gsi1: ACCOUNT#<a>#KEYS / PROJECT#<con_id>#<projectId>: beside the
@@ -96,10 +104,13 @@ export const keys = {
   providerKey: (accountId: string, keyHash: string): Key => ({ pk: keyPk(accountId, keyHash), sk: 'KEY' }),
   /** GSI attributes that list an account's keys. */
   providerKeyIndex: (accountId: string, keyHash: string) => ({ gsi1pk: `${accountPk(accountId)}#KEYS`, gsi1sk: `KEY#${keyHash}` }),
-  keyDayModel: (accountId: string, keyHash: string, date: string, provider: string, model: string): Key => ({
+  /** `correctionOf`: a correction of that closed day booked on `date` (a row of its own). */
+  keyDayModel: (accountId: string, keyHash: string, date: string, provider: string, model: string, correctionOf?: string): Key => ({
     pk: keyPk(accountId, keyHash),
-    sk: `DAY#${date}#${provider}#${model}`,
+    sk: `DAY#${date}#${provider}#${model}${correctionOf ? `#CORRECTION#${correctionOf}` : ''}`,
   }),
+  /** A closed month of an account (YYYY-MM). */
+  closedMonth: (accountId: string, month: string): Key => ({ pk: accountPk(accountId), sk: `MONTH#${month}` }),
 
   budget: (accountId: string, budgetId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#BUDGET#${budgetId}` }),
   rule: (accountId: string, ruleId: string): Key => ({ pk: accountPk(accountId), sk: `CFG#RULE#${ruleId}` }),
@@ -151,10 +162,15 @@ export const keys = {
   spendMonthCustomer: (accountId: string, month: string, customerId: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: `C#${customerId}` }),
   customerCount: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#COUNT' }),
   spendMonthFeature: (accountId: string, month: string, feature: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: `F#${feature}` }),
+  /** The sums of every event of the month that names a customer / a feature (what `others` is taken from). */
+  customerTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#CUST#${month}`, sk: '#TOTAL' }),
+  featureTotal: (accountId: string, month: string): Key => ({ pk: `SPEND#${accountId}#FEAT#${month}`, sk: '#TOTAL' }),
+  /** gsi3 attributes of a month × customer / feature item: its partition, sorted by its month's cost (µ$, a number). */
+  nameCostIndex: (pk: string) => ({ gsi3pk: pk }),
   /** gsi1 attributes of a key × day × model item: the account's export rows, days ascending. */
-  spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string) => ({
+  spendRowIndex: (accountId: string, date: string, keyHash: string, provider: string, model: string, correctionOf?: string) => ({
     gsi1pk: `SPEND#${accountId}#ROWS`,
-    gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}`,
+    gsi1sk: `DAY#${date}#${keyHash}#${provider}#${model}${correctionOf ? `#CORRECTION#${correctionOf}` : ''}`,
   }),
   connection: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `CONNECTION#${connectionId}` }),
   /** Sparse gsi2 attributes of a connection the dispatcher should sync at `nextSyncAt` (removed while paused). */
@@ -218,6 +234,8 @@ export const queries = {
   }),
   /** Alerts with undelivered channels that were triggered before `before` (an ISO instant), oldest first, on gsi2. */
   pendingAlertsBefore: (before: string) => ({ gsi2pk: keys.pendingAlertIndex('', '', '').gsi2pk, skBelow: before }),
+  /** An account's closed months `from`…`to` (YYYY-MM, inclusive). */
+  closedMonths: (accountId: string, from: string, to: string) => ({ pk: accountPk(accountId), skFrom: `MONTH#${from}`, skTo: `MONTH#${to}` }),
   /** The account's day items from `from` to `to` (inclusive). */
   usageDays: (accountId: string, from: string, to: string) => ({ pk: usagePk(accountId), skFrom: `DAY#${from}`, skTo: `DAY#${to}` }),
   /** The account's day × model items from `from` to `to` (inclusive). */

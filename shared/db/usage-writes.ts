@@ -9,7 +9,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
-import type { Aggregate, Aggregates, KeyDayModel, KeyUpdate, NamedAggregate, Sums } from '#shared/usage/aggregates.ts';
+import { pastMonthsOf, type Aggregate, type Aggregates, type KeyDayModel, type KeyUpdate, type NamedAggregate, type Sums } from '#shared/usage/aggregates.ts';
 import type { Tier } from '#shared/usage/tiers.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
 
@@ -153,7 +153,7 @@ export function eventItems(accountId: string, events: readonly PricedEvent[], no
  * in one Query, days ascending (GET /spend/export): its `SET` clause and values.
  */
 export function exportRowAttributes(accountId: string, kdm: KeyDayModel): { set: string; values: Record<string, string> } {
-  const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model);
+  const row = keys.spendRowIndex(accountId, kdm.date, kdm.keyHash, kdm.provider, kdm.model, kdm.correctionOf);
   return { set: 'gsi1pk = :gsi1pk, gsi1sk = :gsi1sk', values: { ':gsi1pk': row.gsi1pk, ':gsi1sk': row.gsi1sk } };
 }
 
@@ -164,16 +164,17 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
   for (const kdm of kdms) {
     const add = addSums(kdm.sums);
     const row = exportRowAttributes(accountId, kdm);
-    // A row of units (a connection's images, storage, …) also carries its unit and quantity.
+    // A row of units (a connection's images, storage, …) also carries its unit and quantity; a correction the day it corrects.
     const units = kdm.unit !== undefined;
+    const correction = kdm.correctionOf !== undefined;
     // The price lines' quantities: one counter per line (`ln:<line>[/<tier>]`, shared/pricing/lines.ts).
     const lines = [...(kdm.lines ?? [])].filter(([, q]) => q !== 0n);
     const lineAdd = lines.map((_, i) => `, #ln${i} :ln${i}`).join('');
     out.actions.push({
       Update: {
         TableName,
-        Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model),
-        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}${lineAdd}`,
+        Key: keys.keyDayModel(accountId, kdm.keyHash, kdm.date, kdm.provider, kdm.model, kdm.correctionOf),
+        UpdateExpression: `SET #date = :date, provider = :provider, model = :model, keyHash = :keyHash, ${row.set}${units ? ', #unit = :unit' : ''}${correction ? ', correction = :correction, correctionOf = :correctionOf' : ''} ADD ${add.expr}${units ? ', quantity :quantity' : ''}${lineAdd}`,
         ExpressionAttributeNames: { '#date': 'date', ...(units ? { '#unit': 'unit' } : {}), ...Object.fromEntries(lines.map(([id], i) => [`#ln${i}`, `${LINE_PREFIX}${id}`])) },
         ExpressionAttributeValues: {
           ...Object.fromEntries(lines.map(([, q], i) => [`:ln${i}`, q])),
@@ -184,6 +185,7 @@ export function keyDayModelItems(accountId: string, kdms: Iterable<KeyDayModel>)
           ...row.values,
           ...add.values,
           ...(units ? { ':unit': kdm.unit, ':quantity': kdm.quantity ?? 0n } : {}),
+          ...(correction ? { ':correction': true, ':correctionOf': kdm.correctionOf } : {}),
         },
       },
     });
@@ -371,6 +373,20 @@ export function planCounterItems(accountId: string, periodStart: string, tracked
   return out;
 }
 
+/**
+ * Family: the freeze of closed months. A write that touches a day of a past month still open is conditioned on that
+ * month not being closed (its `MONTH#` item not existing): a month closed meanwhile cancels the write, and the
+ * producer books the change as a correction instead (shared/months/).
+ */
+export function openMonthGuards(accountId: string, months: Iterable<string>): Built {
+  const out = built();
+  for (const month of months) {
+    out.actions.push({ ConditionCheck: { TableName: tableName(), Key: keys.closedMonth(accountId, month), ConditionExpression: 'attribute_not_exists(pk)' } });
+    out.meaning.push({ cell: `month:${month}` });
+  }
+  return out;
+}
+
 /** Every aggregate family of a planned set of changes, in the order a transaction holds them (after its guards). */
 export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClock): Built {
   return compose(
@@ -379,7 +395,7 @@ export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClo
     accountUsageItems(accountId, a.days, a.months),
     spendByModelItems(accountId, a.dayModels.values()),
     spendByKeyItems(accountId, a.monthKeys.values(), a.dayKeys.values()),
-    spendByNameItems(accountId, a.monthCustomers.values(), a.monthFeatures.values()),
+    spendByNameItems(accountId, a.monthCustomers.values(), a.monthFeatures.values(), a.customerMonths, a.featureMonths),
   );
 }
 
@@ -387,20 +403,39 @@ export function aggregateItems(accountId: string, a: Aggregates, clock: WriteClo
  * Family: the account's spend per month × customer and month × feature (GET /spend groupBy=customer|feature,
  * GET /customers), with the first and last time each was seen.
  */
-export function spendByNameItems(accountId: string, customers: Iterable<NamedAggregate>, features: Iterable<NamedAggregate>): Built {
+export function spendByNameItems(
+  accountId: string,
+  customers: Iterable<NamedAggregate>,
+  features: Iterable<NamedAggregate>,
+  customerMonths: Map<string, Sums> = new Map(),
+  featureMonths: Map<string, Sums> = new Map(),
+): Built {
   const out = built();
   const item = (Key: { pk: string; sk: string }, field: string, a: NamedAggregate): Action => {
     const add = addSums(a.sums);
+    // gsi3: the partition sorted by the month's cost, moved by the same ADD as the sums (`:gcost` = this write's cost).
     return {
       Update: {
         TableName: tableName(),
         Key,
-        UpdateExpression: `SET #month = :month, #name = :name, firstSeenAt = if_not_exists(firstSeenAt, :first), lastSeenAt = :last ADD ${add.expr}`,
+        UpdateExpression: `SET #month = :month, #name = :name, firstSeenAt = if_not_exists(firstSeenAt, :first), lastSeenAt = :last, gsi3pk = :gpk ADD ${add.expr}, gsi3sk :gcost`,
         ExpressionAttributeNames: { '#month': 'month', '#name': field },
-        ExpressionAttributeValues: { ':month': a.month, ':name': a.name, ':first': a.firstAt, ':last': a.lastAt, ...add.values },
+        ExpressionAttributeValues: { ':month': a.month, ':name': a.name, ':first': a.firstAt, ':last': a.lastAt, ':gpk': keys.nameCostIndex(Key.pk).gsi3pk, ':gcost': a.sums.costMicros, ...add.values },
       },
     };
   };
+  const total = (Key: { pk: string; sk: string }, month: string, sums: Sums): Action => {
+    const add = addSums(sums);
+    return { Update: { TableName: tableName(), Key, UpdateExpression: `SET #month = :month ADD ${add.expr}`, ExpressionAttributeNames: { '#month': 'month' }, ExpressionAttributeValues: { ':month': month, ...add.values } } };
+  };
+  for (const [month, sums] of customerMonths) {
+    out.actions.push(total(keys.customerTotal(accountId, month), month, sums));
+    out.meaning.push(null);
+  }
+  for (const [month, sums] of featureMonths) {
+    out.actions.push(total(keys.featureTotal(accountId, month), month, sums));
+    out.meaning.push(null);
+  }
   for (const a of customers) {
     out.actions.push(item(keys.spendMonthCustomer(accountId, a.month, a.name), 'customerId', a));
     out.meaning.push(null);
@@ -419,6 +454,7 @@ export function buildChunkActions(w: ChunkWrite): Built {
     eventItems(accountId, chunk.events, w.now),
     aggregateItems(accountId, chunk, w),
     planCounterItems(accountId, w.periodStart, chunk.events.length, chunk.newKeys, w.limits),
+    openMonthGuards(accountId, pastMonthsOf(chunk, w)),
   );
 }
 

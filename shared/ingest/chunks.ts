@@ -7,9 +7,11 @@ import type { PricedEvent } from '#shared/ingest/events.ts';
 import {
   addContribution,
   aggregateActionCount,
+  bookedDay,
   contributionCost,
   emptyAggregates,
   kdmId,
+  pastMonthsOf,
   zeroSums,
   type Aggregates,
   type ChunkContext,
@@ -80,7 +82,8 @@ function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
     chunk,
     {
       keyHash: e.keyHash,
-      date: e.date,
+      // An event of a closed month's day is booked today, as a correction of that day (the closed month never changes).
+      ...bookedDay(e.date, ctx),
       provider: e.provider,
       model: e.model,
       keyHint: e.keyHint,
@@ -94,6 +97,12 @@ function addEvent(chunk: Chunk, e: PricedEvent, ctx: ChunkContext): void {
   );
 }
 
+/** Guards a chunk's transaction holds besides its actions: one per past month it writes (shared/db/usage-writes.ts `openMonthGuards`). */
+const guards = (chunk: Chunk, e: PricedEvent, ctx: ChunkContext): number => {
+  const month = bookedDay(e.date, ctx).date.slice(0, 7);
+  return pastMonthsOf(chunk, ctx).length + (month < ctx.month && !chunk.months.has(month) ? 1 : 0);
+};
+
 const order = (a: PricedEvent, b: PricedEvent) => (kdmId(a) < kdmId(b) ? -1 : kdmId(a) > kdmId(b) ? 1 : a.index - b.index);
 
 /** Splits events into chunks of at most MAX_ACTIONS actions each, with their pre-summed aggregates. */
@@ -101,7 +110,7 @@ export function planChunks(events: readonly PricedEvent[], ctx: ChunkContext): C
   const chunks: Chunk[] = [];
   let chunk = emptyChunk();
   for (const e of [...events].sort(order)) {
-    if (chunk.events.length > 0 && actionCount(chunk) + cost(chunk, e, ctx) > MAX_ACTIONS) {
+    if (chunk.events.length > 0 && actionCount(chunk) + cost(chunk, e, ctx) + guards(chunk, e, ctx) > MAX_ACTIONS) {
       chunks.push(chunk);
       chunk = emptyChunk();
     }

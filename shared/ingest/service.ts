@@ -2,6 +2,7 @@
  * POST /ingest: price each event, drop repeats, fit the plan's limits, and write the rest exactly once with
  * their aggregates; then evaluate alerts. One bad event is reported by index and does not sink the batch.
  */
+import { listClosedMonths } from '#shared/db/months.ts';
 import { isRejection, priceEvent, type PricedEvent, type Rejection } from '#shared/ingest/events.ts';
 import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks.ts';
 import { fitToLimits } from '#shared/ingest/limits.ts';
@@ -67,7 +68,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   const months = [...new Set(priced.events.map((e) => e.date.slice(0, 7)))];
   // The account's own prices are read in the same BatchGetItem as the rest of the context: a price written before
   // this request prices its events (no cache).
-  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months, ownPriceNames(priced.events));
+  const context = await loadIngestContext(accountId, keyHashes, monthPeriod.start, months, ownPriceNames(priced.events), isoMonth(now));
   const { account, known } = context;
   priced.events = applyOwnPrices(priced.events, context.ownPrices);
   if (!account) throw new NotFound('The account does not exist.');
@@ -88,6 +89,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     today: isoDate(now),
     month: isoMonth(now),
     recentDays: new Set(recentDays(isoDate(now))),
+    closedMonths: context.closedMonths,
   };
 
   /**
@@ -149,6 +151,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       const dup = new Set(outcome.duplicateRequestIds);
       duplicates += dup.size;
       outcome.existingKeys.forEach((k) => ctx.knownKeys.add(k));
+      // A month closed meanwhile (its guard failed): its events are corrections now.
+      if (outcome.changedCells.length > 0) ctx.closedMonths = new Set((await listClosedMonths(accountId, '0000-01', ctx.month, true)).map((m) => m.month));
       queue.unshift(...plan(chunk.events.filter((e) => !dup.has(e.requestId)), attempt + 1));
     } else if (outcome.status === 'limit' || outcome.status === 'ceiling') {
       // A racing batch took the room we counted on: re-read it (strongly consistent) and refit all not yet written.

@@ -6,7 +6,7 @@ import { tagFilterField, TagsField } from '#shared/tags/tags.ts';
 /** A key's hash in the path; anything else cannot name a key (→ 404, like an unknown one). */
 export const KeyParams = z.strictObject({ hash: z.string() });
 
-export const KEY_SORTS = ['monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name'] as const;
+export const KEY_SORTS = ['monthToDate', 'today', 'total', 'forecastMonthEnd', 'lastSeenAt', 'name', 'month'] as const;
 export type KeySort = (typeof KEY_SORTS)[number];
 export const KEY_SOURCES = ['ingest', 'connection'] as const;
 export const SORT_ORDERS = ['asc', 'desc'] as const;
@@ -22,6 +22,8 @@ export const ListKeysQuery = z.strictObject({
   projectId: z.optional(z.string('projectId must be text.').check(z.minLength(1, 'projectId must not be empty.'), z.maxLength(200, 'projectId must be at most 200 characters.'))),
   /** Keys whose effective tags hold `name:value` (a name alone: keys that have the tag). */
   tag: z.optional(tagFilterField('tag')),
+  /** A month (YYYY-MM): each key gains `spend.month` and `requests.month`, and `sort=month` is the default. */
+  month: z.optional(z.string('month must be a month YYYY-MM.').check(z.regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'month must be a month YYYY-MM.'))),
   sort: z.optional(z.enum(KEY_SORTS, `sort must be one of ${KEY_SORTS.join(', ')}.`)),
   order: z.optional(z.enum(SORT_ORDERS, 'order must be asc or desc.')),
   limit: Limit,

@@ -13,6 +13,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import type { Item } from '#shared/db/client.ts';
 import { readInt, readNumber } from '#shared/db/numbers.ts';
 import * as repo from '#shared/db/discovered-keys.ts';
+import { accountMonthKeys } from '#shared/db/spend.ts';
 import { settledDays } from '#shared/db/settlement.ts';
 import { keyForecastMonthEnd } from '#shared/usage/forecast.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
@@ -36,8 +37,17 @@ export function keyForecast(item: Item, now: Date): bigint {
 /** Where a key's spend comes from: events sent to /ingest, or a provider connection (keys stored before say nothing: ingest). */
 export const keySource = (item: Item): 'ingest' | 'connection' => (item.source === 'connection' ? 'connection' : 'ingest');
 
-/** A key as the API shows it; `states`: the account's lever states (what stops it now: `stoppedBy`). */
-export function toKeyView(item: Item, now: Date, states: readonly LeverState[]) {
+/** A key's figures of one month (`GET /keys?month=`), from the account's month × key items. */
+interface MonthFigures {
+  costMicros: bigint;
+  requests: number;
+}
+
+/**
+ * A key as the API shows it; `states`: the account's lever states (what stops it now: `stoppedBy`); `month`: the
+ * figures of the month `GET /keys?month=` asked for (`spend.month`, `requests.month`).
+ */
+export function toKeyView(item: Item, now: Date, states: readonly LeverState[], month?: MonthFigures) {
   const r = rollingNames(isoDate(now), isoMonth(now));
   return {
     stoppedBy: stoppedByOf(item, states),
@@ -60,8 +70,9 @@ export function toKeyView(item: Item, now: Date, states: readonly LeverState[]) 
       monthToDate: microsToUsd(micros(item[r.monthCost])),
       total: microsToUsd(micros(item.totalCostMicros)),
       forecastMonthEnd: microsToUsd(keyForecast(item, now)),
+      ...(month ? { month: microsToUsd(month.costMicros) } : {}),
     },
-    requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests) },
+    requests: { today: num(item[r.dayRequests]), monthToDate: num(item[r.monthRequests]), total: num(item.totalRequests), ...(month ? { month: month.requests } : {}) },
     unpricedRequests: num(item.unpricedRequests),
     tracked: item.tracked !== false,
     /** The key's own tags, and its project's overlaid by them (docs/features/tags-and-chargeback.md). */
@@ -95,9 +106,11 @@ export function keyMatches(item: Item, q: string): boolean {
 }
 
 /** The value each sort orders by: money as exact µ$, times and names as text. */
-function sortValue(item: Item, sort: KeySort, now: Date): bigint | string {
+function sortValue(item: Item, sort: KeySort, now: Date, month?: ReadonlyMap<string, MonthFigures>): bigint | string {
   const r = rollingNames(isoDate(now), isoMonth(now));
   switch (sort) {
+    case 'month':
+      return month?.get(item.keyHash as string)?.costMicros ?? 0n;
     case 'monthToDate':
       return micros(item[r.monthCost]);
     case 'today':
@@ -142,13 +155,21 @@ function stoppedByOf(item: Item, states: readonly LeverState[]) {
 
 export async function listKeys(accountId: string, query: ListKeysQuery, now = new Date()) {
   const limit = query.limit ?? DEFAULT_LIMIT;
-  const sort = query.sort ?? 'monthToDate';
+  if (query.sort === 'month' && query.month === undefined) {
+    throw new ValidationError('sort=month needs month.', [{ path: 'query.sort', message: 'Give month (YYYY-MM) with sort=month.' }]);
+  }
+  const sort = query.sort ?? (query.month !== undefined ? 'month' : 'monthToDate');
+  // A month's figures per key: the account's month × key items of that month (ONE Query, beside the keys' Query).
+  const monthRead = query.month !== undefined ? accountMonthKeys(accountId, query.month, query.month) : undefined;
   const order = query.order ?? (sort === 'name' ? 'asc' : 'desc');
   const provider = query.provider?.trim().toLowerCase();
-  const list = `keys:${sort}:${order}`;
+  const list = `keys:${sort}:${order}${query.month ? `:${query.month}` : ''}`;
   const byOrder = orderOf(order);
   // What stops each key (API: `stoppedBy`): ONE Query of the account's lever states, read as the acts wrote them.
-  const [keyItems, states] = await Promise.all([repo.listProviderKeys(accountId), listStates(accountId, false)]);
+  const [keyItems, states, monthItems] = await Promise.all([repo.listProviderKeys(accountId), listStates(accountId, false), monthRead]);
+  const month = monthItems
+    ? new Map(monthItems.map((i): [string, MonthFigures] => [i.keyHash as string, { costMicros: micros(i.costMicros), requests: num(i.requests) }]))
+    : undefined;
   const ranked: Ranked[] = keyItems
     .filter(
       (item) =>
@@ -159,7 +180,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
         (query.projectId === undefined || (item.project as { id?: unknown } | null | undefined)?.id === query.projectId) &&
         (query.tag === undefined || tagMatches(effectiveTagsOf(item), query.tag)),
     )
-    .map((item) => ({ item, value: sortValue(item, sort, now), hash: item.keyHash as string }))
+    .map((item) => ({ item, value: sortValue(item, sort, now, month), hash: item.keyHash as string }))
     .sort(byOrder);
   let start = 0;
   if (query.cursor) {
@@ -170,7 +191,7 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   const page = ranked.slice(start, start + limit);
   const last = page.at(-1);
   return {
-    items: page.map((entry) => toKeyView(entry.item, now, states)),
+    items: page.map((entry) => toKeyView(entry.item, now, states, month ? (month.get(entry.hash) ?? { costMicros: 0n, requests: 0 }) : undefined)),
     nextCursor: last && start + limit < ranked.length ? encodeCursor(accountId, list, { v: String(last.value), h: last.hash } satisfies Position) : null,
     total: ranked.length,
   };
@@ -205,7 +226,7 @@ const compare = (a: bigint, b: bigint) => (a > b ? 1 : a < b ? -1 : 0);
 /** Day × model items → a zero-filled daily series and a per-model split (most spend first). Pure. */
 export function breakdown(items: Item[], from: string, to: string, settled: ReadonlySet<string> = new Set()) {
   const daily = new Map(daysBetween(from, to).map((d) => [d, zero()]));
-  const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint }>();
+  const byModel = new Map<string, { provider: string; model: string; totals: Totals; unit?: string; quantity: bigint; correctionOf?: string }>();
   let notByModel = 0n;
   for (const item of items) {
     const day = daily.get(item.date as string);
@@ -216,8 +237,10 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
       notByModel += micros(item.costMicros);
       continue;
     }
-    const id = `${item.provider as string}|${item.model as string}`;
-    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n });
+    // A correction of a closed month's day (booked on the day it was found) is a row of its own.
+    const correctionOf = typeof item.correctionOf === 'string' ? item.correctionOf : undefined;
+    const id = `${item.provider as string}|${item.model as string}|${correctionOf ?? ''}`;
+    if (!byModel.has(id)) byModel.set(id, { provider: item.provider as string, model: item.model as string, totals: zero(), quantity: 0n, ...(correctionOf ? { correctionOf } : {}) });
     const row = byModel.get(id)!;
     addItem(row.totals, item);
     // Units, not tokens (a connection's images, speech, storage, tool calls): the unit and how many.
@@ -232,7 +255,13 @@ export function breakdown(items: Item[], from: string, to: string, settled: Read
     daily: [...daily].map(([date, t]) => ({ date, settled: settled.has(date), ...totalsView(t) })),
     byModel: [...byModel.values()]
       .sort((a, b) => compare(b.totals.costMicros, a.totals.costMicros) || compare(b.totals.requests, a.totals.requests))
-      .map(({ provider, model, totals, unit, quantity }) => ({ provider, model, ...totalsView(totals), ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }) })),
+      .map(({ provider, model, totals, unit, quantity, correctionOf }) => ({
+        provider,
+        model,
+        ...totalsView(totals),
+        ...(unit === undefined ? {} : { unit, quantity: Number(quantity) }),
+        ...(correctionOf === undefined ? {} : { correction: true as const, correctionOf }),
+      })),
     notByModelUsd: microsToUsd(notByModel),
   };
 }

@@ -49,6 +49,7 @@ import { AcceptInvitationBody, CreateInvitationBody, InvitationParams, Invitatio
 import { CreateExportBody, CustomersQuery, ExportParams, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { ConnectionParams, CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
+import { CloseMonthBody, MonthParams, MonthsQuery } from '#shared/months/schemas.ts';
 import {
   AlertId,
   BudgetId,
@@ -102,6 +103,7 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
     schema: CreateExportBody,
     extra: { description: 'The range, as `GET /spend`: default the current month to today (UTC), at most 366 days.' },
   },
+  CloseMonthRequest: { schema: CloseMonthBody, extra: { description: '`force: true` closes a month whose days are not all settled: their estimates are frozen.' } },
   IngestRequest: { schema: IngestBody },
   IngestEvent: {
     schema: IngestEvent,
@@ -311,7 +313,12 @@ export const operations: Record<string, OperationSpec> = {
       '`to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. ' +
       'Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of ' +
       'the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a ' +
-      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month).',
+      'range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). ' +
+      '`groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost ' +
+      'first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, ' +
+      'exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every ' +
+      'figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, ' +
+      '`others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one.',
   },
   'spend/export': {
     summary: 'The account’s spend of a range as CSV: one row per key × day × model with activity, days ascending.',
@@ -431,6 +438,28 @@ export const operations: Record<string, OperationSpec> = {
     response: 'Reconciliation',
     errors: [404],
     description: 'Range rules as `GET /spend`, at most 92 days. `billedUsd` is null where the provider has no figure yet.',
+  },
+  'months/list': {
+    summary: 'The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each.',
+    query: MonthsQuery,
+    status: 200,
+    response: 'MonthList',
+    description:
+      'A closed month never changes: `GET /spend`, keys’ breakdowns and exports answer the same figures for its days forever. A later ' +
+      'revision of one of its days’ bills is booked as a correction on the day it was found (`correction: true`). A past month that every ' +
+      'connection has settled closes by itself at the next sync (`closedBy: "burnrate"`).',
+  },
+  'months/close': {
+    summary: 'Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found.',
+    params: MonthParams,
+    body: CloseMonthBody,
+    bodyOptional: true,
+    status: 200,
+    response: 'Month',
+    errors: [409],
+    description:
+      '409 `month-open` for the current month (or a later one), `month-closed` for a month closed already, and `month-not-settled` ' +
+      'while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen).',
   },
   'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
   'keys/label': {

@@ -195,6 +195,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   CreateBudgetRequest: { name: 'Monthly OpenAI', monthlyLimit: 500, alertThreshold: 80, scope: 'ACCOUNT' },
   PatchBudgetRequest: { monthlyLimit: 750 },
   CreateExportRequest: { from: '2025-12-01', to: '2026-11-30' },
+  CloseMonthRequest: { force: false },
   CreateRuleRequest: {
     type: 'cost_threshold',
     name: 'Daily spend over $50',
@@ -370,6 +371,16 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     updatedAt: NOW,
   },
   SyncQueued: { queuedAt: NOW },
+  Month: {
+    month: '2026-10',
+    status: 'closed',
+    closedAt: NOW,
+    closedBy: 'burnrate',
+    settledThrough: [{ connectionId: 'con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0', provider: 'openai', date: '2026-10-31' }],
+  },
+  get MonthList() {
+    return { items: [RESPONSE_EXAMPLES.Month, { month: '2026-11', status: 'open', closedAt: null, closedBy: null, settledThrough: [{ connectionId: 'con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0', provider: 'openai', date: '2026-11-20' }] }] };
+  },
   get ConnectionList() {
     return { items: [RESPONSE_EXAMPLES.Connection], nextCursor: null };
   },

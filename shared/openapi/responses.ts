@@ -221,8 +221,9 @@ export const Key = z.object({
   firstSeenAt: Timestamp,
   lastSeenAt: Timestamp,
   /** `forecastMonthEnd`: month-to-date + the average of the 7 complete UTC days before today × the days left. */
-  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd }),
-  requests: z.object({ today: Count, monthToDate: Count, total: Count }),
+  /** `month`, `requests.month`: with `GET /keys?month=YYYY-MM` only, that month's figures (corrections booked in it included). */
+  spend: z.object({ today: Usd, monthToDate: Usd, total: Usd, forecastMonthEnd: Usd, month: z.optional(z.number()) }),
+  requests: z.object({ today: Count, monthToDate: Count, total: Count, month: z.optional(z.int()) }),
   unpricedRequests: Count,
   /** false: a connection's key past the plan's key limit, listed without spend until the plan has room for it. */
   tracked: z.boolean(),
@@ -273,7 +274,27 @@ export const Breakdown = z.object({
    * reads `images:dall-e-3`, `vector_stores`, …) carries its `unit` (`image`, `character`, `second`, `request`,
    * `byte_day`, `session`, `call`) and `quantity`.
    */
-  byModel: z.array(z.object({ provider: z.string(), model: z.string(), ...totals, unit: z.optional(z.string()), quantity: z.optional(Count) })),
+  byModel: z.array(
+    z.object({
+      provider: z.string(),
+      model: z.string(),
+      ...totals,
+      /** A correction's figures are differences: negative where a revision lowered them. */
+      costUsd: z.number(),
+      requests: z.int(),
+      inputTokens: z.int(),
+      cachedInputTokens: z.int(),
+      outputTokens: z.int(),
+      unit: z.optional(z.string()),
+      quantity: z.optional(Count),
+      /**
+       * A correction (docs/features/spend-and-exports.md "Closed months"): a later revision of the bill of `correctionOf`, a day of a closed
+       * month, booked in this range on the day it was found (the closed month's figures never change).
+       */
+      correction: z.optional(z.literal(true)),
+      correctionOf: z.optional(CalendarDate),
+    }),
+  ),
   /**
    * Spend of the range its provider breaks down by model only once the day is complete (OpenRouter's today, from the
    * key's `usage_daily`): in `daily`, in no `byModel` row; 0 when there is none.
@@ -678,6 +699,18 @@ export const Reconciliation = z.object({
   total: z.object({ computedUsd: Usd, estimatedUsd: Usd, billedUsd: Usd }),
 });
 
+/** A month of the account: open, or closed (frozen) by a person or by Burnrate. */
+export const Month = z.object({
+  /** YYYY-MM. */
+  month: z.string(),
+  status: z.enum(['open', 'closed']),
+  closedAt: z.nullable(Timestamp),
+  /** The user id who closed it, `burnrate` when it closed by itself once every connection had settled it, null while open. */
+  closedBy: z.nullable(z.string()),
+  /** Per connection, the last day of the month settled without a gap (null: none); for a closed month, as it was when it closed. */
+  settledThrough: z.array(z.object({ connectionId: z.string(), provider: z.string(), date: z.nullable(CalendarDate) })),
+});
+
 export const responseComponents = {
   Problem,
   FieldError,
@@ -743,6 +776,8 @@ export const responseComponents = {
   ConnectionList: page(Connection),
   SyncQueued: z.object({ queuedAt: Timestamp }),
   Reconciliation,
+  Month,
+  MonthList: z.object({ items: z.array(Month) }),
 } as const;
 
 export type ResponseComponent = keyof typeof responseComponents;

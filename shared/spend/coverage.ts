@@ -14,7 +14,7 @@ import { accountWithConnections, type Connection } from '#shared/db/connections.
 import { limitsInForce } from '#shared/billing/limits.ts';
 import { providerName } from '#shared/connections/alerts.ts';
 import { addDays, daysBetween, isoDate } from '#shared/time/periods.ts';
-import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/openrouter.ts';
+import { OPENROUTER_HISTORY_DAYS } from '#shared/connections/model.ts';
 
 export type CoverageCode = 'plan_customer_limit' | 'plan_key_limit' | 'plan_request_limit' | 'sync_pending' | 'sync_failing' | 'unpriced' | 'estimated' | 'history_unavailable';
 

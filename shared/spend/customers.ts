@@ -7,7 +7,7 @@
  */
 import { batchGet, type Item } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { customerCounts, monthCustomers, monthFeatures } from '#shared/db/customers.ts';
+import { customerCounts, getItems, monthCustomers, monthFeatures, pageByCost, pageByName } from '#shared/db/customers.ts';
 import { ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
@@ -76,6 +76,7 @@ export async function nameSpend(
 ) {
   const field = query.groupBy === 'customer' ? 'customerId' : 'feature';
   const months = wholeMonths(range.from, range.to, now, plan, `groupBy=${query.groupBy}`);
+  if (months.length === 1) return oneMonth(accountId, query, range, months[0]!);
   const [reads, accountMonths, counts] = await Promise.all([
     Promise.all(months.map((m) => (query.groupBy === 'customer' ? monthCustomers(accountId, m) : monthFeatures(accountId, m)))),
     batchGet(months.map((m) => keys.usageMonth(accountId, m))),
@@ -116,6 +117,70 @@ export async function nameSpend(
   return { answer: { from: range.from, to: range.to, groupBy: query.groupBy, total: totalsView(total), groups, forecast: null }, notes };
 }
 
+/**
+ * One month (what the dashboard asks): the top 100 by cost from gsi3 (ONE Query of 101 items), the month's sums of
+ * named events, its customer count and `(other customers)` (ONE BatchGetItem) — `others` is the month's named sums
+ * less the top's. Constant in the number of customers.
+ */
+async function oneMonth(accountId: string, query: { groupBy: 'customer' | 'feature'; customer?: string; feature?: string }, range: { from: string; to: string }, month: string) {
+  const customers = query.groupBy === 'customer';
+  const field = customers ? 'customerId' : 'feature';
+  const label = query.groupBy;
+  const only = customers ? query.customer : query.feature;
+  const totalKey = customers ? keys.customerTotal(accountId, month) : keys.featureTotal(accountId, month);
+  const named = (name: string) => (customers ? keys.spendMonthCustomer(accountId, month, name) : keys.spendMonthFeature(accountId, month, name));
+  const [top, items] = await Promise.all([
+    only === undefined ? pageByCost(totalKey.pk, TOP_NAMES) : Promise.resolve<{ items: Item[]; next?: Record<string, unknown> }>({ items: [] }),
+    getItems([keys.usageMonth(accountId, month), totalKey, ...(customers ? [keys.customerCount(accountId, month), named(OTHER_CUSTOMERS)] : []), ...(only !== undefined ? [named(only)] : [])]),
+  ]);
+  const find = (k: { pk: string; sk: string }) => items.find((i) => i.pk === k.pk && i.sk === k.sk);
+  const notes: CoverageNote[] = [];
+  const otherItem = customers ? find(named(OTHER_CUSTOMERS)) : undefined;
+  if (otherItem) {
+    const count = Number(find(keys.customerCount(accountId, month))?.customers ?? 0);
+    notes.push({
+      code: 'plan_customer_limit',
+      message: `The plan counts ${count.toLocaleString('en-US')} distinct customers a month; the spend of customers past that limit is under "${OTHER_CUSTOMERS}". A larger plan counts more.`,
+      from: range.from,
+      to: range.to,
+    });
+  }
+  if (only !== undefined) {
+    const t = zero();
+    const it = find(named(only));
+    if (it) addItem(t, it);
+    return { answer: { from: range.from, to: range.to, groupBy: query.groupBy, total: totalsView(t), groups: it ? [{ [label]: only, ...totalsView(t) }] : [], forecast: null }, notes };
+  }
+  const total = zero();
+  const monthItem = find(keys.usageMonth(accountId, month));
+  if (monthItem) addItem(total, monthItem);
+  const namedTotal = zero();
+  const totalItem = find(totalKey);
+  if (totalItem) addItem(namedTotal, totalItem);
+  const shown = top.items.slice(0, TOP_NAMES);
+  const groups: Record<string, unknown>[] = [];
+  const shownTotal = zero();
+  for (const item of shown) {
+    const t = zero();
+    addItem(t, item);
+    for (const k of Object.keys(t) as (keyof Totals)[]) shownTotal[k] += t[k];
+    groups.push({ [label]: item[field] as string, ...totalsView(t) });
+  }
+  const minus = (a: Totals, b: Totals) => {
+    const out = zero();
+    for (const k of Object.keys(out) as (keyof Totals)[]) out[k] = a[k] - b[k];
+    return out;
+  };
+  if (top.next) {
+    const rest = minus(namedTotal, shownTotal);
+    const count = customers ? Number(find(keys.customerCount(accountId, month))?.customers ?? 0) + (otherItem ? 1 : 0) - TOP_NAMES : undefined;
+    groups.push({ [label]: 'others', ...(count !== undefined && count > 0 ? { count } : {}), ...totalsView(rest) });
+  }
+  const unnamed = minus(total, namedTotal);
+  if (unnamed.costMicros !== 0n || unnamed.requests !== 0n) groups.push({ [label]: null, ...totalsView(unnamed) });
+  return { answer: { from: range.from, to: range.to, groupBy: query.groupBy, total: totalsView(total), groups, forecast: null }, notes };
+}
+
 /** GET /customers?from&to&sort&limit&cursor: every customer of the months, with its sums and when it was first and last seen. */
 export async function listCustomers(
   accountId: string,
@@ -125,6 +190,7 @@ export async function listCustomers(
   plan: KeyReadPlan,
 ) {
   const months = wholeMonths(range.from, range.to, now, plan, 'GET /customers');
+  if (months.length === 1) return customersOfMonth(accountId, query, range, months[0]!);
   const named = merge(await Promise.all(months.map((m) => monthCustomers(accountId, m))), 'customerId');
   const sort = query.sort ?? 'cost';
   const ranked = [...named.values()].sort(sort === 'cost' ? byCostThenName : (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -148,5 +214,36 @@ export async function listCustomers(
       lastSeenAt: n.lastSeenAt,
     })),
     nextCursor: start + limit < ranked.length ? encodeCursor(accountId, list, { o: start + limit }) : null,
+  };
+}
+
+/** GET /customers of one month: a page by cost (gsi3) or by name (the base table), ONE Query; the cursor is where it stopped. */
+async function customersOfMonth(accountId: string, query: { sort?: 'cost' | 'name'; limit?: number; cursor?: string }, range: { from: string; to: string }, month: string) {
+  const sort = query.sort ?? 'cost';
+  const list = `customers:${sort}:${range.from}:${range.to}`;
+  let start: Record<string, unknown> | undefined;
+  if (query.cursor) {
+    const p = decodeCursor(query.cursor, accountId, list) as { k?: unknown } | null;
+    if (!p || typeof p.k !== 'object' || p.k === null) throw new ValidationError('The cursor is not valid for this list.', [{ path: 'query.cursor', message: 'Invalid cursor.' }]);
+    start = p.k as Record<string, unknown>;
+  }
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const pk = keys.customerTotal(accountId, month).pk;
+  const page = sort === 'cost' ? await pageByCost(pk, limit, start) : await pageByName(pk, 'C#', limit, start);
+  return {
+    items: page.items.map((item) => {
+      const t = zero();
+      addItem(t, item);
+      return {
+        customerId: item.customerId as string,
+        costUsd: microsToUsd(t.costMicros),
+        requests: Number(t.requests),
+        inputTokens: Number(t.inputTokens),
+        outputTokens: Number(t.outputTokens),
+        firstSeenAt: item.firstSeenAt as string,
+        lastSeenAt: item.lastSeenAt as string,
+      };
+    }),
+    nextCursor: page.next ? encodeCursor(accountId, list, { k: page.next }) : null,
   };
 }

@@ -9,9 +9,8 @@
  *   `SkuPriceDetails` a JSON object of `x_` properties (line, tier, context window);
  * - `PricingUnit` (`1M Tokens`, `1000 Requests`, `Images`, …; `USD` for a row counted in the dollars billed) and
  *   `PricingQuantity` in it; `ListUnitPrice` the built-in table's price, `ContractedUnitPrice` the account's own
- *   price where set (else the list price); `ListCost`/`ContractedCost` = unit price × PricingQuantity, exact (when
- *   an IEEE double product of the two written values is not the exact decimal, the product as a double is written,
- *   so a reader multiplying in doubles — the Foundation's validator does — finds equality);
+ *   price where set (else the list price); `ListCost`/`ContractedCost` = unit price × PricingQuantity, the exact
+ *   decimal product (never rounded: a reader multiplying the two in exact decimals finds it to the last digit);
  * - `BilledCost` = `EffectiveCost` what Burnrate counts: the row's cost (the provider's bill where settled, allocated
  *   as part 5 says) split over its lines by their contracted costs, exact to the micro-dollar;
  * - `ConsumedQuantity`/`ConsumedUnit` the raw count (`Tokens`, `Requests`, `Images`, …);
@@ -106,29 +105,6 @@ function publisherOf(provider: string, model: string): string {
   return displayName(provider);
 }
 
-/**
- * `unit price × quantity` as written: the exact decimal when a reader multiplying the two written values in IEEE
- * doubles gets it, else that double product itself (the shortest text that reads back as it).
- */
-function productText(priceText: string, quantityText: string, exact: Ratio): string {
-  const text = usdText(exact);
-  const product = Number(priceText) * Number(quantityText);
-  if (product === Number(text)) return text;
-  return plainDecimal(String(product));
-}
-
-/** A JavaScript number's shortest text without an exponent (`1.5e-7` → `0.00000015`), with at least one decimal. */
-export function plainDecimal(text: string): string {
-  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
-  if (!m) return text.includes('.') ? text : `${text}.0`;
-  const [, sign, first, rest = '', exp] = m;
-  const digits = `${first}${rest}`;
-  const point = 1 + Number(exp);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}.0`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
-}
-
 /** The billing account of a row: the provider organization (or the connection), else the Burnrate account. */
 function billingAccount(key: ExportKey | null, provider: string, ctx: ExportContext): { id: string; name: string } {
   const c = connectionOf(key, provider, ctx);
@@ -186,11 +162,11 @@ export function focusRows(item: Item, part: RowPart, key: ExportKey | null, ctx:
       CommitmentDiscountStatus: '',
       ConsumedQuantity: decimalText(ratio(l.quantity, 1n)),
       ConsumedUnit: l.consumedUnit,
-      ContractedCost: billed ? cost : productText(contractedText, pqText, lineCost(l, contracted)),
+      ContractedCost: billed ? cost : usdText(lineCost(l, contracted)),
       ContractedUnitPrice: contractedText,
       EffectiveCost: cost,
       InvoiceIssuerName: focusText(vendor),
-      ListCost: billed ? cost : productText(listText, pqText, lineCost(l, list)),
+      ListCost: billed ? cost : usdText(lineCost(l, list)),
       ListUnitPrice: listText,
       PricingCategory: 'Standard',
       PricingCurrency: 'USD',

@@ -34,6 +34,8 @@ export interface KeyDayModel {
   /** A row of units, not tokens (a connection's images, storage, …): the unit and the quantity to add. */
   unit?: string;
   quantity?: bigint;
+  /** A correction of this day of a closed month, booked on `date` (a row of its own). */
+  correctionOf?: string;
   /** The quantities to add per price line (`input`, `output/batch`, `web_search`, …: shared/pricing/lines.ts). */
   lines?: Map<string, bigint>;
 }
@@ -79,6 +81,9 @@ export interface Aggregates {
   /** The account's spend per month × customer and month × feature (events that name one). */
   monthCustomers: Map<string, NamedAggregate>;
   monthFeatures: Map<string, NamedAggregate>;
+  /** Per month: the sums of the events that name a customer / a feature (the `#TOTAL` items). */
+  customerMonths: Map<string, Sums>;
+  featureMonths: Map<string, Sums>;
   newKeys: number;
 }
 
@@ -98,7 +103,17 @@ export interface ChunkContext {
   month: string;
   /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
   recentDays?: ReadonlySet<string>;
+  /** The account's closed months (YYYY-MM): usage of one of their days is booked today as a correction of that day. */
+  closedMonths?: ReadonlySet<string>;
 }
+
+/** Where a change of `date` is booked (pure): its own day, or today as a correction of a closed month's day. */
+export function bookedDay(date: string, ctx: Pick<ChunkContext, 'today' | 'closedMonths'>): { date: string; correctionOf?: string } {
+  return ctx.closedMonths?.has(date.slice(0, 7)) ? { date: ctx.today, correctionOf: date } : { date };
+}
+
+/** The past months (before the context's month) a set of aggregates writes: each is guarded to stay open. */
+export const pastMonthsOf = (a: Aggregates, ctx: Pick<ChunkContext, 'month'>): string[] => [...a.months.keys()].filter((m) => m < ctx.month);
 
 /** One change to the aggregates: an event's counts (ingestion), or the difference of an imported cell (a sync). */
 export interface Contribution {
@@ -115,19 +130,24 @@ export interface Contribution {
   /** Units, not tokens: counted on the key × day × model row only (GET /keys/:hash `byModel[].unit/quantity`). */
   unit?: string;
   quantity?: bigint;
+  /**
+   * A change of a day of a closed month found later: `date` is the day it is booked on (the day it was found, in
+   * the open month), this the day it corrects. Its key × day × model row is one of its own (`correction: true`).
+   */
+  correctionOf?: string;
   /** Price-line quantities (shared/pricing/lines.ts `lineQuantities`), counted on the key × day × model row only (the FOCUS export's lines). */
   lines?: ReadonlyMap<string, bigint>;
 }
 
 /** The id of a key × day × model aggregate (ingestion also sorts its events by it). */
-export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}`;
+export const kdmId = (e: Omit<Contribution, 'sums'>) => `${e.keyHash}|${e.date}|${e.provider}|${e.model}${e.correctionOf ? `|${e.correctionOf}` : ''}`;
 const dmId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.provider}|${e.model}`;
 const mkId = (e: Omit<Contribution, 'sums'>) => `${e.date.slice(0, 7)}|${e.keyHash}`;
 const dkId = (e: Omit<Contribution, 'sums'>) => `${e.date}|${e.keyHash}`;
 
 /** Actions the aggregates of a set of changes take in its transaction (the plan counters and the guards aside). */
 export function aggregateActionCount(a: Aggregates): number {
-  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size;
+  return a.keyDayModels.size + a.keys.size + a.days.size + a.months.size + a.dayModels.size + a.monthKeys.size + a.dayKeys.size + a.monthCustomers.size + a.monthFeatures.size + a.customerMonths.size + a.featureMonths.size;
 }
 
 const mcId = (c: Pick<Contribution, 'date' | 'customerId'>) => `${c.date.slice(0, 7)}|${c.customerId}`;
@@ -144,6 +164,8 @@ export function emptyAggregates(): Aggregates {
     dayKeys: new Map(),
     monthCustomers: new Map(),
     monthFeatures: new Map(),
+    customerMonths: new Map(),
+    featureMonths: new Map(),
     newKeys: 0,
   };
 }
@@ -161,6 +183,8 @@ export function contributionCost(a: Aggregates, c: Omit<Contribution, 'sums'>, c
     (a.dayKeys.has(dkId(c)) ? 0 : 1) +
     (c.customerId === undefined || a.monthCustomers.has(mcId(c)) ? 0 : 1) +
     (c.feature === undefined || a.monthFeatures.has(mfId(c)) ? 0 : 1) +
+    (c.customerId === undefined || a.customerMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
+    (c.feature === undefined || a.featureMonths.has(c.date.slice(0, 7)) ? 0 : 1) +
     (isNewKey && a.newKeys === 0 ? 1 : 0)
   );
 }
@@ -191,7 +215,7 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   const id = kdmId(c);
   let kdm = a.keyDayModels.get(id);
   if (!kdm) {
-    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums() };
+    kdm = { keyHash: c.keyHash, date: c.date, provider: c.provider, model: c.model, sums: zeroSums(), ...(c.correctionOf ? { correctionOf: c.correctionOf } : {}) };
     a.keyDayModels.set(id, kdm);
   }
   addSums(kdm.sums, c.sums);
@@ -216,8 +240,16 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
   addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);
   addTo(a.dayKeys, dkId(c), () => ({ date: c.date, keyHash: c.keyHash }), c.sums);
-  if (c.customerId !== undefined) addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
-  if (c.feature !== undefined) addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+  if (c.customerId !== undefined) {
+    addNamed(a.monthCustomers, mcId(c), c.date.slice(0, 7), c.customerId, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.customerMonths.has(c.date.slice(0, 7))) a.customerMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.customerMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
+  if (c.feature !== undefined) {
+    addNamed(a.monthFeatures, mfId(c), c.date.slice(0, 7), c.feature, c.sums, c.at ?? `${c.date}T00:00:00.000Z`);
+    if (!a.featureMonths.has(c.date.slice(0, 7))) a.featureMonths.set(c.date.slice(0, 7), zeroSums());
+    addSums(a.featureMonths.get(c.date.slice(0, 7))!, c.sums);
+  }
 
   const month = c.date.slice(0, 7);
   if (!a.days.has(c.date)) a.days.set(c.date, zeroSums());

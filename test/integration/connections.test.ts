@@ -69,9 +69,10 @@ async function exported(token: string, provider: Provider, from: string, to: str
   const [header, ...lines] = parseCsv(res.body);
   expect(header!.join(',')).toBe('date,key_hash,key_label,key_name,project_id,project_name,settled,correction,tags,provider,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_usd');
   const out = new Map<string, Cell>();
+  const col = (f: string[], name: string) => f[header!.indexOf(name)]!;
   for (const f of lines) {
-    if (f[9] !== provider) continue;
-    const [date, hash, , , , , , , , , row, requests, input, cached, output, cost] = f as string[];
+    if (col(f, 'provider') !== provider) continue;
+    const [date, hash, row, requests, input, cached, output, cost] = ['date', 'key_hash', 'model', 'requests', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd'].map((c) => col(f, c));
     const [whole, frac = ''] = cost!.split('.');
     const micros = BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0'));
     // Anthropic Priority Tier usage is a row of its own (`<model> (priority)`): the model's usage with the rest.

@@ -66,6 +66,7 @@ describe('Chargeback in Chromium', () => {
     await page.getByLabel('Tags of Web app').fill('team: web\ncost-center: cc-1042');
     await page.getByRole('button', { name: 'Save tags' }).click();
     await page.getByTestId('project-tags').getByText('team: web').waitFor();
+    await page.screenshot({ path: 'docs/screenshots/projects-tags-light.png', fullPage: true });
     const keys = (await api(`/keys?projectId=${encodeURIComponent(web.id)}&limit=100`, { token: user.token })).body.items as { effectiveTags: Record<string, string> }[];
     expect(keys.length).toBeGreaterThan(0);
     for (const k of keys) expect(k.effectiveTags).toEqual({ team: 'web', 'cost-center': 'cc-1042' });

@@ -317,6 +317,26 @@ describe('the dashboard in Chromium', () => {
     await page.getByText('An export covers at most 366 days').waitFor();
     expect(await page.getByRole('button', { name: 'Download CSV' }).isDisabled()).toBe(true);
 
+    // Last month on the Overview, Projects and Keys: a late event of last month's last day; the figures are the API's.
+    const lastDay = new Date(Date.parse(`${today.slice(0, 8)}01T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    await ingest(secret, [{ requestId: 'last-month', keyHash: anthropicKey, provider: 'anthropic', model: 'claude-sonnet-4', inputTokens: 10, outputTokens: 10, costUsd: 3.25, timestamp: `${lastDay}T12:00:00Z` }]);
+    const lastMonth = lastDay.slice(0, 7);
+    await page.getByLabel('Range').selectOption('last-month');
+    await screen(page, 'Overview', ' (last month)');
+    await expect.poll(() => page.getByTestId('range-total').textContent()).toBe('$3.25');
+    await page.getByTestId('month-status').waitFor();
+    expect(await page.getByTestId('month-status').getAttribute('data-status')).toBe('open');
+    await page.getByRole('link', { name: 'Projects' }).click();
+    await screen(page, 'Projects');
+    await page.getByLabel('Month').selectOption(lastMonth);
+    await page.waitForURL(new RegExp(`month=${lastMonth}`));
+    await expect.poll(() => page.locator('table caption').first().textContent()).toContain('$3.25');
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys');
+    await page.getByLabel('Month').selectOption(lastMonth);
+    await page.waitForURL(new RegExp(`month=${lastMonth}`));
+    await expect.poll(() => page.locator('table.keys tbody tr').first().locator('td.num').first().textContent()).toBe('$3.25');
+
     // Back to the built-in table: the own price deleted (after a confirmation).
     await page.getByRole('link', { name: 'Prices' }).click();
     await screen(page, 'Prices');

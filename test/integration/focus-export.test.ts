@@ -30,6 +30,15 @@ const microsOf = (text: string) => {
   return negative ? -v : v;
 };
 const usdMicros = (usd: number) => BigInt(Math.round(usd * 1e6));
+/** A decimal text exactly, as `digits` at 10^-60 (every FOCUS decimal has fewer places). */
+const exact = (text: string): bigint => {
+  expect(text).toMatch(/^-?\d+\.\d+$/);
+  const [whole, frac] = text.replace('-', '').split('.');
+  const v = BigInt(whole!) * 10n ** 60n + BigInt(frac!.padEnd(60, '0'));
+  return text.startsWith('-') ? -v : v;
+};
+/** a × b exactly, at 10^-60. */
+const times = (a: string, b: string): bigint => (exact(a) * exact(b)) / 10n ** 60n;
 
 const sent = new Map<string, number>();
 let restore: () => void;
@@ -94,6 +103,9 @@ describe('the exports of an account with three connections, own prices and repor
     const ingested = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events } });
     expect(ingested.body.rejected, JSON.stringify(ingested.body)).toEqual([]);
     expect((await api(`/keys/${reporterKey}`, { method: 'PATCH', token: owner.token, body: { label } })).status).toBe(200);
+    // The account's tags on a key: the only thing FOCUS `Tags` and the CSV's `tags` hold.
+    const tagged = await api(`/keys/${reporterKey}`, { method: 'PATCH', token: owner.token, body: { tags: { team: '=ops', env: 'prod' } } });
+    expect(tagged.status, JSON.stringify(tagged.body)).toBe(200);
     from = `${today().slice(0, 8)}01` < addDays(today(), -12) ? `${today().slice(0, 8)}01` : addDays(today(), -12);
     focus = await focusExport(owner.token, from, today());
     const sync = await api<string>(`/spend/export?from=${from}&to=${today()}`, { token: owner.token });
@@ -129,7 +141,7 @@ describe('the exports of an account with three connections, own prices and repor
       const expected = connected ? connected.get(r.date!) === true && !r.model!.endsWith('(priority)') : false;
       expect(r.settled, `${r.provider} ${r.date} ${r.model}`).toBe(String(expected));
       expect(r.correction).toBe('false');
-      expect(JSON.parse(r.tags!)).toEqual({});
+      expect(JSON.parse(r.tags!)).toEqual(r.key_hash === reporterKey ? { team: '=ops', env: 'prod' } : {});
       if (expected) settled += 1;
     }
     expect(settled).toBeGreaterThan(50);
@@ -143,7 +155,7 @@ describe('the exports of an account with three connections, own prices and repor
       const priorityTier = provider === 'anthropic' && r.SkuPriceId!.includes('/priority');
       const expected = provider ? settledDays.get(provider)!.get(r.ChargePeriodStart!.slice(0, 10)) === true && !priorityTier : false;
       expect(r.x_Settled, `${r.SkuPriceId} ${r.ChargePeriodStart}`).toBe(String(expected));
-      expect(JSON.parse(r.Tags!)).toEqual({});
+      expect(JSON.parse(r.Tags!)).toEqual(r.ResourceId === reporterKey ? { team: '=ops', env: 'prod' } : {});
     }
   });
 
@@ -158,8 +170,8 @@ describe('the exports of an account with three connections, own prices and repor
       expect(r.EffectiveCost).toBe(r.BilledCost);
       expect(JSON.parse(r.SkuPriceDetails!)).toEqual(expect.any(Object));
       if (microsOf(r.BilledCost!) !== 0n) expect(Number(r.ConsumedQuantity), `${r.SkuPriceId} has cost`).not.toBe(0);
-      expect(Number(r.ListUnitPrice) * Number(r.PricingQuantity)).toBe(Number(r.ListCost));
-      expect(Number(r.ContractedUnitPrice) * Number(r.PricingQuantity)).toBe(Number(r.ContractedCost));
+      expect(times(r.ListUnitPrice!, r.PricingQuantity!), r.SkuPriceId).toBe(exact(r.ListCost!));
+      expect(times(r.ContractedUnitPrice!, r.PricingQuantity!), r.SkuPriceId).toBe(exact(r.ContractedCost!));
       expect(r.ServiceSubcategory).toBe('Generative AI');
       expect(['table', 'own', 'billed']).toContain(r.x_PriceSource);
     }

@@ -217,6 +217,9 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(204, 'DELETE /budgets/{id}', 'existing', `/budgets/${doomedBudget.body.id}`, auth);
   const doomedRule = await api('/alert-rules', { ...auth, method: 'POST', body: { ...ruleBody, type: 'new_key', name: 'Doomed', config: {} } });
   await expectMeasured(204, 'DELETE /alert-rules/{id}', 'existing', `/alert-rules/${doomedRule.body.id}`, auth);
+  // A month closed: a year ago (no connection: nothing to settle), so the seeded spend stays in open months.
+  const yearAgo = new Date(Date.now() - 366 * DAY).toISOString().slice(0, 7);
+  await expectMeasured(200, 'POST /months/{month}/close', 'a past month', `/months/${yearAgo}/close`, { ...auth, method: 'POST' });
 
   // --- the team: invitations, accept, roles, removal -------------------------------------------------------------
   const inviteeEmail = uniqueEmail('cost');
@@ -357,6 +360,7 @@ const readCaseList: ReadCase[] = [
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
   { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
   { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
+  { route: 'GET /months', detail: '34 months (closed ones and the connections: 2 Queries)', path: () => `/months?from=${isoDay(Date.now() - 1030 * DAY).slice(0, 7)}&to=${isoDay(Date.now()).slice(0, 7)}` },
   ...(['day', 'model', 'provider', 'key'] as const).flatMap((groupBy): ReadCase[] => [
     { route: 'GET /spend', detail: `groupBy=${groupBy}, month to date`, path: () => `/spend?groupBy=${groupBy}` },
     {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
+import { parseCsv } from './csv.ts';
 
 let restore: () => void;
 const frozenAt = new Date();
@@ -243,6 +244,16 @@ describe('projects: tags, inheritance, a key discovered later (OpenAI stand-in)'
     const tagged = await api(`/spend?from=${from}&to=${today}&tagFilter=team:frontend`, { token: user.token });
     const project = await api(`/spend?from=${from}&to=${today}&projectId=${web.id}`, { token: user.token });
     expect(tagged.body.total).toEqual(project.body.total);
+    // The CSV export's `tags` column is each key's effective tags (a JSON object).
+    const csv = await api(`/spend/export?from=${today}&to=${today}`, { token: user.token });
+    expect(csv.status).toBe(200);
+    const [header, ...rows] = parseCsv(csv.body as string);
+    const col = (name: string) => header!.indexOf(name);
+    const keys = new Map(((await api('/keys?limit=100', { token: user.token })).body.items as any[]).map((k) => [k.hash, k.effectiveTags]));
+    const rowsOfKeys = rows.filter((r) => keys.has(r[col('key_hash')]!));
+    expect(rowsOfKeys.length).toBeGreaterThan(0);
+    for (const r of rowsOfKeys) expect(JSON.parse(r[col('tags')]!)).toEqual(keys.get(r[col('key_hash')]!));
+    expect(rowsOfKeys.some((r) => JSON.parse(r[col('tags')]!).team === 'frontend')).toBe(true);
   });
 
   it('refuses bad project tags (400), unknown projects and another account’s (404)', async () => {

@@ -15,8 +15,8 @@
  *   with the conditions of the composites that reference it (`_build_effective_condition` and the "downstream
  *   composite" enhancement);
  * - row checks count the rows where the violation predicate holds, with SQL's NULL logic (`col != 'x'` is not a
- *   violation when `col` is null); `ColumnByColumnEqualsColumnValue` compares `a * b <> r` in IEEE doubles, as
- *   DuckDB does on Float64 columns; `CheckDistinctCount` groups the rows under the condition by column A (null is a
+ *   violation when `col` is null); `ColumnByColumnEqualsColumnValue` compares `a × b` with `r` exactly in decimal
+ *   (DuckDB compares IEEE doubles; see `productEquals`); `CheckDistinctCount` groups the rows under the condition by column A (null is a
  *   group) and counts distinct non-null B; a check naming a missing column fails (the validator turns DuckDB's
  *   binder error into one violation).
  * - `CheckDecimalValue` is evaluated (a decimal number), though the validator does not implement it yet.
@@ -84,6 +84,32 @@ export function datasetOf(csv: string[][]): Dataset {
 }
 
 class MissingColumn extends Error {}
+
+/** A decimal text as an exact rational `digits / 10^scale` (exponents allowed). */
+function exactDecimal(text: string): { digits: bigint; scale: number } | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
+  const [, sign, whole, frac = '', exp = '0'] = m;
+  let digits = BigInt(`${whole}${frac}` || '0');
+  let scale = frac.length - Number(exp);
+  if (scale < 0) {
+    digits *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { digits: sign === '-' ? -digits : digits, scale };
+}
+
+/**
+ * `a × b = r`, exactly in decimal: the meaning of the rule (its DuckDB form compares IEEE doubles, where 3.0 ×
+ * 0.000005 is not 0.000015; it never runs on a row without ChargeClass, see `predicate`).
+ */
+function productEquals(a: string, b: string, r: string): boolean {
+  const [x, y, z] = [exactDecimal(a), exactDecimal(b), exactDecimal(r)];
+  if (!x || !y || !z) return false;
+  const left = { digits: x.digits * y.digits, scale: x.scale + y.scale };
+  const scale = Math.max(left.scale, z.scale);
+  return left.digits * 10n ** BigInt(scale - left.scale) === z.digits * 10n ** BigInt(scale - z.scale);
+}
 
 type Pred = (row: Row) => boolean;
 const TRUE: Pred = () => true;
@@ -254,7 +280,7 @@ export function evaluate(data: Dataset, declared: readonly string[], model = loa
       }
       case 'ColumnByColumnEqualsColumnValue': {
         const [a, b, x] = [col(req.ColumnAName), col(req.ColumnBName), col(req.ResultColumnName)];
-        return (r) => r[a] !== null && r[b] !== null && r[x] !== null && Number(r[a]) * Number(r[b]) !== Number(r[x]);
+        return (r) => r[a] !== null && r[b] !== null && r[x] !== null && !productEquals(r[a]!, r[b]!, r[x]!);
       }
       default:
         throw new Error(`no evaluator for CheckFunction ${f}`);

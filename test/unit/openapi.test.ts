@@ -141,7 +141,7 @@ describe('the document', () => {
     const params = (path: string) => doc.paths[path].get.parameters.filter((p: any) => p.in === 'query');
     expect(params('/alerts').map((p: any) => p.name)).toEqual(['status', 'type', 'keyHash', 'limit', 'cursor']);
     expect(params('/alerts')[0]).toMatchObject({ required: false, schema: { enum: ['triggered', 'acknowledged'] } });
-    expect(params('/keys').map((p: any) => p.name)).toEqual(['q', 'provider', 'source', 'tracked', 'projectId', 'tag', 'sort', 'order', 'limit', 'cursor']);
+    expect(params('/keys').map((p: any) => p.name)).toEqual(['q', 'provider', 'source', 'tracked', 'projectId', 'tag', 'month', 'sort', 'order', 'limit', 'cursor']);
     expect(params('/spend').map((p: any) => p.name)).toEqual(['from', 'to', 'groupBy', 'tag', 'shared', 'tagFilter', 'customer', 'feature', 'provider', 'model', 'keyHash', 'projectId', 'compare']);
     expect(params('/keys/{hash}').map((p: any) => p.name)).toEqual(['from', 'to']);
   });

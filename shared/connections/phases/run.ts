@@ -5,7 +5,7 @@
  * Every write goes through the chunk writer (shared/db/usage-writes.ts), under the plan's limits.
  */
 import type { Item } from '#shared/db/client.ts';
-import type { Contribution } from '#shared/usage/aggregates.ts';
+import { bookedDay, pastMonthsOf, type Contribution } from '#shared/usage/aggregates.ts';
 import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
@@ -15,7 +15,8 @@ import { loadCells, toStoredCell, type Connection } from '#shared/db/connections
 import { settleCellItems, type SettleChange } from '#shared/db/settlement.ts';
 import { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
 import { promoteKeys, putUntrackedKeys } from '#shared/db/untracked-keys.ts';
-import { aggregateItems, compose, planCounterItems, writeActions } from '#shared/db/usage-writes.ts';
+import { aggregateItems, compose, openMonthGuards, planCounterItems, writeActions } from '#shared/db/usage-writes.ts';
+import { listClosedMonths } from '#shared/db/months.ts';
 import { addContribution, contributionCost, emptyAggregates, keyUpdateOf, MAX_ACTIONS, type Aggregates, type ChunkContext } from '#shared/usage/aggregates.ts';
 import { currentPeriod, type Period } from '#shared/billing/plans.ts';
 import { limitsInForce } from '#shared/billing/limits.ts';
@@ -67,10 +68,15 @@ export interface ImportContext {
   untracked: Set<string>;
   ownPrices: OwnPriceLookup;
   chunkContext: ChunkContext & { knownKeys: Set<string> };
+  /** The account's closed months (YYYY-MM): a change of one of their days is booked as a correction today. */
+  closedMonths: Set<string>;
 }
 
+/** Every closed month of the account up to `month` (ONE Query; strongly consistent: a writer decides on it). */
+const closedMonthsUpTo = async (accountId: string, month: string) => new Set((await listClosedMonths(accountId, '0000-01', month, true)).map((m) => m.month));
+
 export async function loadContext(accountId: string, now: Date): Promise<ImportContext | undefined> {
-  const [account, keyItems, prices] = await Promise.all([getAccount(accountId, true), listProviderKeys(accountId), listOwnPrices(accountId)]);
+  const [account, keyItems, prices, closedMonths] = await Promise.all([getAccount(accountId, true), listProviderKeys(accountId), listOwnPrices(accountId), closedMonthsUpTo(accountId, isoMonth(now))]);
   if (!account) return undefined;
   const period = currentPeriod(account, now);
   const limits = limitsInForce(account, now);
@@ -85,6 +91,7 @@ export async function loadContext(accountId: string, now: Date): Promise<ImportC
     knownKeys,
     untracked,
     ownPrices: new Map(prices.map((p) => [priceId(p.provider, p.model), p])),
+    closedMonths,
     chunkContext: { knownKeys: new Set([...knownKeys.keys()].filter((h) => !untracked.has(h))), today: isoDate(now), month: isoMonth(now), recentDays: new Set(recentDays(isoDate(now))) },
   };
 }
@@ -115,13 +122,21 @@ export class Importer {
     return this.conn.provider;
   }
 
+  /** Project names by id, from the inventory (a deleted key's project is named by the keys still listed in it). */
+  private projectNames = new Map<string, string>();
+  /** The project (OpenAI) or workspace (Anthropic) each key's usage was reported with in this sync, by key hash. */
+  private usageProjects = new Map<string, string>();
+
   /** The key inventory as read (organization.ts keeps the connection's organization current with it). */
   get listedKeys(): ProviderKey[] {
     return [...this.inventory.values()];
   }
 
   async readInventory(): Promise<void> {
-    for (const k of await this.client.listKeys()) this.inventory.set(k.id, k);
+    for (const k of await this.client.listKeys()) {
+      this.inventory.set(k.id, k);
+      if (k.project) this.projectNames.set(k.project.id, k.project.name);
+    }
     // Keys imported before, listed or not (a provider that reads usage key by key reads theirs too).
     const known = [...this.ctx.knownKeys.values()].filter((item) => item.source === 'connection' && item.provider === this.provider && typeof item.providerKeyId === 'string');
     this.client.readAlso?.(known.map((item) => item.providerKeyId as string));
@@ -129,7 +144,12 @@ export class Importer {
 
   private attributesOf(keyId: string | null): KeyAttributes {
     const hash = connectionKeyHash(this.provider, keyId);
-    return keyAttributes(this.conn, keyId, keyId === null ? undefined : this.inventory.get(keyId), this.ctx.knownKeys.get(hash));
+    const listed = keyId === null ? undefined : this.inventory.get(keyId);
+    const attrs = keyAttributes(this.conn, keyId, listed, this.ctx.knownKeys.get(hash));
+    // A key no longer listed (deleted before Burnrate saw it) keeps the project its usage was reported with.
+    const projectId = this.usageProjects.get(hash);
+    if (keyId !== null && !listed && attrs.project === null && projectId) attrs.project = { id: projectId, name: this.projectNames.get(projectId) ?? projectId };
+    return attrs;
   }
 
   /** Models read that neither the account's own prices nor the table price (the `unpriced_model` alert). */
@@ -174,6 +194,7 @@ export class Importer {
       } catch (error) {
         if (!(error instanceof SliceConflict) || attempt >= 5) throw error;
         await sleep(Math.random() * 50 * 2 ** attempt);
+        await this.refreshClosedMonths();
         slice.stored = await this.loadStored(from, to);
       }
     }
@@ -199,9 +220,35 @@ export class Importer {
       } catch (error) {
         if (!(error instanceof SliceConflict) || attempt >= 5) throw error;
         await sleep(Math.random() * 50 * 2 ** attempt);
+        await this.refreshClosedMonths();
         slice.stored = await this.loadStored(from, to);
       }
     }
+  }
+
+  /**
+   * The bill again, for days before the usage phase's recent days (docs/features/spend-and-exports.md: every sync reads the bill of the
+   * last 35 days again): each day settled anew against the snapshot's cells, so a revision of a bill is found (as a
+   * correction, on a closed month's day). Writes only what changed.
+   */
+  async rereadBills(from: string, to: string): Promise<void> {
+    const billed = await this.client.readBilled(from, addDays(to, 1));
+    const stored = await this.loadStored(from, to);
+    const read: UsageCell[] = [...stored.values()].map(({ costMicros, version: _, ...cell }) => (this.provider === 'openrouter' ? { ...cell, reportedCostMicros: costMicros } : cell));
+    await this.settle({ from, to, read, billed, stored });
+  }
+
+  /** A month closed while this sync ran (its guard cancelled a write): read the closed months again. */
+  private async refreshClosedMonths(): Promise<void> {
+    this.ctx.closedMonths = await closedMonthsUpTo(this.conn.accountId, this.ctx.chunkContext.month);
+  }
+
+  /**
+   * The day a change of `date` is booked on: its own, or, for a day of a closed month, today (the day it was found),
+   * as a correction of that day (docs/features/spend-and-exports.md "Closed months").
+   */
+  private booked(date: string): { date: string; correctionOf?: string } {
+    return bookedDay(date, { today: this.ctx.chunkContext.today, closedMonths: this.ctx.closedMonths });
   }
 
   private async loadStored(from: string, to: string): Promise<Map<string, StoredCell>> {
@@ -246,7 +293,7 @@ export class Importer {
       sorted,
       (c) => ({
         keyHash: connectionKeyHash(this.provider, c.keyId),
-        date: c.date,
+        ...this.booked(c.date),
         provider: this.provider,
         model: c.row,
         sums: { costMicros: c.delta, requests: 0n, inputTokens: 0n, cachedInputTokens: 0n, outputTokens: 0n, unpricedRequests: 0n },
@@ -271,8 +318,9 @@ export class Importer {
     };
     for (const c of changes) {
       const contribution = contributionOf(c);
-      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(contribution.date) ? 0 : 1);
-      if (batch.length > 0 && batch.length + aggregateCount(aggregates) + days.size + 2 + actions > MAX_ACTIONS) await flush();
+      // + a guard per past month written (a month closed meanwhile cancels the write).
+      const actions = 1 + contributionCost(aggregates, contribution, this.ctx.chunkContext) + (days.has(contribution.date) ? 0 : 1) + 1;
+      if (batch.length > 0 && batch.length + aggregateCount(aggregates) + aggregates.months.size + days.size + 2 + actions > MAX_ACTIONS) await flush();
       batch.push(c);
       days.add(contribution.date);
       addContribution(aggregates, contribution, this.ctx.chunkContext);
@@ -343,7 +391,7 @@ export class Importer {
     const units = unitEndpointOf(c.cell.tier);
     return {
       keyHash: connectionKeyHash(this.provider, c.cell.keyId),
-      date: c.cell.date,
+      ...this.booked(c.cell.date),
       provider: this.provider,
       model: c.cell.model,
       ...(units ? { unit: units.unit, quantity: BigInt(c.delta.quantity) } : {}),
@@ -384,13 +432,26 @@ export class Importer {
   }
 
   private async writeBatch(batch: CellChange[], aggregates: Aggregates, settle: SettleChange[] = []): Promise<void> {
-    for (const c of batch) this.hashToKeyId.set(connectionKeyHash(this.provider, c.cell.keyId), c.cell.keyId);
+    for (const c of batch) {
+      const hash = connectionKeyHash(this.provider, c.cell.keyId);
+      this.hashToKeyId.set(hash, c.cell.keyId);
+      if (c.cell.projectId) this.usageProjects.set(hash, c.cell.projectId);
+    }
     for (const c of settle) this.hashToKeyId.set(connectionKeyHash(this.provider, c.keyId), c.keyId);
     this.decorateKeys(aggregates, batch);
+    // The reconciliation's computed figure of a day is what its aggregates hold: a correction counts on the day it is booked.
     const costByDay = new Map<string, bigint>();
-    for (const c of batch) costByDay.set(c.cell.date, (costByDay.get(c.cell.date) ?? 0n) + c.costDelta);
+    for (const c of batch) {
+      const day = this.booked(c.cell.date).date;
+      costByDay.set(day, (costByDay.get(day) ?? 0n) + c.costDelta);
+    }
     const estimateByDay = new Map(costByDay);
-    for (const c of settle) costByDay.set(c.date, (costByDay.get(c.date) ?? 0n) + c.delta);
+    for (const c of settle) {
+      const day = this.booked(c.date).date;
+      costByDay.set(day, (costByDay.get(day) ?? 0n) + c.delta);
+    }
+    // Past months still open when planned: each write is conditioned on them staying open.
+    const pastMonths = pastMonthsOf(aggregates, this.ctx.chunkContext);
     const requests = batch.reduce((n, c) => n + this.trackedRequestsOf(c), 0);
     const { accountId } = this.conn;
     for (let attempt = 0; ; attempt++) {
@@ -401,6 +462,7 @@ export class Importer {
           aggregateItems(accountId, aggregates, { now: this.now, today: this.ctx.chunkContext.today, month: this.ctx.chunkContext.month }),
           reconDayItems(accountId, this.provider, costByDay, estimateByDay),
           planCounterItems(accountId, this.ctx.period.start, requests, aggregates.newKeys, this.ctx.limits),
+          openMonthGuards(accountId, pastMonths),
         ),
       );
       if (outcome.status === 'written') {

@@ -825,7 +825,7 @@ export interface paths {
         };
         /**
          * The account’s spend of a range by day, model, provider or key, with totals and the month-end forecast.
-         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * @description Range as `GET /keys/{hash}` (default: the current month to today, UTC; at most 366 days). `groupBy=day` (default) lists every day, zeros included; `model` and `provider` most cost first; `key` the 100 keys that spent most in the range. `forecast` is null unless `to` is in the current month: month-to-date + the average of the 7 complete UTC days before today × the days left. Filters: `provider`, `model` (needs `provider`: 400 without it), `keyHash`; every sum, group and the forecast are then those of the filtered spend. `compare=previous` adds `previous: {from, to, total}`: the range of the same length just before, or for a range from the 1st of a month within that month, the same days of the previous month (a whole month: the whole previous month). `groupBy=tag&tag=<name>`: by each key’s effective value of the tag (null: untagged keys and usage without a key), most cost first; with `shared=allocate` the null group’s spend is allocated to the values in proportion to their own (largest remainder, exact to the micro-dollar: `directUsd` + `sharedUsd` = `costUsd`, groups sum to the total). `tagFilter=name:value` narrows every figure to the keys whose effective tags hold it. `groupBy=customer|feature` (whole calendar months): the 100 that spent most, `others` (the rest), null (spend that names none); `customer=` / `feature=` narrow those groupings to one. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["spendGet"];
         put?: never;
@@ -1052,6 +1052,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/months": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each.
+         * @description A closed month never changes: `GET /spend`, keys’ breakdowns and exports answer the same figures for its days forever. A later revision of one of its days’ bills is booked as a correction on the day it was found (`correction: true`). A past month that every connection has settled closes by itself at the next sync (`closedBy: "burnrate"`). Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["monthsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/months/{month}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found.
+         * @description 409 `month-open` for the current month (or a later one), `month-closed` for a month closed already, and `month-not-settled` while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen). Needs the bearer token of an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["monthsClose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1222,11 +1262,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -1264,6 +1306,9 @@ export interface components {
                 outputTokens: number;
                 unit?: string;
                 quantity?: number;
+                /** @constant */
+                correction?: true;
+                correctionOf?: components["schemas"]["CalendarDate"];
             }[];
             notByModelUsd: number;
         };
@@ -1297,11 +1342,13 @@ export interface components {
                 monthToDate: number;
                 total: number;
                 forecastMonthEnd: number;
+                month?: number;
             };
             requests: {
                 today: number;
                 monthToDate: number;
                 total: number;
+                month?: number;
             };
             unpricedRequests: number;
             tracked: boolean;
@@ -1807,6 +1854,21 @@ export interface components {
                 billedUsd: number;
             };
         };
+        Month: {
+            month: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+            closedAt: components["schemas"]["Timestamp"] | null;
+            closedBy: string | null;
+            settledThrough: {
+                connectionId: string;
+                provider: string;
+                date: components["schemas"]["CalendarDate"] | null;
+            }[];
+        };
+        MonthList: {
+            items: components["schemas"]["Month"][];
+        };
         RegisterRequest: {
             email: string;
             password: string;
@@ -1890,6 +1952,10 @@ export interface components {
             to?: string;
             /** @enum {string} */
             format?: "csv" | "focus";
+        };
+        /** @description `force: true` closes a month whose days are not all settled: their estimates are frozen. */
+        CloseMonthRequest: {
+            force?: boolean;
         };
         IngestRequest: {
             events: components["schemas"]["IngestEvent"][];
@@ -3035,8 +3101,9 @@ export interface operations {
                 tracked?: "true" | "false";
                 projectId?: string;
                 tag?: string;
+                month?: string;
                 /** @description What the list is ordered by. */
-                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name";
+                sort?: "monthToDate" | "today" | "total" | "forecastMonthEnd" | "lastSeenAt" | "name" | "month";
                 /** @description `asc` or `desc` (default `desc`; `asc` for `sort=name`). */
                 order?: "asc" | "desc";
                 /** @description Page size, 1–100 (default 50). */
@@ -5564,6 +5631,125 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsList: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC) of the breakdown, YYYY-MM-DD. */
+                from?: string;
+                /** @description Last day (UTC) of the breakdown, YYYY-MM-DD. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The months of a range (default: the last 12; at most 36), open or closed, and how far each connection has settled each. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "month": "2026-10",
+                     *           "status": "closed",
+                     *           "closedAt": "2026-11-21T22:34:24.123Z",
+                     *           "closedBy": "burnrate",
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-10-31"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "month": "2026-11",
+                     *           "status": "open",
+                     *           "closedAt": null,
+                     *           "closedBy": null,
+                     *           "settledThrough": [
+                     *             {
+                     *               "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *               "provider": "openai",
+                     *               "date": "2026-11-20"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MonthList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    monthsClose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "force": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["CloseMonthRequest"];
+            };
+        };
+        responses: {
+            /** @description Close a past month (admin): its figures are frozen; later bill revisions become corrections on the day they are found. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "month": "2026-10",
+                     *       "status": "closed",
+                     *       "closedAt": "2026-11-21T22:34:24.123Z",
+                     *       "closedBy": "burnrate",
+                     *       "settledThrough": [
+                     *         {
+                     *           "connectionId": "con_01JD8ZQ3V6W9X2Y5Z8A1B4C7D0",
+                     *           "provider": "openai",
+                     *           "date": "2026-10-31"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Month"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

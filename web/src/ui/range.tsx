@@ -12,8 +12,15 @@ export interface DayRange {
 /** docs/features/spend-and-exports.md: a breakdown covers at most 366 days. */
 export const MAX_RANGE_DAYS = 366;
 
+/** Last month, its first day to its last. */
+function lastMonth(): DayRange {
+  const last = new Date(Date.parse(`${monthStart()}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return { from: `${last.slice(0, 8)}01`, to: last };
+}
+
 const PRESETS: [string, string, () => DayRange][] = [
   ['month', 'This month', () => ({ from: monthStart(), to: isoDay() })],
+  ['last-month', 'Last month', lastMonth],
   ['7', 'Last 7 days', () => ({ from: isoDay(-6), to: isoDay() })],
   ['30', 'Last 30 days', () => ({ from: isoDay(-29), to: isoDay() })],
   ['90', 'Last 90 days', () => ({ from: isoDay(-89), to: isoDay() })],

@@ -17,9 +17,10 @@ import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
+import { currentMonth, MonthPicker, MonthStatus, monthFrom, monthWords } from '../../ui/month.tsx';
 
 type Key = Schemas['Key'];
-type Sort = 'name' | 'today' | 'monthToDate' | 'forecastMonthEnd' | 'total' | 'lastSeenAt';
+type Sort = 'name' | 'today' | 'monthToDate' | 'month' | 'forecastMonthEnd' | 'total' | 'lastSeenAt';
 type Order = 'asc' | 'desc';
 
 const PAGE = 25;
@@ -31,6 +32,9 @@ const SORTS: { id: Sort; title: string; num?: boolean }[] = [
   { id: 'total', title: 'All time', num: true },
   { id: 'lastSeenAt', title: 'Last seen' },
 ];
+/** The columns of a past month's view (`?month=`): that month's spend first (GET /keys?month=). */
+const sortsFor = (month: string) => (month ? SORTS.map((s) => (s.id === 'monthToDate' ? { id: 'month' as Sort, title: monthWords(month), num: true } : s)) : SORTS);
+
 const SOURCES: [string, string][] = [
   ['', 'Any source'],
   ['ingest', 'Sent in events'],
@@ -43,12 +47,18 @@ interface Filters {
   source: string;
   sort: Sort;
   order: Order;
+  /** A past month (YYYY-MM) whose spend the list shows and sorts by; '' for the current month. */
+  month: string;
 }
 
+const defaultSort = (month: string): Sort => (month ? 'month' : 'monthToDate');
+
 function filtersFrom(query: URLSearchParams): Filters {
-  const sort = (SORTS.find((s) => s.id === query.get('sort'))?.id ?? 'monthToDate') as Sort;
+  const m = monthFrom(query);
+  const month = m === currentMonth() ? '' : m;
+  const sort = (sortsFor(month).find((s) => s.id === query.get('sort'))?.id ?? defaultSort(month)) as Sort;
   const order = query.get('order') === 'asc' || query.get('order') === 'desc' ? (query.get('order') as Order) : sort === 'name' ? 'asc' : 'desc';
-  return { q: query.get('q') ?? '', provider: query.get('provider') ?? '', source: query.get('source') ?? '', sort, order };
+  return { q: query.get('q') ?? '', provider: query.get('provider') ?? '', source: query.get('source') ?? '', sort, order, month };
 }
 
 function toQuery(f: Filters): string {
@@ -56,7 +66,8 @@ function toQuery(f: Filters): string {
   if (f.q) q.set('q', f.q);
   if (f.provider) q.set('provider', f.provider);
   if (f.source) q.set('source', f.source);
-  if (f.sort !== 'monthToDate') q.set('sort', f.sort);
+  if (f.month) q.set('month', f.month);
+  if (f.sort !== defaultSort(f.month)) q.set('sort', f.sort);
   if (f.order !== (f.sort === 'name' ? 'asc' : 'desc')) q.set('order', f.order);
   const text = q.toString();
   return text ? `/keys?${text}` : '/keys';
@@ -88,15 +99,15 @@ export function KeyFacts({ k }: { k: Key }) {
   );
 }
 
-function KeyRow({ k, canLabel, onSaved }: { k: Key; canLabel: boolean; onSaved: () => void }) {
+function KeyRow({ k, canLabel, onSaved, month }: { k: Key; canLabel: boolean; onSaved: () => void; month: string }) {
   return (
     <tr>
       <td class="key-cell" data-label="Key">
         <LabelEditor item={k} canEdit={canLabel} onSaved={onSaved} />
         <KeyFacts k={k} />
       </td>
-      <td class="num" data-label="Month to date">
-        <Money value={k.spend.monthToDate} />
+      <td class="num" data-label={month ? monthWords(month) : 'Month to date'}>
+        <Money value={month ? (k.spend.month ?? 0) : k.spend.monthToDate} />
       </td>
       <td class="num" data-label="Today">
         <Money value={k.spend.today} />
@@ -152,6 +163,7 @@ export function Keys({ query }: { query: URLSearchParams }) {
               ...(f.q ? { q: f.q.slice(0, 100) } : {}),
               ...(f.provider ? { provider: f.provider } : {}),
               ...(f.source ? { source: f.source as 'ingest' | 'connection' } : {}),
+              ...(f.month ? { month: f.month } : {}),
               ...(cursor ? { cursor } : {}),
             },
           },
@@ -161,6 +173,7 @@ export function Keys({ query }: { query: URLSearchParams }) {
   );
   // What the month's figures miss (untracked keys, a sync under way, …): one call, the month to date.
   const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), []);
+  const sorts = sortsFor(f.month);
   const sortBy = (s: (typeof SORTS)[number]) =>
     navigate(toQuery({ ...f, sort: s.id, order: f.sort === s.id ? (f.order === 'asc' ? 'desc' : 'asc') : s.num || s.id === 'lastSeenAt' ? 'desc' : 'asc' }), { replace: true });
   const filtered = Boolean(f.q || f.provider || f.source);
@@ -178,7 +191,9 @@ export function Keys({ query }: { query: URLSearchParams }) {
           onChange={(e) => navigate(toQuery({ ...f, provider: e.currentTarget.value }), { replace: true })}
         />
         <Select label="Source" value={f.source} options={SOURCES} onChange={(e) => navigate(toQuery({ ...f, source: e.currentTarget.value }), { replace: true })} />
+        <MonthPicker query={new URLSearchParams(toQuery(f).split('?')[1] ?? '')} path="/keys" />
       </form>
+      {f.month && <MonthStatus month={f.month} />}
       <Show state={keys}>
         {({ items, total, nextCursor }) => {
           const first = cursors.length * PAGE + 1;
@@ -204,11 +219,11 @@ export function Keys({ query }: { query: URLSearchParams }) {
                 <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys">
                   <table class="keys">
                     <caption class="muted">
-                      Sorted by {SORTS.find((s) => s.id === f.sort)!.title.toLowerCase()}, {f.order === 'desc' ? 'descending' : 'ascending'}, across all keys
+                      Sorted by {sorts.find((s) => s.id === f.sort)!.title.toLowerCase()}, {f.order === 'desc' ? 'descending' : 'ascending'}, across all keys
                     </caption>
                     <thead>
                       <tr>
-                        {SORTS.map((s) => (
+                        {sorts.map((s) => (
                           <th scope="col" class={s.num ? 'num' : undefined} key={s.id} aria-sort={f.sort === s.id ? (f.order === 'desc' ? 'descending' : 'ascending') : undefined}>
                             <button type="button" class="sort" onClick={() => sortBy(s)}>
                               {s.title}
@@ -223,7 +238,7 @@ export function Keys({ query }: { query: URLSearchParams }) {
                     </thead>
                     <tbody>
                       {items.map((k) => (
-                        <KeyRow key={k.hash} k={k} canLabel={canLabel} onSaved={keys.reload} />
+                        <KeyRow key={k.hash} k={k} canLabel={canLabel} onSaved={keys.reload} month={f.month} />
                       ))}
                     </tbody>
                   </table>

@@ -9,6 +9,7 @@ import { useLoad } from '../../ui/load.ts';
 import { CoverageNotes } from '../../ui/coverage.tsx';
 import { Money } from '../../ui/money.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
+import { MonthStatus, monthRange, monthWords } from '../../ui/month.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
 import { SpendTable } from '../../ui/spend-table.tsx';
 import { dayGroups, keyGroups, loadOverview, loadSeries, providerGroups, type ChartView, type OverviewData } from './data.ts';
@@ -40,12 +41,20 @@ function comparison(data: OverviewData, preset: string): string | null {
   return `${delta} vs ${what}${data.days.coverage.complete ? '' : ' (the figures are not complete: see below)'}`;
 }
 
+/** The calendar month a range is, whole (this month: to today), if it is one. */
+export function monthOfRange(range: { from: string; to: string }): string | null {
+  const month = range.from.slice(0, 7);
+  const whole = monthRange(month);
+  return range.from === whole.from && range.to === whole.to ? month : null;
+}
+
 function Figures({ data, preset }: { data: OverviewData; preset: string }) {
   const days = dayGroups(data.days);
   const today = days.find((d) => d.date === isoDay());
+  const month = preset !== 'month' ? monthOfRange(data.days) : null;
   return (
     <div class="cards">
-      <Stat label={preset === 'month' ? 'Month to date' : 'Spend in the range'} value={data.days.total.costUsd} testId="range-total" note={comparison(data, preset)} />
+      <Stat label={preset === 'month' ? 'Month to date' : month ? `Spend in ${monthWords(month)}` : 'Spend in the range'} value={data.days.total.costUsd} testId="range-total" note={comparison(data, preset)} />
       <Stat label="Forecast, month end" value={data.days.forecast?.monthEnd ?? null} testId="forecast" />
       {today && <Stat label="Today" value={today.costUsd} testId="today" />}
     </div>
@@ -144,6 +153,7 @@ export function Overview({ query }: { query: URLSearchParams }) {
           return (
             <>
               <Figures data={d} preset={range.preset} />
+              {monthOfRange(range) && <MonthStatus month={monthOfRange(range)!} />}
               <CoverageNotes coverage={d.days.coverage} />
               <h2>Daily spend</h2>
               {d.days.total.costUsd === 0 && keys.length === 0 && d.days.coverage.notes.some((n) => n.code === 'history_unavailable') ? (

@@ -12,22 +12,22 @@ import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
 import { SpendTable } from '../../ui/spend-table.tsx';
+import { currentMonth, MonthPicker, MonthStatus, monthFrom, monthRange, monthWords } from '../../ui/month.tsx';
 import { TagEditor } from '../../ui/tag-editor.tsx';
 import { useCan } from '../../ui/me.tsx';
 
 type ProjectGroup = { provider: string; project: { id: string; name: string } | null; costUsd: number; requests: number };
 
-const monthToDate = () => {
-  const today = new Date().toISOString().slice(0, 10);
-  return { from: `${today.slice(0, 8)}01`, to: today };
-};
-
 /** What a group is called: the project's name, else "<Provider> keys without a project". */
 const groupName = (g: ProjectGroup) => g.project?.name ?? `${providerWords(g.provider)} keys without a project`;
 const groupKind = (provider: string) => (provider === 'anthropic' ? 'Workspace' : 'Project');
 
-function ProjectKeys({ provider, project }: { provider: string; project: { id: string; name: string } }) {
-  const keys = useLoad(() => ok(api.GET('/keys', { params: { query: { projectId: project.id, provider, limit: 100 } } })), [project.id, provider]);
+function ProjectKeys({ provider, project, month }: { provider: string; project: { id: string; name: string }; month: string }) {
+  const past = month !== currentMonth();
+  const keys = useLoad(
+    () => ok(api.GET('/keys', { params: { query: { projectId: project.id, provider, limit: 100, ...(past ? { month } : {}) } } })),
+    [project.id, provider, month],
+  );
   const connections = useLoad(() => ok(api.GET('/connections')), []);
   const connection = connections.data?.items.find((c) => c.provider === provider);
   const budget = new URLSearchParams({ scope: 'PROJECT', projectId: project.id, ...(connection ? { connectionId: connection.id } : {}), name: `${project.name} (${providerWords(provider)})` });
@@ -70,7 +70,7 @@ function ProjectKeys({ provider, project }: { provider: string; project: { id: s
                   <tr>
                     <th scope="col">Key</th>
                     <th scope="col" class="num">
-                      Month to date
+                      {past ? monthWords(month) : 'Month to date'}
                     </th>
                     <th scope="col" class="num">
                       All time
@@ -84,8 +84,8 @@ function ProjectKeys({ provider, project }: { provider: string; project: { id: s
                         <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
                         {providerStatusWords(k) && <span class="badge warning"> {providerStatusWords(k)}</span>}
                       </td>
-                      <td class="num" data-label="Month to date">
-                        <Money value={k.spend.monthToDate} />
+                      <td class="num" data-label={past ? monthWords(month) : 'Month to date'}>
+                        <Money value={past ? (k.spend.month ?? 0) : k.spend.monthToDate} />
                       </td>
                       <td class="num" data-label="All time">
                         <Money value={k.spend.total} />
@@ -103,15 +103,20 @@ function ProjectKeys({ provider, project }: { provider: string; project: { id: s
 }
 
 export function Projects({ query }: { query: URLSearchParams }) {
-  const range = monthToDate();
+  const month = monthFrom(query);
+  const range = monthRange(month);
   const spend = useLoad(() => ok(api.GET('/spend', { params: { query: { ...range, groupBy: 'project' } } })), [range.from, range.to]);
   const chosenId = query.get('projectId');
   const chosenProvider = query.get('provider');
   document.title = 'Projects · Burnrate';
   return (
     <Screen title="Projects">
+      <div class="toolbar">
+        <MonthPicker query={query} path="/projects" />
+      </div>
+      <MonthStatus month={month} />
       <p class="muted">
-        Spend of this month by project: OpenAI projects and Anthropic workspaces as the connections report them; keys without a project (events,
+        Spend of the month by project: OpenAI projects and Anthropic workspaces as the connections report them; keys without a project (events,
         OpenRouter) under their provider. {UTC_NOTE}
       </p>
       <Show state={spend}>
@@ -119,7 +124,7 @@ export function Projects({ query }: { query: URLSearchParams }) {
           const groups = data.groups as ProjectGroup[];
           const chosen = groups.find((g) => g.project?.id === chosenId && (!chosenProvider || g.provider === chosenProvider));
           return groups.length === 0 ? (
-            <Empty>No spend this month yet.</Empty>
+            <Empty>No spend in {monthWords(month)}{month === currentMonth() ? ' yet' : ''}.</Empty>
           ) : (
             <>
               <SpendTable
@@ -127,21 +132,21 @@ export function Projects({ query }: { query: URLSearchParams }) {
                 nameHeading="Project"
                 caption={
                   <>
-                    Month to date: <Money value={data.total.costUsd} />
+                    {month === currentMonth() ? 'Month to date' : monthWords(month)}: <Money value={data.total.costUsd} />
                   </>
                 }
                 rows={groups.map((g) => ({
                   key: `${g.provider}|${g.project?.id ?? ''}`,
                   name: groupName(g),
                   href: g.project
-                    ? `/projects?provider=${encodeURIComponent(g.provider)}&projectId=${encodeURIComponent(g.project.id)}`
+                    ? `/projects?provider=${encodeURIComponent(g.provider)}&projectId=${encodeURIComponent(g.project.id)}${month === currentMonth() ? '' : `&month=${month}`}`
                     : `/keys?provider=${encodeURIComponent(g.provider)}`,
                   provider: g.provider,
                   costUsd: g.costUsd,
                   current: g === chosen,
                 }))}
               />
-              {chosen?.project && <ProjectKeys provider={chosen.provider} project={chosen.project} />}
+              {chosen?.project && <ProjectKeys provider={chosen.provider} project={chosen.project} month={month} />}
             </>
           );
         }}
