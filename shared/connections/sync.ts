@@ -28,7 +28,6 @@ import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { autoCloseMonths } from '#shared/months/service.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
@@ -129,7 +128,7 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
     // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
-    await autoCloseMonths(conn.accountId, now);
+    await run.options.hooks?.afterSettle?.(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
     await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http);
     return { ...importer.result, limitsReached: reached };
