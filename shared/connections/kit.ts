@@ -20,8 +20,8 @@ export interface ProviderKit {
 export interface SyncHooks {
   /** After the import, with the admin key open: the connection's levers read back and pulled. */
   afterImport?(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined): Promise<void>;
-  /** After the import and settlement: a past month every connection has now settled closes (shared/months/). */
-  afterSettle?(accountId: string, now: Date): Promise<unknown>;
+  /** After a sync that finished (its connection's settled days written): a past month every connection settled closes. */
+  afterSettle?(accountId: string, now: Date): Promise<void>;
   /** A paused or deleted connection: the levers Burnrate holds there go back. */
   released?(accountId: string, connectionId: string, conn: Connection | undefined, now: Date, http: ProviderHttpOptions | undefined): Promise<void>;
 }
