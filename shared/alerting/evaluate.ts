@@ -16,7 +16,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
 import { publishAlerts } from '#shared/alerting/queue.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 
 export interface Discovered {
   keyHash: string;
@@ -35,7 +35,7 @@ export interface Candidate {
 const usd = moneyWords;
 /** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
 const NEW_KEYS_LISTED = 20;
-/** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/keys/name.ts), quoted as user text. */
+/** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/usage/key-name.ts), quoted as user text. */
 const quotedKey = (name: string) => `key "${name}"`;
 
 export function makeAlert(

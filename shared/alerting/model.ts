@@ -5,7 +5,7 @@
  * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
  */
 import { microsToUsd } from '#shared/pricing/money.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import type { Budget, BudgetAction, BudgetScope } from '#shared/db/budgets.ts';
 import type { Channel, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig } from '#shared/db/rules.ts';
 import type { Alert, AlertStatus, AlertType, Delivery, DeliveryStatus } from '#shared/db/alerts.ts';

@@ -8,7 +8,9 @@
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, failedConditions, queryAll, tableName, transactWrite, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import type { Tags } from '#shared/tags/tags.ts';
+
+/** A key's or project's tags as stored: name -> value (shared/tags/tags.ts checks them). */
+export type Tags = Record<string, string>;
 
 export interface ProjectTagsItem {
   connectionId: string;

@@ -8,7 +8,7 @@ import type { Item } from '#shared/db/client.ts';
 import { listKeysAndProjects, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getConnection } from '#shared/db/connections.ts';
 import * as repo from '#shared/db/tags.ts';
-import { projectOf } from '#shared/spend/projects.ts';
+import { projectOf } from '#shared/db/discovered-keys.ts';
 import { effectiveTags, effectiveTagsOf, sameTags, sortedTags, tagsOf, type Tags } from '#shared/tags/tags.ts';
 
 const ATTEMPTS = 8;
