@@ -320,7 +320,7 @@ describe('Connections in Chromium', () => {
     await page.goto(`${origin()}/keys/${keyHash('openrouter', limited.id)}`);
     await page.getByRole('heading', { level: 1, name: /Production/ }).waitFor();
     await page.getByText('Credit limit at OpenRouter').waitFor();
-    await page.getByText('$500.00').first().waitFor();
+    await page.getByText('$5,000.00').first().waitFor();
     // Its history (the activity's days, per model) as well as today.
     await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).waitFor();
     await page.getByText(limited.id).waitFor();
