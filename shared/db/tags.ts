@@ -8,7 +8,8 @@
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, failedConditions, queryAll, tableName, transactWrite, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-import type { Tags } from '#shared/tags/tags.ts';
+/** A tag map as stored (shared/tags/tags.ts validates it). */
+export type Tags = Record<string, string>;
 
 export interface ProjectTagsItem {
   connectionId: string;
