@@ -190,8 +190,8 @@ describe('projects: tags, inheritance, a key discovered later (OpenAI stand-in)'
     const projects = await api('/projects', { token: user.token });
     expect(projects.status).toBe(200);
     const listed = (projects.body.items as any[]).find((p) => p.id === web.id);
-    // (A key deleted before the first sync is imported without a project: the provider no longer says which.)
-    const webKeys = (state.keys as any[]).filter((k) => k.projectId === web.id && k.status !== 'deleted');
+    // Every key of the project, a deleted one included (it keeps its project).
+    const webKeys = (state.keys as any[]).filter((k) => k.projectId === web.id);
     expect(listed).toEqual({ connectionId, provider: 'openai', id: web.id, name: 'Web app', tags: {}, keys: webKeys.length });
 
     // A key's own tag first: it must win over the project's.
