@@ -1,5 +1,5 @@
 /**
- * The spend-anomaly rule's figures (API.md part 6 "Runaway and leaked keys"), pure:
+ * The spend-anomaly rule's figures (docs/features/budgets-and-alerts.md, "Runaway and leaked keys"), pure:
  * - the RATE: what a key spent in the last hour, from its hour counters (shared/db/rolling.ts): the current hour's
  *   spend plus the previous hour's in proportion to the part of it still inside the last 60 minutes (a sliding
  *   window over two fixed ones);

@@ -1,5 +1,5 @@
 /**
- * The spend-anomaly rule where spend lands (API.md part 6 "Runaway and leaked keys"): after an ingest (the keys it
+ * The spend-anomaly rule where spend lands (docs/features/budgets-and-alerts.md, "Runaway and leaked keys"): after an ingest (the keys it
  * wrote) and after a sync (the keys whose today figure grew), each such key's rate of the last hour is compared with
  * its baseline (rate.ts). A key past an active rule raises `spend_anomaly` once per key and UTC day (the fired item),
  * and with `action: "stop"` its lever is pulled at once: the reporter's block (here, any caller), the Anthropic and

@@ -1,6 +1,6 @@
 /**
  * What a sync needs of one provider (its client, and how far back the provider still reports), and what it hands to
- * the layers above it (the levers after the import, shared/enforcement/after-sync.ts): a connector worker bundles the
+ * the layers above it (the levers after the import, shared/sync/levers.ts): a connector worker bundles the
  * kit of its own provider only (shared/sync/), so it carries one provider's client.
  */
 import type { Connection } from '#shared/db/connections.ts';

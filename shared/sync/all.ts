@@ -12,7 +12,7 @@ import { syncHooks } from '#shared/sync/hooks.ts';
 
 export type { SyncResult } from '#shared/connections/sync.ts';
 export { REREAD_DAYS } from '#shared/connections/sync.ts';
-export { HOT_SYNC_INTERVAL_MS } from '#shared/enforcement/after-sync.ts';
+export { HOT_SYNC_INTERVAL_MS } from '#shared/sync/levers.ts';
 
 export const ALL_KITS: ProviderKits = { openai: openAiKit, anthropic: anthropicKit, openrouter: openRouterKit };
 

@@ -1,5 +1,5 @@
 /**
- * The spend-anomaly rule (API.md part 6 "Runaway and leaked keys") on the local stack with the provider stand-ins:
+ * The spend-anomaly rule (docs/features/budgets-and-alerts.md, "Runaway and leaked keys") on the local stack with the provider stand-ins:
  * a key with 14 days of steady spend that jumps 50× raises one `spend_anomaly` and, with `stop`, is switched off at
  * the Anthropic stand-in and stays so across syncs until released; a reporter key is refused by the reporter; a new
  * key past minUsdPerHour in its first hour is caught; a key growing slowly is not; an OpenAI key alerts with no lever

@@ -442,7 +442,7 @@ export class Importer {
 
   /**
    * Keys whose today figure this sync saw grow, and whether an earlier sync saw the key today (its spend rate exists
-   * from the second sync that sees it on the day: API.md part 6; a connection's first sync starts the count).
+   * from the second sync that sees it on the day: docs/features/budgets-and-alerts.md; a connection's first sync starts the count).
    */
   readonly grown = new Map<string, boolean>();
 
