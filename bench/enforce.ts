@@ -12,7 +12,14 @@
  *   4. 1,000 reporters polling the block list: read units of one GET /ingest/blocks (DynamoDB Local's consumed
  *      capacity, ingest-key lookup included) × REPORTERS × polls an hour.
  *
- * Options (env): SAMPLES 3, RATE 2 (dollars a minute), REPORTERS 1000, BLOCKED 10 (blocked keys in the account).
+ *   5. a runaway key against the default spend-anomaly rule (stop, 10×, $20 an hour): a connection key starting to spend
+ *      RUNAWAY dollars a minute (simulated clock, syncs every 60 s) → seconds until it is inactive at the stand-in; a
+ *      reporter key doing the same → calls until it is on the block list.
+ *   6. false spend-anomaly alerts over 90 days of the demo account's proxy keys (local/demo-seed.ts's generator), replayed
+ *      through the rule's own functions every 5 minutes (target 0).
+ *
+ * Options (env): SAMPLES 3, RATE 2 (dollars a minute), REPORTERS 1000, BLOCKED 10 (blocked keys in the account),
+ * RUNAWAY 50 (dollars a minute).
  */
 import { createHash } from 'node:crypto';
 import { benchSession, benchTenant, call, heading, intOption, machine, ms, num, startBenchStack, table } from './lib.ts';
@@ -26,12 +33,16 @@ const { db } = await import('#shared/db/client.ts');
 const { setLocalSyncSink } = await import('#shared/connections/queue.ts');
 const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/sync/all.ts');
 const { createReporter } = await import('../reporter/src/index.ts');
+const { demoProxyEvents } = await import('../local/demo-seed.ts');
+const { baselineMicrosPerHour, baselineOf, isAnomalous, rateMicros } = await import('#shared/anomaly/rate.ts');
+const { hourCostName } = await import('#shared/db/rolling.ts');
 const { startInferenceStandin, OPENAI_KEY } = await import('../reporter/test/inference-standin.ts');
 
 const SAMPLES = intOption('samples', 3);
 const RATE = Number(process.env.RATE ?? 2);
 const REPORTERS = intOption('reporters', 1000);
 const BLOCKED = intOption('blocked', 10);
+const RUNAWAY = Number(process.env.RUNAWAY ?? 50);
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 let rcu = 0;
@@ -159,6 +170,114 @@ async function run(): Promise<number> {
   rows.push([`read units per GET /ingest/blocks (${listed} blocked, the account's budgets)`, num(perPoll, 2), '']);
   rows.push([`${num(REPORTERS)} reporters polling every 15 s`, `${num(perHour)} read units an hour (~$${((perHour / 1e6) * 0.125).toFixed(2)} on-demand at $0.125 per million)`, '']);
 
+  // 5. a runaway key: $RUNAWAY a minute from one moment on, against the default spend-anomaly rule (stop, 10×, $20 an hour).
+  const anomalyTenant = await benchTenant(stack, 'anomaly');
+  const aAuth = { authorization: `Bearer ${anomalyTenant.token}` };
+  const rule = await call(`${stack.apiUrl}/alert-rules`, { method: 'POST', headers: aAuth, json: { type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 20, multiplier: 10, action: 'stop' } } });
+  if (rule.status !== 201) throw new Error(`POST /alert-rules: ${rule.status} ${JSON.stringify(rule.body)}`);
+  //   a. a key of a connection (Anthropic), synced every minute (an account with a stopping rule, locally)
+  const aStart = Math.floor(Date.now() / 1000) - 3600;
+  const aOrg = await call<{ id: string; adminKey: string; keys: { id: string; name: string }[] }>(`${stack.anthropicAdmin.url}/_burnrate/orgs`, { method: 'POST', json: { now: aStart, late: null } });
+  const aControl = (path: string, json?: unknown) => call<any>(`${stack.anthropicAdmin.url}/_burnrate/orgs/${aOrg.body.id}${path}`, json === undefined ? {} : { method: 'POST', json });
+  const aCon = await call<{ id: string }>(`${stack.apiUrl}/connections`, { method: 'POST', headers: aAuth, json: { provider: 'anthropic', adminKey: aOrg.body.adminKey } });
+  await call(`${stack.apiUrl}/connections/${aCon.body.id}`, { method: 'PATCH', headers: aAuth, json: { enforcement: 'on' } });
+  let aNow = aStart;
+  const aSync = () => syncConnection(anomalyTenant.accountId, aCon.body.id, { now: new Date(aNow * 1000), budgetMs: 600_000, leaseMs: 3_600_000 });
+  await aSync();
+  aNow += 60;
+  await aControl('/clock', { now: aNow });
+  await aSync();
+  const runawayId = aOrg.body.keys.find((k) => k.name === 'prod-api')!.id;
+  const perCall = Math.round(((RUNAWAY / 12) * 1_000_000) / 15); // Claude Sonnet output, $15 / 1M tokens
+  const began = aNow;
+  let stoppedAfter = -1;
+  let actingSyncMs = 0;
+  for (let minute = 0; minute < 30 && stoppedAfter < 0; minute++) {
+    for (let s = 0; s < 12; s++) {
+      aNow += 5;
+      await aControl('/clock', { now: aNow });
+      await aControl('/usage', { apiKeyId: runawayId, model: 'claude-sonnet-4-5-20250929', add: { output: perCall } });
+    }
+    const t = performance.now();
+    await aSync();
+    const status = ((await aControl('/state')).body.keys as { id: string; status: string }[]).find((k) => k.id === runawayId)!.status;
+    if (status === 'inactive') {
+      actingSyncMs = performance.now() - t;
+      stoppedAfter = aNow - began;
+    }
+  }
+  rows.push([
+    `a connection key starting to spend $${RUNAWAY}/min → stopped (syncs every 60 s)`,
+    stoppedAfter < 0 ? 'not stopped in 30 minutes' : `${stoppedAfter} s of spend + the acting sync ${ms(actingSyncMs)} ms (the first sync that sees it)`,
+    '≤ one sync interval',
+  ]);
+  //   b. a key that sends events: its 14 usual days, then $RUNAWAY a minute in calls of 5 s
+  const rKey = sha256(`runaway-${Date.now()}`);
+  const aIngest = (events: unknown[]) => call(`${stack.apiUrl}/ingest`, { method: 'POST', headers: { 'x-api-key': anomalyTenant.ingestKey }, json: { events } });
+  const midnight = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  await aIngest(Array.from({ length: 14 }, (_, i) => ({ ...event(rKey, 12), timestamp: new Date(midnight - (i + 1) * 86_400_000 + 43_200_000).toISOString() })));
+  const rBegan = performance.now();
+  let rCalls = 0;
+  for (;;) {
+    rCalls += 1;
+    await aIngest([event(rKey, Math.round((RUNAWAY / 12) * 1e6) / 1e6)]);
+    const blocked = (await call<{ blocked: { keyHash: string }[] }>(`${stack.apiUrl}/ingest/blocks`, { headers: { 'x-api-key': anomalyTenant.ingestKey } })).body.blocked;
+    if (blocked.some((b) => b.keyHash === rKey) || rCalls > 100) break;
+  }
+  rows.push([
+    `a reporter key starting to spend $${RUNAWAY}/min → on the block list`,
+    `after ${rCalls} calls (${rCalls * 5} s of spend at a call every 5 s; ${ms(performance.now() - rBegan)} ms of ingests here) + the reporter's refresh (≤ 15 s)`,
+    'the first ingest that sees it',
+  ]);
+
+  // 6. false spend-anomaly alerts over the demo account's proxy keys (local/demo-seed.ts), 90 days, default rule.
+  const falseAlerts = demoFalseAlerts(90);
+  rows.push([
+    `false spend-anomaly alerts: the demo's ${falseAlerts.keys} proxy keys over 90 days (rule: 10×, $20 an hour; checked every 5 minutes)`,
+    `${falseAlerts.alerts} (highest rate seen: ${falseAlerts.maxRatio.toFixed(1)}× a key's usual hour, $${falseAlerts.maxRate.toFixed(2)} an hour)`,
+    '0',
+  ]);
+
   console.log(table(rows, { left: [0, 1] }));
   return 0;
+}
+
+/**
+ * Replays the demo's proxy keys (the generator of local/demo-seed.ts, `days` + 14 days back) through the rule's own
+ * functions (shared/anomaly/rate.ts): each key's events land in its hour counters by their time; every 5 minutes of
+ * the last `days` complete days the rate is compared with the baseline of the 14 days before, at the default rule.
+ */
+function demoFalseAlerts(days: number) {
+  const now = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 1; // the end of yesterday: complete days only
+  const events = demoProxyEvents(days + 15, now);
+  const byKey = new Map<string, { hours: Map<string, bigint>; days: Map<string, bigint> }>();
+  for (const e of events) {
+    const k = byKey.get(e.keyHash) ?? { hours: new Map(), days: new Map() };
+    byKey.set(e.keyHash, k);
+    const micros = BigInt(Math.round(e.costUsd * 1e6));
+    k.hours.set(e.timestamp.slice(0, 13), (k.hours.get(e.timestamp.slice(0, 13)) ?? 0n) + micros);
+    k.days.set(e.timestamp.slice(0, 10), (k.days.get(e.timestamp.slice(0, 10)) ?? 0n) + micros);
+  }
+  const rule = { minUsdPerHour: 20, multiplier: 10 };
+  let alerts = 0;
+  let maxRatio = 0;
+  let maxRate = 0;
+  for (const k of byKey.values()) {
+    const item = Object.fromEntries([...k.hours].map(([h, m]) => [hourCostName(h), m]));
+    const fired = new Set<string>();
+    for (let t = now - days * 86_400_000; t <= now; t += 5 * 60_000) {
+      const at = new Date(t);
+      const today = at.toISOString().slice(0, 10);
+      const rate = rateMicros(item, at);
+      const baseline = baselineOf(k.days, today, undefined);
+      const perHour = Number(baselineMicrosPerHour(baseline));
+      if (perHour > 0) maxRatio = Math.max(maxRatio, Number(rate) / perHour);
+      maxRate = Math.max(maxRate, Number(rate) / 1e6);
+      if (isAnomalous(rate, baseline, rule) && !fired.has(today)) {
+        fired.add(today);
+        alerts += 1;
+      }
+    }
+  }
+  return { alerts, keys: byKey.size, maxRatio, maxRate };
 }

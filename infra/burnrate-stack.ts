@@ -396,6 +396,8 @@ export class BurnrateStack extends Stack {
           CONNECTIONS_KMS_KEY_ID: connectionsKey.keyArn,
           ALERTS_QUEUE_URL: this.alertsQueue.queueUrl,
           CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000),
+          // Accounts with a spend-anomaly rule that stops keys: their connections every 5 minutes (the dispatch runs every minute).
+          ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000),
         },
         // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
         // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the

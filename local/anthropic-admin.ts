@@ -50,6 +50,7 @@ import {
   readJsonBody,
   rfc3339,
   scalarParam,
+  seriesWindow,
   type StandIn,
   type StandInOptions,
   type StandInSpec,
@@ -517,8 +518,74 @@ function boolParam(params: URLSearchParams, name: string): boolean | undefined {
   throw new StandInError(400, 'invalid_request', `${name}: Input should be a valid boolean`);
 }
 
+/** A workspace's spend this UTC month (nano-dollars) at the stand-in's prices: what its spend limit counts. */
+function workspaceMonthNanos(store: OrgStore, workspaceId: string): number {
+  const now = store.now();
+  const d = new Date(now * 1000);
+  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  const additions = store.additions();
+  let nanos = 0;
+  for (const s of store.org.series) {
+    if (s.projectId !== workspaceId) continue;
+    const m = seriesWindow(store.org, s, monthStart, now + 1, now, additions);
+    for (const item of anthropicCostItems(s, m)) nanos += item.nanos;
+  }
+  return nanos;
+}
+
+const spendLimitView = (store: OrgStore, workspaceId: string, l: { id: string; cents: number; createdAt: number; updatedAt: number }) => ({
+  type: 'spend_limit',
+  id: l.id,
+  amount: String(l.cents),
+  currency: 'USD',
+  is_enabled: true,
+  period: 'monthly',
+  scope: { type: 'workspace', workspace_id: workspaceId },
+  created_at: rfc3339(l.createdAt),
+  updated_at: rfc3339(l.updatedAt),
+});
+
+/**
+ * The Spend Limits API (beta; platform.claude.com/docs/en/api/admin/spend_limits/create, …/delete) as a Console
+ * organization sees it: workspace limits, monthly, an upsert on (scope, period); without the early access preview
+ * (`POST /_burnrate/spend-limits {earlyAccess: false}`) setting or deleting one is refused.
+ */
+async function spendLimits(store: OrgStore, req: IncomingMessage, id: string | undefined): Promise<unknown> {
+  const method = req.method ?? 'GET';
+  const limits = (store.org.workspaceLimits ??= {});
+  if (method !== 'GET' && store.org.spendLimitsEarlyAccess === false) {
+    throw new StandInError(403, 'permission', 'Setting organization and workspace spend limits is in an early access preview. To request access, contact your Anthropic account team.');
+  }
+  if (id !== undefined) {
+    const entry = Object.entries(limits).find(([, l]) => l.id === id);
+    if (!entry) throw new StandInError(404, 'not_found', 'Spend limit not found');
+    if (method === 'DELETE') {
+      delete limits[entry[0]];
+      await store.save();
+      return { id, type: 'spend_limit_deleted' };
+    }
+    if (method === 'GET') return spendLimitView(store, entry[0], entry[1]);
+    throw new StandInError(405, 'invalid_request', `Method ${method} not allowed.`);
+  }
+  if (method === 'GET') return { data: Object.entries(limits).map(([w, l]) => spendLimitView(store, w, l)), has_more: false, first_id: null, last_id: null };
+  if (method !== 'POST') throw new StandInError(405, 'invalid_request', `Method ${method} not allowed.`);
+  const body = await readJsonBody(req);
+  const scope = body.scope as { type?: unknown; workspace_id?: unknown } | undefined;
+  if (!scope || scope.type !== 'workspace' || typeof scope.workspace_id !== 'string') throw new StandInError(400, 'invalid_request', 'scope: a Console organization sets organization and workspace limits (this stand-in: workspace)');
+  if (body.period !== undefined && body.period !== 'monthly') throw new StandInError(400, 'invalid_request', 'period: organization and workspace limits are monthly');
+  if (typeof body.amount !== 'string' || !/^\d+$/.test(body.amount)) throw new StandInError(400, 'invalid_request', 'amount: a non-negative integer decimal string in cents');
+  if (![defaultWorkspace(store), ...store.org.projects].some((w) => w.id === scope.workspace_id)) throw new StandInError(404, 'not_found', 'Workspace not found');
+  const now = store.now();
+  const existing = limits[scope.workspace_id];
+  limits[scope.workspace_id] = { id: existing?.id ?? `spl_01${randomBytes(11).toString('hex')}`, cents: Number(body.amount), createdAt: existing?.createdAt ?? now, updatedAt: now };
+  await store.save();
+  return spendLimitView(store, scope.workspace_id, limits[scope.workspace_id]!);
+}
+
 async function route(store: OrgStore, tokens: PageTokens, req: IncomingMessage, path: string, params: URLSearchParams): Promise<unknown> {
   const method = req.method ?? 'GET';
+  const limit = /^\/v1\/organizations\/spend_limits(?:\/([^/]+))?$/.exec(path);
+  if (limit) return spendLimits(store, req, limit[1] === undefined ? undefined : decodeURIComponent(limit[1]));
   const one = /^\/v1\/organizations\/api_keys\/([^/]+)$/.exec(path);
   if (one && method === 'POST') {
     const key = store.org.keys.find((k) => k.id === decodeURIComponent(one[1]!) && k.status !== 'deleted');
@@ -570,7 +637,12 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
     rateLimit: 'Number of request tokens has exceeded your per-minute rate limit. Please try again later.',
     server: (status) => (status === 529 ? 'Overloaded' : 'Internal server error'),
   },
-  refuses: (store, s) => (s.keyId && store.org.keys.find((k) => k.id === s.keyId)?.status !== 'active' ? 'key_inactive' : undefined),
+  refuses: (store, s) => {
+    if (s.keyId && store.org.keys.find((k) => k.id === s.keyId)?.status !== 'active') return 'key_inactive';
+    // A workspace at its monthly spend limit: its calls are refused.
+    const limit = s.projectId ? store.org.workspaceLimits?.[s.projectId] : undefined;
+    return limit && workspaceMonthNanos(store, s.projectId!) >= limit.cents * 10_000_000 ? 'workspace_spend_limit_exceeded' : undefined;
+  },
   readOnlyMessage: 'This API key does not have permission to perform this action (a read-only admin key).',
   newKey: (store, input) => anthropicKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.lin, store.now()),
 };

@@ -73,6 +73,45 @@ const KEYS: { label: string; provider: string; models: [string, number, number][
 ];
 
 /**
+ * The proxy keys' events of the last `days` UTC days before `now` (today included): weekdays busier, the last ten days
+ * grown by a launch; deterministic (the same demo every run). `bench:enforce` replays 90 days of it.
+ */
+export function demoProxyEvents(days: number, now: number) {
+  const rand = random(42);
+  const hashes = KEYS.map((k) => createHash('sha256').update(`demo-${k.label}`).digest('hex'));
+  const events: { requestId: string; keyHash: string; keyHint: string; provider: string; model: string; inputTokens: number; outputTokens: number; costUsd: number; timestamp: string }[] = [];
+  for (let day = days - 1; day >= 0; day--) {
+    // Weekdays are busier; a launch made the last ten days grow.
+    const date = new Date(now - day * 86_400_000);
+    const weekday = date.getUTCDay() % 6 === 0 ? 0.45 : 1;
+    const growth = day < 10 ? 1.6 : 1;
+    KEYS.forEach((key, k) => {
+      const count = Math.round(key.daily * weekday * growth * (0.6 + rand() * 0.8) / 1.6);
+      for (let n = 0; n < count; n++) {
+        const [model, inPrice, outPrice] = key.models[Math.floor(rand() * key.models.length)]!;
+        // Long prompts (retrieval context, code): thousands of tokens a call.
+        const inputTokens = Math.round(16 * (800 + rand() * 4000));
+        const outputTokens = Math.round(16 * (150 + rand() * 900));
+        const costUsd = Math.round(((inputTokens * inPrice + outputTokens * outPrice) / 1e6) * 1e6) / 1e6;
+        const at = Math.min(now - 60_000, date.getTime() - rand() * 86_000_000 * (day === 0 ? 0 : 1));
+        events.push({
+          requestId: `demo-${day}-${k}-${n}`,
+          keyHash: hashes[k]!,
+          keyHint: hashes[k]!.slice(-4),
+          provider: key.provider,
+          model,
+          inputTokens,
+          outputTokens,
+          costUsd,
+          timestamp: new Date(at).toISOString(),
+        });
+      }
+    });
+  }
+  return events;
+}
+
+/**
  * Where the providers' admin APIs are (npm start's stand-ins: LocalStackInfo) and, optionally, the admin key to connect
  * with (a test's own stand-in organization); without one, the key the stand-in's main organization accepts now.
  */
@@ -149,38 +188,9 @@ export async function seedDemo(
   must(await call('PUT', '/prices/openai/gpt-4o', { input: 2.25, cachedInput: 1.125, output: 9 }, auth), 'price');
   must(await call('PUT', '/prices/openai/ft-support-bot', { input: 3.75, cachedInput: 1.875, output: 15 }, auth), 'price');
 
-  const rand = random(42);
   const hashes = KEYS.map((k) => createHash('sha256').update(`demo-${k.label}`).digest('hex'));
-  const events: object[] = [];
   const now = Date.now();
-  for (let day = DAYS - 1; day >= 0; day--) {
-    // Weekdays are busier; a launch made the last ten days grow.
-    const date = new Date(now - day * 86_400_000);
-    const weekday = date.getUTCDay() % 6 === 0 ? 0.45 : 1;
-    const growth = day < 10 ? 1.6 : 1;
-    KEYS.forEach((key, k) => {
-      const count = Math.round(key.daily * weekday * growth * (0.6 + rand() * 0.8) / 1.6);
-      for (let n = 0; n < count; n++) {
-        const [model, inPrice, outPrice] = key.models[Math.floor(rand() * key.models.length)]!;
-        // Long prompts (retrieval context, code): thousands of tokens a call.
-        const inputTokens = Math.round(16 * (800 + rand() * 4000));
-        const outputTokens = Math.round(16 * (150 + rand() * 900));
-        const costUsd = Math.round(((inputTokens * inPrice + outputTokens * outPrice) / 1e6) * 1e6) / 1e6;
-        const at = Math.min(now - 60_000, date.getTime() - rand() * 86_000_000 * (day === 0 ? 0 : 1));
-        events.push({
-          requestId: `demo-${day}-${k}-${n}`,
-          keyHash: hashes[k],
-          keyHint: hashes[k]!.slice(-4),
-          provider: key.provider,
-          model,
-          inputTokens,
-          outputTokens,
-          costUsd,
-          timestamp: new Date(at).toISOString(),
-        });
-      }
-    });
-  }
+  const events = demoProxyEvents(DAYS, now);
   let accepted = 0;
   for (let i = 0; i < events.length; i += 1000) {
     const res = must(await call('POST', '/ingest', { events: events.slice(i, i + 1000) }, { 'x-api-key': ingestKey.key }), 'ingest');

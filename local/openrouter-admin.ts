@@ -7,7 +7,9 @@
  *                                 `{data: [key]}`, the most recent first, at most 100 a page
  *   GET   /api/v1/keys/{hash}     `{data: key}`
  *   PATCH /api/v1/keys/{hash}     {name?, disabled?, limit?, limit_reset?, include_byok_in_limit?} → `{data: key}`;
- *                                 a disabled key's usage stops; enabled again, it resumes from then on
+ *                                 a disabled key's usage stops; enabled again, it resumes from then on; a key
+ *                                 past its own limit (usage since its reset: daily, weekly from Monday, monthly from
+ *                                 the 1st, at midnight UTC; else its lifetime) is refused (control API `usage`)
  *   GET   /api/v1/activity        date (YYYY-MM-DD, one of the last 30 completed UTC days, else 400),
  *                                 api_key_hash, user_id; `{data: [{date, model, model_permaslug, endpoint_id,
  *                                 provider_name, usage, byok_usage_inference, requests, prompt_tokens,
@@ -86,7 +88,7 @@ export function seedOpenRouterOrg(now: number, managementKey: string, seed = 'co
   const before = origin - 20 * DAY_S;
   const today = dayStart(now);
   const k = {
-    prod: routerKey(seed, 'Production', before, 'active', 500),
+    prod: routerKey(seed, 'Production', before, 'active', 5000),
     staging: routerKey(seed, 'Staging', before),
     research: routerKey(seed, 'Research notebook', before, 'inactive'),
     batch: routerKey(seed, 'Batch jobs', before + 5 * DAY_S, 'active', 150),
@@ -185,14 +187,16 @@ function keyView(store: OrgStore, k: OrgKey) {
   const month = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / 1000;
   const lifetime = costBetween(store, list, Math.min(store.org.originDay, ...list.map((s) => s.since)), now + 1);
   const limit = k.limit ?? null;
+  const reset = k.limitReset ?? null;
+  const inWindow = windowUsage(store, k);
   return {
     hash: k.id,
     name: k.name,
     label: k.redacted,
     disabled: k.status !== 'active',
     limit,
-    limit_remaining: limit === null ? null : Math.max(0, limit - usd(lifetime)),
-    limit_reset: null,
+    limit_remaining: limit === null ? null : Math.max(0, limit - usd(inWindow)),
+    limit_reset: reset,
     include_byok_in_limit: false,
     usage: usd(lifetime),
     usage_daily: usd(costBetween(store, list, today, now + 1)),
@@ -210,6 +214,35 @@ function keyView(store: OrgStore, k: OrgKey) {
   };
 }
 
+/**
+ * A key's usage counted against its limit (micro-dollars): since the last reset at midnight UTC (`daily`, `weekly`
+ * from Monday, `monthly` from the 1st), else its lifetime (OpenRouter's reference: "Resets happen automatically at
+ * midnight UTC, and weeks are Monday through Sunday").
+ */
+function windowUsage(store: OrgStore, k: OrgKey): number {
+  const now = store.now();
+  const list = store.seriesByKey().get(k.id) ?? [];
+  const today = dayStart(now);
+  const date = new Date(now * 1000);
+  const from =
+    k.limitReset === 'daily'
+      ? today
+      : k.limitReset === 'weekly'
+        ? today - ((date.getUTCDay() + 6) % 7) * DAY_S
+        : k.limitReset === 'monthly'
+          ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / 1000
+          : Math.min(store.org.originDay, ...list.map((s) => s.since));
+  return costBetween(store, list, from, now + 1);
+}
+
+/** Why OpenRouter refuses a call with this key now: disabled, or past its own limit (403 "Key limit exceeded"). */
+function refusal(store: OrgStore, k: OrgKey | undefined): string | undefined {
+  if (!k) return undefined;
+  if (k.status !== 'active') return 'key_disabled';
+  if (typeof k.limit === 'number' && usd(windowUsage(store, k)) >= k.limit) return 'key_limit_exceeded';
+  return undefined;
+}
+
 function findKey(store: OrgStore, hash: string): OrgKey {
   const key = store.org.keys.find((k) => k.id === hash && k.status !== 'deleted');
   if (!key) throw new StandInError(404, 'not_found', 'API key not found');
@@ -223,9 +256,11 @@ async function updateKey(store: OrgStore, key: OrgKey, body: Record<string, unkn
   if (body.name !== undefined && (typeof body.name !== 'string' || !body.name)) throw new StandInError(400, 'invalid_request', 'name must be a non-empty string');
   if (body.disabled !== undefined && typeof body.disabled !== 'boolean') throw new StandInError(400, 'invalid_request', 'disabled must be a boolean');
   if (body.limit !== undefined && body.limit !== null && (typeof body.limit !== 'number' || body.limit < 0)) throw new StandInError(400, 'invalid_request', 'limit must be a number ≥ 0 or null');
+  if (body.limit_reset !== undefined && body.limit_reset !== null && !['daily', 'weekly', 'monthly'].includes(String(body.limit_reset))) throw new StandInError(400, 'invalid_request', 'limit_reset must be daily, weekly, monthly or null');
   const now = store.now();
   if (typeof body.name === 'string') key.name = body.name;
   if (body.limit !== undefined) key.limit = body.limit as number | null;
+  if (body.limit_reset !== undefined) key.limitReset = body.limit_reset as string | null;
   if (body.disabled === true && key.status === 'active') {
     key.status = 'inactive';
     for (const s of store.org.series) if (s.keyId === key.id && (s.until === null || s.until > now)) s.until = now;
@@ -321,6 +356,8 @@ export const OPENROUTER_SPEC: StandInSpec = {
     rateLimit: 'Rate limit exceeded: too many requests. Please retry shortly.',
     server: () => 'Internal Server Error',
   },
+  // A call OpenRouter would refuse adds no usage: a disabled key, a key past its own limit.
+  refuses: (store, s) => refusal(store, store.org.keys.find((k) => k.id === s.keyId)),
   newKey: (store, input) => {
     const key = routerKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, store.now());
     return key;

@@ -81,6 +81,8 @@ export interface OrgKey {
   owner: { type: 'user' | 'service_account'; id: string; name: string };
   /** OpenRouter: the key's credit limit in dollars (null: none). */
   limit?: number | null;
+  /** OpenRouter: when the limit resets (`daily`, `weekly`, `monthly`; null: never, a lifetime limit). */
+  limitReset?: string | null;
 }
 
 export interface Series {
@@ -123,6 +125,10 @@ export interface OrgState {
   readOnlyAdminKey?: string | null;
   /** OpenAI: projects' hard spend limits (`/v1/organization/projects/{id}/spend_limit`). */
   spendLimits?: Record<string, { thresholdCents: number; enforcing: boolean; since: number }>;
+  /** Anthropic: workspaces' monthly spend limits (`POST /v1/organizations/spend_limits`), by workspace id. */
+  workspaceLimits?: Record<string, { id: string; cents: number; createdAt: number; updatedAt: number }>;
+  /** Anthropic: the organization has the Spend Limits early access (default true; `POST /_burnrate/spend-limits {earlyAccess}`). */
+  spendLimitsEarlyAccess?: boolean;
   /** OpenAI: how far past its limit a project's recorded spend gets before enforcement begins (cents; default 0). */
   overshootCents?: number;
   /** Keys that exist but are not admin keys (a test can try one): answered 401/403. */
@@ -861,6 +867,11 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     await store.save();
     return ok({ series: s.id, date: isoDate(day), day: fullDay(store, s, day) });
   }
+  if (route === 'POST /spend-limits' && typeof body.earlyAccess === 'boolean') {
+    org.spendLimitsEarlyAccess = body.earlyAccess;
+    await store.save();
+    return ok({ earlyAccess: body.earlyAccess, workspaceLimits: org.workspaceLimits ?? {} });
+  }
   if (route === 'POST /spend-limits') {
     const cents = Number(body.overshootCents ?? 0);
     if (!Number.isInteger(cents) || cents < 0) throw new StandInError(400, 'invalid_request', 'overshootCents: a whole number ≥ 0 expected.');
@@ -981,6 +992,7 @@ function stateView(store: OrgStore) {
     adminRevoked: org.adminRevoked,
     readOnlyAdminKey: org.readOnlyAdminKey ?? null,
     spendLimits: org.spendLimits ?? {},
+    workspaceLimits: org.workspaceLimits ?? {},
     inferenceKeys: org.inferenceKeys,
     now: rfc3339(store.now()),
     clockFrozen: org.clock !== null,

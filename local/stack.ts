@@ -273,6 +273,8 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
   // sync schedules its next run at; 0 = the timer off).
   const syncEvery = Number(process.env.CONNECTOR_SYNC_INTERVAL_MS ?? 60_000);
   process.env.CONNECTOR_SYNC_INTERVAL_MS = String(syncEvery > 0 ? syncEvery : 60_000);
+  // An account with a spend-anomaly rule that stops keys: every minute here (AWS: every 5 minutes).
+  process.env.ANOMALY_SYNC_INTERVAL_MS ??= '60000';
   const syncQueue = startLocalQueue<SyncMessage>(
     {
       label: 'sync-queue',

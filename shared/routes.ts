@@ -153,6 +153,11 @@ export const routes: readonly Route[] = [
   // the project (UpdateItem), then each of its keys' effective tags on the revision read (UpdateItem).
   { method: 'GET', path: '/projects', handler: 'projects/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'PATCH', path: '/projects/{connectionId}/{projectId}', handler: 'projects/update', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'UpdateItem'] },
+  // A key's incident (spend-anomaly rule): the key (GetItem), its 14 per-day items (BatchGetItem), states and rules (Query).
+  { method: 'GET', path: '/keys/{hash}/incident', handler: 'keys/incident', auth: 'jwt', role: 'viewer', table: ['GetItem', 'BatchGetItem', 'Query'] },
+  // Releasing a key a spend-anomaly rule stopped: the key (GetItem), the states (Query), conditional state and act
+  // writes (PutItem); a sync queued for a key switch at a provider.
+  { method: 'POST', path: '/keys/{hash}/release', handler: 'keys/release', auth: 'jwt', role: 'member', table: ['GetItem', 'Query', 'PutItem'], queuesSyncs: true },
   // Budgets: the account's budgets (Query), their spend and the watched key (BatchGetItem via loadSpend), the
   // budget itself (GetItem), conditional whole-item writes (PutItem, DeleteItem).
   { method: 'GET', path: '/budgets', handler: 'budgets/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query', 'BatchGetItem'] },

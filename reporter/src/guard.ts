@@ -15,7 +15,10 @@ export interface Block {
   keyHash: string;
   /** The budget holding the block (null when an anomaly rule holds it). */
   budgetId: string | null;
+  /** The holder's name: the budget's, or the spend-anomaly rule's. */
   budgetName: string | null;
+  /** Who holds the block: a stop budget, or a spend-anomaly rule (`anomaly`: the key suddenly spent far more than usual). */
+  holder?: { kind: 'budget' | 'anomaly'; id: string };
   since: string;
 }
 
@@ -92,7 +95,11 @@ export class Guard {
     if (block && this.options.enforce === 'observe') {
       if (!this.warned.has(keyHash)) {
         this.warned.add(keyHash);
-        this.options.logger.warn(`Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`);
+        this.options.logger.warn(
+          block.holder?.kind === 'anomaly'
+            ? `Burnrate: the spend-anomaly rule ${block.budgetName ?? block.holder.id} stopped this key; enforce is "observe", so the call goes through.`
+            : `Burnrate: budget ${block.budgetName ?? block.budgetId} is past its limit for this key; enforce is "observe", so the call goes through.`,
+        );
       }
       return undefined;
     }
@@ -108,13 +115,21 @@ export class Guard {
 /** The answer to a blocked call, as the provider would shape a refusal. */
 export function refusal(provider: Provider, block: Block): Response {
   const budget = block.budgetName ? `"${block.budgetName}"` : (block.budgetId ?? 'rule');
-  const message = `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
+  const message =
+    block.holder?.kind === 'anomaly'
+      ? `Burnrate stopped this key: it suddenly spent far more than usual (spend-anomaly rule ${budget}). Calls with it are refused until someone releases the key in Burnrate.`
+      : `Burnrate budget ${budget} reached its limit: calls with this key are stopped until the budget is released or its month ends.`;
   const body =
     provider === 'anthropic'
       ? { type: 'error', error: { type: 'budget_exceeded', message }, request_id: null }
       : { error: { message, type: 'budget_exceeded', param: null, code: 'budget_exceeded' } };
   return new Response(JSON.stringify(body), {
     status: 429,
-    headers: { 'content-type': 'application/json', 'x-should-retry': 'false', ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      'x-should-retry': 'false',
+      ...(block.budgetId ? { 'x-burnrate-budget-id': block.budgetId } : {}),
+      ...(block.holder?.kind === 'anomaly' ? { 'x-burnrate-rule-id': block.holder.id } : {}),
+    },
   });
 }

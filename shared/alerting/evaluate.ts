@@ -16,7 +16,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { reachesThreshold, type Alert, type AlertType, type Budget, type Channel, type Rule } from '#shared/alerting/model.ts';
 import { publishAlerts } from '#shared/alerting/queue.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 
 export interface Discovered {
   keyHash: string;
@@ -35,7 +35,7 @@ export interface Candidate {
 const usd = moneyWords;
 /** How many discovered keys a `new_key` alert's message names (`keyHashes` lists them all). */
 const NEW_KEYS_LISTED = 20;
-/** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/keys/name.ts), quoted as user text. */
+/** `key "Prod bot"`: the key by label, else hint, else hash prefix (shared/usage/key-name.ts), quoted as user text. */
 const quotedKey = (name: string) => `key "${name}"`;
 
 export function makeAlert(
@@ -187,6 +187,8 @@ function ruleCandidates(accountId: string, r: Rule, spend: SpendSnapshot, discov
       },
     ];
   }
+  // spend_anomaly is per key, evaluated where spend lands (shared/anomaly/).
+  if (r.type === 'spend_anomaly') return [];
   // new_key: ONE alert per rule for everything this ingest discovered (its first key names it: each key is
   // discovered exactly once, so the fired item of a first key is never taken by another ingest).
   const [first] = discovered;
@@ -270,8 +272,8 @@ async function projectFigures(accountId: string, budgets: Budget[], now: Date): 
 }
 
 /** Returns the alerts created; throws what DynamoDB throws (a sync's evaluator retries its message). */
-export async function evaluateSpend(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
-  const config = await loadAlertConfig(accountId);
+export async function evaluateSpend(accountId: string, discovered: Discovered[], now = new Date(), known?: { budgets: Budget[]; rules: Rule[] }): Promise<Alert[]> {
+  const config = known ?? (await loadAlertConfig(accountId));
   const active = { budgets: config.budgets, rules: config.rules.filter((r) => r.isActive) };
   if (active.budgets.length === 0 && active.rules.length === 0) return [];
   const [spend, projects] = await Promise.all([loadSpend(accountId, now, spendNeeds(active)), projectFigures(accountId, active.budgets, now)]);
@@ -286,9 +288,9 @@ export async function evaluateSpend(accountId: string, discovered: Discovered[],
 }
 
 /** `evaluateSpend` for ingestion, which has succeeded already: never throws, a failure is logged. */
-export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date()): Promise<Alert[]> {
+export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date(), known?: { budgets: Budget[]; rules: Rule[] }): Promise<Alert[]> {
   try {
-    return await evaluateSpend(accountId, discovered, now);
+    return await evaluateSpend(accountId, discovered, now, known);
   } catch (error) {
     logger.error('alert evaluation failed', error as Error);
     return [];

@@ -5,12 +5,12 @@
  * Money is stored in integer micro-dollars (`*Micros`); the API speaks dollars.
  */
 import { microsToUsd } from '#shared/pricing/money.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import type { Budget, BudgetAction, BudgetScope } from '#shared/db/budgets.ts';
-import type { Channel, Period, Rule, RuleConfig, RuleType } from '#shared/db/rules.ts';
+import type { Channel, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig } from '#shared/db/rules.ts';
 import type { Alert, AlertStatus, AlertType, Delivery, DeliveryStatus } from '#shared/db/alerts.ts';
 
-export type { Alert, AlertStatus, AlertType, Budget, BudgetAction, BudgetScope, Channel, Delivery, DeliveryStatus, Period, Rule, RuleConfig, RuleType };
+export type { Alert, AlertStatus, AlertType, Budget, BudgetAction, BudgetScope, Channel, Delivery, DeliveryStatus, Period, Rule, RuleConfig, RuleType, SpendAnomalyRuleConfig };
 
 const ALERT_TYPE_SET: Record<AlertType, true> = {
   cost_threshold: true,
@@ -25,6 +25,7 @@ const ALERT_TYPE_SET: Record<AlertType, true> = {
   budget_stopped: true,
   budget_released: true,
   enforcement_failed: true,
+  spend_anomaly: true,
 };
 
 /** Every alert type (a compile error when AlertType gains one this list lacks). */
@@ -103,6 +104,7 @@ export interface BudgetEnforcementView {
   lever: string | null;
   detail: string;
   since: string;
+  nativeCap: { status: 'set' | 'unavailable' | 'none'; provider: string | null; detail: string };
 }
 
 /** `forecastMicros`: the month-end forecast of what the budget watches (shared/usage/forecast.ts). */

@@ -12,7 +12,7 @@ import { rollingNames } from '#shared/db/rolling.ts';
 import { readInt } from '#shared/db/numbers.ts';
 import { addDays, isoDate, isoMonth, weekStart } from '#shared/time/periods.ts';
 import { forecastMonthEnd, keyForecastMonthEnd } from '#shared/usage/forecast.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 
 export interface SpendSnapshot {
   today: string;

@@ -79,6 +79,12 @@ const fields = {
   action: z.optional(Action),
   /** Default false. */
   alertOnForecast: z.optional(z.boolean('alertOnForecast must be true or false.')),
+  /**
+   * A `stop` budget also sets the provider's own cap (OpenRouter key limit, Anthropic workspace spend limit). Default:
+   * true where Burnrate can read and restore a customer's own cap, false for an Anthropic workspace (its limit
+   * replaces any of the customer's own, and a release deletes it).
+   */
+  nativeCap: z.optional(z.boolean('nativeCap must be true or false.')),
 };
 
 export const CreateBudgetBody = z.strictObject(fields, 'The body must be a JSON object.').check(
@@ -125,6 +131,7 @@ export const PatchBudgetBody = z
       tag: fields.tag,
       action: fields.action,
       alertOnForecast: fields.alertOnForecast,
+      nativeCap: fields.nativeCap,
     },
     'The body must be a JSON object.',
   )
@@ -151,6 +158,7 @@ export function mergeBudgetPatch(existing: Budget, patch: PatchBudgetBody): Crea
     tag: patch.tag !== undefined ? patch.tag : patch.scope !== undefined && patch.scope !== 'TAG' ? null : (existing.tag ?? null),
     action: patch.action ?? existing.action ?? 'notify',
     alertOnForecast: patch.alertOnForecast ?? existing.alertOnForecast,
+    ...((patch.nativeCap ?? existing.nativeCap) !== undefined ? { nativeCap: patch.nativeCap ?? existing.nativeCap } : {}),
   };
   return validate(CreateBudgetBody, merged, 'body');
 }

@@ -151,6 +151,7 @@ export async function createBudget(accountId: string, input: CreateBudgetBody, n
     ...projectOf(input),
     action: input.action ?? 'notify',
     alertOnForecast: input.alertOnForecast ?? false,
+    ...(input.nativeCap !== undefined ? { nativeCap: input.nativeCap } : {}),
     createdAt: at,
     updatedAt: at,
   };
@@ -179,6 +180,7 @@ export async function updateBudget(accountId: string, id: string, patch: PatchBu
     ...projectOf(input),
     action: input.action ?? 'notify',
     alertOnForecast: input.alertOnForecast ?? false,
+    ...(input.nativeCap !== undefined ? { nativeCap: input.nativeCap } : {}),
     updatedAt: nextUpdatedAt(now, existing.updatedAt),
   };
   const extra = await checkLevers(accountId, budget, now);

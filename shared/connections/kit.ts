@@ -18,8 +18,13 @@ export interface ProviderKit {
 
 /** What runs around a sync, from the layers above connections (the enforcement levers). */
 export interface SyncHooks {
-  /** After the import, with the admin key open: the connection's levers read back and pulled. */
-  afterImport?(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined): Promise<void>;
+  /**
+   * After the import, with the admin key open: the connection's levers read back and pulled. `grown`: the keys whose
+   * today figure this sync saw grow, and whether an earlier sync saw each today (the spend-anomaly rate exists).
+   */
+  afterImport?(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined, grown?: ReadonlyMap<string, boolean>): Promise<void>;
+  /** After a sync that finished (its connection's settled days written): a past month every connection settled closes. */
+  afterSettle?(accountId: string, now: Date): Promise<void>;
   /** A paused or deleted connection: the levers Burnrate holds there go back. */
   released?(accountId: string, connectionId: string, conn: Connection | undefined, now: Date, http: ProviderHttpOptions | undefined): Promise<void>;
 }

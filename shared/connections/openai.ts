@@ -7,7 +7,7 @@
 import { count, mergeCells, type ProviderClient } from '#shared/connections/provider-client.ts';
 import { dollarsToPicos } from '#shared/connections/decimal.ts';
 import { nextPageOf, ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import { readPages } from '#shared/connections/pages.ts';
+import { FAN_OUT, inPool, itemBudget, readPages } from '#shared/connections/pages.ts';
 import type { BilledDay, BillRow, ProviderKey, UsageCell } from '#shared/connections/model.ts';
 import { tierOf } from '#shared/usage/tiers.ts';
 import { UNIT_ENDPOINTS, unitModelName, type UnitEndpoint } from '#shared/usage/units.ts';
@@ -143,23 +143,25 @@ export function openAiClient(base: string, adminKey: string, options: ProviderHt
     },
     async listKeys() {
       const projects = await listProjects();
-      const perProject = await Promise.all(
-        projects.map(async (p) => {
-          const keys = await listAll<{ id: string; name?: string; redacted_value?: string }>(
-            `/v1/organization/projects/${encodeURIComponent(p.id)}/api_keys`,
-            [['owner_project_access', 'any']],
-          );
-          return keys.map(
-            (k): ProviderKey => ({
-              id: k.id,
-              name: typeof k.name === 'string' && k.name ? k.name : null,
-              redactedValue: typeof k.redacted_value === 'string' ? k.redacted_value : null,
-              project: { id: p.id, name: typeof p.name === 'string' && p.name ? p.name : p.id },
-              status: p.status === 'archived' ? 'archived' : 'active',
-            }),
-          );
-        }),
-      );
+      // A list of keys per project, FAN_OUT at a time, every project's keys counted together against the bound.
+      const perProject: ProviderKey[][] = [];
+      const count = itemBudget('API keys of /v1/organization/projects/{id}/api_keys');
+      await inPool(projects, FAN_OUT, async (p, i) => {
+        const keys = await listAll<{ id: string; name?: string; redacted_value?: string }>(
+          `/v1/organization/projects/${encodeURIComponent(p.id)}/api_keys`,
+          [['owner_project_access', 'any']],
+        );
+        count(keys.length);
+        perProject[i] = keys.map(
+          (k): ProviderKey => ({
+            id: k.id,
+            name: typeof k.name === 'string' && k.name ? k.name : null,
+            redactedValue: typeof k.redacted_value === 'string' ? k.redacted_value : null,
+            project: { id: p.id, name: typeof p.name === 'string' && p.name ? p.name : p.id },
+            status: p.status === 'archived' ? 'archived' : 'active',
+          }),
+        );
+      });
       return perProject.flat();
     },
     async readUsage(from, toExclusive) {

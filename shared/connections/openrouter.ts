@@ -16,7 +16,7 @@
  */
 import { dollarsToPicos, picosToMicros } from '#shared/connections/decimal.ts';
 import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
-import { MAX_LIST_ITEMS, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
+import { FAN_OUT, inPool, MAX_LIST_ITEMS, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
 import { OPENROUTER_HISTORY_DAYS, type BilledDay, type ProviderKey, type UsageCell } from '#shared/connections/model.ts';
 import { addDays, isoDate } from '#shared/time/periods.ts';
 import { NOT_BY_MODEL } from '#shared/usage/names.ts';
@@ -28,7 +28,7 @@ export const OPENROUTER_TODAY_MODEL = NOT_BY_MODEL;
 /** Keys per page of `GET /keys` (the reference: "the most recent 100 API keys", `offset` for the next ones). */
 export const OPENROUTER_KEYS_PAGE = 100;
 /** Activity requests in flight at once (one per key). */
-const CONCURRENCY = 8;
+const CONCURRENCY = FAN_OUT;
 
 /** The first UTC day OpenRouter's activity still holds, seen on `today`. */
 export const openRouterOldestDay = (today: string) => addDays(today, -OPENROUTER_HISTORY_DAYS);
@@ -75,16 +75,6 @@ const dollars = (value: unknown, field: string): bigint => {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new ProviderBadResponse(`${field} is not an amount in dollars.`);
   return dollarsToPicos(value);
 };
-
-/** Runs `work` over `items`, at most `n` at a time. */
-async function pool<T>(items: readonly T[], n: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
 
 /** `base`: `https://openrouter.ai`, with or without `/api/v1`. `now` only decides which UTC day is today. */
 export function openRouterClient(base: string, managementKey: string, options: ProviderHttpOptions & { now?: () => Date } = {}): OpenRouterClient {
@@ -177,7 +167,7 @@ export function openRouterClient(base: string, managementKey: string, options: P
         const spent = keys.filter((k) => typeof k.usage !== 'number' || k.usage > 0).map((k) => k.hash);
         const listed = new Set(keys.map((k) => k.hash));
         const hashes = [...spent, ...also.filter((id) => !listed.has(id))];
-        await pool(hashes, CONCURRENCY, async (hash) => {
+        await inPool(hashes, CONCURRENCY, async (hash) => {
           for (const r of await activityOf(hash)) {
             if (typeof r.date !== 'string') throw new ProviderBadResponse('An activity row has no date.');
             const date = r.date.slice(0, 10);

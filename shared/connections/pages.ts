@@ -76,3 +76,34 @@ export async function readPages<T>(what: string, read: (cursor: string | undefin
     cursor = page.next;
   }
 }
+
+/** Provider requests in flight at once when one list fans out into many (a list per project, activity per key). */
+export const FAN_OUT = 8;
+
+/** Runs `work` over `items` (with each item's index), at most `n` at a time; the first error ends it. */
+export async function inPool<T>(items: readonly T[], n: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (!failed && next < items.length) {
+        const i = next++;
+        try {
+          await work(items[i]!, i);
+        } catch (error) {
+          failed = true; // the other workers start nothing more
+          throw error;
+        }
+      }
+    }),
+  );
+}
+
+/** A running count across the lists of one fan-out (the keys of every project): past `max`, the read stops. */
+export function itemBudget(what: string, max = MAX_LIST_ITEMS): (n: number) => void {
+  let total = 0;
+  return (n) => {
+    total += n;
+    if (total > max) throw new ProviderLimitExceeded('items', `The provider's ${what} have more than ${max.toLocaleString('en-US')} items together, the most Burnrate reads of one list.`);
+  };
+}

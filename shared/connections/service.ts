@@ -8,7 +8,7 @@ import { HttpError, NotFound, Conflict, TooManyRequests, ValidationError } from 
 import { logger } from '#shared/http/logger.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { daysBetween, isoDate, parseDate } from '#shared/time/periods.ts';
-import { breakdownRange } from '#shared/keys/service.ts';
+import { breakdownRange } from '#shared/http/range.ts';
 import {
   claimManualSync,
   deleteConnection as removeConnection,

@@ -28,7 +28,6 @@ import { SyncGuard, SyncStopped } from '#shared/connections/sync-guard.ts';
 import { clampPlan, limitDetail, readPlan } from '#shared/connections/sync-plan.ts';
 import { Importer, loadContext, type ImportContext, type SyncResult } from '#shared/connections/phases/run.ts';
 import { queueSyncEvaluation } from '#shared/connections/phases/evaluation.ts';
-import { autoCloseMonths } from '#shared/months/service.ts';
 
 export type { SyncResult } from '#shared/connections/phases/run.ts';
 export { connectionKeyHash, keyAttributes, lastSeenWith, UNATTRIBUTED_NAME } from '#shared/connections/sync-keys.ts';
@@ -50,6 +49,11 @@ export interface SyncOptions {
   kits: ProviderKits;
   /** What runs around the sync from the layers above (the enforcement levers). */
   hooks?: SyncHooks;
+  /**
+   * Another sync holds the lease: `queue` (default) has that sync run one more right after it — a request is never
+   * dropped; `skip` answers `busy` only (a caller that polls until the lease is free, as tests do).
+   */
+  whenBusy?: 'queue' | 'skip';
 }
 
 /** How far back every sync reads the providers' bills again (OpenRouter: the 30 days it keeps). */
@@ -85,7 +89,7 @@ export async function syncConnection(accountId: string, connectionId: string, op
   // Another sync holds the lease: it runs this one right after it (the request is never dropped); or, when the lease
   // went meanwhile, this one takes it.
   let leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
-  for (let attempt = 0; !leased && attempt < 3; attempt++) {
+  for (let attempt = 0; !leased && options.whenBusy !== 'skip' && attempt < 3; attempt++) {
     if (await syncAfterLease(accountId, connectionId, new Date())) return empty('busy');
     leased = await acquireLease(accountId, connectionId, owner, now, options.leaseMs ?? 300_000);
   }
@@ -129,9 +133,9 @@ async function runPhases(run: SyncRun, ctx: ImportContext): Promise<SyncResult> 
     if (!(await importDays(run, importer, ctx.chunkContext.today))) return { ...importer.result, status: 'partial' };
     const reached = await finishInventory(run, importer, ctx);
     // A past month every connection has now settled closes by itself (docs/features/spend-and-exports.md "Closed months").
-    await autoCloseMonths(conn.accountId, now);
+    await run.options.hooks?.afterSettle?.(conn.accountId, now);
     await queueSyncEvaluation(conn, importer, reached, now);
-    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http);
+    await run.options.hooks?.afterImport?.(conn, adminKey, now, run.options.http, importer.grown);
     return { ...importer.result, limitsReached: reached };
   } catch (error) {
     return await recordFault(run, error, importer?.result ?? empty('skipped'));

@@ -19,7 +19,8 @@ export type AlertType =
   | 'budget_stopped'
   | 'budget_released'
   | 'enforcement_failed'
-  | 'unpriced_model';
+  | 'unpriced_model'
+  | 'spend_anomaly';
 export type AlertStatus = 'triggered' | 'acknowledged';
 
 /**
@@ -57,7 +58,7 @@ export interface Alert {
    */
   keyHashes: string[];
   /**
-   * How the texts named the alert's one key when it fired (shared/keys/name.ts: label, else hint, else hash
+   * How the texts named the alert's one key when it fired (shared/usage/key-name.ts: label, else hint, else hash
    * prefix); absent when the alert names no key or several, and on alerts stored before it existed.
    */
   keyName?: string;

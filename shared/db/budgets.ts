@@ -27,6 +27,12 @@ export interface Budget {
   action?: BudgetAction;
   /** Alert (`budget_forecast`, once a month) when the month-end forecast reaches the limit while spend is below it. */
   alertOnForecast: boolean;
+  /**
+   * A `stop` budget sets the provider's own cap too where one exists (an OpenRouter key's limit, an Anthropic
+   * workspace's spend limit). Absent: the provider's default (on where Burnrate can read and restore a customer's own
+   * cap; off for Anthropic workspaces).
+   */
+  nativeCap?: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -50,6 +56,7 @@ function toItem(accountId: string, b: Budget): Item {
     ...(b.tag ? { tag: b.tag } : {}),
     action: b.action,
     alertOnForecast: b.alertOnForecast,
+    ...(b.nativeCap !== undefined ? { nativeCap: b.nativeCap } : {}),
     createdAt: b.createdAt,
     updatedAt: b.updatedAt,
   };
@@ -68,6 +75,7 @@ export function toBudget(item: Item): Budget {
     tag: (item.tag as { name: string; value: string } | null | undefined) ?? null,
     action: item.action === 'stop' ? 'stop' : 'notify',
     alertOnForecast: item.alertOnForecast === true,
+    ...(typeof item.nativeCap === 'boolean' ? { nativeCap: item.nativeCap } : {}),
     createdAt: item.createdAt as string,
     updatedAt: item.updatedAt as string,
   };

@@ -54,3 +54,11 @@ export async function setLabel(accountId: string, keyHash: string, label: string
     throw error;
   }
 }
+
+export type ProjectRef = { id: string; name: string } | null;
+
+/** A key's project as stored on its item (`{id, name}`), or null. */
+export function projectOf(key: Item | undefined): ProjectRef {
+  const p = key?.project as { id?: unknown; name?: unknown } | null | undefined;
+  return p && typeof p.id === 'string' ? { id: p.id, name: typeof p.name === 'string' ? p.name : p.id } : null;
+}

@@ -16,7 +16,7 @@
 export interface Target {
   /** `key:<hash>`, `project:<con_id>:<projectId>`, `reporter:<hash>`: the state item's sort-key tail. */
   id: string;
-  kind: 'key' | 'project' | 'reporter';
+  kind: 'key' | 'project' | 'reporter' | 'key_limit' | 'workspace_cap';
   provider: string;
   connectionId: string | null;
   keyHash: string | null;
@@ -27,7 +27,7 @@ export interface Target {
 }
 
 /** Targets whose lever is an amount (a cap), not a switch. */
-export const isCap = (t: Pick<Target, 'kind'>): boolean => t.kind === 'project';
+export const isCap = (t: Pick<Target, 'kind'>): boolean => t.kind === 'project' || t.kind === 'key_limit' || t.kind === 'workspace_cap';
 
 export type HolderKind = 'budget' | 'anomaly';
 export interface Holder {
@@ -54,6 +54,8 @@ export interface Prior {
   active?: boolean;
   /** Caps: the customer's own limit (cents), null for none. */
   limitCents?: number | null;
+  /** Caps with a reset (OpenRouter keys): the customer's own reset (`daily`, `weekly`, `monthly`, null). */
+  limitReset?: string | null;
 }
 
 export type StateStatus = 'stopped' | 'armed' | 'released' | 'failed' | 'acting';
@@ -78,6 +80,10 @@ export interface LeverState {
   askedCents?: number | null;
   /** Caps: the limit in force at the provider as Burnrate left it (cents; null: none). */
   limitCents?: number | null;
+  /** Caps the provider names by an id of its own (Anthropic `spl_…`): what a release deletes. */
+  capId?: string;
+  /** Caps the provider would not set for this organization (Anthropic's early access): why, as it said. */
+  unavailable?: string;
   /** Caps: the provider says it is refusing spend (OpenAI `enforcement.status: "enforcing"`). */
   enforcing?: boolean;
   /** Holders that let go while an act failed: recorded and announced when the retry succeeds. */
@@ -133,7 +139,11 @@ export type ActionKind =
   | 'project_limit_set'
   | 'project_limit_removed'
   | 'reporter_blocked'
-  | 'reporter_unblocked';
+  | 'reporter_unblocked'
+  | 'key_limit_set'
+  | 'key_limit_removed'
+  | 'workspace_limit_set'
+  | 'workspace_limit_removed';
 
 /** One recorded act (ACTIONS#<a> / ACT#<act_id>), one per holder it concerns. */
 export interface EnforcementAction {
@@ -160,6 +170,8 @@ export interface Outcome {
   detail: string;
   /** The state written after the act. */
   state?: LeverState;
+  /** A cap the provider would not set for this organization (its keys still stop). */
+  unavailable?: boolean;
   /** A cap the provider newly enforces (read back): its holders' budgets stopped spend. */
   nowEnforcing?: boolean;
 }

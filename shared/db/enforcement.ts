@@ -30,6 +30,8 @@ export function toState(item: Item): LeverState {
     ...(item.askedCents !== undefined ? { askedCents: item.askedCents as number | null } : {}),
     ...(item.limitCents !== undefined ? { limitCents: item.limitCents as number | null } : {}),
     ...(item.enforcing !== undefined ? { enforcing: item.enforcing === true } : {}),
+    ...(typeof item.capId === 'string' ? { capId: item.capId } : {}),
+    ...(typeof item.unavailable === 'string' ? { unavailable: item.unavailable } : {}),
     ...(Array.isArray(item.letGo) && item.letGo.length > 0 ? { letGo: item.letGo as LeverState['letGo'] } : {}),
     period: item.period as string,
     since: item.since as string,

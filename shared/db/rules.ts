@@ -8,7 +8,7 @@ import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
 import { writeCounted } from '#shared/db/caps.ts';
 
-export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike';
+export type RuleType = 'cost_threshold' | 'new_key' | 'spend_spike' | 'spend_anomaly';
 
 export type Channel = 'email' | 'webhook' | 'slack';
 export type Period = 'daily' | 'weekly' | 'monthly';
@@ -17,7 +17,17 @@ export type Period = 'daily' | 'weekly' | 'monthly';
 export type RuleConfig =
   | { threshold: number; period: Period; keyHash?: string; webhookUrl?: string; slackWebhookUrl?: string } // cost_threshold
   | { webhookUrl?: string; slackWebhookUrl?: string } // new_key
-  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string }; // spend_spike
+  | { multiplier: number; minSpend: number; webhookUrl?: string; slackWebhookUrl?: string } // spend_spike
+  | SpendAnomalyRuleConfig;
+
+/** spend_anomaly: every key of the account against its own usual hourly spend (shared/anomaly/). */
+export interface SpendAnomalyRuleConfig {
+  minUsdPerHour: number;
+  multiplier: number;
+  action: 'notify' | 'stop';
+  webhookUrl?: string;
+  slackWebhookUrl?: string;
+}
 
 export interface Rule {
   id: string;

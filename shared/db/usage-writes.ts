@@ -8,7 +8,7 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { rollingNames, staleRollingNames } from '#shared/db/rolling.ts';
+import { hourCostName, rollingNames, staleHourNames, staleRollingNames } from '#shared/db/rolling.ts';
 import { pastMonthsOf, type Aggregate, type Aggregates, type KeyDayModel, type KeyUpdate, type NamedAggregate, type Sums } from '#shared/usage/aggregates.ts';
 import type { Tier } from '#shared/usage/tiers.ts';
 import { MONEY_CEILING_MICROS } from '#shared/usage/money.ts';
@@ -211,7 +211,7 @@ export function keyTotalItems(accountId: string, updates: Iterable<KeyUpdate>, c
   const TableName = tableName();
   const at = clock.now.toISOString();
   const rolling = rollingNames(clock.today, clock.month);
-  const stale = staleRollingNames(clock.today, clock.month);
+  const stale = [...staleRollingNames(clock.today, clock.month), ...staleHourNames(clock.now)];
   const out = built();
   for (const key of updates) {
     const names: Record<string, string> = {};
@@ -252,6 +252,11 @@ export function keyTotalItems(accountId: string, updates: Iterable<KeyUpdate>, c
     if (!isZero(key.today)) rollingAdds.push([rolling.dayCost, key.today.costMicros], [rolling.dayRequests, key.today.requests]);
     if (!isZero(key.month)) rollingAdds.push([rolling.monthCost, key.month.costMicros], [rolling.monthRequests, key.month.requests]);
     for (const [date, sums] of key.recent) rollingAdds.push([rollingNames(date, clock.month).dayCost, sums.costMicros]);
+    for (const [hour, micros] of key.hours ?? []) if (micros > 0n) rollingAdds.push([hourCostName(hour), micros]);
+    if (key.rateAt !== undefined) {
+      sets.push('rateAt = :rateAt');
+      values[':rateAt'] = key.rateAt;
+    }
     rollingAdds.forEach(([name, value], i) => {
       names[`#r${i}`] = name;
       values[`:r${i}`] = value;

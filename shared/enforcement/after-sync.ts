@@ -1,6 +1,6 @@
 /**
  * A sync's limits phase (the sync's hooks, shared/connections/kit.ts `SyncHooks`): the connection's levers after the
- * import, read back and pulled where a stop budget says so. Only during a sync is the admin key open. A connection that holds a stop budget at or past its
+ * import, read back and pulled where a stop budget or a spend-anomaly rule says so (shared/anomaly/). Only during a sync is the admin key open. A connection that holds a stop budget at or past its
  * alert threshold is due again in a minute.
  */
 import { setConnectionFields, type Connection } from '#shared/db/connections.ts';
@@ -10,14 +10,31 @@ import { openSecret } from '#shared/connections/secrets.ts';
 import type { SyncHooks } from '#shared/connections/kit.ts';
 import { enforceForConnection } from '#shared/enforcement/service.ts';
 import { leverFor } from '#shared/enforcement/levers.ts';
+import { listRules } from '#shared/db/rules.ts';
+import { evaluateAnomalies, hasStoppingAnomalyRule } from '#shared/anomaly/service.ts';
+import { logger } from '#shared/http/logger.ts';
 
 /** How soon a connection near a stop budget's limit is synced again. */
 export const HOT_SYNC_INTERVAL_MS = 60_000;
 
-export async function enforceLimits(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined): Promise<void> {
+/** How soon a connection of an account with a spend-anomaly rule that stops keys is synced again (5 minutes in AWS, 1 locally). */
+export const anomalySyncIntervalMs = (): number => Number(process.env.ANOMALY_SYNC_INTERVAL_MS || 5 * 60_000);
+
+export async function enforceLimits(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined, grown: ReadonlyMap<string, boolean> = new Map()): Promise<void> {
+  const lever = leverFor(conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {});
+  const rules = await listRules(conn.accountId);
+  try {
+    // Spend-anomaly rules first: a runaway key of this connection is stopped by the sync that sees its rate.
+    await evaluateAnomalies(conn.accountId, [...grown].map(([keyHash, rated]) => ({ keyHash, rated })), { now, rules, connection: conn, lever });
+  } catch (error) {
+    // The budgets' pass still runs; the next sync evaluates again.
+    logger.error('anomaly pass failed', error as Error);
+  }
   // Enforcement turned off: every lever Burnrate holds there goes back (`connection_changed`).
-  const pass = await enforceForConnection(conn.accountId, conn.id, leverFor(conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {}), now, conn.enforcement !== 'on');
-  if (pass.hot.has(conn.id)) await setConnectionFields(conn, { nextSyncAt: new Date(now.getTime() + HOT_SYNC_INTERVAL_MS).toISOString() });
+  const pass = await enforceForConnection(conn.accountId, conn.id, lever, now, conn.enforcement !== 'on');
+  const soonest = Math.min(pass.hot.has(conn.id) ? HOT_SYNC_INTERVAL_MS : Infinity, hasStoppingAnomalyRule(rules) ? anomalySyncIntervalMs() : Infinity);
+  // The sync set its next one at the usual interval: sooner when a budget near its limit or a stopping rule asks for it.
+  if (soonest !== Infinity) await setConnectionFields(conn, { nextSyncAt: new Date(now.getTime() + soonest).toISOString() });
 }
 
 /**

@@ -98,6 +98,8 @@ function plan(input: DecisionInput, target: Target, state: LeverState | undefine
   }
   if (holds.length > 0) {
     const askedCents = Math.min(...holds.map((h) => h.limitCents ?? Number.MAX_SAFE_INTEGER));
+    // A cap the provider would not set for this organization: asked again only when the amount changes.
+    if (state?.unavailable && state.askedCents === askedCents) return undefined;
     const newlyReached = [...added, ...changed].filter((c) => c.hold.reached && !current.get(holderKey(c.hold))?.reached);
     const reason: ActReason = newlyReached.length > 0 ? 'limit_reached' : state && state.period < input.month && !isApplied ? 'period_start' : 'budget_changed';
     if (!isApplied || failed || state?.askedCents !== askedCents) return { ...base, op: 'set_limit', reason, askedCents };
@@ -105,6 +107,6 @@ function plan(input: DecisionInput, target: Target, state: LeverState | undefine
     return { ...base, op: 'read_limit', reason: 'limit_reached', askedCents };
   }
   if (isApplied) return { ...base, op: 'remove_limit', reason: firstReason(removed, firstReason(state?.letGo ?? [], 'budget_changed')) };
-  if (failed) return { ...base, op: 'forget', reason: firstReason(removed, 'budget_changed') };
+  if (failed || (state && state.holds.length > 0)) return { ...base, op: 'forget', reason: firstReason(removed, 'budget_changed') };
   return undefined;
 }

@@ -5,7 +5,7 @@
  * lever reads without bundling this module) says so. Another provider plugs in with its offer and `registerLever`.
  */
 import { ANTHROPIC_VERSION, providerBaseUrl } from '#shared/connections/endpoints.ts';
-import { ProviderBadResponse, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
+import { ProviderBadResponse, ProviderRefused, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 
 /** What a lever's calls may be given (tests: `fetch`, shorter waits). */
 export type LeverHttpOptions = Pick<ProviderHttpOptions, 'attempts' | 'backoffMs' | 'timeoutMs' | 'maxRetryAfterMs' | 'fetch'>;
@@ -40,6 +40,17 @@ export interface Lever {
   readProjectLimit?(projectId: string): Promise<ProjectLimit | null>;
   setProjectLimit?(projectId: string, thresholdCents: number): Promise<ProjectLimit>;
   removeProjectLimit?(projectId: string): Promise<void>;
+  /** A key's own spend limit (OpenRouter: `limit` in dollars, with `limit_reset`): read, and set (null: none). */
+  readKeyLimit?(keyId: string): Promise<{ limitCents: number | null; limitReset: string | null }>;
+  setKeyLimit?(keyId: string, limitCents: number | null, limitReset: string | null): Promise<void>;
+  /** A workspace's monthly spend limit (Anthropic Spend Limits API, beta): set (an upsert) → its id; deleted by id. */
+  setWorkspaceLimit?(workspaceId: string, cents: number): Promise<{ id: string }>;
+  deleteSpendLimit?(id: string): Promise<void>;
+}
+
+/** The provider will not set this cap for the organization (Anthropic's early access preview): no retry, keys still stop. */
+export class CapUnavailable extends Error {
+  override name = 'CapUnavailable';
 }
 
 type LeverFactory = (base: string, adminKey: string, options: LeverHttpOptions) => Lever;
@@ -67,7 +78,25 @@ export function anthropicLever(base: string, adminKey: string, options: LeverHtt
     if (typeof body.status !== 'string') throw new ProviderBadResponse('Anthropic answered the key without a status.');
     return { active: body.status === 'active' };
   };
-  return { provider: 'anthropic', readKey, stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active') };
+  // Spend Limits API (platform.claude.com/docs/en/api/admin/spend_limits/create): an upsert on (scope, period); for
+  // Console organizations workspace limits are monthly and "in an early access preview": an organization without it
+  // is refused (CapUnavailable).
+  const setWorkspaceLimit = async (workspaceId: string, cents: number) => {
+    try {
+      const body = (await http.send('POST', '/v1/organizations/spend_limits', { scope: { type: 'workspace', workspace_id: workspaceId }, period: 'monthly', amount: String(cents) })) as { id?: unknown; amount?: unknown };
+      if (typeof body.id !== 'string' || body.amount !== String(cents)) throw new ProviderBadResponse('Anthropic answered the spend limit without its id and amount.');
+      return { id: body.id };
+    } catch (error) {
+      // No early access: a 403 saying so, or the 400 the reference gives for a scope the organization may not set.
+      if (error instanceof ProviderRefused && error.status === 403 && /early access|preview|not (enabled|available)/i.test(error.providerMessage)) throw new CapUnavailable(error.providerMessage);
+      if (error instanceof ProviderBadResponse && / 400: /.test(error.message)) throw new CapUnavailable(error.message.replace(/^.* 400: /, ''));
+      throw error;
+    }
+  };
+  const deleteSpendLimit = async (id: string) => {
+    await http.send('DELETE', `/v1/organizations/spend_limits/${encodeURIComponent(id)}`, undefined, { missingOk: true });
+  };
+  return { provider: 'anthropic', readKey, stopKey: (id) => setStatus(id, 'inactive'), startKey: (id) => setStatus(id, 'active'), setWorkspaceLimit, deleteSpendLimit };
 }
 
 /** OpenAI: `GET|POST|DELETE /v1/organization/projects/{id}/spend_limit` (https://developers.openai.com/api/docs/guides/spend-limits). */
@@ -107,7 +136,20 @@ export function openRouterLever(base: string, managementKey: string, options: Le
     if (typeof body?.data?.disabled !== 'boolean') throw new ProviderBadResponse('OpenRouter answered the key without disabled.');
     return { active: body.data.disabled === false };
   };
-  return { provider: 'openrouter', readKey, stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false) };
+  // The key's own limit (openrouter.ai/docs/api/api-reference/api-keys/update-keys): dollars, `limit_reset`
+  // daily|weekly|monthly|null (resets at midnight UTC); OpenRouter refuses the key past it by itself.
+  const readKeyLimit = async (hash: string) => {
+    const body = (await http.send('GET', `/api/v1/keys/${encodeURIComponent(hash)}`)) as { data?: { limit?: unknown; limit_reset?: unknown } };
+    const limit = body?.data?.limit;
+    if (limit !== null && typeof limit !== 'number') throw new ProviderBadResponse('OpenRouter answered the key without limit.');
+    return { limitCents: limit === null ? null : Math.round(limit * 100), limitReset: typeof body.data!.limit_reset === 'string' ? body.data!.limit_reset : null };
+  };
+  const setKeyLimit = async (hash: string, limitCents: number | null, limitReset: string | null) => {
+    const limit = limitCents === null ? null : limitCents / 100;
+    const body = (await http.send('PATCH', `/api/v1/keys/${encodeURIComponent(hash)}`, { limit, limit_reset: limitReset })) as { data?: { limit?: unknown } };
+    if (body?.data?.limit !== limit) throw new ProviderBadResponse('OpenRouter did not confirm the key\'s limit.');
+  };
+  return { provider: 'openrouter', readKey, stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false), readKeyLimit, setKeyLimit };
 }
 
 registerLever('anthropic', anthropicLever);

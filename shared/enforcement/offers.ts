@@ -8,12 +8,16 @@ export interface LeverOffer {
   projectLimit: boolean;
   /** How people call the key switch (`set inactive`, `disabled`). */
   keySwitchWords: string;
+  /** A key's own spend limit the provider enforces (OpenRouter `limit` + `limit_reset`). */
+  keyLimit?: boolean;
+  /** A workspace's spend limit the provider enforces (Anthropic Spend Limits API, early access). */
+  workspaceCap?: boolean;
 }
 
 const OFFERS: ReadonlyMap<string, LeverOffer> = new Map([
-  ['anthropic', { keySwitch: true, projectLimit: false, keySwitchWords: 'set inactive' }],
+  ['anthropic', { keySwitch: true, projectLimit: false, keySwitchWords: 'set inactive', workspaceCap: true }],
   ['openai', { keySwitch: false, projectLimit: true, keySwitchWords: '' }],
-  ['openrouter', { keySwitch: true, projectLimit: false, keySwitchWords: 'disabled' }],
+  ['openrouter', { keySwitch: true, projectLimit: false, keySwitchWords: 'disabled', keyLimit: true }],
 ]);
 
 export const leverOffer = (provider: string): LeverOffer | undefined => OFFERS.get(provider);

@@ -11,8 +11,8 @@
  * state-only changes are taken anywhere (`lever` undefined).
  */
 import { providerName } from '#shared/providers/names.ts';
-import type { Lever } from '#shared/enforcement/levers.ts';
-import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome } from '#shared/db/enforcement-model.ts';
+import { CapUnavailable, type Lever } from '#shared/enforcement/levers.ts';
+import { emptyState, isCap, nextState, type Act, type LeverState, type Outcome, type Prior, type Target } from '#shared/db/enforcement-model.ts';
 import { heldText, offText, onText, usd } from '#shared/enforcement/words.ts';
 import { logger } from '#shared/http/logger.ts';
 
@@ -96,27 +96,31 @@ export async function takeAct(act: Act, lever: Lever | undefined, io: StateWrite
       if (wasOn) await lever!.startKey!(t.keyId!);
       detail = wasOn ? offText(t) : `Key ${t.name} stays off at ${providerName(t.provider)}: it was off before Burnrate stopped it`;
     } else if (act.op === 'set_limit') {
+      const caps = capOps(lever!, t);
       const applied = prev.status === 'armed' || (prev.status === 'failed' && prev.want === 'off') || prev.status === 'acting';
       let prior = prev.prior;
       if (prior?.limitCents === undefined) {
         // Before the first hold: the customer's own limit (put back when the last holder leaves).
-        const existing = await lever!.readProjectLimit!(t.projectId!);
-        prior = { ...prior, limitCents: existing && !(applied && existing.thresholdCents === prev.limitCents) ? existing.thresholdCents : null };
+        const existing = await caps.read();
+        prior = { ...prior, limitCents: existing && !(applied && existing.cents === prev.limitCents) ? existing.cents : null, ...(existing?.reset !== undefined ? { limitReset: existing.reset } : {}) };
       }
       const own = prior.limitCents;
       const cents = typeof own === 'number' ? Math.min(act.askedCents!, own) : act.askedCents!;
       const inForce = applied ? prev.limitCents : own;
       let enforcing = prev.enforcing === true;
-      if (cents !== inForce) enforcing = (await lever!.setProjectLimit!(t.projectId!, cents)).enforcing;
-      fields = { prior, askedCents: act.askedCents!, limitCents: cents, enforcing };
-      detail = typeof own === 'number' && own <= act.askedCents! ? `${providerName(t.provider)} project ${t.name}: the customer's own limit of ${usd(own)} is lower and stays` : onText(t, cents);
+      let capId = prev.capId;
+      if (cents !== inForce) {
+        const set = await caps.set(cents);
+        enforcing = set.enforcing ?? enforcing;
+        capId = set.id ?? capId;
+      }
+      fields = { prior, askedCents: act.askedCents!, limitCents: cents, enforcing, ...(capId ? { capId } : {}), unavailable: undefined };
+      detail = typeof own === 'number' && own <= act.askedCents! ? `${capName(t)}: the customer's own limit of ${usd(own)} is lower and stays` : onText(t, cents);
     } else {
       // remove_limit: the customer's own limit back, or none.
       const own = prev.prior?.limitCents;
-      if (typeof own === 'number') {
-        if (prev.limitCents !== own) await lever!.setProjectLimit!(t.projectId!, own);
-      } else await lever!.removeProjectLimit!(t.projectId!);
-      fields = { askedCents: null, limitCents: null, enforcing: false };
+      await capOps(lever!, t).restore(prev.prior ?? {}, prev.limitCents ?? null, prev.capId);
+      fields = { askedCents: null, limitCents: null, enforcing: false, capId: undefined, unavailable: undefined };
       detail = typeof own === 'number' ? `${offText(t)}; the earlier limit of ${usd(own)} put back` : offText(t);
     }
     done = clean(
@@ -135,10 +139,62 @@ export async function takeAct(act: Act, lever: Lever | undefined, io: StateWrite
       ),
     );
   } catch (error) {
+    if (error instanceof CapUnavailable) {
+      // Not for this organization (Anthropic's early access): said on the budget, not retried until it changes;
+      // its keys still stop by their switches.
+      detail = `${providerName(t.provider)} would not set ${capName(t)}'s spend limit: ${error.message}`;
+      done = next({ holds: act.holds, status: 'released', want: 'off', askedCents: act.askedCents ?? null, unavailable: detail, period: month, detail, since: at }, claimed);
+      await io.write(claimed, done);
+      return { act, result: 'ok', detail, state: done, unavailable: true };
+    }
     const message = error instanceof Error ? error.message : String(error);
     detail = `${providerName(t.provider)} refused: ${message}`;
     done = next({ holds: act.holds, status: 'failed', letGo: [...(prev.letGo ?? []), ...act.removed], period: month, detail, since: at }, claimed);
   }
   await io.write(claimed, done);
   return { act, result: done.status === 'failed' ? 'failed' : 'ok', detail, state: done };
+}
+
+/** A cap's words: `OpenAI project Web app`, `OpenRouter key Production`, `Anthropic workspace Research`. */
+const capName = (t: Target) => `${providerName(t.provider)} ${t.kind === 'key_limit' ? 'key' : t.kind === 'workspace_cap' ? 'workspace' : 'project'} ${t.name}`;
+
+type CapRead = { cents: number | null; reset?: string | null };
+
+/** One cap's provider calls, whatever its kind: read the customer's own, set Burnrate's, put the customer's back. */
+function capOps(lever: Lever, t: Target) {
+  if (t.kind === 'key_limit') {
+    return {
+      read: async () => {
+        const own = await lever.readKeyLimit!(t.keyId!);
+        return { cents: own.limitCents, reset: own.limitReset } as CapRead;
+      },
+      set: async (cents: number) => {
+        await lever.setKeyLimit!(t.keyId!, cents, 'monthly');
+        return {} as { enforcing?: boolean; id?: string };
+      },
+      restore: async (prior: Prior, _inForce: number | null, _id?: string) => lever.setKeyLimit!(t.keyId!, prior.limitCents ?? null, prior.limitReset ?? null),
+    };
+  }
+  if (t.kind === 'workspace_cap') {
+    // A Console organization can't read a workspace's own limit: Burnrate's replaces it, and release deletes it.
+    return {
+      read: async () => null as CapRead | null,
+      set: async (cents: number) => ({ ...(await lever.setWorkspaceLimit!(t.projectId!, cents)) }) as { enforcing?: boolean; id?: string },
+      restore: async (_prior: Prior, _inForce: number | null, id?: string) => {
+        if (id) await lever.deleteSpendLimit!(id);
+      },
+    };
+  }
+  return {
+    read: async () => {
+      const l = await lever.readProjectLimit!(t.projectId!);
+      return l ? ({ cents: l.thresholdCents } as CapRead) : null;
+    },
+    set: async (cents: number) => ({ enforcing: (await lever.setProjectLimit!(t.projectId!, cents)).enforcing }) as { enforcing?: boolean; id?: string },
+    restore: async (prior: Prior, inForce: number | null) => {
+      if (typeof prior.limitCents === 'number') {
+        if (inForce !== prior.limitCents) await lever.setProjectLimit!(t.projectId!, prior.limitCents);
+      } else await lever.removeProjectLimit!(t.projectId!);
+    },
+  };
 }

@@ -32,7 +32,7 @@ import { holdStops } from '#shared/enforcement/stopped-by.ts';
 import { holderKey, isCap, type Act, type ActionKind, type Claim, type EnforcementAction, type Hold, type LeverState, type Outcome, type Release, type Target } from '#shared/db/enforcement-model.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
@@ -185,7 +185,14 @@ function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[]
   const covered = (k: KeyInfo) => k.active || holds(view, `key:${k.hash}`, key);
   if (budget.scope === 'KEY') {
     const k = view.keys.find((x) => x.hash === budget.keyHash);
-    return k ? switchClaim(keyTarget(k)) : [];
+    const t = k && keyTarget(k);
+    if (!k || !t) return [];
+    // OpenRouter: the key's own limit too (monthly), OpenRouter refusing the key past it even while Burnrate is down.
+    const native: Claim[] =
+      t.kind === 'key' && leverOffer(t.provider)?.keyLimit && budget.nativeCap !== false
+        ? [{ target: { ...t, id: `keylimit:${k.hash}`, kind: 'key_limit' }, hold: hold({ limitCents: cents(budget.monthlyLimitMicros), reached }), reason: reached ? 'limit_reached' : 'budget_changed' }]
+        : [];
+    return [...switchClaim(t), ...native];
   }
   if (budget.scope === 'PROJECT') {
     const conn = budget.connectionId ? view.connections.get(budget.connectionId) : undefined;
@@ -195,7 +202,12 @@ function claimsOfBudget(budget: Budget, view: AccountView, all = false): Claim[]
       const target: Target = { id: projectTargetId(conn.id, budget.projectId), kind: 'project', provider: conn.provider, connectionId: conn.id, keyHash: null, keyId: null, projectId: budget.projectId, name };
       return [{ target, hold: hold({ limitCents: cents(budget.monthlyLimitMicros), reached }), reason: reached ? 'limit_reached' : 'budget_changed' }];
     }
-    return inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k)));
+    // Anthropic: every active key of the workspace; with `nativeCap`, the workspace's monthly spend limit too.
+    const native: Claim[] =
+      leverOffer(conn.provider)?.workspaceCap && budget.nativeCap === true
+        ? [{ target: { id: `wscap:${conn.id}:${budget.projectId}`, kind: 'workspace_cap', provider: conn.provider, connectionId: conn.id, keyHash: null, keyId: null, projectId: budget.projectId, name }, hold: hold({ limitCents: cents(budget.monthlyLimitMicros), reached }), reason: reached ? 'limit_reached' : 'budget_changed' }]
+        : [];
+    return [...inProject.filter(covered).flatMap((k) => switchClaim(keyTarget(k))), ...native];
   }
   // ACCOUNT: every key switch of the account's connections, every key that sends events, and a limit on every
   // project (of a provider with project limits) its connections' keys are in. TAG: the same for the keys whose
@@ -247,8 +259,11 @@ export function claimsOf(view: AccountView): { claims: Claim[]; holders: Map<str
   for (const s of view.states) {
     for (const h of s.holds) {
       if (h.kind !== 'anomaly') continue;
-      const released = view.releases.some((r) => r.holder.kind === 'anomaly' && r.holder.id === h.id && r.at >= h.since);
-      holders.set(holderKey(h), released ? 'released' : 'exists');
+      // A person releases one key of a rule (shared/anomaly/service.ts: the holder `anomaly:<ruleId>#<keyHash>`).
+      const released = view.releases.some(
+        (r) => r.holder.kind === 'anomaly' && (r.holder.id === h.id || r.holder.id === `${h.id}#${s.target.keyHash}`) && r.at >= h.since,
+      );
+      if (holders.get(holderKey(h)) !== 'released') holders.set(holderKey(h), released ? 'released' : 'exists');
       if (!released) claims.push({ target: s.target, hold: h, reason: 'anomaly' });
     }
   }
@@ -278,6 +293,8 @@ const KINDS: Record<Target['kind'], { on: ActionKind; off: ActionKind }> = {
   key: { on: 'key_deactivated', off: 'key_reactivated' },
   project: { on: 'project_limit_set', off: 'project_limit_removed' },
   reporter: { on: 'reporter_blocked', off: 'reporter_unblocked' },
+  key_limit: { on: 'key_limit_set', off: 'key_limit_removed' },
+  workspace_cap: { on: 'workspace_limit_set', off: 'workspace_limit_removed' },
 };
 /** Providers whose key switch is called "disabled" (OpenRouter) record key_disabled / key_enabled. */
 const kindOf = (t: Target, on: boolean): ActionKind =>
@@ -322,8 +339,8 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
         keyHash: o.act.target.keyHash,
         projectId: o.act.target.projectId,
         reason: c.reason,
-        actor: c.reason === 'released' ? (releasedBy.get(holderKey(c.hold)) ?? 'burnrate') : 'burnrate',
-        result: o.result,
+        actor: c.reason === 'released' ? (releasedBy.get(`${holderKey(c.hold)}#${o.act.target.keyHash}`) ?? releasedBy.get(holderKey(c.hold)) ?? 'burnrate') : 'burnrate',
+        result: o.unavailable ? 'failed' : o.result,
         detail: o.detail,
         at,
       });
@@ -341,6 +358,7 @@ async function announce(accountId: string, outcomes: Outcome[], budgets: Map<str
   };
   for (const o of outcomes) {
     const t = o.act.target;
+    if (o.unavailable) continue; // said on the budget (`enforcement.nativeCap`); its keys' switches still act
     if (o.result === 'failed') {
       const puttingBack = o.act.op === 'start' || o.act.op === 'remove_limit';
       const text = puttingBack
@@ -501,7 +519,11 @@ export function leverName(budget: Budget, view: Pick<AccountView, 'keys' | 'conn
 /** `enforcement` of a stop budget's view, from the lever states it holds (each holder shows its own status). */
 export function enforcementView(budget: Budget, view: Pick<AccountView, 'states' | 'releases' | 'month'>, lever: string | null) {
   const key = holderKey({ kind: 'budget', id: budget.id });
-  const mine = view.states.flatMap((s) => s.holds.filter((h) => holderKey(h) === key).map((h) => ({ s, h })));
+  const all = view.states.flatMap((s) => s.holds.filter((h) => holderKey(h) === key).map((h) => ({ s, h })));
+  const nativeCap = nativeCapView(all.map((x) => x.s).filter((s) => isCap(s.target)));
+  // A cap the provider would not set stops nothing: its keys' switches speak for the budget.
+  const mine = all.filter(({ s }) => !s.unavailable);
+  const withCap = <T extends object>(v: T) => ({ ...v, nativeCap });
   const failed = mine.filter(({ s }) => s.status === 'failed');
   const stopped = mine.filter(({ s, h }) => s.status !== 'failed' && holdStops(s, h));
   const latest = (list: typeof mine) => list.reduce<string | undefined>((a, { s, h }) => { const at = isCap(s.target) ? s.since : h.since; return !a || at > a ? at : a; }, undefined);
@@ -512,11 +534,20 @@ export function enforcementView(budget: Budget, view: Pick<AccountView, 'states'
     since: latest(list) ?? budget.updatedAt,
   });
   const release = view.releases.find((r) => r.holder.kind === 'budget' && r.holder.id === budget.id && r.period === view.month);
-  if (failed.length > 0 && !(release && failed.every(({ s }) => s.want === 'on'))) return pick('failed', failed);
+  if (failed.length > 0 && !(release && failed.every(({ s }) => s.want === 'on'))) return withCap(pick('failed', failed));
   // Released by a person: so at once (its levers are put back by the pass the release queued).
-  if (release) return { status: 'released' as const, lever, detail: defaultDetail('released'), since: release.at };
-  if (stopped.length > 0) return pick('stopped', stopped);
-  return pick('armed', mine.filter(({ s }) => s.status === 'armed'));
+  if (release) return withCap({ status: 'released' as const, lever, detail: defaultDetail('released'), since: release.at });
+  if (stopped.length > 0) return withCap(pick('stopped', stopped));
+  return withCap(pick('armed', mine.filter(({ s }) => s.status === 'armed')));
+}
+
+/** `enforcement.nativeCap`: the provider's own cap this budget keeps (set), would keep but may not (unavailable), or none. */
+function nativeCapView(caps: LeverState[]): { status: 'set' | 'unavailable' | 'none'; provider: string | null; detail: string } {
+  const unavailable = caps.find((s) => s.unavailable);
+  if (unavailable) return { status: 'unavailable', provider: unavailable.target.provider, detail: unavailable.unavailable! };
+  const set = caps.find((s) => s.status === 'armed' || (s.status === 'failed' && s.want === 'off'));
+  if (set) return { status: 'set', provider: set.target.provider, detail: set.detail };
+  return { status: 'none', provider: caps[0]?.target.provider ?? null, detail: caps[0]?.detail || 'No provider cap: Burnrate stops spend itself.' };
 }
 
 const defaultDetail = (status: EnforcementStatus) =>

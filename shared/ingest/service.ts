@@ -8,7 +8,7 @@ import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks
 import { fitToLimits } from '#shared/ingest/limits.ts';
 import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
-import { recentDays } from '#shared/db/rolling.ts';
+import { isoHour, keptHours, recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
 import { countCustomers, knownCustomers } from '#shared/db/customers.ts';
@@ -22,6 +22,8 @@ import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
 import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
 import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
+import { anomaliesAfterIngest } from '#shared/anomaly/service.ts';
+import { loadAlertConfig } from '#shared/db/alerts.ts';
 import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
 import { raiseUnpricedModelAlerts, unpricedModels } from '#shared/alerting/unpriced-model.ts';
 
@@ -89,6 +91,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     today: isoDate(now),
     month: isoMonth(now),
     recentDays: new Set(recentDays(isoDate(now))),
+    keptHours: new Set(keptHours(now)),
+    nowHour: isoHour(now),
     closedMonths: context.closedMonths,
   };
 
@@ -119,6 +123,9 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
 
   let accepted = 0;
   const discovered: Discovered[] = [];
+  /** Keys this ingest wrote spend for, and those it created (a key's rate exists from the second ingest that sees it). */
+  const spentOn = new Set<string>();
+  const created = new Set<string>();
   /** Events written without a given cost: their models are checked for a price (the `unpriced_model` alert). */
   const written: PricedEvent[] = [];
   const plan = (events: PricedEvent[], attempt: number) => planChunks(events, ctx).map((chunk) => ({ chunk, attempt }));
@@ -136,6 +143,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
       for (const e of chunk.events) if (!e.costGiven && !e.priced) written.push(e);
       for (const key of chunk.keys.values()) {
         if (key.isNew) discovered.push({ keyHash: key.keyHash, provider: key.provider, ...(key.hint ? { hint: key.hint } : {}) });
+        if (key.isNew) created.add(key.keyHash);
+        if (key.hours && key.hours.size > 0) spentOn.add(key.keyHash);
       }
       continue;
     }
@@ -173,7 +182,14 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   if (accepted > 0) await Promise.all([...admitted.added].map(([month, n]) => countCustomers(accountId, month, n)));
   if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
   if (accepted > 0) {
-    await evaluateAfterIngest(accountId, discovered, now);
+    const config = await loadAlertConfig(accountId).catch((error: unknown) => {
+      logger.error('alert config not read', error as Error);
+      return undefined;
+    });
+    await evaluateAfterIngest(accountId, discovered, now, config);
+    // Spend-anomaly rules: keys past them are blocked here (the reporter's block) and alerted once a day.
+    const candidates = [...spentOn].map((keyHash) => ({ keyHash, rated: !created.has(keyHash) }));
+    if (config) await anomaliesAfterIngest(accountId, candidates, { now, rules: config.rules });
     // Stop budgets: keys that send events are blocked here; a connection's levers wait for a sync queued now.
     await enforceWithoutKeys(accountId, now);
   }

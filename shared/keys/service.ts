@@ -4,6 +4,7 @@ import { stoppedBy } from '#shared/enforcement/stopped-by.ts';
 import type { LeverState } from '#shared/db/enforcement-model.ts';
 import { NotFound, ValidationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
+import { breakdownRange, MAX_RANGE_DAYS } from '#shared/http/range.ts';
 import { DEFAULT_LIMIT } from '#shared/http/pagination.ts';
 import { isQueryDate, MAX_QUERY_DATE, MIN_QUERY_DATE } from '#shared/http/dates.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
@@ -20,7 +21,6 @@ import { effectiveTagsOf, tagMatches, tagsOf, type Tags } from '#shared/tags/tag
 import { setKeyTags } from '#shared/tags/service.ts';
 import type { KeyBreakdownQuery, KeySort, LabelBody, ListKeysQuery, SortOrder } from '#shared/keys/schemas.ts';
 
-export const MAX_RANGE_DAYS = 366;
 const HASH = /^[0-9a-f]{64}$/;
 
 /** Counts as `number`s; money exactly, as `bigint` µ$ (shared/db/numbers.ts: a value of an unexpected kind throws). */
@@ -88,6 +88,8 @@ interface Ranked {
   value: bigint | string;
   hash: string;
 }
+
+export { breakdownRange, MAX_RANGE_DAYS };
 
 /** What `sort=name` orders by (docs/features/spend-and-exports.md): the label, else the provider's name, else the hint, else the hash — lower-cased. */
 export function keySortName(item: Item): string {
@@ -195,25 +197,6 @@ export async function listKeys(accountId: string, query: ListKeysQuery, now = ne
   };
 }
 
-/**
- * The range of `?from&to` (default: the current month to today), checked: real dates, `from` ≤ `to`, at most
- * {@link MAX_RANGE_DAYS} days. `where` names the request part in `errors[].path`: `query.from`, or `from` of a body.
- */
-export function breakdownRange(query: KeyBreakdownQuery, now: Date, where: 'query' | 'body' = 'query'): { from: string; to: string } {
-  const path = (field: string) => (where === 'query' ? `query.${field}` : field);
-  const to = query.to ?? isoDate(now);
-  const from = query.from ?? `${to.slice(0, 7)}-01`;
-  const errors = [];
-  if (!isQueryDate(from)) errors.push({ path: path('from'), message: `from must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
-  if (!isQueryDate(to)) errors.push({ path: path('to'), message: `to must be a date YYYY-MM-DD from ${MIN_QUERY_DATE} to ${MAX_QUERY_DATE}.` });
-  if (errors.length) throw new ValidationError('The date range is not valid.', errors);
-  if (from > to) throw new ValidationError('from must not be after to.', [{ path: path('from'), message: 'from must not be after to.' }]);
-  const days = (parseDate(to)!.getTime() - parseDate(from)!.getTime()) / 86_400_000 + 1;
-  if (days > MAX_RANGE_DAYS) {
-    throw new ValidationError(`The range may span at most ${MAX_RANGE_DAYS} days.`, [{ path: path('from'), message: `The range spans ${days} days.` }]);
-  }
-  return { from, to };
-}
 
 /** Sums of day × model items, exact (BigInt): a range's tokens can pass 2^53. */
 interface Totals {

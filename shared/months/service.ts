@@ -9,7 +9,7 @@ import { accountWithConnections, type Connection } from '#shared/db/connections.
 import { listClosedMonths, putClosedMonth, type ClosedMonth, type SettledThrough } from '#shared/db/months.ts';
 import { isSettled } from '#shared/spend/coverage.ts';
 import { addDays, isoDate, isoMonth, previousMonth } from '#shared/time/periods.ts';
-import { providerName } from '#shared/connections/alerts.ts';
+import { providerName } from '#shared/providers/names.ts';
 import type { CloseMonthBody, MonthsQuery } from '#shared/months/schemas.ts';
 
 /** How many months one `GET /months` lists at most. */

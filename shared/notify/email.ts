@@ -36,6 +36,7 @@ const TYPE_LABELS: Record<AlertType, string> = {
   budget_stopped: 'Budget stopped spend',
   budget_released: 'Budget released',
   enforcement_failed: 'A budget could not stop spend',
+  spend_anomaly: 'A key suddenly spends far more than usual',
 };
 
 export interface EmailSettings {

@@ -24,6 +24,7 @@ export const ALERT_KIND_LABELS: Record<AlertType, string> = {
   budget_stopped: 'Budget stopped',
   budget_released: 'Budget released',
   enforcement_failed: 'Enforcement failed',
+  spend_anomaly: 'Spend anomaly',
 };
 
 /**

@@ -41,6 +41,8 @@ import {
   RuleParams,
   SpendSpikeConfig as SpendSpikeConfigBody,
   SpendSpikeRuleBody,
+  SpendAnomalyConfig as SpendAnomalyConfigBody,
+  SpendAnomalyRuleBody,
 } from '#shared/rules/schemas.ts';
 import { AcknowledgeAllBody, AcknowledgeBody, AcknowledgeIdsBody, AlertParams, ListAlertsQuery } from '#shared/alerts/schemas.ts';
 import { CheckoutBody } from '#shared/billing/schemas.ts';
@@ -133,9 +135,19 @@ const requestComponents: Record<string, { schema: $ZodType; extra?: JsonSchema }
   CostThresholdRuleRequest: { schema: CostThresholdRuleBody },
   NewKeyRuleRequest: { schema: NewKeyRuleBody, extra: { description: '`config` may be left out: new_key has nothing to configure.' } },
   SpendSpikeRuleRequest: { schema: SpendSpikeRuleBody },
+  SpendAnomalyRuleRequest: {
+    schema: SpendAnomalyRuleBody,
+    extra: {
+      description:
+        'Every key of the account: its spend of the last hour against its average hourly spend over its last 14 complete days. At or past ' +
+        '`minUsdPerHour` and `multiplier` × that average: alert `spend_anomaly` (once per key per UTC day); with `action: stop` the key is ' +
+        'stopped at once (Anthropic and OpenRouter key switches, the reporter\'s block) until a person releases it (POST /keys/{hash}/release).',
+    },
+  },
   CostThresholdConfigRequest: { schema: CostThresholdConfigBody },
   NewKeyConfigRequest: { schema: NewKeyConfigBody },
   SpendSpikeConfigRequest: { schema: SpendSpikeConfigBody },
+  SpendAnomalyConfigRequest: { schema: SpendAnomalyConfigBody },
   CreateRuleRequest: {
     schema: CreateRuleBody,
     extra: { description: '`config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat.' },
@@ -462,6 +474,24 @@ export const operations: Record<string, OperationSpec> = {
       'while a connection has days of it its provider has not billed, unless `{"force": true}` (their estimates are then frozen).',
   },
   'prices/delete': { summary: 'Delete the account’s own price (back to the built-in one, or unpriced).', params: PriceParams, status: 204, errors: [404] },
+  'keys/incident': {
+    summary: 'A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it.',
+    params: KeyParams,
+    status: 200,
+    response: 'KeyIncident',
+    errors: [404],
+  },
+  'keys/release': {
+    summary: 'Release a key that a spend-anomaly rule stopped (member).',
+    params: KeyParams,
+    status: 200,
+    response: 'KeyRelease',
+    errors: [404, 409],
+    description:
+      'Every spend-anomaly hold of the key ends (recorded as the caller\'s act): the reporter lets it through at once; a key switched off at ' +
+      'its provider is switched on by a sync queued now, unless a stop budget holds it too (budgets are released by their budgets). ' +
+      '409 `not-stopped` when no rule holds the key. The rule does not stop the key again that UTC day.',
+  },
   'keys/label': {
     summary: 'Set or clear (null) a key’s label, and/or replace its own tags.',
     params: KeyParams,

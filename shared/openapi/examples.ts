@@ -261,7 +261,25 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   BudgetList: page([budget]),
   Budget: budget,
   EnforcementActionList: page([action]),
-  IngestBlocks: { blocked: [{ keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', holder: { kind: 'budget', id: BUDGET }, since: CREATED }], refreshAfterSeconds: 15 },
+  IngestBlocks: {
+    blocked: [
+      { keyHash: HASH, budgetId: BUDGET, budgetName: 'Monthly OpenAI', holder: { kind: 'budget', id: BUDGET }, since: CREATED },
+      { keyHash: HASH, budgetId: null, budgetName: 'Runaway keys', holder: { kind: 'anomaly', id: RULE }, since: NOW },
+    ],
+    refreshAfterSeconds: 15,
+  },
+  KeyIncident: {
+    keyHash: HASH,
+    name: 'Support bot',
+    provider: 'anthropic',
+    ratePerHour: 48.2,
+    baselinePerHour: 0.95,
+    baselineDays: 14,
+    hours: Array.from({ length: 25 }, (_, i) => ({ hour: `2026-11-${i < 3 ? '20' : '21'}T${String((i + 21) % 24).padStart(2, '0')}:00:00Z`, cost: i === 24 ? 48.2 : 0.9 })),
+    stopped: true,
+    holds: [{ ruleId: RULE, ruleName: 'Runaway keys', lever: 'key', status: 'stopped', since: NOW, releasedBy: null, detail: 'Key Support bot set inactive at Anthropic' }],
+  },
+  KeyRelease: { keyHash: HASH, released: [{ ruleId: RULE, lever: 'key', status: 'releasing' }] },
   Spend: {
     from: '2026-11-01',
     to: '2026-11-21',

@@ -459,6 +459,12 @@ export const Budget = z.object({
       lever: z.nullable(z.string()),
       detail: z.string(),
       since: Timestamp,
+      /** The provider's own cap this budget keeps (OpenAI project limit, OpenRouter key limit, Anthropic workspace limit). */
+      nativeCap: z.object({
+        status: z.enum(members<'set' | 'unavailable' | 'none'>({ set: true, unavailable: true, none: true })),
+        provider: z.nullable(z.string()),
+        detail: z.string(),
+      }),
     }),
   ),
   createdAt: Timestamp,
@@ -475,7 +481,9 @@ export const EnforcementAction = z.object({
   budgetId: z.nullable(BudgetId),
   holder: LeverHolder,
   kind: z.enum(
-    members<'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked'>({
+    members<
+      'key_deactivated' | 'key_reactivated' | 'key_disabled' | 'key_enabled' | 'project_limit_set' | 'project_limit_removed' | 'reporter_blocked' | 'reporter_unblocked' | 'key_limit_set' | 'key_limit_removed' | 'workspace_limit_set' | 'workspace_limit_removed'
+    >({
       key_deactivated: true,
       key_reactivated: true,
       key_disabled: true,
@@ -484,6 +492,10 @@ export const EnforcementAction = z.object({
       project_limit_removed: true,
       reporter_blocked: true,
       reporter_unblocked: true,
+      key_limit_set: true,
+      key_limit_removed: true,
+      workspace_limit_set: true,
+      workspace_limit_removed: true,
     }),
   ),
   provider: z.string(),
@@ -505,6 +517,45 @@ export const EnforcementAction = z.object({
   result: z.enum(members<'ok' | 'failed'>({ ok: true, failed: true })),
   detail: z.string(),
   at: Timestamp,
+});
+
+/** GET /keys/{hash}/incident. */
+export const KeyIncident = z.object({
+  keyHash: KeyHash,
+  name: z.string(),
+  provider: z.string(),
+  /** What the key spent in the last 60 minutes. */
+  ratePerHour: Usd,
+  /** Its average hourly spend over its last 14 complete days (`baselineDays` counted; 0: new). */
+  baselinePerHour: Usd,
+  baselineDays: Count,
+  /** The last 24 hours and the current one, oldest first (`hour`: the hour's start). */
+  hours: z.array(z.object({ hour: Timestamp, cost: Usd })),
+  stopped: z.boolean(),
+  holds: z.array(
+    z.object({
+      ruleId: RuleId,
+      ruleName: z.nullable(z.string()),
+      lever: z.enum(members<'key' | 'reporter' | 'project'>({ key: true, reporter: true, project: true })),
+      status: z.enum(members<'stopped' | 'stopping' | 'releasing' | 'released' | 'failed'>({ stopped: true, stopping: true, releasing: true, released: true, failed: true })),
+      since: Timestamp,
+      releasedBy: z.nullable(z.string()),
+      detail: z.string(),
+    }),
+  ),
+});
+
+/** POST /keys/{hash}/release. */
+export const KeyRelease = z.object({
+  keyHash: KeyHash,
+  released: z.array(
+    z.object({
+      ruleId: RuleId,
+      lever: z.enum(members<'key' | 'reporter' | 'project'>({ key: true, reporter: true, project: true })),
+      /** `releasing`: a sync switches the key on at its provider; `held_by_budget`: a stop budget keeps it off. */
+      status: z.enum(members<'released' | 'releasing' | 'held_by_budget'>({ released: true, releasing: true, held_by_budget: true })),
+    }),
+  ),
 });
 
 /** GET /ingest/blocks: the keys the reporter refuses, and when to read again. */
@@ -541,14 +592,22 @@ export const CostThresholdConfig = z.object({
 });
 export const NewKeyConfig = z.object({ webhookUrl, slackWebhookUrl });
 export const SpendSpikeConfig = z.object({ multiplier: z.number(), minSpend: Usd, webhookUrl, slackWebhookUrl });
+export const SpendAnomalyConfig = z.object({
+  minUsdPerHour: Usd,
+  multiplier: z.number(),
+  action: z.enum(members<'notify' | 'stop'>({ notify: true, stop: true })),
+  webhookUrl,
+  slackWebhookUrl,
+});
 
 /** One rule type each, with its config: named components, so generated clients name them too. */
 export const CostThresholdRule = z.object({ type: z.literal('cost_threshold'), config: CostThresholdConfig, ...ruleFields });
 export const NewKeyRule = z.object({ type: z.literal('new_key'), config: NewKeyConfig, ...ruleFields });
 export const SpendSpikeRule = z.object({ type: z.literal('spend_spike'), config: SpendSpikeConfig, ...ruleFields });
+export const SpendAnomalyRule = z.object({ type: z.literal('spend_anomaly'), config: SpendAnomalyConfig, ...ruleFields });
 
 /** A rule: its `config` has the shape of its `type`. */
-export const Rule = z.discriminatedUnion('type', [CostThresholdRule, NewKeyRule, SpendSpikeRule]);
+export const Rule = z.discriminatedUnion('type', [CostThresholdRule, NewKeyRule, SpendSpikeRule, SpendAnomalyRule]);
 
 export const AlertType = z.enum(ALERT_TYPES);
 
@@ -752,14 +811,18 @@ export const responseComponents = {
   EnforcementAction,
   EnforcementActionList: page(EnforcementAction),
   IngestBlocks,
+  KeyIncident,
+  KeyRelease,
   Rule,
   RuleList: page(Rule),
   CostThresholdRule,
   NewKeyRule,
   SpendSpikeRule,
+  SpendAnomalyRule,
   CostThresholdConfig,
   NewKeyConfig,
   SpendSpikeConfig,
+  SpendAnomalyConfig,
   Alert,
   /** GET /alerts: `counts` are the account's, over every alert (exact counters), whatever the filters. */
   AlertList: z.extend(page(Alert), { counts: z.object({ triggered: Count, acknowledged: Count }) }),

@@ -4,19 +4,24 @@
  */
 import * as z from 'zod/mini';
 import type { Rule } from '#shared/alerting/model.ts';
-import { atLeastOneField, KeyHash, money, name } from '#shared/budgets/schemas.ts';
+import { atLeastOneField, hasAtMostTwoDecimals, KeyHash, money, name } from '#shared/budgets/schemas.ts';
 import { config } from '#shared/config.ts';
 import { ValidationError } from '#shared/http/errors.ts';
 import { validate } from '#shared/http/validate.ts';
 import { checkWebhookTarget } from '#shared/net/special-addresses.ts';
 import { slackUrlProblem } from '#shared/notify/slack.ts';
 
-export const RULE_TYPES = ['cost_threshold', 'new_key', 'spend_spike'] as const;
+export const RULE_TYPES = ['cost_threshold', 'new_key', 'spend_spike', 'spend_anomaly'] as const;
 export const CHANNELS = ['email', 'webhook', 'slack'] as const;
 export const PERIODS = ['daily', 'weekly', 'monthly'] as const;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MIN_SPIKE_MULTIPLIER = 1.5;
 export const MAX_SPIKE_MULTIPLIER = 1000;
+export const MIN_ANOMALY_USD_PER_HOUR = 1;
+export const MIN_ANOMALY_MULTIPLIER = 2;
+export const DEFAULT_ANOMALY_MULTIPLIER = 10;
+export const ANOMALY_ACTIONS = ['notify', 'stop'] as const;
+const TYPE_ERROR = 'type must be cost_threshold, new_key, spend_spike or spend_anomaly.';
 
 // ---- webhook URLs -------------------------------------------------------------------------------------------
 
@@ -79,6 +84,30 @@ export const SpendSpikeConfig = z.strictObject(
   CONFIG_OBJECT,
 );
 
+/**
+ * spend_anomaly: every key of the account, its spend of the last hour against its usual hourly spend (14 complete
+ * days). `action: "stop"` pulls the key's lever at once, until a person releases it (POST /keys/{hash}/release).
+ */
+export const SpendAnomalyConfig = z.strictObject(
+  {
+    minUsdPerHour: money('minUsdPerHour', { positive: true }).check(
+      z.gte(MIN_ANOMALY_USD_PER_HOUR, `minUsdPerHour must be at least ${MIN_ANOMALY_USD_PER_HOUR}.`),
+    ),
+    multiplier: z._default(
+      z.number('multiplier must be a number.').check(
+        z.gte(MIN_ANOMALY_MULTIPLIER, `multiplier must be at least ${MIN_ANOMALY_MULTIPLIER}.`),
+        z.lte(MAX_SPIKE_MULTIPLIER, `multiplier must be at most ${MAX_SPIKE_MULTIPLIER}.`),
+        z.refine(hasAtMostTwoDecimals, 'multiplier must have at most 2 decimals.'),
+      ),
+      DEFAULT_ANOMALY_MULTIPLIER,
+    ),
+    action: z.enum(ANOMALY_ACTIONS, 'action must be notify or stop.'),
+    webhookUrl: z.optional(WebhookUrl),
+    slackWebhookUrl: z.optional(SlackWebhookUrl),
+  },
+  CONFIG_OBJECT,
+);
+
 export const Channels = z.array(z.enum(CHANNELS, 'a channel must be email, webhook or slack.'), 'channels must be an array.').check(
   z.minLength(1, 'channels must name at least one channel.'),
   z.refine((channels) => new Set(channels).size === channels.length, 'channels must not repeat a channel.'),
@@ -96,12 +125,13 @@ export const CostThresholdRuleBody = z.strictObject({ type: z.literal('cost_thre
 // new_key has nothing to configure: `config` may be left out ({}).
 export const NewKeyRuleBody = z.strictObject({ type: z.literal('new_key'), config: z._default(NewKeyConfig, {}), ...common });
 export const SpendSpikeRuleBody = z.strictObject({ type: z.literal('spend_spike'), config: SpendSpikeConfig, ...common });
+export const SpendAnomalyRuleBody = z.strictObject({ type: z.literal('spend_anomaly'), config: SpendAnomalyConfig, ...common });
 
 export const CreateRuleBody = z
   .discriminatedUnion(
     'type',
-    [CostThresholdRuleBody, NewKeyRuleBody, SpendSpikeRuleBody],
-    { error: 'type must be cost_threshold, new_key or spend_spike.' },
+    [CostThresholdRuleBody, NewKeyRuleBody, SpendSpikeRuleBody, SpendAnomalyRuleBody],
+    { error: TYPE_ERROR },
   )
   .check(
     z.superRefine((rule, ctx) => {
@@ -132,7 +162,7 @@ export type CreateRuleBody = z.infer<typeof CreateRuleBody>;
 export const PatchRuleBody = z
   .strictObject(
     {
-      type: z.optional(z.enum(RULE_TYPES, 'type must be cost_threshold, new_key or spend_spike.')),
+      type: z.optional(z.enum(RULE_TYPES, TYPE_ERROR)),
       name: z.optional(common.name),
       config: z.optional(z.looseObject({}, CONFIG_OBJECT)),
       channels: z.optional(Channels),

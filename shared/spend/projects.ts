@@ -9,7 +9,7 @@
  */
 import type { Item } from '#shared/db/client.ts';
 import * as repo from '#shared/db/spend.ts';
-import { listProviderKeys } from '#shared/db/discovered-keys.ts';
+import { listProviderKeys, projectOf, type ProjectRef } from '#shared/db/discovered-keys.ts';
 import { daysBetween, isoDate } from '#shared/time/periods.ts';
 import { addItem, byCost, totalsView, zero, type Totals } from '#shared/spend/sums.ts';
 import type { GroupBy } from '#shared/spend/schemas.ts';
@@ -29,13 +29,7 @@ export interface ProjectFilter {
   tagFilter?: string;
 }
 
-export type ProjectRef = { id: string; name: string } | null;
-
-/** A key's project as stored on its item (`{id, name}`), or null. */
-export function projectOf(key: Item | undefined): ProjectRef {
-  const p = key?.project as { id?: unknown; name?: unknown } | null | undefined;
-  return p && typeof p.id === 'string' ? { id: p.id, name: typeof p.name === 'string' ? p.name : p.id } : null;
-}
+export { projectOf, type ProjectRef };
 
 interface Group {
   id: string;

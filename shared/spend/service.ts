@@ -84,8 +84,10 @@ export async function getSpend(accountId: string, query: SpendQuery, now = new D
   const { from, to } = breakdownRange(query, now);
   const provider = query.provider?.trim().toLowerCase();
   // Project answers carry no unpriced count of their own (the unpriced note then speaks for the account's keys only where known).
-  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums).
-  // Customers and features come from events only (shared/spend/customers.ts).
+  // Coverage answers for the filters asked: the connections whose keys the filters keep (read alongside the sums). A
+  // filter that keeps keys (a tag) passes `keeps: (key) => …`; a filter of events only (a customer, a feature) passes
+  // `eventsOnly: true` (shared/spend/coverage.ts coverageScope): customers and features come from events only
+  // (shared/spend/customers.ts).
   const groupBy = query.groupBy ?? 'day';
   const named = groupBy === 'customer' || groupBy === 'feature' || query.customer !== undefined || query.feature !== undefined;
   if (named && ((query.customer !== undefined && groupBy !== 'customer') || (query.feature !== undefined && groupBy !== 'feature'))) {

@@ -8,7 +8,7 @@ import { anthropicKit } from '#shared/connections/kits/anthropic.ts';
 import { openAiKit } from '#shared/connections/kits/openai.ts';
 import { openRouterKit } from '#shared/connections/kits/openrouter.ts';
 import { syncConnection as syncWith, type SyncOptions } from '#shared/connections/sync.ts';
-import { leverHooks } from '#shared/enforcement/after-sync.ts';
+import { syncHooks } from '#shared/sync/hooks.ts';
 
 export type { SyncResult } from '#shared/connections/sync.ts';
 export { REREAD_DAYS } from '#shared/connections/sync.ts';
@@ -17,5 +17,5 @@ export { HOT_SYNC_INTERVAL_MS } from '#shared/enforcement/after-sync.ts';
 export const ALL_KITS: ProviderKits = { openai: openAiKit, anthropic: anthropicKit, openrouter: openRouterKit };
 
 export function syncConnection(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}) {
-  return syncWith(accountId, connectionId, { kits: ALL_KITS, hooks: leverHooks, ...options });
+  return syncWith(accountId, connectionId, { kits: ALL_KITS, hooks: syncHooks, ...options });
 }

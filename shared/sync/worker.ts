@@ -8,7 +8,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import type { ProviderKits } from '#shared/connections/kit.ts';
 import { parseSyncMessage } from '#shared/connections/queue.ts';
 import { syncConnection } from '#shared/connections/sync.ts';
-import { leverHooks } from '#shared/enforcement/after-sync.ts';
+import { syncHooks } from '#shared/sync/hooks.ts';
 import { logger } from '#shared/http/logger.ts';
 
 export function syncWorker(kits: ProviderKits) {
@@ -21,7 +21,7 @@ export function syncWorker(kits: ProviderKits) {
         continue;
       }
       if (!kits[message.provider]) throw new Error(`This connector worker syncs ${Object.keys(kits).join(', ')}, not ${message.provider}.`);
-      const result = await syncConnection(message.accountId, message.connectionId, { kits, hooks: leverHooks });
+      const result = await syncConnection(message.accountId, message.connectionId, { kits, hooks: syncHooks });
       logger.info('connection synced', { connectionId: message.connectionId, status: result.status, cells: result.cellsChanged, transactions: result.transactions });
     }
   };

@@ -5,7 +5,9 @@
  */
 import * as z from 'zod/mini';
 
-export type Tags = Record<string, string>;
+import type { Tags } from '#shared/db/tags.ts';
+
+export type { Tags };
 
 export const MAX_TAGS = 20;
 export const TAG_NAME = /^[a-z0-9_.\-:/]{1,64}$/;

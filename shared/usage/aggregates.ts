@@ -56,6 +56,13 @@ export interface KeyUpdate {
   attributes?: Record<string, unknown>;
   /** When the key was last seen in use, if not the write's own time (a connection's key: its latest usage day). */
   lastSeenAt?: string;
+  /**
+   * Cost by UTC hour (`2026-11-21T14`) of the last day (the key item's hour counters: the spend-anomaly rate and the
+   * incident chart): events by their time; a sync's growth of today's figure spread over the time since its last sync.
+   */
+  hours?: Map<string, bigint>;
+  /** A sync: the time its today figure was read (`rateAt` on the key item: where the next sync's spread starts). */
+  rateAt?: string;
 }
 
 /** An account-wide aggregate of a chunk keyed by `id` (day × model, month × key, day × key). */
@@ -103,6 +110,9 @@ export interface ChunkContext {
   month: string;
   /** The 7 UTC days before today (their per-key spend is kept on the key item); default: none. */
   recentDays?: ReadonlySet<string>;
+  /** The hours whose per-key spend is kept on the key item (shared/db/rolling.ts `keptHours`), and the current one. */
+  keptHours?: ReadonlySet<string>;
+  nowHour?: string;
   /** The account's closed months (YYYY-MM): usage of one of their days is booked today as a correction of that day. */
   closedMonths?: ReadonlySet<string>;
 }
@@ -236,6 +246,14 @@ export function addContribution(a: Aggregates, c: Contribution, ctx: ChunkContex
   if (ctx.recentDays?.has(c.date)) {
     if (!key.recent.has(c.date)) key.recent.set(c.date, zeroSums());
     addSums(key.recent.get(c.date)!, c.sums);
+  }
+  if (c.at !== undefined && ctx.keptHours && c.sums.costMicros > 0n) {
+    // A time ahead of the clock counts in the current hour.
+    const hour = ctx.nowHour !== undefined && c.at.slice(0, 13) > ctx.nowHour ? ctx.nowHour : c.at.slice(0, 13);
+    if (ctx.keptHours.has(hour)) {
+      key.hours ??= new Map();
+      key.hours.set(hour, (key.hours.get(hour) ?? 0n) + c.sums.costMicros);
+    }
   }
   addTo(a.dayModels, dmId(c), () => ({ date: c.date, provider: c.provider, model: c.model }), c.sums);
   addTo(a.monthKeys, mkId(c), () => ({ date: c.date.slice(0, 7), keyHash: c.keyHash }), c.sums);

@@ -34,7 +34,9 @@ import { CreateIngestKeyBody } from '#shared/ingest-keys/schemas.ts';
 import { IngestBody, IngestEvent } from '#shared/ingest/schemas.ts';
 import { priceEvent } from '#shared/ingest/events.ts';
 import { KeyBreakdownQuery, LabelBody, ListKeysQuery } from '#shared/keys/schemas.ts';
-import { CreateExportBody, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { CreateExportBody, CustomersQuery, ExportQuery, SpendQuery } from '#shared/spend/schemas.ts';
+import { ProjectParams, ProjectTagsBody } from '#shared/tags/schemas.ts';
+import { CloseMonthBody, MonthParams, MonthsQuery } from '#shared/months/schemas.ts';
 import { CreateConnectionBody, PatchConnectionBody, ReconciliationQuery } from '#shared/connections/schemas.ts';
 import { PriceParams, PutPriceBody } from '#shared/prices/schemas.ts';
 import { CreateBudgetBody, PatchBudgetBody } from '#shared/budgets/schemas.ts';
@@ -97,7 +99,9 @@ export function paramKinds(route: Route): Record<string, ParamKind> {
     const param = /^\{(\w+)\}$/.exec(segment)?.[1];
     if (!param) return;
     if (param === 'hash') kinds[param] = 'key';
-    else if (segments[0] === 'prices') kinds[param] = 'name';
+    // Free-form path parameters, validated by the route's params schema: an own price's provider and model, a month,
+    // a project's connection and id (a project id is the provider's own).
+    else if (segments[0] === 'prices' || segments[0] === 'months' || segments[0] === 'projects') kinds[param] = 'name';
     else {
       const kind = RESOURCE_OF_SEGMENT[segments[i - 1] ?? ''];
       if (!kind) throw new Error(`test/fuzz/arbitraries.ts: no resource kind known for {${param}} in ${route.path}`);
@@ -619,6 +623,8 @@ export interface RouteSpec {
   stripeEvent?: (t: Tenant) => fc.Arbitrary<Json>;
   /** The route writes on a request that carries no input at all (a rotation): such a request may write. */
   writesWithoutInput?: true;
+  /** The params schema of a route whose path parameters are free-form names (`name` kind), else PriceParams. */
+  params?: $ZodType;
 }
 
 const limit = fc.oneof(fc.integer({ min: 1, max: 100 }).map(String), fc.constantFrom('1', '50', '100', '001'));
@@ -809,6 +815,28 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'PATCH /budgets/{id}': { body: { schema: PatchBudgetBody, valid: (t) => someFields(validBudget(t)) } },
   'DELETE /budgets/{id}': {},
   'POST /budgets/{id}/release': {},
+  'GET /projects': {},
+  'PATCH /projects/{connectionId}/{projectId}': {
+    params: ProjectParams,
+    body: {
+      schema: ProjectTagsBody,
+      valid: () =>
+        fc
+          .dictionary(fc.stringMatching(/^[a-z0-9_.:/-]{1,64}$/), fc.string({ minLength: 1, maxLength: 256 }).filter((v) => !/\p{Cc}/u.test(v)), { maxKeys: 20 })
+          .map((tags) => obj({ tags: obj(tags) })),
+    },
+  },
+  'GET /customers': {
+    query: {
+      schema: CustomersQuery,
+      fields: (t) => ({ from: day, to: day, sort: fc.constantFrom('cost', 'name'), limit, cursor: cursor(t, ['customers:cost', 'customers:name']) }),
+    },
+  },
+  'GET /months': { query: { schema: MonthsQuery, fields: () => ({ from: fc.constantFrom('2026-01', '2025-12', '2026-11'), to: fc.constantFrom('2026-11', '2026-12') }) } },
+  'POST /months/{month}/close': {
+    params: MonthParams,
+    body: { schema: CloseMonthBody, optional: true, valid: () => fc.oneof(fc.constant(obj({})), fc.boolean().map((force) => obj({ force }))) },
+  },
   'GET /enforcement-actions': {
     query: { schema: ListActionsQuery, fields: (t) => ({ limit, cursor: cursor(t, ['actions:all']) }) },
   },
@@ -1006,7 +1034,7 @@ function paramArb(kind: ParamKind, t: Tenant): fc.Arbitrary<string> {
   if (kind === 'name') {
     return fc
       .oneof(
-        { arbitrary: fc.constantFrom('openai', 'gpt-4o', 'fuzz-model', 'GPT-4o-2024-08-06', ' mistral '), weight: 6 },
+        { arbitrary: fc.constantFrom('openai', 'gpt-4o', 'fuzz-model', 'GPT-4o-2024-08-06', ' mistral ', '2026-10', '2025-13', t.connectionId), weight: 6 },
         { arbitrary: fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,20}$/), weight: 3 },
         { arbitrary: fc.constantFrom('a#b', 'x'.repeat(200), '%00', ' ', 'Open AI'), weight: 2 },
         { arbitrary: junkString.filter((s) => s.length <= 2000), weight: 3 },
@@ -1186,7 +1214,7 @@ export function classify(route: Route, input: FuzzInput, t: Tenant): Expectation
     hasInput = true;
     const value = input.params[name] ?? '';
     if (kind === 'name') {
-      const field = (PriceParams as unknown as { shape: Record<string, $ZodType> }).shape[name]!;
+      const field = ((spec.params ?? PriceParams) as unknown as { shape: Record<string, $ZodType> }).shape[name]!;
       if (!safeParse(field, value).success) return { kind: 'invalid', why: `{${name}} is not a valid name` };
       continue;
     }

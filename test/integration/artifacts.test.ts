@@ -430,6 +430,14 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus(`/keys/${world.keyHash}`, { method: 'PATCH', ...o(), body: { label: 'production' } }, 200);
   });
 
+  it('projects: list, tag (a project of no connection: 404); customers; months: list, close (the current month: 409)', async () => {
+    await expectStatus('/projects', o(), 200, ['dynamodb:Query']);
+    await expectStatus('/projects/con_01M8HT0ASVBMZ0J2C7XJZRRFAK/proj_none', { method: 'PATCH', ...o(), body: { tags: { team: 'search' } } }, 404);
+    await expectStatus('/customers', o(), 200);
+    await expectStatus('/months', o(), 200);
+    await expectStatus(`/months/${new Date().toISOString().slice(0, 7)}/close`, { method: 'POST', ...o(), body: {} }, 409);
+  });
+
   it('budgets: list, create, update, release, delete; the enforcement record', async () => {
     await expectStatus('/budgets', o(), 200);
     await expectStatus('/budgets', { method: 'POST', ...o(), body: { monthlyLimit: 50, alertThreshold: 0.5, scope: 'ACCOUNT' } }, 201);
@@ -696,7 +704,7 @@ describe.concurrent('one realistic request per function, through its artifact', 
       const resealed = (await db().send(new GetCommand({ TableName: stack().tableName, Key: keys.connection(user.accountId, id), ConsistentRead: true }))).Item!;
       expect(resealed.secret).toMatchObject({ wrap: 'kms', wrappedKey: rotated.run.calls.find((c) => c.service === 'kms')!.output!.CiphertextBlob });
       const now = await expectStatus(`/connections/${id}/sync`, { method: 'POST', ...t }, 202, ['sqs:SendMessageBatch']);
-      expect(now.run.messages.map((m) => JSON.parse(m.body))).toEqual([context]);
+      expect(now.run.messages.map((m) => JSON.parse(m.body))).toEqual([{ ...context, provider: 'openai' }]);
       const recon = await expectStatus(`/connections/${id}/reconciliation?from=${today}&to=${today}`, t, 200, ['dynamodb:Query']);
       expect(recon.res.body.days).toHaveLength(1);
       await expectStatus(`/connections/${id}`, { method: 'DELETE', ...t }, 204);

@@ -76,6 +76,20 @@ describe('coverage answers for the filters asked', () => {
     }
   });
 
+  it('the plug-in for other filters: one that keeps keys (a tag) passes `keeps`, one of events only (a customer) `eventsOnly`', async () => {
+    const { coverageOf, coverageScope } = await import('#shared/spend/coverage.ts');
+    const today = new Date().toISOString().slice(0, 10);
+    const notes = async (filters: Parameters<typeof coverageScope>[1]) =>
+      providersOf((await coverageOf(user.accountId, { from: today, to: today, unpricedRequests: 0n, ...(await coverageScope(user.accountId, filters)) })).notes);
+    // Keys an OpenAI-only tag would keep: the OpenAI connection's notes only.
+    expect(await notes({ keeps: (k) => k.provider === 'openai' })).toEqual(['estimated:openai']);
+    // Keys of Anthropic: its failing connection's notes.
+    expect(await notes({ keeps: (k) => k.provider === 'anthropic' && k.source === 'connection' })).toContain('sync_failing:anthropic');
+    // A filter that keeps no key, and one of events only: no connection's note.
+    expect(await notes({ keeps: () => false })).toEqual([]);
+    expect(await notes({ eventsOnly: true })).toEqual([]);
+  });
+
   it('projectId of an OpenAI project: the OpenAI connection only; provider=openai: the same', async () => {
     const state = await openai.state();
     const project = await notesOf(`?projectId=${state.projects[0].id}`);

@@ -298,7 +298,7 @@ describe('Connections in Chromium', () => {
     await screen(page, 'Connections', ' (OpenRouter form)');
     await page.getByLabel('Provider', { exact: true }).selectOption('openrouter');
     await page.getByText('Where to create an OpenRouter management key').waitFor();
-    await page.getByLabel('Admin key').fill(openrouterOrg.adminKey);
+    await page.getByLabel('Management key').fill(openrouterOrg.adminKey);
     await page.getByRole('button', { name: 'Connect OpenRouter' }).click();
     await page.getByRole('article', { name: /OpenRouter organization/ }).getByText('Active').waitFor();
     const connection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'openrouter');
@@ -320,7 +320,7 @@ describe('Connections in Chromium', () => {
     await page.goto(`${origin()}/keys/${keyHash('openrouter', limited.id)}`);
     await page.getByRole('heading', { level: 1, name: /Production/ }).waitFor();
     await page.getByText('Credit limit at OpenRouter').waitFor();
-    await page.getByText('$500.00').first().waitFor();
+    await page.getByText('$5,000.00').first().waitFor();
     // Its history (the activity's days, per model) as well as today.
     await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).waitFor();
     await page.getByText(limited.id).waitFor();

@@ -242,7 +242,7 @@ export async function evaluationsDone(): Promise<void> {
 export async function syncHere(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}): Promise<SyncResult> {
   const { syncConnection } = await import('#shared/sync/all.ts');
   for (let attempt = 0; attempt < 100; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, ...options, http: { backoffMs: 20, ...options.http } });
+    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, whenBusy: 'skip', ...options, http: { backoffMs: 20, ...options.http } });
     if (result.status !== 'busy') {
       await evaluationsDone();
       return result;

@@ -1,13 +1,13 @@
 /**
  * Alert texts name a key by its label, else its hint, else the first 12 characters of its hash
- * (docs/features/budgets-and-alerts.md, "Spend insight"): the one rule (shared/keys/name.ts) and every text built with
+ * (docs/features/budgets-and-alerts.md, "Spend insight"): the one rule (shared/usage/key-name.ts) and every text built with
  * it — the alert's title and message, the e-mail (Subject and body), Slack.
  */
 import { describe, expect, it } from 'vitest';
 import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';
 import { alertKeyName, type Budget, type Rule } from '#shared/alerting/model.ts';
 import type { SpendSnapshot } from '#shared/alerting/spend.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import { renderBody } from '#shared/notify/email.ts';
 import { alertSubject } from '#shared/notify/subject.ts';
 import { slackMessage } from '#shared/notify/slack.ts';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';
 import type { Rule } from '#shared/alerting/model.ts';
 import type { SpendSnapshot } from '#shared/alerting/spend.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import { CAPS, EMAIL_CAP_PER_HOUR, hourWindow, receiverOf, slotDecision, targetHash, URL_CAP_PER_HOUR } from '#shared/notify/caps.ts';
 import { alertRecipients, renderAlertEmail, renderPlainEmail } from '#shared/notify/email.ts';
 import { pausedNoticeEmail } from '#shared/notify/paused.ts';

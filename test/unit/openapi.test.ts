@@ -435,8 +435,9 @@ describe('what client tools need (Prism, openapi-typescript, hey-api, Spectral)'
 
   it('each rule type and its config is a named component', () => {
     const refs = (name: string) => (doc.components.schemas[name].oneOf as any[]).map((s) => s.$ref.replace('#/components/schemas/', ''));
-    expect(refs('CreateRuleRequest')).toEqual(['CostThresholdRuleRequest', 'NewKeyRuleRequest', 'SpendSpikeRuleRequest']);
-    expect(refs('Rule')).toEqual(['CostThresholdRule', 'NewKeyRule', 'SpendSpikeRule']);
+    expect(refs('CreateRuleRequest')).toEqual(['CostThresholdRuleRequest', 'NewKeyRuleRequest', 'SpendSpikeRuleRequest', 'SpendAnomalyRuleRequest']);
+    expect(refs('Rule')).toEqual(['CostThresholdRule', 'NewKeyRule', 'SpendSpikeRule', 'SpendAnomalyRule']);
+    expect(doc.components.schemas.SpendAnomalyRuleRequest.properties.config).toEqual({ $ref: '#/components/schemas/SpendAnomalyConfigRequest' });
     expect(doc.components.schemas.CostThresholdRule.properties.config).toEqual({ $ref: '#/components/schemas/CostThresholdConfig' });
     expect(doc.components.schemas.SpendSpikeRuleRequest.properties.config).toEqual({ $ref: '#/components/schemas/SpendSpikeConfigRequest' });
   });

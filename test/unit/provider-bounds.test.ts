@@ -3,7 +3,7 @@
  * and what an organization is known by for a rotation (shared/connections/organization.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_LIST_ITEMS, MAX_PAGES, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
+import { inPool, itemBudget, MAX_BODY_BYTES, MAX_LIST_ITEMS, MAX_PAGES, ProviderLimitExceeded, readPages } from '#shared/connections/pages.ts';
 import { providerHttp, readBody } from '#shared/connections/http.ts';
 import { compareOrganizations, MAX_STORED_ORGANIZATION_IDS, organizationAfterSync } from '#shared/connections/organization.ts';
 
@@ -105,5 +105,37 @@ describe('organization identity (organization.ts)', () => {
     expect(organizationAfterSync('openrouter', [], [])).toBeUndefined();
     const many = Array.from({ length: 300 }, (_, i) => key(`h${i}`));
     expect(organizationAfterSync('openrouter', ['old'], many)).toHaveLength(MAX_STORED_ORGANIZATION_IDS);
+  });
+});
+
+describe('fan-out (pages.ts inPool, itemBudget)', () => {
+  it('at most n at a time, results by index; the first error starts nothing more', async () => {
+    let running = 0;
+    let most = 0;
+    const out: number[] = [];
+    await inPool([5, 1, 3, 2, 4], 2, async (x, i) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, x));
+      out[i] = x * 10;
+      running -= 1;
+    });
+    expect(most).toBe(2);
+    expect(out).toEqual([50, 10, 30, 20, 40]);
+    const started: number[] = [];
+    const failed = inPool(Array.from({ length: 100 }, (_, i) => i), 4, async (i) => {
+      started.push(i);
+      if (i === 1) throw new Error('boom');
+      await new Promise((r) => setTimeout(r, 5));
+    });
+    await expect(failed).rejects.toThrow('boom');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(started.length).toBeLessThanOrEqual(8);
+  });
+
+  it('counts the items of many lists together against the bound', () => {
+    const count = itemBudget('API keys of the projects', 10);
+    count(6);
+    expect(() => count(5)).toThrow(ProviderLimitExceeded);
   });
 });

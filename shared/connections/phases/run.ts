@@ -10,7 +10,7 @@ import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { listOwnPrices } from '#shared/db/prices.ts';
-import { recentDays } from '#shared/db/rolling.ts';
+import { isoHour, keptHours, recentDays, spreadOverHours } from '#shared/db/rolling.ts';
 import { loadCells, toStoredCell, type Connection } from '#shared/db/connections.ts';
 import { settleCellItems, type SettleChange } from '#shared/db/settlement.ts';
 import { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
@@ -92,7 +92,14 @@ export async function loadContext(accountId: string, now: Date): Promise<ImportC
     untracked,
     ownPrices: new Map(prices.map((p) => [priceId(p.provider, p.model), p])),
     closedMonths,
-    chunkContext: { knownKeys: new Set([...knownKeys.keys()].filter((h) => !untracked.has(h))), today: isoDate(now), month: isoMonth(now), recentDays: new Set(recentDays(isoDate(now))) },
+    chunkContext: {
+      knownKeys: new Set([...knownKeys.keys()].filter((h) => !untracked.has(h))),
+      today: isoDate(now),
+      month: isoMonth(now),
+      recentDays: new Set(recentDays(isoDate(now))),
+      keptHours: new Set(keptHours(now)),
+      nowHour: isoHour(now),
+    },
   };
 }
 
@@ -419,11 +426,47 @@ export class Importer {
   private decorateKeys(aggregates: Aggregates, batch: CellChange[]): void {
     const usedOn = latestUsageDays(this.provider, batch);
     for (const key of aggregates.keys.values()) {
+      if (key.today.costMicros > 0n) {
+        // Today's figure grew: spread over the time since it was last read (the spend-anomaly rate, the incident chart).
+        const since = this.lastRead(key.keyHash);
+        key.hours = spreadOverHours(key.today.costMicros, since.at, this.now.getTime(), this.now);
+        key.rateAt = this.now.toISOString();
+        this.grown.set(key.keyHash, this.grown.get(key.keyHash) === true || since.seen);
+      }
       key.lastSeenAt = lastSeenWith(this.ctx.knownKeys.get(key.keyHash), usedOn.get(key.keyHash), this.now);
       const keyId = this.keyIdOf(key.keyHash);
       const attrs = this.attributesOf(keyId === undefined ? null : keyId);
       if (key.isNew || !sameAttributes(attrs, this.ctx.knownKeys.get(key.keyHash))) key.attributes = attrs;
     }
+  }
+
+  /**
+   * Keys whose today figure this sync saw grow, and whether an earlier sync saw the key today (its spend rate exists
+   * from the second sync that sees it on the day: API.md part 6; a connection's first sync starts the count).
+   */
+  readonly grown = new Map<string, boolean>();
+
+  /**
+   * When the key's today figure was last read: the later of the previous complete sync (if the key existed then) and
+   * the last sync that wrote the key's today figure (`rateAt`), not before today's midnight (the figure starts at 0).
+   */
+  private lastRead(keyHash: string): { at: number; seen: boolean } {
+    const midnight = Date.parse(`${this.ctx.chunkContext.today}T00:00:00.000Z`);
+    const item = this.ctx.knownKeys.get(keyHash);
+    let at = midnight;
+    let seen = false;
+    const previous = this.conn.lastSuccessAt ? Date.parse(this.conn.lastSuccessAt) : NaN;
+    const firstSeen = typeof item?.firstSeenAt === 'string' ? Date.parse(item.firstSeenAt) : NaN;
+    if (item && previous >= midnight && previous < this.now.getTime() && firstSeen <= previous) {
+      at = previous;
+      seen = true;
+    }
+    const rateAt = typeof item?.rateAt === 'string' ? Date.parse(item.rateAt) : NaN;
+    if (rateAt >= midnight && rateAt < this.now.getTime() && rateAt > at) {
+      at = rateAt;
+      seen = true;
+    }
+    return { at, seen };
   }
 
   private hashToKeyId = new Map<string, string | null>();

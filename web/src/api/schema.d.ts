@@ -372,6 +372,46 @@ export interface paths {
         patch: operations["projectsUpdate"];
         trace?: never;
     };
+    "/keys/{hash}/incident": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it.
+         * @description A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         */
+        get: operations["keysIncident"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{hash}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a key that a spend-anomaly rule stopped (member).
+         * @description Every spend-anomaly hold of the key ends (recorded as the caller's act): the reporter lets it through at once; a key switched off at its provider is switched on by a sync queued now, unless a stop budget holds it too (budgets are released by their budgets). 409 `not-stopped` when no rule holds the key. The rule does not stop the key again that UTC day. Needs the bearer token of a member or an admin; another role gets 403 and nothing changes.
+         */
+        post: operations["keysRelease"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/budgets": {
         parameters: {
             query?: never;
@@ -1602,6 +1642,12 @@ export interface components {
                 lever: string | null;
                 detail: string;
                 since: components["schemas"]["Timestamp"];
+                nativeCap: {
+                    /** @enum {string} */
+                    status: "set" | "unavailable" | "none";
+                    provider: string | null;
+                    detail: string;
+                };
             };
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
@@ -1619,7 +1665,7 @@ export interface components {
                 id: string;
             };
             /** @enum {string} */
-            kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked";
+            kind: "key_deactivated" | "key_reactivated" | "key_disabled" | "key_enabled" | "project_limit_set" | "project_limit_removed" | "reporter_blocked" | "reporter_unblocked" | "key_limit_set" | "key_limit_removed" | "workspace_limit_set" | "workspace_limit_removed";
             provider: string;
             keyHash: string | null;
             projectId: string | null;
@@ -1649,7 +1695,41 @@ export interface components {
             }[];
             refreshAfterSeconds: number;
         };
-        Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"];
+        KeyIncident: {
+            keyHash: string;
+            name: string;
+            provider: string;
+            ratePerHour: number;
+            baselinePerHour: number;
+            baselineDays: number;
+            hours: {
+                hour: components["schemas"]["Timestamp"];
+                cost: number;
+            }[];
+            stopped: boolean;
+            holds: {
+                ruleId: string;
+                ruleName: string | null;
+                /** @enum {string} */
+                lever: "key" | "reporter" | "project";
+                /** @enum {string} */
+                status: "stopped" | "stopping" | "releasing" | "released" | "failed";
+                since: components["schemas"]["Timestamp"];
+                releasedBy: string | null;
+                detail: string;
+            }[];
+        };
+        KeyRelease: {
+            keyHash: string;
+            released: {
+                ruleId: string;
+                /** @enum {string} */
+                lever: "key" | "reporter" | "project";
+                /** @enum {string} */
+                status: "released" | "releasing" | "held_by_budget";
+            }[];
+        };
+        Rule: components["schemas"]["CostThresholdRule"] | components["schemas"]["NewKeyRule"] | components["schemas"]["SpendSpikeRule"] | components["schemas"]["SpendAnomalyRule"];
         RuleList: {
             items: components["schemas"]["Rule"][];
             nextCursor: string | null;
@@ -1690,6 +1770,18 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
             lastTriggeredAt: components["schemas"]["Timestamp"] | null;
         };
+        SpendAnomalyRule: {
+            /** @constant */
+            type: "spend_anomaly";
+            config: components["schemas"]["SpendAnomalyConfig"];
+            id: string;
+            name: string;
+            channels: ("email" | "webhook" | "slack")[];
+            isActive: boolean;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            lastTriggeredAt: components["schemas"]["Timestamp"] | null;
+        };
         CostThresholdConfig: {
             threshold: number;
             /** @enum {string} */
@@ -1708,10 +1800,18 @@ export interface components {
             webhookUrl?: string;
             slackWebhookUrl?: string;
         };
+        SpendAnomalyConfig: {
+            minUsdPerHour: number;
+            multiplier: number;
+            /** @enum {string} */
+            action: "notify" | "stop";
+            webhookUrl?: string;
+            slackWebhookUrl?: string;
+        };
         Alert: {
             id: string;
             /** @enum {string} */
-            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+            type: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
             /** @enum {string} */
             status: "triggered" | "acknowledged";
             ruleId: string | null;
@@ -2011,6 +2111,7 @@ export interface components {
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
+            nativeCap?: boolean;
         };
         /** @description At least one field; the merged budget is checked as a whole. */
         PatchBudgetRequest: {
@@ -2029,6 +2130,7 @@ export interface components {
             /** @enum {string} */
             action?: "notify" | "stop";
             alertOnForecast?: boolean;
+            nativeCap?: boolean;
         };
         CostThresholdRuleRequest: {
             /** @constant */
@@ -2056,6 +2158,15 @@ export interface components {
             channels: ("email" | "webhook" | "slack")[];
             isActive?: boolean;
         };
+        /** @description Every key of the account: its spend of the last hour against its average hourly spend over its last 14 complete days. At or past `minUsdPerHour` and `multiplier` × that average: alert `spend_anomaly` (once per key per UTC day); with `action: stop` the key is stopped at once (Anthropic and OpenRouter key switches, the reporter's block) until a person releases it (POST /keys/{hash}/release). */
+        SpendAnomalyRuleRequest: {
+            /** @constant */
+            type: "spend_anomaly";
+            config: components["schemas"]["SpendAnomalyConfigRequest"];
+            name: string;
+            channels: ("email" | "webhook" | "slack")[];
+            isActive?: boolean;
+        };
         CostThresholdConfigRequest: {
             threshold: number;
             /** @enum {string} */
@@ -2074,12 +2185,21 @@ export interface components {
             webhookUrl?: string;
             slackWebhookUrl?: string;
         };
+        SpendAnomalyConfigRequest: {
+            minUsdPerHour: number;
+            /** @default 10 */
+            multiplier: number;
+            /** @enum {string} */
+            action: "notify" | "stop";
+            webhookUrl?: string;
+            slackWebhookUrl?: string;
+        };
         /** @description `config.webhookUrl` (https, a public host) is required when `channels` includes `webhook`, and refused otherwise. Channels do not repeat. */
-        CreateRuleRequest: components["schemas"]["CostThresholdRuleRequest"] | components["schemas"]["NewKeyRuleRequest"] | components["schemas"]["SpendSpikeRuleRequest"];
+        CreateRuleRequest: components["schemas"]["CostThresholdRuleRequest"] | components["schemas"]["NewKeyRuleRequest"] | components["schemas"]["SpendSpikeRuleRequest"] | components["schemas"]["SpendAnomalyRuleRequest"];
         /** @description At least one field. A `config` replaces the stored one and is checked against the rule’s type. The type cannot be changed (400). */
         PatchRuleRequest: {
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "spend_anomaly";
             name?: string;
             config?: {
                 [key: string]: unknown;
@@ -2115,7 +2235,7 @@ export interface components {
             /** @constant */
             all: true;
             /** @enum {string} */
-            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+            type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
             keyHash?: string;
         };
         /** @description A Stripe event, exactly as Stripe signed it. */
@@ -3074,6 +3194,16 @@ export interface operations {
                      *             "id": "bud_01JZ3N7M2P4Q6R8S0T2V4W6X8Y"
                      *           },
                      *           "since": "2026-11-02T09:15:00.000Z"
+                     *         },
+                     *         {
+                     *           "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *           "budgetId": null,
+                     *           "budgetName": "Runaway keys",
+                     *           "holder": {
+                     *             "kind": "anomaly",
+                     *             "id": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q"
+                     *           },
+                     *           "since": "2026-11-21T22:34:24.123Z"
                      *         }
                      *       ],
                      *       "refreshAfterSeconds": 15
@@ -3460,6 +3590,204 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    keysIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key’s SHA-256 (64 lower-case hex). */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A key against its usual rate: its spend hour by hour over the last 24 hours, its rate and baseline, and the spend-anomaly holds of it. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "name": "Support bot",
+                     *       "provider": "anthropic",
+                     *       "ratePerHour": 48.2,
+                     *       "baselinePerHour": 0.95,
+                     *       "baselineDays": 14,
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-11-20T21:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-20T22:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-20T23:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T00:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T01:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T02:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T03:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T04:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T05:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T06:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T07:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T08:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T09:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T10:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T11:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T12:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T13:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T14:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T15:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T16:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T17:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T18:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T19:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T20:00:00Z",
+                     *           "cost": 0.9
+                     *         },
+                     *         {
+                     *           "hour": "2026-11-21T21:00:00Z",
+                     *           "cost": 48.2
+                     *         }
+                     *       ],
+                     *       "stopped": true,
+                     *       "holds": [
+                     *         {
+                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
+                     *           "ruleName": "Runaway keys",
+                     *           "lever": "key",
+                     *           "status": "stopped",
+                     *           "since": "2026-11-21T22:34:24.123Z",
+                     *           "releasedBy": null,
+                     *           "detail": "Key Support bot set inactive at Anthropic"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KeyIncident"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    keysRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key’s SHA-256 (64 lower-case hex). */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Release a key that a spend-anomaly rule stopped (member). */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "keyHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *       "released": [
+                     *         {
+                     *           "ruleId": "rul_01JZ3N8E3F5G7H9J1K3M5N7P9Q",
+                     *           "lever": "key",
+                     *           "status": "releasing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KeyRelease"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4003,7 +4331,7 @@ export interface operations {
                 /** @description Only alerts in this status. */
                 status?: "triggered" | "acknowledged";
                 /** @description Only alerts of this type. */
-                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed";
+                type?: "cost_threshold" | "new_key" | "spend_spike" | "budget_threshold" | "budget_exceeded" | "budget_forecast" | "plan_limit" | "connection_error" | "unpriced_model" | "budget_stopped" | "budget_released" | "enforcement_failed" | "spend_anomaly";
                 /** @description Only what concerns this key (its SHA-256, 64 lower-case hex). */
                 keyHash?: string;
                 /** @description Page size, 1–100 (default 50). */

@@ -6,7 +6,7 @@ import { useLoad } from '../../ui/load.ts';
 import { keyNames } from '../../ui/key-names.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
-import { RuleForm } from './rule-form.tsx';
+import { anomalyWords, RuleForm } from './rule-form.tsx';
 
 type Rule = Schemas['Rule'];
 
@@ -20,6 +20,8 @@ function describe(rule: Rule, names: Map<string, string>): string {
       return `When a day's spend is ${rule.config.multiplier}× the usual (at least ${money(rule.config.minSpend)})`;
     case 'new_key':
       return 'When a new key appears';
+    case 'spend_anomaly':
+      return anomalyWords(rule.config);
   }
 }
 

@@ -13,10 +13,28 @@ export const TYPES: [RuleType, string][] = [
   ['cost_threshold', 'Spend passes an amount'],
   ['spend_spike', 'Spend spikes'],
   ['new_key', 'A new key appears'],
+  ['spend_anomaly', 'A key suddenly spends far more than usual'],
 ];
 
+/** A spend-anomaly rule in words: "Stop a key that suddenly spends 10× its usual rate, at least $20 an hour". */
+export function anomalyWords(c: { minUsdPerHour: number; multiplier: number; action: 'notify' | 'stop' }): string {
+  const amount = Number.isInteger(c.minUsdPerHour) ? `$${c.minUsdPerHour}` : `$${c.minUsdPerHour.toFixed(2)}`;
+  return `${c.action === 'stop' ? 'Stop' : 'Alert on'} a key that suddenly spends ${c.multiplier}× its usual rate, at least ${amount} an hour`;
+}
+
 function initial(rule: Rule | undefined) {
-  const c = (rule?.config ?? {}) as Partial<{ threshold: number; period: string; keyHash: string; multiplier: number; minSpend: number; webhookUrl: string; slackWebhookUrl: string }>;
+  const c = (rule?.config ?? {}) as Partial<{
+    threshold: number;
+    period: string;
+    keyHash: string;
+    multiplier: number;
+    minSpend: number;
+    minUsdPerHour: number;
+    action: 'notify' | 'stop';
+    webhookUrl: string;
+    slackWebhookUrl: string;
+  }>;
+  const anomaly = rule?.type === 'spend_anomaly';
   return {
     name: rule?.name ?? '',
     threshold: c.threshold === undefined ? '' : String(c.threshold),
@@ -24,6 +42,9 @@ function initial(rule: Rule | undefined) {
     keyHash: c.keyHash ?? '',
     multiplier: String(c.multiplier ?? 3),
     minSpend: String(c.minSpend ?? 10),
+    anomalyMultiplier: String(anomaly ? (c.multiplier ?? 10) : 10),
+    minUsdPerHour: String(c.minUsdPerHour ?? 20),
+    action: c.action ?? 'stop',
     webhookUrl: c.webhookUrl ?? '',
     slackWebhookUrl: c.slackWebhookUrl ?? '',
   };
@@ -49,6 +70,13 @@ export function RuleForm({ rule, keyLabel, onDone, onCancel }: { rule?: Rule; ke
       };
     }
     if (type === 'spend_spike') return { ...common, type, config: { multiplier: Number(form.multiplier), minSpend: Number(form.minSpend), ...webhook } };
+    if (type === 'spend_anomaly') {
+      return {
+        ...common,
+        type,
+        config: { minUsdPerHour: Number(form.minUsdPerHour), multiplier: Number(form.anomalyMultiplier), action: form.action as 'notify' | 'stop', ...webhook },
+      };
+    }
     return { ...common, type, config: webhook };
   };
   const set = (name: keyof typeof form) => (e: { currentTarget: HTMLInputElement | HTMLSelectElement }) => setForm({ ...form, [name]: e.currentTarget.value });
@@ -91,6 +119,42 @@ export function RuleForm({ rule, keyLabel, onDone, onCancel }: { rule?: Rule; ke
         <>
           <Field label="Multiplier of the usual daily spend" inputMode="decimal" required value={form.multiplier} error={submit.fieldError('config.multiplier', 'Multiplier of the usual daily spend')} onInput={set('multiplier')} />
           <Field label="Least spend of the day (US dollars)" inputMode="decimal" required value={form.minSpend} error={submit.fieldError('config.minSpend', 'Least spend of the day (US dollars)')} onInput={set('minSpend')} />
+        </>
+      )}
+      {type === 'spend_anomaly' && (
+        <>
+          <Select
+            label="When a key runs away"
+            value={form.action}
+            options={[
+              ['stop', 'Stop the key and alert'],
+              ['notify', 'Alert only'],
+            ]}
+            onChange={set('action')}
+          />
+          <Field
+            label="Times its usual hourly spend"
+            inputMode="decimal"
+            required
+            hint="Usual: its average hour over the last 14 days."
+            value={form.anomalyMultiplier}
+            error={submit.fieldError('config.multiplier', 'Times its usual hourly spend')}
+            onInput={set('anomalyMultiplier')}
+          />
+          <Field
+            label="At least (US dollars an hour)"
+            inputMode="decimal"
+            required
+            value={form.minUsdPerHour}
+            error={submit.fieldError('config.minUsdPerHour', 'At least (US dollars an hour)')}
+            onInput={set('minUsdPerHour')}
+          />
+          <p class="muted" data-testid="anomaly-words">
+            {anomalyWords({ minUsdPerHour: Number(form.minUsdPerHour) || 0, multiplier: Number(form.anomalyMultiplier) || 0, action: form.action as 'notify' | 'stop' })}.{' '}
+            {form.action === 'stop'
+              ? 'Every key of the account is watched. Anthropic and OpenRouter keys are switched off at the provider and reporter keys are refused, until someone releases the key; OpenAI can\'t pause a single key, so its keys are alerted on only.'
+              : 'Every key of the account is watched; nothing is stopped.'}
+          </p>
         </>
       )}
       <fieldset>

@@ -13,6 +13,7 @@ import { KeyPicker } from '../../ui/key-picker.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { useCan } from '../../ui/me.tsx';
 import { Empty, ErrorBox, Screen, Show } from '../../ui/states.tsx';
+import { IncidentView } from './incident.tsx';
 
 type Alert = Schemas['Alert'];
 type Status = Alert['status'];
@@ -32,11 +33,13 @@ export const TYPE_NAMES: Record<AlertType, string> = {
   budget_stopped: 'Budget stopped spend',
   budget_released: 'Budget released',
   enforcement_failed: 'Budget could not stop spend',
+  spend_anomaly: 'Key spending far more than usual',
 };
 
 function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Alert; linked: boolean; canAck: boolean; busy: boolean; checked: boolean; onCheck: (on: boolean) => void; onAck: () => void }) {
   const titleId = `title-${a.id}`;
   const open = a.status === 'triggered';
+  const [incident, setIncident] = useState(false);
   return (
     <li class={linked ? 'card linked alert' : 'card alert'} aria-current={linked ? 'true' : undefined} ref={(el) => {
         if (linked) el?.scrollIntoView({ block: 'center' });
@@ -49,6 +52,13 @@ function AlertItem({ a, linked, canAck, busy, checked, onCheck, onAck }: { a: Al
           {a.title} <span class={`badge ${a.status}`}>{open ? 'Open' : 'Acknowledged'}</span>
         </h3>
         <p style={{ margin: '4px 0' }}>{a.message}</p>
+        {a.type === 'spend_anomaly' && a.keyHash && (
+          // The incident (its GET) only once someone opens it; open by itself when the alert is the one linked.
+          <details class="incident-toggle" open={linked} onToggle={(e) => setIncident(e.currentTarget.open)}>
+            <summary>Incident: the key's last 24 hours</summary>
+            {(incident || linked) && <IncidentView keyHash={a.keyHash} canRelease={canAck} titleId={titleId} />}
+          </details>
+        )}
         <p class="muted" style={{ margin: '4px 0' }}>
           {TYPE_NAMES[a.type]} · {period(a.period)} · triggered {when(a.triggeredAt)}
           {a.acknowledgedAt ? ` · acknowledged ${when(a.acknowledgedAt)}` : ''}

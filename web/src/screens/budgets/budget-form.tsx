@@ -37,12 +37,16 @@ function useLever(scope: Scope, keyHash: string, connection: Schemas['Connection
     if (connection.enforcement !== 'on') return { offered: false, words: `The connection ${connection.name} does not let budgets act: an admin turns that on on the Connections page.` };
     return connection.provider === 'openai'
       ? { offered: true, words: 'Sets the project’s own hard spend limit at OpenAI (OpenAI refuses its requests past it; its enforcement lags a little).' }
-      : { offered: true, words: 'At the limit, every active key of the workspace is set inactive at Anthropic; exactly those are set active again on release.' };
+      : { offered: true, words: 'At the limit, every active key of the workspace is set inactive at Anthropic; exactly those are set active again on release. (Through the API, nativeCap: true also sets a monthly workspace spend limit at Anthropic, an early-access feature: it replaces any limit of your own on that workspace, and a release deletes it.)' };
   }
   if (!key) return { offered: false, words: 'Choose a key first.' };
   if (key.source !== 'connection') return { offered: true, words: 'At the limit, the Burnrate reporter refuses this key’s calls (answered with a 429, never sent).' };
   if (key.provider === 'openai') return { offered: false, words: 'OpenAI can pause no single key: make a budget on its project instead.' };
-  if (key.provider === 'anthropic') return { offered: true, words: 'At the limit, Anthropic sets this key inactive; it is set active again on release or at the month’s start.' };
+  if (key.providerKeyId === null) return { offered: false, words: 'Usage without a key can’t be stopped by Burnrate: cover it with an account budget, or keep this budget notify-only.' };
+  if (key.providerStatus === 'archived' || key.providerStatus === 'expired' || key.providerStatus === 'deleted') return { offered: false, words: `This key is ${key.providerStatus}: there is nothing left to stop.` };
+  if (key.provider === 'anthropic') return { offered: true, words: 'At the limit, Anthropic sets this key inactive; it is set active again on release or at the month’s start (a key someone had turned off stays off).' };
+  if (key.provider === 'openrouter')
+    return { offered: true, words: 'Sets the key’s own monthly limit at OpenRouter (OpenRouter refuses it past the limit, even while Burnrate is down) and disables it at the limit; both are undone on release or at the month’s start, and a limit of your own comes back.' };
   return { offered: false, words: 'This provider offers Burnrate no way to stop a key.' };
 }
 

@@ -27,6 +27,10 @@ const ACTION_TEXT: Record<Action['kind'], string> = {
   project_limit_removed: 'Project limit removed',
   reporter_blocked: 'Reporter refuses the key',
   reporter_unblocked: 'Reporter lets the key through',
+  key_limit_set: 'Key limit set',
+  key_limit_removed: 'Key limit removed',
+  workspace_limit_set: 'Workspace limit set',
+  workspace_limit_removed: 'Workspace limit removed',
 };
 const REASON_TEXT: Record<Action['reason'], string> = {
   limit_reached: 'limit reached',

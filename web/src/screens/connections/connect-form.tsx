@@ -60,14 +60,14 @@ export function ConnectForm({ providers, onConnected }: { providers: Provider[];
         <Select label="Provider" value={chosen} options={providers.map((p) => [p, PROVIDER_NAMES[p]] as const)} onChange={(e) => setProvider(e.currentTarget.value as Provider)} />
         <AdminKeyHelp provider={chosen} />
         <Field
-          label="Admin key"
+          label={chosen === 'openrouter' ? 'Management key' : 'Admin key'}
           type="password"
           autoComplete="off"
           spellcheck={false}
           required
           value={adminKey}
-          error={submit.fieldError('adminKey', 'Admin key')}
-          hint="Stored encrypted and used only to read usage; never shown again."
+          error={submit.fieldError('adminKey', chosen === 'openrouter' ? 'Management key' : 'Admin key')}
+          hint="Stored encrypted and never shown again. Reading usage needs a key that may read; budgets that stop spend need a key that may also write (a read-only admin key can't switch keys off or set limits)."
           onInput={(e) => setAdminKey(e.currentTarget.value)}
         />
         <Field label="Name (optional)" value={name} placeholder={`${PROVIDER_NAMES[chosen]} organization`} error={submit.fieldError('name', 'Name')} onInput={(e) => setName(e.currentTarget.value)} />
