@@ -38,7 +38,7 @@ import { onText } from '#shared/enforcement/words.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
 import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
-import { keyDisplayName } from '#shared/keys/name.ts';
+import { keyDisplayName } from '#shared/usage/key-name.ts';
 import { publishAlerts } from '#shared/alerting/queue.ts';
 import { microsToUsd } from '#shared/pricing/money.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';

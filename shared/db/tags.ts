@@ -8,8 +8,7 @@
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, failedConditions, queryAll, tableName, transactWrite, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
-
-/** A key's or project's tags as stored: name -> value (shared/tags/tags.ts checks them). */
+/** A tag map as stored (shared/tags/tags.ts validates it). */
 export type Tags = Record<string, string>;
 
 export interface ProjectTagsItem {

@@ -8,10 +8,15 @@ import type { Item } from '#shared/db/client.ts';
 import { listKeysAndProjects, listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getConnection } from '#shared/db/connections.ts';
 import * as repo from '#shared/db/tags.ts';
-import { projectOf } from '#shared/db/discovered-keys.ts';
 import { effectiveTags, effectiveTagsOf, sameTags, sortedTags, tagsOf, type Tags } from '#shared/tags/tags.ts';
 
 const ATTEMPTS = 8;
+
+/** A key's project as stored on its item (`{id, name}`), or null. */
+function projectOf(key: Item | undefined): { id: string; name: string } | null {
+  const p = key?.project as { id?: unknown; name?: unknown } | null | undefined;
+  return p && typeof p.id === 'string' ? { id: p.id, name: typeof p.name === 'string' ? p.name : p.id } : null;
+}
 
 /** The (connection, project) a key belongs to, or undefined (an ingest key, a key without a project). */
 export function projectRefOf(item: Item | undefined): { connectionId: string; projectId: string; name: string } | undefined {
