@@ -31,18 +31,19 @@ beforeAll(async () => {
   });
   [browser, user, org] = await Promise.all([launchChromium({ width: 1280 }), registerUser({ companyName: 'Chargeback Co' }), newStandInOrg('openai', { now: now.toISOString(), late: null })]);
   await setPlan(user.accountId, 'SCALE');
+  // Customers of last month, from events (a provider without a connection), on its last day: before the sync, which
+  // may close last month (a closed month takes no new spend; it would be booked on today).
+  const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key as string;
+  const keyHash = createHash('sha256').update(`mistral-${randomUUID()}`).digest('hex');
+  const at = new Date(Math.max(Date.parse(`${lastMonthEnd}T12:00:00Z`), Date.now() - 34 * 86_400_000)).toISOString();
+  const events = ['acme-corp', 'acme-corp', 'globex', 'initech'].map((customerId, i) => ({ requestId: randomUUID(), keyHash, provider: 'mistral', model: 'mistral-large', inputTokens: 10, outputTokens: 10, costUsd: [2.5, 1.25, 3, 0.4][i], customerId, timestamp: at }));
+  expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events } })).body.accepted).toBe(4);
   const created = await api('/connections', { method: 'POST', token: user.token, body: { provider: 'openai', adminKey: org.adminKey } });
   for (let i = 0; i < 100; i++) {
     const r = await syncConnection(user.accountId, created.body.id, { budgetMs: 600_000, http: { backoffMs: 20 }, now });
     if (r.status !== 'busy') break;
     await new Promise((res) => setTimeout(res, 200));
   }
-  // Customers of last month, from events (a provider without a connection), on its last day.
-  const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: {} })).body.key as string;
-  const keyHash = createHash('sha256').update(`mistral-${randomUUID()}`).digest('hex');
-  const at = new Date(Math.max(Date.parse(`${lastMonthEnd}T12:00:00Z`), Date.now() - 34 * 86_400_000)).toISOString();
-  const events = ['acme-corp', 'acme-corp', 'globex', 'initech'].map((customerId, i) => ({ requestId: randomUUID(), keyHash, provider: 'mistral', model: 'mistral-large', inputTokens: 10, outputTokens: 10, costUsd: [2.5, 1.25, 3, 0.4][i], customerId, timestamp: at }));
-  expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events } })).body.accepted).toBe(4);
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
