@@ -676,6 +676,26 @@ describe('provider connections', () => {
   });
 });
 
+describe('closed months, a key’s incident and its release', () => {
+  it('GET /months → 200, 400; POST /months/{month}/close → 200, 409; GET /keys/{hash}/incident → 200, 404; POST /keys/{hash}/release → 200, 409', async () => {
+    const auth = { token: user.token };
+    await expectCall(200, 'GET', '/months', '/months', auth);
+    await expectCall(400, 'GET', '/months', '/months?from=2020-01&to=2026-11', auth);
+    await expectCall(409, 'POST', '/months/{month}/close', `/months/${new Date().toISOString().slice(0, 7)}/close`, { ...auth, body: {} });
+    await expectCall(200, 'POST', '/months/{month}/close', '/months/2024-01/close', { ...auth, body: { force: true } });
+    // A stopping spend-anomaly rule and a new reporter key spending past its floor: the ingest that sees the rate holds it.
+    await api('/alert-rules', { method: 'POST', token: user.token, body: { type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, multiplier: 2, action: 'stop' } } });
+    const hash = newKeyHash();
+    for (let i = 0; i < 2; i++) {
+      await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [event(hash, { costUsd: 5 })] } });
+    }
+    await expectCall(200, 'GET', '/keys/{hash}/incident', `/keys/${hash}/incident`, auth);
+    await expectCall(404, 'GET', '/keys/{hash}/incident', `/keys/${'b'.repeat(64)}/incident`, auth);
+    await expectCall(200, 'POST', '/keys/{hash}/release', `/keys/${hash}/release`, auth);
+    await expectCall(409, 'POST', '/keys/{hash}/release', `/keys/${hash}/release`, auth);
+  });
+});
+
 describe('coverage', () => {
   it('every route answered a validated success, and every route that can refuse a validated problem', () => {
     const missing: string[] = [];
