@@ -815,6 +815,8 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
   'PATCH /budgets/{id}': { body: { schema: PatchBudgetBody, valid: (t) => someFields(validBudget(t)) } },
   'DELETE /budgets/{id}': {},
   'POST /budgets/{id}/release': {},
+  'GET /keys/{hash}/incident': {},
+  'POST /keys/{hash}/release': {},
   'GET /projects': {},
   'PATCH /projects/{connectionId}/{projectId}': {
     params: ProjectParams,

@@ -428,6 +428,9 @@ describe.concurrent('one realistic request per function, through its artifact', 
     await expectStatus('/keys', o(), 200);
     await expectStatus(`/keys/${world.keyHash}`, o(), 200);
     await expectStatus(`/keys/${world.keyHash}`, { method: 'PATCH', ...o(), body: { label: 'production' } }, 200);
+    // Its incident view (no anomaly: its hours and baseline all the same) and a release of no anomaly hold (409).
+    await expectStatus(`/keys/${world.keyHash}/incident`, o(), 200);
+    await expectStatus(`/keys/${world.keyHash}/release`, { method: 'POST', ...o() }, 409);
   });
 
   it('projects: list, tag (a project of no connection: 404); customers; months: list, close (the current month: 409)', async () => {

@@ -322,7 +322,7 @@ describe('Connections in Chromium', () => {
     await page.getByText('Credit limit at OpenRouter').waitFor();
     await page.getByText('$5,000.00').first().waitFor();
     // Its history (the activity's days, per model) as well as today.
-    await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).waitFor();
+    await page.getByRole('cell', { name: 'openrouter/openai/gpt-4.1' }).first().waitFor();
     await page.getByText(limited.id).waitFor();
     await page.screenshot({ path: 'docs/screenshots/key-openrouter-light.png', fullPage: true });
 

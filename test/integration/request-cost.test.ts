@@ -195,6 +195,7 @@ async function seed(): Promise<Fixture> {
   await expectMeasured(200, 'PATCH /keys/{hash}', 'label', `/keys/${keyHashes[0]}`, { ...auth, body: { label: 'Production' } });
   await expectMeasured(200, 'PATCH /budgets/{id}', 'monthlyLimit', `/budgets/${accountBudget.body.id}`, { ...auth, body: { monthlyLimit: 45 } });
   await expectMeasured(409, 'POST /budgets/{id}/release', 'a notify budget (nothing stopped: 409 not-stopped)', `/budgets/${accountBudget.body.id}/release`, auth);
+  await expectMeasured(409, 'POST /keys/{hash}/release', 'a key no anomaly rule holds (409 not-stopped)', `/keys/${keyHashes[0]}/release`, auth);
   await expectMeasured(200, 'PATCH /alert-rules/{id}', 'threshold', `/alert-rules/${daily.body.id}`, {
     ...auth,
     body: { config: { threshold: 1.25, period: 'daily' } },
@@ -357,6 +358,8 @@ const readCaseList: ReadCase[] = [
     max: 3,
   },
   { route: 'GET /keys/{hash}', detail: 'unknown key (404)', path: () => `/keys/${sha256('never seen')}`, max: 3 },
+  // The key, its last 24 hours (on its item) and its baseline days, and the rule holds on it.
+  { route: 'GET /keys/{hash}/incident', detail: 'a key no rule holds', path: (f) => `/keys/${f.keyHashes[0]}/incident`, max: 4 },
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
   { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
   { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
