@@ -33,6 +33,8 @@ export interface GuardOptions {
   now: () => number;
   /** How long one read of the list may take (ms). @default READ_TIMEOUT_MS */
   readTimeoutMs?: number;
+  /** Called once, when the first read of the list is over (read, refused or given up). */
+  onFirstRead?: () => void;
 }
 
 /** How long the last list is trusted while Burnrate can't be reached. */
@@ -50,7 +52,10 @@ export class Guard {
   private warned = new Set<string>();
 
   constructor(private readonly options: GuardOptions) {
-    void this.refresh().finally(() => (this.firstSettled = true));
+    void this.refresh().finally(() => {
+      this.firstSettled = true;
+      this.options.onFirstRead?.();
+    });
   }
 
   /** Reads the list now; schedules the next read. Never throws. */

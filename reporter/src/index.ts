@@ -89,7 +89,8 @@ export function createReporter(options: ReporterOptions): Reporter {
     retryDelayMs: Math.max(0, options.retryDelayMs ?? 100),
     fetch: platformFetch,
     // The first read of the block list is not waited for by calls, so a batch's timer may fire while it is under way:
-    // its send waits for the read to end (a finished script is then held by the read alone, then flushes on exit).
+    // its send waits for the read to end and a whole interval more (a finished script is then held by the read alone,
+    // then flushes on exit).
     holdTimedSends: () => guard.firstReadUnderWay(),
   });
 
@@ -101,6 +102,7 @@ export function createReporter(options: ReporterOptions): Reporter {
     enforce: options.enforce ?? 'block',
     now: options.now ?? Date.now,
     readTimeoutMs,
+    onFirstRead: () => sender.resumeTimedSends(),
   });
 
   // Flush on process exit: `beforeExit` fires when nothing else is left to do (the batch timer never holds the process).

@@ -74,8 +74,9 @@ export interface SenderOptions {
   /** How long one `POST /ingest` may take before it is abandoned (and retried like a network error). @default 10000 */
   requestTimeoutMs?: number;
   /**
-   * While true, a partial batch's timer starts no send and waits again (the first read of the block list is under
-   * way: a script that has finished is then held by that read only, and flushes on exit within its bound).
+   * While true, a partial batch's timer starts no send and is not set again until `resumeTimedSends()` (the first
+   * read of the block list is under way: a script that has finished is then held by that read only, and flushes on
+   * exit within its bound).
    */
   holdTimedSends?: () => boolean;
 }
@@ -95,6 +96,8 @@ const MAX_IN_FLIGHT = 2;
 export class Sender {
   private queue: IngestEvent[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** A partial batch's timer fired while timed sends were held: its wait starts again at `resumeTimedSends()`. */
+  private timedSendHeld = false;
   private inFlight = new Set<Promise<void>>();
   private readonly counts: Stats = { sent: 0, rejected: 0, dropped: 0, failedBatches: 0 };
   private readonly rejectedCodes = new Set<string>();
@@ -148,6 +151,18 @@ export class Sender {
     await this.flushWithin(timeoutMs);
   }
 
+  /**
+   * Timed sends may start again (the first read of the block list is over). A partial batch whose timer fired
+   * meanwhile waits a whole interval from now, never less: a timer left running through the read could fire in the
+   * very turn of the event loop the read ended in, and start a send that holds a finished script for its own bound
+   * (10 s, six tries) instead of letting it reach the bounded flush on exit.
+   */
+  resumeTimedSends(): void {
+    if (!this.timedSendHeld) return;
+    this.timedSendHeld = false;
+    this.pump(false);
+  }
+
   /** One more event was a streamed response too large to read (see Stats.oversizedStreams). */
   noteOversized(): void {
     this.counts.oversizedStreams = (this.counts.oversizedStreams ?? 0) + 1;
@@ -197,10 +212,11 @@ export class Sender {
       });
       this.inFlight.add(sending);
     }
-    if (this.queue.length > 0 && !this.timer && !this.stop.signal.aborted) {
+    if (this.queue.length > 0 && !this.timer && !this.timedSendHeld && !this.stop.signal.aborted) {
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.pump(!this.options.holdTimedSends?.());
+        if (this.options.holdTimedSends?.()) this.timedSendHeld = true;
+        else this.pump(true);
       }, this.options.flushIntervalMs);
       this.timer.unref?.();
     }

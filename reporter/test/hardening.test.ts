@@ -9,10 +9,11 @@ import { once } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createReporter } from '../src/index.ts';
 import { EventRuns, MAX_EVENT_BYTES, UsageReader, UsageStripper, watchStream } from '../src/sse.ts';
 import { withIncludeUsage } from '../src/body.ts';
+import { Sender } from '../src/sender.ts';
 import { ANTHROPIC_KEY, OPENAI_KEY, startInferenceStandin, type Standin } from './inference-standin.ts';
 
 const silent = { warn: () => undefined };
@@ -284,5 +285,44 @@ describe('adding stream_options to the caller\'s body', () => {
     expect(seen.raw).toBe(`{"stream_options":{"include_usage":true},${original.slice(1)}`);
     expect(Number(seen.headers['content-length'])).toBe(Buffer.byteLength(seen.raw));
     await reporter.close();
+  });
+});
+
+describe('a partial batch\'s timer while the first read of the block list is under way', () => {
+  // CI found a one-call script killed after 20 s (1 run in ~10 under load): the timer, set again every interval during
+  // the read, fired in the very turn of the event loop the read ended in and started a send to the silent Burnrate
+  // (10 s a try, six tries) before the script could reach its bounded flush on exit.
+  it('starts its send a whole interval after the read is over, never in the turn the read ended in', async () => {
+    vi.useFakeTimers();
+    try {
+      const posts: number[] = [];
+      let reading = true;
+      const sender = new Sender({
+        ingestKey: 'brk_test',
+        baseUrl: 'http://burnrate.invalid/api',
+        batchSize: 1000,
+        flushIntervalMs: 50,
+        maxQueue: 100,
+        maxAttempts: 1,
+        fetch: (async () => {
+          posts.push(Date.now());
+          return new Response('{"accepted":1}', { status: 202 });
+        }) as typeof fetch,
+        holdTimedSends: () => reading,
+      });
+      const start = Date.now();
+      sender.enqueue({ requestId: 'r1', keyHash: 'h', keyHint: 'sk-…abcd', provider: 'openai', model: 'gpt-4o', timestamp: new Date(start).toISOString(), inputTokens: 1, outputTokens: 1 });
+      await vi.advanceTimersByTimeAsync(240);
+      expect(posts).toEqual([]);
+      // The read ends 10 ms before the timer, had it been set again at 200, would fire (at 250).
+      reading = false;
+      sender.resumeTimedSends();
+      await vi.advanceTimersByTimeAsync(49);
+      expect(posts, 'no send within an interval of the read\'s end').toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(posts.map((t) => t - start)).toEqual([290]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
