@@ -1,6 +1,5 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { logger } from '#shared/http/logger.ts';
+import { injectLambdaContext, logger } from '#shared/http/logger.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 
 /** Scheduled (EventBridge, every 15 minutes): one queue message per connection due (no Scan: the sparse due index). */

@@ -1,6 +1,5 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { logger } from '#shared/http/logger.ts';
+import { injectLambdaContext, logger } from '#shared/http/logger.ts';
 import { sweepUndelivered } from '#shared/notify/sweep.ts';
 
 /** Scheduled (EventBridge, every 5 minutes): re-queues alerts whose channels are still undelivered. */

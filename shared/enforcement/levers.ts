@@ -2,9 +2,10 @@
  * The levers: what a provider's admin API lets Burnrate do to stop spend, behind ONE interface. A provider offers a
  * key switch (Anthropic: a key `inactive` and back), a project's hard spend limit (OpenAI: enforced by OpenAI
  * itself), or both; the methods it lacks are absent and its offer (offers.ts, which the code that never pulls a
- * lever reads without bundling this module) says so. Another provider plugs in with its offer and `registerLever`.
+ * lever reads without bundling this module) says so. Another provider plugs in with its offer and its lever in the
+ * connector worker of that provider (shared/sync/levers.ts): a worker bundles its own provider's lever only.
  */
-import { ANTHROPIC_VERSION, providerBaseUrl } from '#shared/connections/endpoints.ts';
+import { ANTHROPIC_VERSION } from '#shared/connections/endpoints.ts';
 import { ProviderBadResponse, ProviderRefused, providerHttp, type ProviderHttpOptions } from '#shared/connections/http.ts';
 
 /** What a lever's calls may be given (tests: `fetch`, shorter waits). */
@@ -53,18 +54,8 @@ export class CapUnavailable extends Error {
   override name = 'CapUnavailable';
 }
 
-type LeverFactory = (base: string, adminKey: string, options: LeverHttpOptions) => Lever;
-const registry = new Map<string, LeverFactory>();
-
-export function registerLever(provider: string, make: LeverFactory): void {
-  registry.set(provider, make);
-}
-
-export function leverFor(provider: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
-  const make = registry.get(provider);
-  if (!make) throw new ProviderBadResponse(`Burnrate has no lever for ${provider}.`);
-  return make(providerBaseUrl(provider as never), adminKey, options);
-}
+/** A provider's lever, made for one admin key at the provider's origin (a connector worker is given its own provider's: shared/sync/levers.ts). */
+export type LeverFactory = (base: string, adminKey: string, options: LeverHttpOptions) => Lever;
 
 /** Anthropic: `POST /v1/organizations/api_keys/{id}` `{status}` (https://platform.claude.com/docs/en/api/admin/api_keys/update). */
 export function anthropicLever(base: string, adminKey: string, options: LeverHttpOptions = {}): Lever {
@@ -151,7 +142,3 @@ export function openRouterLever(base: string, managementKey: string, options: Le
   };
   return { provider: 'openrouter', readKey, stopKey: (hash) => setDisabled(hash, true), startKey: (hash) => setDisabled(hash, false), readKeyLimit, setKeyLimit };
 }
-
-registerLever('anthropic', anthropicLever);
-registerLever('openai', openAiLever);
-registerLever('openrouter', openRouterLever);

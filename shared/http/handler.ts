@@ -1,16 +1,15 @@
 /**
  * The HTTP stack every API handler uses (middy):
- *   no-store → Powertools logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your
+ *   no-store → logger context → CORS headers → problem+json errors → auth → body/query/path parsing → your
  * function. A handler file is then a thin adapter: declare its schemas, call one domain function, return a reply.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpCors from '@middy/http-cors';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { $ZodType } from 'zod/v4/core';
 import * as z from 'zod/mini';
 import { config } from '#shared/config.ts';
-import { logger } from '#shared/http/logger.ts';
+import { injectLambdaContext, logger } from '#shared/http/logger.ts';
 import { FeatureOff, HttpError } from '#shared/http/errors.ts';
 import { CACHE_CONTROL, problemResponse } from '#shared/http/problem.ts';
 import { jsonBody, MAX_BODY_BYTES, noBody } from '#shared/http/body.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { Cursor, Limit } from '#shared/http/pagination.ts';
 import { queryDate } from '#shared/http/dates.ts';
-import { tagFilterField, TagsField } from '#shared/tags/tags.ts';
+import { tagFilterField, TagsField } from '#shared/tags/schemas.ts';
 
 /** A key's hash in the path; anything else cannot name a key (→ 404, like an unknown one). */
 export const KeyParams = z.strictObject({ hash: z.string() });

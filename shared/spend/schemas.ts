@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { queryDate } from '#shared/http/dates.ts';
 import { Cursor, Limit } from '#shared/http/pagination.ts';
-import { tagFilterField } from '#shared/tags/tags.ts';
+import { tagFilterField } from '#shared/tags/schemas.ts';
 
 export const GROUP_BY = ['day', 'model', 'provider', 'key', 'project', 'tag', 'customer', 'feature'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];

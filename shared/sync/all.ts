@@ -9,13 +9,17 @@ import { openAiKit } from '#shared/connections/kits/openai.ts';
 import { openRouterKit } from '#shared/connections/kits/openrouter.ts';
 import { syncConnection as syncWith, type SyncOptions } from '#shared/connections/sync.ts';
 import { syncHooks } from '#shared/sync/hooks.ts';
+import type { LeverFactories } from '#shared/sync/levers.ts';
+import { anthropicLever, openAiLever, openRouterLever } from '#shared/enforcement/levers.ts';
 
 export type { SyncResult } from '#shared/connections/sync.ts';
 export { REREAD_DAYS } from '#shared/connections/sync.ts';
 export { HOT_SYNC_INTERVAL_MS } from '#shared/sync/levers.ts';
 
 export const ALL_KITS: ProviderKits = { openai: openAiKit, anthropic: anthropicKit, openrouter: openRouterKit };
+export const ALL_LEVERS: LeverFactories = { openai: openAiLever, anthropic: anthropicLever, openrouter: openRouterLever };
+const hooks = syncHooks(ALL_LEVERS);
 
 export function syncConnection(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}) {
-  return syncWith(accountId, connectionId, { kits: ALL_KITS, hooks: syncHooks, ...options });
+  return syncWith(accountId, connectionId, { kits: ALL_KITS, hooks, ...options });
 }

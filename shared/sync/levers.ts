@@ -9,7 +9,10 @@ import type { ProviderHttpOptions } from '#shared/connections/http.ts';
 import { openSecret } from '#shared/connections/secrets.ts';
 import type { SyncHooks } from '#shared/connections/kit.ts';
 import { enforceForConnection } from '#shared/enforcement/service.ts';
-import { leverFor } from '#shared/enforcement/levers.ts';
+import type { Lever, LeverFactory, LeverHttpOptions } from '#shared/enforcement/levers.ts';
+import { providerBaseUrl } from '#shared/connections/endpoints.ts';
+import { ProviderBadResponse } from '#shared/connections/http.ts';
+import type { Provider } from '#shared/connections/model.ts';
 import { listRules } from '#shared/db/rules.ts';
 import { evaluateAnomalies, hasStoppingAnomalyRule } from '#shared/anomaly/service.ts';
 import { logger } from '#shared/http/logger.ts';
@@ -20,8 +23,17 @@ export const HOT_SYNC_INTERVAL_MS = 60_000;
 /** How soon a connection of an account with a spend-anomaly rule that stops keys is synced again (5 minutes in AWS, 1 locally). */
 export const anomalySyncIntervalMs = (): number => Number(process.env.ANOMALY_SYNC_INTERVAL_MS || 5 * 60_000);
 
-export async function enforceLimits(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined, grown: ReadonlyMap<string, boolean> = new Map()): Promise<void> {
-  const lever = leverFor(conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {});
+/** The levers a connector worker carries: its own provider's (shared/enforcement/levers.ts). */
+export type LeverFactories = Partial<Record<Provider, LeverFactory>>;
+
+function leverFor(levers: LeverFactories, provider: string, adminKey: string, options: LeverHttpOptions): Lever {
+  const make = Object.hasOwn(levers, provider) ? levers[provider as Provider] : undefined;
+  if (!make) throw new ProviderBadResponse(`Burnrate has no lever for ${provider}.`);
+  return make(providerBaseUrl(provider as Provider), adminKey, options);
+}
+
+export async function enforceLimits(levers: LeverFactories, conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined, grown: ReadonlyMap<string, boolean> = new Map()): Promise<void> {
+  const lever = leverFor(levers, conn.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {});
   const rules = await listRules(conn.accountId);
   try {
     // Spend-anomaly rules first: a runaway key of this connection is stopped by the sync that sees its rate.
@@ -42,16 +54,21 @@ export async function enforceLimits(conn: Connection, adminKey: string, now: Dat
  * own admin key (a deleted one's, kept sealed in its release job until then). A refusal raises `enforcement_failed`
  * saying what stays stopped and how to undo it by hand; nothing is tried again.
  */
-export async function releaseConnectionLevers(accountId: string, connectionId: string, conn: Connection | undefined, now: Date, http: ProviderHttpOptions | undefined): Promise<void> {
+export async function releaseConnectionLevers(levers: LeverFactories, accountId: string, connectionId: string, conn: Connection | undefined, now: Date, http: ProviderHttpOptions | undefined): Promise<void> {
   const job = conn ? undefined : await getReleaseJob(accountId, connectionId);
   const source = conn ?? job;
   if (!source) return;
   if (await heldOn(accountId, connectionId)) {
     const adminKey = await openSecret(source.secret, { accountId, connectionId });
-    await enforceForConnection(accountId, connectionId, leverFor(source.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {}), now, true);
+    await enforceForConnection(accountId, connectionId, leverFor(levers, source.provider, adminKey, http?.fetch ? { fetch: http.fetch } : {}), now, true);
   }
   if (job) await deleteReleaseJob(accountId, connectionId);
 }
 
 /** The levers around every sync: pulled after the import, released when the connection is paused or deleted. */
-export const leverHooks: SyncHooks = { afterImport: enforceLimits, released: releaseConnectionLevers };
+export function leverHooks(levers: LeverFactories): SyncHooks {
+  return {
+    afterImport: (...args) => enforceLimits(levers, ...args),
+    released: (...args) => releaseConnectionLevers(levers, ...args),
+  };
+}

@@ -3,15 +3,13 @@
  * project's, overlaid by its own; they are computed when either changes and written onto the key item, so every
  * reader (GET /keys, groupBy=tag, TAG budgets, exports) reads one attribute. Pure.
  */
-import * as z from 'zod/mini';
-
 import type { Tags } from '#shared/db/tags.ts';
 
 export type { Tags };
 
 export const MAX_TAGS = 20;
 export const TAG_NAME = /^[a-z0-9_.\-:/]{1,64}$/;
-const MAX_VALUE_CHARS = 256;
+export const MAX_VALUE_CHARS = 256;
 // Control characters (C0, DEL, C1) have no place in a label a person reads or a CSV cell.
 const CONTROL = /\p{Cc}/u;
 
@@ -32,20 +30,6 @@ export function tagValueProblem(value: unknown): string | undefined {
   if (CONTROL.test(value)) return 'A tag value has no control characters.';
   return undefined;
 }
-
-/** The `tags` field of a request body: a JSON object of at most 20 names → values (`{}` clears them). */
-export const TagsField = z
-  .record(z.string(), z.unknown(), 'tags must be an object of tag names to values.')
-  .check(
-    z.superRefine((tags, ctx) => {
-      const entries = Object.entries(tags);
-      if (entries.length > MAX_TAGS) ctx.issues.push({ code: 'custom', path: [], message: `At most ${MAX_TAGS} tags.`, input: tags });
-      for (const [name, value] of entries) {
-        const problem = tagNameProblem(name) ?? tagValueProblem(value);
-        if (problem) ctx.issues.push({ code: 'custom', path: [name], message: `${problem} (${JSON.stringify(name.slice(0, 70))})`, input: tags });
-      }
-    }),
-  );
 
 /** A stored tag map (anything else reads as none). */
 export function tagsOf(value: unknown): Tags {
@@ -86,14 +70,3 @@ export function tagMatches(tags: Tags, filter: string): boolean {
   }
   return false;
 }
-
-/** The query field of a tag filter: `name:value` (or a name alone), 1–321 characters. */
-export const tagFilterField = (field: string) =>
-  z.string(`${field} must be text.`).check(
-    z.minLength(1, `${field} must not be empty.`),
-    z.maxLength(64 + 1 + MAX_VALUE_CHARS * 2, `${field} is too long.`),
-    z.refine((text) => {
-      const name = text.includes(':') ? text.slice(0, text.indexOf(':')) : text;
-      return name.length > 0;
-    }, `${field} is name:value (a tag name, a colon, the value).`),
-  );

@@ -107,7 +107,7 @@ export function artifactRuntime(options: RuntimeOptions): ArtifactRuntime {
 
 /**
  * Why a run is broken, or nothing: the module failed or the handler threw, the process crashed, a call was denied
- * or unknown, or it logged an error (Powertools ERROR/CRITICAL lines, anything on stderr but Node's own warnings).
+ * or unknown, or it logged an error (the logger's ERROR/CRITICAL lines, anything on stderr but Node's own warnings).
  */
 export function problemsOf(run: Run): string[] {
   const problems: string[] = [];
@@ -118,7 +118,7 @@ export function problemsOf(run: Run): string[] {
     if (call.service === 'unknown') problems.push(`unexpected request: ${call.operation}`);
     for (const a of call.authorizations.filter((x) => !x.allowed)) problems.push(`DENIED ${call.service} ${call.operation}: ${a.action} on ${a.resource} (${a.reason})`);
   }
-  // Powertools writes JSON lines (INFO to stdout, WARN and ERROR to stderr): errors fail, and so does a warning
+  // The logger writes JSON lines (INFO to stdout, WARN and ERROR to stderr): errors fail, and so does a warning
   // about missing configuration; any other stderr output (a crash, console.error) fails too.
   for (const line of `${invocation.stdout}\n${withoutRuntimeNotices(invocation.stderr)}`.split('\n')) {
     if (!line.trim()) continue;
