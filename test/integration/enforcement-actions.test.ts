@@ -44,7 +44,7 @@ async function allPages(user: RegisteredUser, path: string): Promise<{ items: an
   const sizes: number[] = [];
   let cursor: string | null = null;
   do {
-    const res = await api(`${path}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: user.token });
+    const res: { status: number; body: any } = await api(`${path}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: user.token });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     items.push(...res.body.items);
     sizes.push(res.body.items.length);
