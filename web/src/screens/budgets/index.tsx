@@ -148,9 +148,10 @@ function BudgetCard({ b: listed, name, projectName, canEdit, linked, onChanged }
                   .then(onChanged)
               }
             >
-              Release for this month
+              Release
             </button>
           )}
+          {canEdit && b.enforcement.status === 'stopped' && <span class="muted"> Lets spend through until the month ends.</span>}
           <ErrorBox error={release.error} />
           <Actions budgetId={b.id} />
         </div>
