@@ -283,6 +283,15 @@ export const routes: readonly Route[] = [
 ];
 
 /** `auth/register` → `AuthRegister`: a stable, readable logical id for CDK. */
+/**
+ * The least role of every `jwt` route by its routeKey (`METHOD /path`; a route without one: admin, fail closed): what
+ * shared/access/roles.ts checks. Written by `npm run gen:api` to shared/access/route-roles.json, which the functions
+ * bundle instead of this table (6.8 KB less in each; test/unit/routes.test.ts keeps the file equal to this).
+ */
+export function jwtRouteRoles(list: readonly Route[] = routes): Record<string, RouteRole> {
+  return Object.fromEntries(list.filter((r) => r.auth === 'jwt').map((r) => [`${r.method} ${r.path}`, r.role ?? 'admin']));
+}
+
 export function routeId(route: Route): string {
   return route.handler
     .split(/[/-]/)
