@@ -4,7 +4,7 @@
  * `level`, `message`, `timestamp`, `service`, the Lambda context's `cold_start`, `function_arn`,
  * `function_memory_size`, `function_name`, `function_request_id`, `xray_trace_id`, then the entry's own keys (an Error
  * as `error: {name, location, message, stack, cause}`, BigInts as text, circular references dropped, empty values
- * left out). Written here rather than bundled from `@aws-lambda-powertools/logger`: the same lines for ~1 KB instead of
+ * left out). Written here rather than bundled from `@aws-lambda-powertools/logger`: the same lines for ~2.6 KB instead of
  * ~20 KB in every function (docs/performance-cold-starts.md).
  *
  * Level: `AWS_LAMBDA_LOG_LEVEL` (Lambda's advanced logging controls) if set, else `POWERTOOLS_LOG_LEVEL`, else
