@@ -15,6 +15,12 @@
  *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit 1..1000 (20), include_archived,
  *                                                   include_default (both false by default); `data_residency` as
  *                                                   the reference's defaults (us, unrestricted, global)
+ *   POST|GET /v1/organizations/spend_limits[/{id}], DELETE …/{id}   workspace limits (beta, early access; below)
+ *   POST /v1/messages                               inference, with the secret of a key made through the control API:
+ *                                                   an inactive key 401; a workspace at its monthly spend limit 400
+ *                                                   invalid_request_error "You have reached your specified workspace
+ *                                                   API usage limits…" before the call runs; a call bills its input
+ *                                                   (JSON length / 4 tokens) and `max_tokens` of output
  *
  * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
  * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is

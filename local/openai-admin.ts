@@ -16,8 +16,14 @@
  *   GET|POST|DELETE /v1/organization/projects/{id}/spend_limit   the project's hard limit {threshold_amount (cents),
  *                                            currency USD, interval month} with enforcement.status inactive|enforcing;
  *                                            an enforcing project's usage stops growing (control: POST
- *                                            /_burnrate/spend-limits {overshootCents}: how far past it spend gets
- * first)
+ *                                            /_burnrate/spend-limits {overshootCents, lagSeconds}: how far past it
+ *                                            spend gets first, and how long after reaching it the refusals begin:
+ *                                            "Enforcement is not instantaneous", developers.openai.com/api/docs/
+ *                                            guides/spend-limits, gives no figure; both 0 by default)
+ *   POST /v1/chat/completions                inference, with the secret of a key made through the control API
+ *                                            (`POST /_burnrate/keys` answers it): a project at its hard limit is
+ *                                            refused 429 `project_spend_limit_exceeded` before the call runs; a call
+ *                                            bills its input (JSON length / 4 tokens) and `max_tokens` of output
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
  * param, code}}`. Buckets: the first one starts at start_time floored to the minute (truncated, not snapped), the

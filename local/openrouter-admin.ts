@@ -10,6 +10,10 @@
  *                                 a disabled key's usage stops; enabled again, it resumes from then on; a key
  *                                 past its own limit (usage since its reset: daily, weekly from Monday, monthly from
  *                                 the 1st, at midnight UTC; else its lifetime) is refused (control API `usage`)
+ *   POST  /api/v1/chat/completions inference with a key's secret (its hash is the key's `hash`): a disabled key 403, a
+ *                                 key past its own limit 402 `metadata.limit_source: "openrouter_key_limit"`
+ *                                 (openrouter.ai/docs/api-reference/limits) before the call runs; a call bills its
+ *                                 input and `max_tokens` of output, its `usage.cost` in dollars
  *   GET   /api/v1/activity        date (YYYY-MM-DD, one of the last 30 completed UTC days, else 400),
  *                                 api_key_hash, user_id; `{data: [{date, model, model_permaslug, endpoint_id,
  *                                 provider_name, usage, byok_usage_inference, requests, prompt_tokens,
@@ -242,7 +246,7 @@ function windowUsage(store: OrgStore, k: OrgKey): number {
   return costBetween(store, list, from, now + 1);
 }
 
-/** Why OpenRouter refuses a call with this key now: disabled, or past its own limit (403 "Key limit exceeded"). */
+/** Why OpenRouter refuses a call with this key now: disabled, or past its own limit (402, `openrouter_key_limit`). */
 function refusal(store: OrgStore, k: OrgKey | undefined): string | undefined {
   if (!k) return undefined;
   if (k.status !== 'active') return 'key_disabled';
