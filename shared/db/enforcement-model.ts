@@ -163,6 +163,10 @@ export interface EnforcementAction {
   result: 'ok' | 'failed';
   detail: string;
   at: string;
+  /** The holder's name when the act was taken (a budget's, an anomaly rule's): the record reads without a join, and names a deleted budget. */
+  holderName?: string | null;
+  /** The target's name when the act was taken: the key's label or name, the project's or workspace's name. */
+  targetName?: string | null;
 }
 
 /** What taking one act did (recorded in the actions log, announced by alerts). */

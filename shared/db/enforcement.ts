@@ -189,30 +189,78 @@ export function toAction(item: Item): EnforcementAction {
     actor: item.actor as string,
     result: item.result === 'failed' ? 'failed' : 'ok',
     detail: (item.detail as string) ?? '',
+    holderName: typeof item.holderName === 'string' ? item.holderName : null,
+    targetName: typeof item.targetName === 'string' ? item.targetName : null,
     at: item.at as string,
   };
 }
 
-/** One page of acts, newest first: the account's (base table) or one holder's (gsi1). */
+/** The filters of the acts' list (GET /enforcement-actions). */
+export interface ActionFilter {
+  provider?: string;
+  result?: 'ok' | 'failed';
+}
+
+/**
+ * A filtered page reads this many acts in its ONE Query (a few hundred bytes each: well under DynamoDB's 1 MB a
+ * Query): the page is filled up to `limit` from them; when fewer match, the cursor still says more may follow.
+ */
+export const FILTERED_READ = 500;
+
+/** The start key of the page after `item`: its table key, and its gsi1 key when listing one holder's acts. */
+const actionPosition = (item: Item, onIndex: boolean): Record<string, unknown> => ({
+  pk: item.pk,
+  sk: item.sk,
+  ...(onIndex ? { gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk } : {}),
+});
+
+/**
+ * One page of acts, newest first: the account's (base table) or one holder's (gsi1), in ONE Query. With a filter
+ * (provider, result) the Query filters as it reads, FILTERED_READ acts at most: the page holds up to `limit` of the
+ * matches and its cursor starts after the last one shown; a page with fewer (the read ran out before the list did)
+ * still carries a cursor (docs/features/budgets-and-alerts.md).
+ */
 export async function listActions(
   accountId: string,
   holderId: string | undefined,
   limit: number,
   startKey?: Record<string, unknown>,
+  filter: ActionFilter = {},
 ): Promise<{ items: EnforcementAction[]; lastKey?: Record<string, unknown> }> {
   const base = queries.enforcementActions(accountId);
+  const terms: string[] = [];
+  const values: Record<string, unknown> = {};
+  if (filter.provider) {
+    terms.push('#provider = :provider');
+    values[':provider'] = filter.provider;
+  }
+  if (filter.result) {
+    terms.push('#result = :result');
+    values[':result'] = filter.result;
+  }
+  const filtering = terms.length
+    ? {
+        FilterExpression: terms.join(' AND '),
+        ExpressionAttributeNames: { ...(filter.provider ? { '#provider': 'provider' } : {}), ...(filter.result ? { '#result': 'result' } : {}) },
+      }
+    : {};
   const res = await db().send(
     new QueryCommand({
       TableName: tableName(),
       ...(holderId
-        ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': queries.budgetEnforcementActions(accountId, holderId).gsi1pk } }
-        : { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': base.pk, ':prefix': base.skPrefix } }),
+        ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ...values, ':pk': queries.budgetEnforcementActions(accountId, holderId).gsi1pk } }
+        : { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ...values, ':pk': base.pk, ':prefix': base.skPrefix } }),
+      ...filtering,
       ScanIndexForward: false,
-      Limit: limit,
+      Limit: terms.length ? Math.max(FILTERED_READ, limit) : limit,
       ExclusiveStartKey: startKey,
     }),
   );
-  return { items: (res.Items ?? []).map(toAction), ...(res.LastEvaluatedKey ? { lastKey: res.LastEvaluatedKey } : {}) };
+  const items = res.Items ?? [];
+  const page = items.slice(0, limit);
+  // More may follow: matches read but not shown (start after the last one shown), or a list not read to its end.
+  const lastKey = items.length > limit ? actionPosition(page.at(-1)!, Boolean(holderId)) : res.LastEvaluatedKey;
+  return { items: page.map(toAction), ...(lastKey ? { lastKey } : {}) };
 }
 
 /** A deleted connection's levers still to put back (the sync worker opens its sealed admin key once more). */
