@@ -65,6 +65,8 @@ interface Stopped {
   lever: string;
   /** What the actions log calls the act. */
   act: string;
+  /** Runs what puts the lever back after a release (the connection's sync; a reporter block goes at once). */
+  settle: () => Promise<unknown>;
 }
 
 /** Each kind of act, taken; then nothing more happens before the reads. */
@@ -78,7 +80,7 @@ const ACTS: Array<[string, () => Promise<Stopped>]> = [
       const hash = keyHash('anthropic', ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id);
       const id = await stopBudget(user, { name: 'prod cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
       await sync(user.accountId, connectionId);
-      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'prod cap' }, lever: 'anthropic_key', act: 'key_deactivated' };
+      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'prod cap' }, lever: 'anthropic_key', act: 'key_deactivated', settle: () => sync(user.accountId, connectionId) };
     },
   ],
   [
@@ -90,7 +92,7 @@ const ACTS: Array<[string, () => Promise<Stopped>]> = [
       const hash = keyHash('openrouter', ((await org.state()).keys as any[]).find((k) => k.name === 'Production')!.id);
       const id = await stopBudget(user, { name: 'router cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
       await sync(user.accountId, connectionId);
-      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'router cap' }, lever: 'openrouter_key', act: 'key_disabled' };
+      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'router cap' }, lever: 'openrouter_key', act: 'key_disabled', settle: () => sync(user.accountId, connectionId) };
     },
   ],
   [
@@ -105,7 +107,23 @@ const ACTS: Array<[string, () => Promise<Stopped>]> = [
       expect(hashes.length).toBeGreaterThan(1);
       const id = await stopBudget(user, { name: 'Web app', monthlyLimit: 1, scope: 'PROJECT', connectionId, projectId: project.id });
       await sync(user.accountId, connectionId);
-      return { user, hashes, holder: { kind: 'budget', id, name: 'Web app' }, lever: 'openai_project_limit', act: 'project_limit_set' };
+      return { user, hashes, holder: { kind: 'budget', id, name: 'Web app' }, lever: 'openai_project_limit', act: 'project_limit_set', settle: () => sync(user.accountId, connectionId) };
+    },
+  ],
+  [
+    'an Anthropic workspace’s keys switched off: every active key of the workspace',
+    async () => {
+      const user = await registerUser();
+      await setPlan(user.accountId, 'GROWTH');
+      const { org, connectionId } = await connected(user, 'anthropic');
+      const state = await org.state();
+      const workspace = (state.projects as any[]).find((p) => (state.keys as any[]).filter((k) => k.projectId === p.id && k.status === 'active').length > 0)!;
+      const active = new Set((state.keys as any[]).filter((k) => k.projectId === workspace.id && k.status === 'active').map((k) => keyHash('anthropic', k.id)));
+      const hashes = ((await api(`/keys?projectId=${workspace.id}&limit=100`, { token: user.token })).body.items as any[]).map((k) => k.hash as string).filter((h) => active.has(h));
+      expect(hashes.length).toBeGreaterThan(0);
+      const id = await stopBudget(user, { name: 'Workspace cap', monthlyLimit: 1, scope: 'PROJECT', connectionId, projectId: workspace.id });
+      await sync(user.accountId, connectionId);
+      return { user, hashes, holder: { kind: 'budget', id, name: 'Workspace cap' }, lever: 'anthropic_key', act: 'key_deactivated', settle: () => sync(user.accountId, connectionId) };
     },
   ],
   [
@@ -117,7 +135,7 @@ const ACTS: Array<[string, () => Promise<Stopped>]> = [
       expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [ingestEvent(hash, 0.01)] } })).status).toBe(200);
       const id = await stopBudget(user, { name: 'app cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
       expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [ingestEvent(hash, 2)] } })).status).toBe(200);
-      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'app cap' }, lever: 'reporter', act: 'reporter_blocked' };
+      return { user, hashes: [hash], holder: { kind: 'budget', id, name: 'app cap' }, lever: 'reporter', act: 'reporter_blocked', settle: async () => undefined };
     },
   ],
   [
@@ -133,7 +151,7 @@ const ACTS: Array<[string, () => Promise<Stopped>]> = [
       const rule = await api('/alert-rules', { method: 'POST', token: user.token, body: { type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, multiplier: 10, action: 'stop' } } });
       expect(rule.status, JSON.stringify(rule.body)).toBe(201);
       expect((await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [ingestEvent(hash, 5)] } })).status).toBe(200);
-      return { user, hashes: [hash], holder: { kind: 'anomaly', id: rule.body.id, name: 'Runaway keys' }, lever: 'reporter', act: 'reporter_blocked' };
+      return { user, hashes: [hash], holder: { kind: 'anomaly', id: rule.body.id, name: 'Runaway keys' }, lever: 'reporter', act: 'reporter_blocked', settle: async () => undefined };
     },
   ],
 ];
@@ -152,5 +170,43 @@ describe('stoppedBy on the first read after each kind of act', () => {
         expect(Math.abs(Date.parse(view.stoppedBy[0].since) - actAt), 'since: the act').toBeLessThan(1000);
       }
     }
+
+    // Every lever kind announces the stop and the release to the budget's people (an anomaly rule's hold is
+    // announced by its spend_anomaly alert and released on the key: POST /keys/:hash/release).
+    const alertsOf = async (type: string) => ((await api(`/alerts?type=${type}`, { token: s.user.token })).body.items as any[]).filter((a) => a.budgetId === s.holder.id);
+    if (s.holder.kind === 'budget') {
+      expect(await alertsOf('budget_stopped'), 'budget_stopped').toHaveLength(1);
+      expect((await api(`/budgets/${s.holder.id}/release`, { method: 'POST', token: s.user.token })).status).toBe(200);
+    } else {
+      expect((await api(`/keys/${s.hashes[0]}/release`, { method: 'POST', token: s.user.token })).status).toBe(200);
+    }
+    await s.settle();
+    for (const hash of s.hashes) expect((await api(`/keys/${hash}`, { token: s.user.token })).body.stoppedBy, `released: ${hash}`).toEqual([]);
+    if (s.holder.kind === 'budget') expect(await alertsOf('budget_released'), 'budget_released').toHaveLength(1);
+  });
+});
+
+describe('a PROJECT budget on an Anthropic workspace speaks of the workspace', () => {
+  it('its spend, its exceeded alert (the workspace’s spend, never the account’s) and its forecast', async () => {
+    const { evaluateSpend } = await import('#shared/alerting/evaluate.ts');
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const state = await org.state();
+    const workspace = (state.projects as any[]).find((p) => (state.keys as any[]).some((k) => k.projectId === p.id))!;
+    const keys = (await api(`/keys?projectId=${workspace.id}&limit=100`, { token: user.token })).body.items as any[];
+    const spend = keys.reduce((n, k) => n + Math.round(k.spend.monthToDate * 1e6), 0) / 1e6;
+    const forecast = keys.reduce((n, k) => n + Math.round(k.spend.forecastMonthEnd * 1e6), 0) / 1e6;
+    const account = (await api('/budgets', { method: 'POST', token: user.token, body: { monthlyLimit: 100_000, alertThreshold: 80, scope: 'ACCOUNT' } })).body;
+    expect(account.spend.monthToDate).toBeGreaterThan(spend + 0.01); // the account spends more than the workspace
+    const created = await api('/budgets', { method: 'POST', token: user.token, body: { name: 'Research', monthlyLimit: 1, alertThreshold: 80, scope: 'PROJECT', connectionId, projectId: workspace.id } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.spend.monthToDate).toBeCloseTo(spend, 5);
+    expect(created.body.forecast.monthEnd).toBeCloseTo(Math.max(spend, forecast), 2);
+    await evaluateSpend(user.accountId, []);
+    const [exceeded] = ((await api('/alerts?type=budget_exceeded', { token: user.token })).body.items as any[]).filter((a) => a.budgetId === created.body.id);
+    expect(exceeded.message).toContain(`project "${workspace.name}"`);
+    expect(exceeded.message).not.toContain('whole account');
+    expect(exceeded.observedSpend).toBeCloseTo(spend, 2);
   });
 });
