@@ -114,12 +114,16 @@ describe('enforcement state of the earlier layout', () => {
     const user = await registerUser();
     const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'app' } })).body.key as string;
     const hash = 'c'.repeat(63) + '3';
-    const ingest = async (costUsd: number) => {
-      const res = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [{ requestId: `r-${Math.random()}`, keyHash: hash, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }] } });
+    const ingest = async (costUsd: number, keyHash = hash) => {
+      const res = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [{ requestId: `r-${Math.random()}`, keyHash, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }] } });
       expect(res.status).toBe(200);
     };
     await ingest(2);
     const budgetId = await notifyBudget(user, { name: 'App cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    // Another stop budget (not reached): GET /budgets then reads the levers for its view.
+    await ingest(0.01, 'd'.repeat(64));
+    const other = await api('/budgets', { method: 'POST', token: user.token, body: { name: 'Other', monthlyLimit: 1000, alertThreshold: 80, action: 'stop', scope: 'KEY', keyHash: 'd'.repeat(64) } });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
     const target = { id: `reporter:${hash}`, kind: 'reporter', provider: 'openai', connectionId: null, keyHash: hash, keyId: null, projectId: null, name: hash.slice(0, 8) };
     await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '' });
 
@@ -127,6 +131,7 @@ describe('enforcement state of the earlier layout', () => {
     const blocks = (await api('/ingest/blocks', { headers: { 'x-api-key': ingestKey } })).body.blocked as any[];
     expect(blocks).toMatchObject([{ keyHash: hash, budgetId, holder: { kind: 'budget', id: budgetId } }]);
     expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toMatchObject([{ kind: 'budget', id: budgetId, lever: 'reporter' }]);
+    expect((await api('/budgets', { token: user.token })).status).toBe(200); // a consistent read, by a function that may not write
     expect((await enforceItems(user.accountId)).filter((i) => i.entity === 'EnforcementState')).toHaveLength(1);
 
     // The budget turned to stop and a writer's pass (an ingest): carried over, still blocked, named, then released.
