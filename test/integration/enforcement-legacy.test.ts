@@ -110,6 +110,24 @@ describe('enforcement state of the earlier layout', () => {
     expect(await keyStatus(org, keyId)).toBe('active');
   });
 
+  it('a connection turned off before any writer ran puts back a key the earlier levers switched off', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    await org.control(`/keys/${keyId}`, { status: 'inactive' });
+    const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
+    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '' });
+
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'off' } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    // The stack's own worker (the change queued a sync) may be the one putting it back.
+    await expect.poll(() => keyStatus(org, keyId), { timeout: 20_000 }).toBe('active');
+    await expect.poll(async () => (await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0], { timeout: 20_000 }).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'ok' });
+  });
+
   it('a key the reporter refused under the earlier layout stays refused: shown at once by the readers, carried over by the next writer', async () => {
     const user = await registerUser();
     const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'app' } })).body.key as string;
