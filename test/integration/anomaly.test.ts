@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { ingest as ingestAt } from '#shared/ingest/service.ts';
 import { getConnection } from '#shared/db/connections.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client.ts';
+import { keys as dbKeys } from '#shared/db/keys.ts';
 import { syncIntervalMs } from '#shared/connections/sync.ts';
 import { createReporter } from '../../reporter/src/index.ts';
 import { OPENAI_KEY, startInferenceStandin, type Standin } from '../../reporter/test/inference-standin.ts';
@@ -449,10 +452,16 @@ describe('connection keys', () => {
     await setPlan(user.accountId, 'GROWTH');
     let keyId = '';
     const { org, connectionId } = await connected(user, 'anthropic', async (o) => {
-      keyId = ((await o.control('/keys', { name: 'night-batch' })) as any).id as string; // no usage yet
+      // A key that spent yesterday and nothing today so far.
+      keyId = ((await o.control('/keys', { name: 'night-batch' })) as any).id as string;
+      await o.control('/usage', { apiKeyId: keyId, model: 'claude-sonnet-4-5-20250929', at: new Date(Math.floor(T0.getTime() / DAY) * DAY - DAY / 2).toISOString(), add: { output: 20_000 } });
     });
     const hash = keyHash('anthropic', keyId);
     const status = async () => ((await org.state()).keys as any[]).find((k) => k.id === keyId)!.status as string;
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.spend.today).toBe(0);
+    // Burnrate found the key yesterday (here, the stack's own first sync of the connection ran at the real clock,
+    // after this file's syncs).
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: dbKeys.providerKey(user.accountId, hash), UpdateExpression: 'SET firstSeenAt = :t', ExpressionAttributeValues: { ':t': new Date(T0.getTime() - DAY).toISOString() } }));
     expect((await rule(user, { minUsdPerHour: 5, action: 'stop' })).status).toBe(201);
     const runaway = { apiKeyId: keyId, model: 'claude-sonnet-4-5-20250929', add: { output: 1_000_000 } }; // $15
     await clock(org, at(2));
