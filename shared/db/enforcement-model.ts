@@ -92,6 +92,8 @@ export interface LeverState {
   period: string;
   since: string;
   detail: string;
+  /** Items of the earlier layout carried over into this state (shared/db/enforcement-legacy.ts): never taken in twice. */
+  migratedFrom?: string[];
   /** Version: every write is conditioned on the one read. */
   v: number;
 }
@@ -161,6 +163,10 @@ export interface EnforcementAction {
   result: 'ok' | 'failed';
   detail: string;
   at: string;
+  /** The holder's name when the act was taken (a budget's, an anomaly rule's): the record reads without a join, and names a deleted budget. */
+  holderName?: string | null;
+  /** The target's name when the act was taken: the key's label or name, the project's or workspace's name. */
+  targetName?: string | null;
 }
 
 /** What taking one act did (recorded in the actions log, announced by alerts). */

@@ -18,7 +18,9 @@ export async function listEnforcementActions(accountId: string, query: ListActio
     // Another account's budget, or none: 404 (an act of a deleted budget is still listed in the account's record).
     throw new NotFound('The budget does not exist.');
   }
-  const list = `actions:${query.budgetId ?? 'all'}`;
+  // A cursor belongs to one list: the holder's or the account's, with its filters (another filter's cursor is refused).
+  const filter = { ...(query.provider ? { provider: query.provider } : {}), ...(query.result ? { result: query.result } : {}) };
+  const list = `actions:${query.budgetId ?? 'all'}${query.provider ? `:provider=${query.provider}` : ''}${query.result ? `:result=${query.result}` : ''}`;
   let startKey: Record<string, unknown> | undefined;
   if (query.cursor) {
     const key = decodeCursor(query.cursor, accountId, list) as Record<string, unknown> | null;
@@ -27,7 +29,7 @@ export async function listEnforcementActions(accountId: string, query: ListActio
     }
     startKey = key;
   }
-  const page = await listActions(accountId, query.budgetId, query.limit ?? DEFAULT_LIMIT, startKey);
+  const page = await listActions(accountId, query.budgetId, query.limit ?? DEFAULT_LIMIT, startKey, filter);
   return { items: page.items, nextCursor: page.lastKey ? encodeCursor(accountId, list, page.lastKey) : null };
 }
 

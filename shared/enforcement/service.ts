@@ -343,6 +343,8 @@ async function record(accountId: string, outcomes: Outcome[], opts: ActOptions, 
         result: o.unavailable ? 'failed' : o.result,
         detail: o.detail,
         at,
+        holderName: c.hold.name,
+        targetName: o.act.target.name || null,
       });
     }
   }

@@ -543,12 +543,15 @@ export const operations: Record<string, OperationSpec> = {
     description: 'Keys blocked by the reporter are let through at once; a key or project limit at a provider is undone by a sync queued now.',
   },
   'enforcement/actions': {
-    summary: 'Every act of enforcement, newest first (one budget’s with `budgetId`).',
+    summary: 'Every act of enforcement, newest first (one budget’s with `budgetId`; one provider’s, one result’s).',
     query: ListActionsQuery,
     status: 200,
     response: 'EnforcementActionList',
     errors: [404],
-    description: 'A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404.',
+    description:
+      'A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404. `provider` and `result` filter the ' +
+      'list as it is read (500 acts at most per request): a filtered page holds up to `limit` acts, and may hold fewer while ' +
+      '`nextCursor` is not null: follow it. A cursor works only with the filters it was given with.',
   },
   'ingest/blocks': {
     summary: 'The keys the reporter refuses now (stop budgets past their limit), and when to read again (≤ 30 s).',

@@ -96,6 +96,8 @@ const action = {
   result: 'ok',
   detail: 'Key prod-api set inactive at Anthropic',
   at: CREATED,
+  holderName: 'Monthly Anthropic',
+  targetName: 'prod-api',
 };
 const rule = {
   id: RULE,

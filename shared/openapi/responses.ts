@@ -517,6 +517,10 @@ export const EnforcementAction = z.object({
   result: z.enum(members<'ok' | 'failed'>({ ok: true, failed: true })),
   detail: z.string(),
   at: Timestamp,
+  /** The holder's name when the act was taken (a budget's, an anomaly rule's; null when not recorded): a deleted budget keeps its name here. */
+  holderName: z.nullable(z.string()),
+  /** The target's name when the act was taken: the key's label or name, the project's or workspace's name (null when not recorded). */
+  targetName: z.nullable(z.string()),
 });
 
 /** GET /keys/{hash}/incident. */

@@ -840,7 +840,15 @@ export const ROUTE_SPECS: Record<string, RouteSpec> = {
     body: { schema: CloseMonthBody, optional: true, valid: () => fc.oneof(fc.constant(obj({})), fc.boolean().map((force) => obj({ force }))) },
   },
   'GET /enforcement-actions': {
-    query: { schema: ListActionsQuery, fields: (t) => ({ limit, cursor: cursor(t, ['actions:all']) }) },
+    query: {
+      schema: ListActionsQuery,
+      fields: (t) => ({
+        limit,
+        provider: fc.constantFrom('openai', 'anthropic', 'OpenAI', 'openrouter', 'x.ai'),
+        result: fc.constantFrom('ok', 'failed'),
+        cursor: cursor(t, ['actions:all', 'actions:all:provider=openai', 'actions:all:result=failed']),
+      }),
+    },
   },
   'GET /ingest/blocks': {},
   'GET /alert-rules': {},

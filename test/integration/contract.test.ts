@@ -436,6 +436,9 @@ describe('budgets that stop spend', () => {
     const acts = await expectCall(200, 'GET', '/enforcement-actions', `/enforcement-actions?budgetId=${id}`, { token: user.token });
     expect(acts.body.items[0]).toMatchObject({ kind: 'reporter_blocked', budgetId: id });
     await expectCall(404, 'GET', '/enforcement-actions', '/enforcement-actions?budgetId=bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A', { token: user.token });
+    const filtered = await expectCall(200, 'GET', '/enforcement-actions', `/enforcement-actions?budgetId=${id}&provider=openai&result=ok`, { token: user.token });
+    expect(filtered.body.items[0]).toMatchObject({ kind: 'reporter_blocked', budgetId: id, holderName: 'Stop', provider: 'openai', result: 'ok' });
+    await expectCall(400, 'GET', '/enforcement-actions', '/enforcement-actions?result=maybe', { token: user.token });
     await expectCall(200, 'POST', '/budgets/{id}/release', `/budgets/${id}/release`, { token: user.token });
     await expectCall(404, 'POST', '/budgets/{id}/release', '/budgets/bud_01JD3K4Z7Q8W9E2R5T6Y7V8X9A/release', { token: user.token });
   });

@@ -378,12 +378,24 @@ describe('Connections in Chromium', () => {
     await budgetCard.getByText('Spend stopped').waitFor();
     await budgetCard.getByText(/since /).waitFor();
     await budgetCard.getByText(/hard spend limit \$0\.01 a month, enforced by OpenAI/).waitFor();
-    // Release for this month: the limit comes off at OpenAI (the sync it queues), the card says so.
+    // Every key of the capped project says so on Keys and on its page, naming the budget and the lever.
+    const budgetsUrl = page.url();
+    await page.goto(`${origin()}/keys?provider=openai&q=${keys.body.items[0].hash.slice(0, 12)}`);
+    await screen(page, 'Keys', ' (keys of a capped project)');
+    const capped = page.getByTestId('stopped-by').first();
+    await expect.poll(() => capped.textContent()).toMatch(new RegExp(`^Stopped by budget “${title.replace(/[()]/g, '\\$&')}” \\(its project’s spend limit at OpenAI is reached, since `));
+    await page.goto(`${origin()}/keys/${keys.body.items[0].hash}`);
+    await page.getByTestId('key-stopped').getByRole('link', { name: `budget “${title}”` }).waitFor();
+    expect(await page.getByTestId('key-stopped').textContent()).toContain('its project’s spend limit at OpenAI is reached');
+    await page.goto(budgetsUrl);
+    await budgetCard.getByText('Spend stopped').waitFor();
+    // Release for this month: the card says so as soon as the release answers (no reload); the limit comes off at
+    // OpenAI with the sync it queues.
     await budgetCard.getByRole('button', { name: `Release budget ${title} for this month` }).click();
-    await expect.poll(enforcement, { timeout: 30_000, interval: 250 }).toBe('released');
-    await page.reload();
-    await budgetCard.getByText('Released for this month').waitFor();
+    await budgetCard.getByText('Released for this month').waitFor({ timeout: 5_000 });
+    expect(await budgetCard.getByText('Spend stopped').count()).toBe(0);
     expect(await budgetCard.getByRole('button', { name: /Release budget/ }).count()).toBe(0);
+    expect(await enforcement()).toBe('released');
     // The budget says released as soon as its release answers; the limit comes off at OpenAI with the sync it queued.
     await expect.poll(async () => (await org.get(`/v1/organization/projects/${project.id}/spend_limit`)).status, { timeout: 30_000, interval: 250 }).toBe(404);
     // The actions list: what was done, why, and by whom.

@@ -246,6 +246,55 @@ describe('the dashboard in Chromium', () => {
     await page.getByText(/Budget "Team cap" exceeded/).first().waitFor();
     await screen(page, 'Alerts', ' (acknowledged)');
 
+    // A stop budget on the key (set through the API: the form is another test's): past its limit at once, the
+    // reporter refuses the key. Keys says so on its row, naming the budget, the lever and since when.
+    const login = (await (await fetch(`${stack().apiUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) })).json()) as { token: string };
+    const stopBudget = await fetch(`${stack().apiUrl}/budgets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ name: 'Search bot stop', monthlyLimit: 5, alertThreshold: 80, scope: 'KEY', keyHash: openaiKey, action: 'stop' }),
+    });
+    expect(stopBudget.status).toBe(201);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (a stopped key)');
+    const stoppedRow = page.locator('table.keys tbody tr').filter({ has: page.getByRole('link', { name: 'Details of Search bot' }) });
+    await expect.poll(() => stoppedRow.getByTestId('stopped-by').textContent()).toMatch(/^Stopped by budget “Search bot stop” \(its calls refused by the reporter, since [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2} [AP]M\)$/);
+    expect(await page.getByTestId('stopped-by').count()).toBe(1);
+    // The key page says it too; its holder's link opens the budget's card, marked, where the stop is released.
+    await stoppedRow.getByRole('link', { name: 'Details of Search bot' }).click();
+    await screen(page, 'Key Search bot', ' (stopped)');
+    expect(await page.getByTestId('key-stopped').textContent()).toMatch(/^Stopped: this key can’t spendBy budget “Search bot stop”: its calls refused by the reporter, since .* · released on the budget’s card$/);
+    await page.getByTestId('key-stopped').getByRole('link', { name: 'budget “Search bot stop”' }).click();
+    await screen(page, 'Budgets', ' (a stopped budget linked)');
+    const stopCard = page.locator('li[aria-current="true"]');
+    expect(await stopCard.getByRole('heading', { level: 3 }).textContent()).toBe('Search bot stop');
+    await stopCard.getByText('Spend stopped').waitFor();
+    // Released: the card changes with the release's answer, not with a later read of the list (held back here by 10 s),
+    // and the key runs again.
+    await page.route('**/api/budgets', (route) =>
+      route.request().method() === 'GET' ? void new Promise((r) => setTimeout(r, 10_000)).then(() => route.continue()).catch(() => undefined) : route.continue(),
+    );
+    await stopCard.getByRole('button', { name: 'Release budget Search bot stop for this month' }).click();
+    await stopCard.getByText('Released for this month').waitFor({ timeout: 3_000 });
+    expect(await stopCard.getByText('Spend stopped').count()).toBe(0);
+    await page.unroute('**/api/budgets');
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (released)');
+    expect(await page.getByTestId('stopped-by').count()).toBe(0);
+    // Actions: both acts, newest first, in words: the release by the person, the stop by Burnrate; filters by result.
+    await page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await screen(page, 'Actions');
+    const acts = page.getByRole('list', { name: 'Actions' }).getByRole('listitem');
+    await expect.poll(() => acts.count()).toBe(2);
+    expect(await acts.nth(0).textContent()).toMatch(/^[A-Z][a-z]{2} \d{1,2}, \d{4}, .*The reporter lets calls of key Search bot through again DoneFor Budget “Search bot stop” · because released by hand · by Ada Lovelace/);
+    expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key Search bot DoneFor Budget “Search bot stop” · because the limit was reached · by Burnrate/);
+    expect(await acts.nth(0).getByRole('link', { name: 'Search bot', exact: true }).getAttribute('href')).toBe(`/keys/${openaiKey}`);
+    await page.getByLabel('Result').selectOption({ label: 'Failed' });
+    await page.waitForURL(/\/actions\?result=failed$/);
+    await page.getByText('No act matches these filters.').waitFor();
+    await page.getByLabel('Result').selectOption({ label: 'Any result' });
+    await expect.poll(() => acts.count()).toBe(2);
+
     // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
     await page.getByRole('link', { name: 'Prices' }).click();
     await screen(page, 'Prices');
@@ -382,6 +431,7 @@ describe('the dashboard in Chromium', () => {
       ['/budgets', 'Budgets'],
       ['/alert-rules', 'Alert rules'],
       ['/alerts?status=all', 'Alerts'],
+      ['/actions', 'Actions'],
       ['/get-started', 'Get started'],
       ['/ingest-keys', 'Sending keys'],
       ['/prices', 'Prices'],

@@ -363,6 +363,8 @@ const readCaseList: ReadCase[] = [
   { route: 'GET /budgets', detail: '1 ACCOUNT + 2 KEY budgets', path: () => '/budgets' },
   { route: 'GET /ingest/blocks', detail: "the reporter's block list (none stopped)", path: () => '/ingest/blocks', as: 'ingestKey' },
   { route: 'GET /enforcement-actions', detail: 'default page', path: () => '/enforcement-actions' },
+  // Filtered as it reads: one Query of at most 500 acts (none here: the bound is the Query's, not the page's).
+  { route: 'GET /enforcement-actions', detail: 'provider and result filters', path: () => '/enforcement-actions?provider=anthropic&result=failed&limit=100' },
   { route: 'GET /months', detail: '34 months (closed ones and the connections: 2 Queries)', path: () => `/months?from=${isoDay(Date.now() - 1030 * DAY).slice(0, 7)}&to=${isoDay(Date.now()).slice(0, 7)}` },
   ...(['day', 'model', 'provider', 'key'] as const).flatMap((groupBy): ReadCase[] => [
     { route: 'GET /spend', detail: `groupBy=${groupBy}, month to date`, path: () => `/spend?groupBy=${groupBy}` },

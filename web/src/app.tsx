@@ -17,6 +17,7 @@ import { WhoSpentIt } from './screens/chargeback/index.tsx';
 import { Budgets } from './screens/budgets/index.tsx';
 import { AlertRules } from './screens/alert-rules/index.tsx';
 import { Alerts } from './screens/alerts/index.tsx';
+import { Actions } from './screens/actions/index.tsx';
 import { SendingKeys } from './screens/ingest-keys/index.tsx';
 import { GetStarted } from './screens/get-started/index.tsx';
 import { Prices } from './screens/prices/index.tsx';
@@ -59,6 +60,8 @@ const privateRoutes: [string, Screen, string?][] = [
   ['/alerts', Alerts, 'Alerts'],
   // The link in alert e-mail and webhooks: the inbox, that alert marked.
   ['/alerts/:id', Alerts],
+  // Every act of enforcement: what budgets and anomaly rules stopped and released.
+  ['/actions', Actions, 'Actions'],
   // The API's ingest keys, named for a newcomer; the URL stays.
   ['/ingest-keys', SendingKeys, 'Sending keys'],
   ['/prices', Prices, 'Prices'],

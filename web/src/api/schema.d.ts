@@ -488,8 +488,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every act of enforcement, newest first (one budget’s with `budgetId`).
-         * @description A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
+         * Every act of enforcement, newest first (one budget’s with `budgetId`; one provider’s, one result’s).
+         * @description A failed act (`result: failed`) is retried by the next sync. Another account’s `budgetId`: 404. `provider` and `result` filter the list as it is read (500 acts at most per request): a filtered page holds up to `limit` acts, and may hold fewer while `nextCursor` is not null: follow it. A cursor works only with the filters it was given with. Needs the bearer token of any user of the account (viewer, member or admin); another role gets 403 and nothing changes.
          */
         get: operations["enforcementActions"];
         put?: never;
@@ -1676,6 +1676,8 @@ export interface components {
             result: "ok" | "failed";
             detail: string;
             at: components["schemas"]["Timestamp"];
+            holderName: string | null;
+            targetName: string | null;
         };
         EnforcementActionList: {
             items: components["schemas"]["EnforcementAction"][];
@@ -4062,6 +4064,9 @@ export interface operations {
         parameters: {
             query?: {
                 budgetId?: string;
+                /** @description Only this provider (`openai`, `anthropic`, …; any case). */
+                provider?: string;
+                result?: "ok" | "failed";
                 /** @description Page size, 1–100 (default 50). */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page (opaque). */
@@ -4073,7 +4078,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every act of enforcement, newest first (one budget’s with `budgetId`). */
+            /** @description Every act of enforcement, newest first (one budget’s with `budgetId`; one provider’s, one result’s). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4098,7 +4103,9 @@ export interface operations {
                      *           "actor": "burnrate",
                      *           "result": "ok",
                      *           "detail": "Key prod-api set inactive at Anthropic",
-                     *           "at": "2026-11-02T09:15:00.000Z"
+                     *           "at": "2026-11-02T09:15:00.000Z",
+                     *           "holderName": "Monthly Anthropic",
+                     *           "targetName": "prod-api"
                      *         }
                      *       ],
                      *       "nextCursor": null

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useEditor } from '../../ui/focus.ts';
 import { when } from '../../ui/format.ts';
 import { api, ok, type Schemas } from '../../api/client.ts';
@@ -68,6 +68,9 @@ function Actions({ budgetId }: { budgetId: string }) {
           ))}
         </ul>
       )}
+      <p style={{ margin: '4px 0' }}>
+        <Link href={`/actions?budgetId=${budgetId}`}>All of this budget’s actions</Link>
+      </p>
     </details>
   );
 }
@@ -88,13 +91,25 @@ async function loadBudgets() {
   return { items, names, projects };
 }
 
-function BudgetCard({ b, name, projectName, canEdit, onChanged }: { b: Budget; name: string | undefined; projectName?: string | undefined; canEdit: boolean; onChanged: () => void }) {
+function BudgetCard({ b: listed, name, projectName, canEdit, linked, onChanged }: { b: Budget; name: string | undefined; projectName?: string | undefined; canEdit: boolean; linked: boolean; onChanged: () => void }) {
   const editor = useEditor();
   const remove = useSubmit();
   const release = useSubmit();
+  // The release's answer is the budget as it is now: the card shows it at once, until the list is read again.
+  const [answer, setAnswer] = useState<Budget | undefined>();
+  useEffect(() => setAnswer(undefined), [listed]);
+  const b = answer ?? listed;
   const title = b.name ?? (b.scope === 'ACCOUNT' ? 'Whole account' : b.scope === 'PROJECT' ? 'Project budget' : 'Key budget');
   return (
-    <li class="card" style={{ listStyle: 'none' }}>
+    <li
+      class={linked ? 'card linked' : 'card'}
+      style={{ listStyle: 'none' }}
+      id={`budget-${b.id}`}
+      aria-current={linked ? 'true' : undefined}
+      ref={(el) => {
+        if (linked) el?.scrollIntoView({ block: 'center' });
+      }}
+    >
       <h3 style={{ margin: 0 }}>{title}</h3>
       <p class="muted" style={{ margin: '4px 0' }}>
         {b.scope === 'ACCOUNT' ? 'All keys' : b.scope === 'PROJECT' ? <span style={{ overflowWrap: 'anywhere' }}>Project {projectName ?? b.projectId}</span> : <>Key <Link href={`/keys/${b.keyHash}`}>{name ?? b.keyHash?.slice(0, 12)}</Link></>} · alert at {b.alertThreshold}%
@@ -127,11 +142,16 @@ function BudgetCard({ b, name, projectName, canEdit, onChanged }: { b: Budget; n
               type="button"
               aria-label={`Release budget ${title} for this month`}
               disabled={release.busy}
-              onClick={() => void release.run(() => ok(api.POST('/budgets/{id}/release', { params: { path: { id: b.id } } }))).then(onChanged)}
+              onClick={() =>
+                void release
+                  .run(async () => setAnswer(await ok(api.POST('/budgets/{id}/release', { params: { path: { id: b.id } } }))))
+                  .then(onChanged)
+              }
             >
-              Release for this month
+              Release
             </button>
           )}
+          {canEdit && b.enforcement.status === 'stopped' && <span class="muted"> Lets spend through until the month ends.</span>}
           <ErrorBox error={release.error} />
           <Actions budgetId={b.id} />
         </div>
@@ -175,6 +195,8 @@ export function Budgets() {
   const canEdit = useCan('member');
   const route = useRoute();
   const budgets = useLoad(loadBudgets, []);
+  // `?budget=<id>`: the budget a link named (a stopped key's holder, an act's budget), marked and scrolled to.
+  const linked = route.query.get('budget');
   // Budgets compare the month's spend: what that spend misses is said here too.
   const coverage = useLoad(() => ok(api.GET('/spend', { params: { query: { groupBy: 'provider' } } })), []);
   document.title = 'Budgets · Burnrate';
@@ -189,7 +211,15 @@ export function Budgets() {
           ) : (
             <ul class="cards" aria-label="Budgets">
               {items.map((b) => (
-                <BudgetCard key={b.id} b={b} name={b.keyHash ? names.get(b.keyHash) : undefined} projectName={b.projectId ? projects.get(b.projectId) : undefined} canEdit={canEdit} onChanged={budgets.reload} />
+                <BudgetCard
+                  key={b.id}
+                  b={b}
+                  name={b.keyHash ? names.get(b.keyHash) : undefined}
+                  projectName={b.projectId ? projects.get(b.projectId) : undefined}
+                  canEdit={canEdit}
+                  linked={b.id === linked}
+                  onChanged={budgets.reload}
+                />
               ))}
             </ul>
           )

@@ -1,4 +1,4 @@
-import { useMemo } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { DailyChart } from '../../ui/chart.tsx';
@@ -13,6 +13,66 @@ import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { RangePicker, rangeFrom } from '../../ui/range.tsx';
 import { Empty, ErrorBox, Loading, Screen } from '../../ui/states.tsx';
+import { useSubmit } from '../../ui/form.tsx';
+import { HolderLink, leverWords } from '../../ui/stopped-by.tsx';
+
+type KeyRelease = Schemas['KeyRelease'];
+
+const RELEASE_WORDS: Record<KeyRelease['released'][number]['status'], string> = {
+  released: 'its calls go through again',
+  releasing: 'the next sync switches it back on at the provider',
+  held_by_budget: 'a stop budget still keeps it stopped',
+};
+
+/**
+ * What stops the key now (its `stoppedBy`): each holder linked (a budget's card, where it is released; a rule's
+ * incident), the lever and since when. A spend-anomaly rule's hold is released here ("Release the key", members);
+ * the answer changes the notice at once, before the key is read again.
+ */
+function StoppedNotice({ k, canRelease, onReleased }: { k: Schemas['KeyDetail']; canRelease: boolean; onReleased: () => void }) {
+  const release = useSubmit();
+  const [released, setReleased] = useState<KeyRelease | undefined>();
+  const gone = new Set(released?.released.filter((r) => r.status !== 'held_by_budget').map((r) => r.ruleId) ?? []);
+  const stops = k.stoppedBy.filter((s) => !(s.kind === 'anomaly' && gone.has(s.id)));
+  if (stops.length === 0 && !released) return null;
+  const anomaly = stops.some((s) => s.kind === 'anomaly');
+  return (
+    <section class={stops.length > 0 ? 'notice warn stopped-notice' : 'notice stopped-notice'} aria-labelledby="stopped-title" data-testid="key-stopped">
+      <h2 id="stopped-title">{stops.length > 0 ? 'Stopped: this key can’t spend' : 'Released'}</h2>
+      {stops.length > 0 && (
+        <ul>
+          {stops.map((s) => (
+            <li key={`${s.kind}:${s.id}:${s.lever}`}>
+              By <HolderLink stop={s} keyHash={k.hash} />: {leverWords(s.lever)}, since {when(s.since)}
+              {s.kind === 'budget' ? <> · released on the budget’s card</> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      {released && (
+        <p data-testid="key-released">
+          Released: {[...new Set(released.released.map((r) => RELEASE_WORDS[r.status]))].join('; ') || 'nothing held it any more'}.
+        </p>
+      )}
+      {canRelease && anomaly && (
+        <button
+          type="button"
+          disabled={release.busy}
+          onClick={() => {
+            if (!confirm('Release the key? Its calls go through again, and the rule will not stop it again today.')) return;
+            void release.run(async () => {
+              setReleased(await ok(api.POST('/keys/{hash}/release', { params: { path: { hash: k.hash } } })));
+              onReleased();
+            });
+          }}
+        >
+          Release the key
+        </button>
+      )}
+      <ErrorBox error={release.error} />
+    </section>
+  );
+}
 
 /** Where the key comes from: a connection (the provider's name, id, project and status of the key) or events. */
 function KeyOrigin({ k }: { k: Schemas['KeyDetail'] }) {
@@ -97,6 +157,7 @@ export function KeyDetail({ params, query }: { params: Record<string, string>; q
               history is imported with the next sync.
             </p>
           )}
+          <StoppedNotice key={key.data.hash} k={key.data} canRelease={canLabel} onReleased={key.reload} />
           <CoverageNotes coverage={coverage.data?.coverage} />
           <div class="cards">
             <div class="card stat">

@@ -17,6 +17,7 @@ import { CoverageNotes } from '../../ui/coverage.tsx';
 import { useCan } from '../../ui/me.tsx';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
+import { StoppedLine } from '../../ui/stopped-by.tsx';
 import { currentMonth, MonthPicker, MonthStatus, monthFrom, monthWords } from '../../ui/month.tsx';
 
 type Key = Schemas['Key'];
@@ -105,6 +106,7 @@ function KeyRow({ k, canLabel, onSaved, month }: { k: Key; canLabel: boolean; on
       <td class="key-cell" data-label="Key">
         <LabelEditor item={k} canEdit={canLabel} onSaved={onSaved} />
         <KeyFacts k={k} />
+        <StoppedLine stops={k.stoppedBy} keyHash={k.hash} />
       </td>
       <td class="num" data-label={month ? monthWords(month) : 'Month to date'}>
         <Money value={month ? (k.spend.month ?? 0) : k.spend.monthToDate} />
