@@ -177,7 +177,7 @@ describe('reporter keys', () => {
     expect(alert.message).toContain(`/keys/${hash}/release`);
     const blocked = await r.blocks();
     expect(blocked).toMatchObject([{ keyHash: hash, budgetId: null, budgetName: 'Runaway keys', holder: { kind: 'anomaly', id: alert.ruleId } }]);
-    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null, holder: { kind: 'anomaly', id: alert.ruleId } }]);
+    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null, holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys' }]);
     // Right after the act (no sync in between), the Keys list and the key page say who stops it.
     const stoppedBy = [{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'reporter', since: expect.any(String) }];
     expect((await api(`/keys/${hash}`, { token: r.user.token })).body.stoppedBy).toEqual(stoppedBy);
@@ -210,7 +210,7 @@ describe('reporter keys', () => {
     expect(released.status, JSON.stringify(released.body)).toBe(200);
     expect(released.body).toMatchObject({ keyHash: hash, released: [{ ruleId: alert.ruleId, lever: 'reporter', status: 'released' }] });
     expect(await r.blocks()).toHaveLength(0);
-    expect((await ruleActions(r.user))[0]).toMatchObject({ kind: 'reporter_unblocked', reason: 'released', actor: member.userId, holder: { kind: 'anomaly', id: alert.ruleId } });
+    expect((await ruleActions(r.user))[0]).toMatchObject({ kind: 'reporter_unblocked', reason: 'released', actor: member.userId, holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys' });
     expect((await api(`/keys/${hash}`, { token: r.user.token })).body.stoppedBy).toEqual([]);
     const again = await api(`/keys/${hash}/release`, { method: 'POST', token: member.token });
     expect(again.status).toBe(409);
@@ -385,7 +385,7 @@ describe('connection keys', () => {
     expect(alert).toMatchObject({ keyHash: hash });
     expect(alert.message).toContain('prod-api');
     expect(alert.message).toMatch(/set inactive at Anthropic/);
-    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_deactivated', provider: 'anthropic', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId } }]);
+    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_deactivated', provider: 'anthropic', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys', targetName: 'prod-api' }]);
     const stoppedBy = [{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'anthropic_key', since: at(3).toISOString() }];
     expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual(stoppedBy);
     expect(((await api('/keys?source=connection', { token: user.token })).body.items as any[]).find((k) => k.hash === hash).stoppedBy).toEqual(stoppedBy);
@@ -492,7 +492,7 @@ describe('connection keys', () => {
     const [alert] = await anomalies(user);
     expect(alert).toMatchObject({ keyHash: hash });
     expect(alert.message).toMatch(/disabled at OpenRouter/);
-    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_disabled', provider: 'openrouter', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId } }]);
+    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_disabled', provider: 'openrouter', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys', targetName: 'Production' }]);
     expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'openrouter_key', since: at(3).toISOString() }]);
     expect((await api(`/keys/${hash}/release`, { method: 'POST', token: user.token })).body.released).toMatchObject([{ lever: 'key', status: 'releasing' }]);
     await clock(org, at(4));
