@@ -18,9 +18,9 @@ import { keys as dbKeys } from '#shared/db/keys.ts';
 import { syncIntervalMs } from '#shared/connections/sync.ts';
 import { createReporter } from '../../reporter/src/index.ts';
 import { OPENAI_KEY, startInferenceStandin, type Standin } from '../../reporter/test/inference-standin.ts';
-import { api, clearOfUtcMidnight, DATED_FILE_MS, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
+import { api, clearOfUtcMidnight, DATED_FILE_MS, markEmailVerified, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
-import { linkInMail } from './outbox.ts';
+import { linkInMail, mailTo } from './outbox.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const DAY = 86_400_000;
@@ -237,6 +237,7 @@ describe('reporter keys', () => {
 
   it('a new key spending past minUsdPerHour in its first hour is caught (baseline 0)', async () => {
     const r = await reporting();
+    await markEmailVerified(r.user.accountId, r.user.userId);
     const hash = sha256('new-key-first-hour');
     expect((await rule(r.user, { minUsdPerHour: 2, action: 'notify' })).status).toBe(201);
     await r.ingest(hash, 0.5);
@@ -248,6 +249,13 @@ describe('reporter keys', () => {
     expect(alert.message).toMatch(/new/i);
     expect(alert.message).toMatch(/only notifies/);
     expect(await r.blocks()).toHaveLength(0);
+    // To the rule's channel: the e-mail arrives, naming the alert.
+    let mail: Awaited<ReturnType<typeof mailTo>>[number] | undefined;
+    for (let i = 0; i < 100 && !mail; i++) {
+      mail = (await mailTo(r.user.email)).find((m) => m.text.includes(`X-Burnrate-Alert-Id: ${alert.id}`));
+      if (!mail) await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(mail?.subject).toMatch(/^\[Burnrate\] Spend anomaly: Runaway keys: key /);
   });
 
   it('a key last seen yesterday: today’s first ingest only starts its rate, the second compares it', async () => {
