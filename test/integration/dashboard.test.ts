@@ -295,6 +295,34 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Result').selectOption({ label: 'Any result' });
     await expect.poll(() => acts.count()).toBe(2);
 
+    // A spend-anomaly rule that stops keys (set through the API: its form is in the screenshots): the key suddenly
+    // spends $50 and the reporter refuses it. Keys names the rule; its link opens the key's alerts, whose incident
+    // draws the key's last day and releases it.
+    const anomalyRule = await fetch(`${stack().apiUrl}/alert-rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, multiplier: 2, action: 'stop' } }),
+    });
+    expect(anomalyRule.status).toBe(201);
+    await ingest(secret, [{ requestId: 'o-runaway', keyHash: openaiKey, keyHint: 'o7Qa', provider: 'openai', model: 'gpt-4o', inputTokens: 1000, outputTokens: 100, costUsd: 50, timestamp: new Date().toISOString() }]);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (a runaway key)');
+    await expect.poll(() => stoppedRow.getByTestId('stopped-by').textContent()).toMatch(/^Stopped by spend-anomaly rule “Runaway keys” \(its calls refused by the reporter, since /);
+    await stoppedRow.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).click();
+    await screen(page, 'Alerts', ' (the runaway key)');
+    const runaway = page.getByRole('listitem').filter({ hasText: 'Runaway keys: key' });
+    await runaway.getByText("Incident: the key's last 24 hours").click();
+    const incident = runaway.getByTestId('incident');
+    await incident.getByRole('img', { name: /^Spend of the last 24 hours by hour against the usual \$/ }).waitFor();
+    expect(await incident.getByText(/^Stopped$/).count()).toBe(1);
+    page.once('dialog', (d) => void d.accept());
+    await incident.getByRole('button', { name: 'Release the key' }).click();
+    await incident.getByText(/^Released$/).waitFor();
+    expect(await incident.getByRole('button', { name: 'Release the key' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (the runaway key released)');
+    await expect.poll(() => page.getByTestId('stopped-by').count()).toBe(0);
+
     // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
     await page.getByRole('link', { name: 'Prices' }).click();
     await screen(page, 'Prices');
