@@ -708,6 +708,8 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
             body: { error: { message: "You exceeded your project's monthly spend limit. Raise or remove the project's hard limit, or wait for the next month.", type: 'insufficient_quota', param: null, code: 'project_spend_limit_exceeded' } },
           }
         : { status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } },
+    // The spend a call adds is tracked at once: a limit it reaches starts its lag now.
+    afterCall: (store) => refreshEnforcement(store),
   },
   newKey: (store, input) => openAiKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.ada, store.now()),
 };

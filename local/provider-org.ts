@@ -771,6 +771,8 @@ export interface InferenceSpec {
   answer(id: string, model: string, usage: Record<string, unknown>, created: number): unknown;
   /** The provider's refusal for a reason of `refuses` (or an unknown key: `unknown_key`). */
   refusal(reason: string, store: OrgStore | undefined): { status: number; body: unknown; headers?: Record<string, string> };
+  /** After a call is billed: the provider notes a cap it reached (OpenAI: when a lag before enforcement starts). */
+  afterCall?(store: OrgStore): void;
 }
 
 /** One call to the inference endpoint: found key, refusal or usage added and answered. */
@@ -798,7 +800,8 @@ async function inferenceCall(registry: OrgRegistry, spec: StandInSpec, req: Inco
   const { metrics, usage } = inf.usage(s, input, output);
   const now = st.now();
   st.org.additions.push({ seriesId: s.id, at: Math.max(dayStart(now), now - 1), metrics });
-  await st.save();
+  await st.save(); // (also renews the additions' index the caps read)
+  inf.afterCall?.(st);
   sendJson(res, 200, inf.answer(`${randomBytes(12).toString('hex')}`, model, usage, now));
 }
 

@@ -105,3 +105,33 @@ describe.each(['openai', 'openrouter', 'anthropic'] as const)('%s: with Burnrate
     expect(((await org.state()).keys as any[]).find((k) => k.id === key.id).status).toBe('active');
   });
 });
+
+describe('OpenAI’s documented enforcement lag, as a stand-in setting', () => {
+  it('a project past its hard limit is refused only `lagSeconds` after its spend reached it (0 by default)', async () => {
+    const org = await newStandInOrg('openai', { now: frozenAt.toISOString(), late: null });
+    orgs.push(org);
+    const projectId = (await org.control('/projects', { name: 'Lagging' })).id as string;
+    const model = MODEL.openai;
+    const key = await org.control('/keys', { name: 'app', projectId, model });
+    const res = await fetch(`${org.url}/v1/organization/projects/${projectId}/spend_limit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ threshold_amount: 100, currency: 'USD', interval: 'month' }),
+    });
+    expect(res.status).toBe(200);
+    expect((await org.control('/spend-limits', { lagSeconds: 60 })).lagSeconds).toBe(60);
+    const client = new OpenAI({ apiKey: key.secret, baseURL: `${org.url}/v1`, maxRetries: 0 });
+    const callAt = async (seconds: number) => {
+      await org.control('/clock', { now: new Date(frozenAt.getTime() + seconds * 1000).toISOString() });
+      try {
+        await client.chat.completions.create({ model, max_tokens: 150_000, messages: [{ role: 'user', content: 'Hi' }] }); // $1.20
+        return 200;
+      } catch (error) {
+        return (error as { status?: number }).status;
+      }
+    };
+    expect(await callAt(1)).toBe(200); // $1.20: past the $1.00 limit from now on
+    expect(await callAt(30)).toBe(200); // within the lag: still served
+    expect(await callAt(62)).toBe(429); // the lag over: refused
+  });
+});
