@@ -295,6 +295,33 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Result').selectOption({ label: 'Any result' });
     await expect.poll(() => acts.count()).toBe(2);
 
+    // A runaway key stopped by a spend-anomaly rule is released on its own page; the act names the rule.
+    const rule = await fetch(`${stack().apiUrl}/alert-rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, action: 'stop' } }),
+    });
+    expect(rule.status).toBe(201);
+    const runaway = sha256(`sk-runaway-${randomBytes(4).toString('hex')}`);
+    // (A key's rate exists from the second ingest that sees it on the day.)
+    for (const [i, costUsd] of [0.01, 5].entries()) {
+      await ingest(secret, [{ requestId: `runaway-${i}`, keyHash: runaway, keyHint: 'r4nw', provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }]);
+    }
+    await page.goto(`${origin()}/keys/${runaway}`);
+    await screen(page, 'Key …r4nw', ' (stopped by a rule)');
+    const notice = page.getByTestId('key-stopped');
+    expect(await notice.textContent()).toMatch(/^Stopped: this key can’t spendBy spend-anomaly rule “Runaway keys”: its calls refused by the reporter, since .*Release the key$/);
+    expect(await notice.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).getAttribute('href')).toBe(`/alerts?status=all&type=spend_anomaly&keyHash=${runaway}`);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await notice.getByRole('button', { name: 'Release the key' }).click();
+    await page.getByTestId('key-released').waitFor();
+    expect(await notice.textContent()).toBe('ReleasedReleased: its calls go through again.');
+    await page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await screen(page, 'Actions', ' (a rule’s acts)');
+    await expect.poll(() => acts.count()).toBe(4);
+    expect(await acts.nth(0).textContent()).toMatch(/The reporter lets calls of key r4nw through again DoneFor Spend-anomaly rule “Runaway keys” · because released by hand · by Ada Lovelace/);
+    expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key (r4nw|[0-9a-f]{12}) DoneFor Spend-anomaly rule “Runaway keys” · because the key spent far more than usual · by Burnrate/);
+
     // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
     await page.getByRole('link', { name: 'Prices' }).click();
     await screen(page, 'Prices');
