@@ -92,6 +92,8 @@ export interface LeverState {
   period: string;
   since: string;
   detail: string;
+  /** Items of the earlier layout carried over into this state (shared/db/enforcement-legacy.ts): never taken in twice. */
+  migratedFrom?: string[];
   /** Version: every write is conditioned on the one read. */
   v: number;
 }

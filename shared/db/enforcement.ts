@@ -8,6 +8,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/li
 import type { SealedSecret } from '#shared/db/connections.ts';
 import { db, queryAll, tableName, type Item } from '#shared/db/client.ts';
 import { keys, queries } from '#shared/db/keys.ts';
+import { carryOver, LEGACY_MIGRATED_ENTITY, LEGACY_STATE_ENTITY, toLegacy, type Carried, type LegacyState } from '#shared/db/enforcement-legacy.ts';
 import { holderKey, type EnforcementAction, type Hold, type LeverState, type Prior, type Release, type Target } from '#shared/db/enforcement-model.ts';
 
 const STATE_ENTITY = 'LeverState';
@@ -33,6 +34,7 @@ export function toState(item: Item): LeverState {
     ...(typeof item.capId === 'string' ? { capId: item.capId } : {}),
     ...(typeof item.unavailable === 'string' ? { unavailable: item.unavailable } : {}),
     ...(Array.isArray(item.letGo) && item.letGo.length > 0 ? { letGo: item.letGo as LeverState['letGo'] } : {}),
+    ...(Array.isArray(item.migratedFrom) && item.migratedFrom.length > 0 ? { migratedFrom: item.migratedFrom as string[] } : {}),
     period: item.period as string,
     since: item.since as string,
     detail: (item.detail as string | undefined) ?? '',
@@ -45,18 +47,76 @@ export interface EnforcementItems {
   releases: Release[];
 }
 
-/** Every lever state and release of the account: ONE Query (strongly consistent unless `consistent` is false). */
-export async function listEnforcement(accountId: string, consistent = true): Promise<EnforcementItems> {
+/**
+ * Every lever state and release of the account: ONE Query (strongly consistent unless `consistent` is false). Items of
+ * the earlier layout found there are carried over (shared/db/enforcement-legacy.ts): written by a consistent read (the
+ * writers' read), in memory only by an eventually consistent one (readers that only show states).
+ */
+export async function listEnforcement(accountId: string, consistent = true, now = new Date(), attempt = 0): Promise<EnforcementItems> {
   const q = queries.accountItems(accountId, 'ENFORCE');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': q.pk, ':prefix': q.skPrefix },
     ConsistentRead: consistent,
   });
-  return {
+  const found: EnforcementItems = {
     states: items.filter((i) => i.entity === STATE_ENTITY).map(toState),
     releases: items.filter((i) => i.entity === RELEASE_ENTITY).map((i) => ({ holder: i.holder as Release['holder'], period: i.period as string, by: i.by as string, at: i.at as string })),
   };
+  const legacy = items.filter((i) => i.entity === LEGACY_STATE_ENTITY).map(toLegacy);
+  if (legacy.length === 0) return found;
+  const carried = carryAll(legacy, found, now);
+  if (!consistent) return carried.view;
+  // Written target by target, each conditioned on the state read; one that lost a race is read again.
+  const lost = await persistCarried(accountId, carried.targets, now);
+  return lost && attempt < 3 ? listEnforcement(accountId, true, now, attempt + 1) : carried.view;
+}
+
+/** The carry-over of every old item found (pure): per target, and the view the readers get. */
+function carryAll(legacy: LegacyState[], found: EnforcementItems, now: Date) {
+  const month = now.toISOString().slice(0, 7);
+  const at = now.toISOString();
+  const byTarget = new Map<string, LegacyState[]>();
+  for (const o of legacy) byTarget.set(o.target.id, [...(byTarget.get(o.target.id) ?? []), o]);
+  const states = new Map(found.states.map((s) => [s.target.id, s]));
+  const releases = [...found.releases];
+  const targets: Array<{ olds: LegacyState[]; existing: LeverState | undefined; carried: Carried }> = [];
+  for (const [id, olds] of byTarget) {
+    const existing = states.get(id);
+    const carried = carryOver(olds, existing, month, at);
+    targets.push({ olds, existing, carried });
+    if (carried.state) states.set(id, carried.state);
+    for (const r of carried.releases) if (!releases.some((x) => x.holder.kind === r.holder.kind && x.holder.id === r.holder.id && x.period === r.period)) releases.push(r);
+  }
+  return { targets, view: { states: [...states.values()], releases } };
+}
+
+/** Writes the carried states, the releases, then the markers that replace the old items. True: a state lost a race. */
+async function persistCarried(accountId: string, targets: ReturnType<typeof carryAll>['targets'], now: Date): Promise<boolean> {
+  const expiresAt = Math.ceil(now.getTime() / 1000) + 30 * 86_400;
+  let lost = false;
+  for (const { olds, existing, carried } of targets) {
+    if (carried.state && carried.state !== existing && !(await writeState(accountId, existing, carried.state))) {
+      lost = true;
+      continue;
+    }
+    for (const r of carried.releases) {
+      await conditionalPut({ ...keys.leverRelease(accountId, `${r.holder.kind}:${r.holder.id}`), entity: RELEASE_ENTITY, type: RELEASE_ENTITY, ...r }, 'attribute_not_exists(pk)');
+    }
+    for (const o of olds) {
+      const key = keys.legacyEnforcementState(accountId, o.budgetId, o.target.id);
+      await conditionalPut({ ...key, entity: LEGACY_MIGRATED_ENTITY, type: LEGACY_MIGRATED_ENTITY, migratedTo: o.target.id, at: now.toISOString(), expiresAt }, 'entity = :old', { ':old': LEGACY_STATE_ENTITY });
+    }
+  }
+  return lost;
+}
+
+async function conditionalPut(item: Item, condition: string, values?: Record<string, unknown>): Promise<void> {
+  try {
+    await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: condition, ...(values ? { ExpressionAttributeValues: values } : {}) }));
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+  }
 }
 
 /** Whether Burnrate holds (or is putting back) anything on the connection's targets: one Query. */

@@ -62,6 +62,9 @@
  *                                                        version, so acts on one target are serialised
  *                                                        (shared/enforcement/)
  *   ACCOUNT#<a>             ENFORCE#R#<holder>           a holder released by a person for the rest of a month
+ *   ACCOUNT#<a>             ENFORCE#<bud_id>#<target>    the earlier layout (one stop budget's state on one target): carried
+ *                                                        over on read into ENFORCE#T#, then a marker that expires in 30 days
+ *                                                        (shared/db/enforcement-legacy.ts)
  *   ACCOUNT#<a>             ENFORCE#J#<con_id>           a deleted connection's levers still to put back: its provider and
  *                                                        sealed admin key, until the sync worker has released them
  *   ACTIONS#<a>             ACT#<act_id>                 one act of enforcement, newest first; gsi1: ACTIONS#<a>#<bud_id> /
@@ -198,6 +201,8 @@ export const keys = {
   leverState: (accountId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#T#${targetId}` }),
   /** A holder (`budget:<id>`, `anomaly:<id>`) released by a person for the rest of a month. */
   leverRelease: (accountId: string, holderKey: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#R#${holderKey}` }),
+  /** The earlier layout's state of one stop budget on one target (read only to carry it over: enforcement-legacy.ts). */
+  legacyEnforcementState: (accountId: string, budgetId: string, targetId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#${budgetId}#${targetId}` }),
   /** A deleted connection whose levers the sync worker still has to put back. */
   leverReleaseJob: (accountId: string, connectionId: string): Key => ({ pk: accountPk(accountId), sk: `ENFORCE#J#${connectionId}` }),
   enforcementAction: (accountId: string, actionId: string): Key => ({ pk: `ACTIONS#${accountId}`, sk: `ACT#${actionId}` }),

@@ -1,0 +1,149 @@
+/**
+ * Enforcement state of the earlier layout (one item per stop budget and target, `ENFORCE#<budgetId>#<targetId>`)
+ * carried over to levers owned per target (shared/db/enforcement-legacy.ts), on the local stack with the stand-ins.
+ * Each case writes the items the earlier levers left (and the provider state their acts made), then lets the new
+ * levers run: the lever is released exactly (the key back on, the customer's own project limit back), the old items
+ * are taken in once (a second read changes nothing) and replaced by expiring markers.
+ */
+import { readFile } from 'node:fs/promises';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys, queries } from '#shared/db/keys.ts';
+import { listEnforcement } from '#shared/db/enforcement.ts';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
+import { api, dynamo, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
+import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+
+let restore: () => void;
+const frozenAt = new Date();
+const month = frozenAt.toISOString().slice(0, 7);
+const orgs: StandInOrg[] = [];
+
+beforeAll(async () => {
+  restore = pointAtStack({
+    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
+    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
+    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
+    OPENROUTER_URL: stack().openrouter.url,
+  });
+});
+afterAll(async () => {
+  await Promise.all(orgs.map((o) => o.remove()));
+  restore?.();
+});
+
+async function sync(accountId: string, connectionId: string): Promise<SyncResult> {
+  for (let attempt = 0; attempt < 150; attempt++) {
+    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now: frozenAt, whenBusy: 'skip' });
+    if (result.status !== 'busy') return result;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the lease was never free');
+}
+
+async function connected(user: RegisteredUser, provider: Provider): Promise<{ org: StandInOrg; connectionId: string }> {
+  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
+  orgs.push(org);
+  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await sync(user.accountId, res.body.id);
+  expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
+  return { org, connectionId: res.body.id };
+}
+
+/** A budget that only notifies (no lever pulled by the new levers yet): the earlier levers' items name it. */
+async function notifyBudget(user: RegisteredUser, body: Record<string, unknown>): Promise<string> {
+  const res = await api('/budgets', { method: 'POST', token: user.token, body: { alertThreshold: 80, action: 'notify', ...body } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+/** An item as the earlier levers wrote it (shared/db/enforcement.ts before levers were owned per target). */
+async function putLegacy(accountId: string, budgetId: string, state: Record<string, any>): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: stack().tableName,
+      Item: { ...keys.legacyEnforcementState(accountId, budgetId, state.target.id), entity: 'EnforcementState', type: 'EnforcementState', budgetId, v: 3, ...state },
+    }),
+  );
+}
+
+const enforceItems = async (accountId: string) => {
+  const q = queries.accountItems(accountId, 'ENFORCE');
+  const res = await dynamo().send(new QueryCommand({ TableName: stack().tableName, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': q.pk, ':p': q.skPrefix }, ConsistentRead: true }));
+  return res.Items ?? [];
+};
+const keyStatus = async (org: StandInOrg, id: string): Promise<string> => ((await org.state()).keys as any[]).find((k) => k.id === id)!.status;
+
+describe('enforcement state of the earlier layout', () => {
+  it('Anthropic: a key the earlier levers switched off is switched back on by the release (not taken as off by a person)', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    // What the earlier levers left: the key switched off by Burnrate, its state `stopped`.
+    await org.control(`/keys/${keyId}`, { status: 'inactive' });
+    const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
+    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: new Date(frozenAt.getTime() - 3_600_000).toISOString(), detail: 'Key prod-api deactivated' });
+
+    expect((await api(`/budgets/${budgetId}`, { method: 'PATCH', token: user.token, body: { action: 'stop' } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('inactive');
+    const budget = ((await api('/budgets', { token: user.token })).body.items as any[]).find((b) => b.id === budgetId);
+    expect(budget.enforcement.status).toBe('stopped');
+
+    // Taken in once: the old item is a marker now, and reading again changes nothing.
+    const items = await enforceItems(user.accountId);
+    expect(items.filter((i) => i.entity === 'EnforcementState')).toEqual([]);
+    expect(items.filter((i) => i.entity === 'EnforcementStateMigrated').map((i) => i.sk)).toEqual([keys.legacyEnforcementState(user.accountId, budgetId, target.id).sk]);
+    const state = items.find((i) => i.sk === keys.leverState(user.accountId, target.id).sk)!;
+    expect(state).toMatchObject({ prior: { active: true }, migratedFrom: [keys.legacyEnforcementState(user.accountId, budgetId, target.id).sk] });
+    const once = await listEnforcement(user.accountId);
+    const twice = await listEnforcement(user.accountId);
+    expect(twice.states.find((s) => s.target.id === target.id)).toEqual(once.states.find((s) => s.target.id === target.id));
+
+    // The release puts back exactly what was there before Burnrate's first act: the key on.
+    expect((await api(`/budgets/${budgetId}/release`, { method: 'POST', token: user.token })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    expect(await keyStatus(org, keyId)).toBe('active');
+  });
+
+  it('OpenAI: two old budgets on one project; the customer’s own limit (not the first budget’s) comes back after the last goes', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'openai');
+    const state = await org.state();
+    const projectId = (state.projects as any[]).find((p) => p.archivedAt === null && (state.keys as any[]).some((k) => k.projectId === p.id))!.id as string;
+    const a = await notifyBudget(user, { name: 'A', monthlyLimit: 8000, scope: 'PROJECT', connectionId, projectId });
+    const b = await notifyBudget(user, { name: 'B', monthlyLimit: 9000, scope: 'PROJECT', connectionId, projectId });
+    // What the earlier levers left: the customer's own $50,000 replaced by A's $8,000, then B's $9,000 (B took A's
+    // limit for "the customer's own"); the project limit at the provider is B's.
+    const res = await fetch(`${org.url}/v1/organization/projects/${projectId}/spend_limit`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ threshold_amount: 900_000, currency: 'USD', interval: 'month' }),
+    });
+    expect(res.status).toBe(200);
+    const target = (limitCents: number) => ({ id: `project:${connectionId}:${projectId}`, kind: 'project', provider: 'openai', connectionId, keyHash: null, keyId: null, projectId, name: projectId, limitCents });
+    const hourAgo = new Date(frozenAt.getTime() - 3_600_000).toISOString();
+    await putLegacy(user.accountId, a, { target: target(800_000), status: 'armed', want: 'on', hold: false, period: month, since: hourAgo, detail: '', limitCents: 800_000, enforcing: false, priorLimitCents: 5_000_000 });
+    await putLegacy(user.accountId, b, { target: target(900_000), status: 'armed', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '', limitCents: 900_000, enforcing: false, priorLimitCents: 800_000 });
+    const limitOf = async () => {
+      const r = await org.get(`/v1/organization/projects/${projectId}/spend_limit`);
+      return r.status === 404 ? null : (r.body.threshold_amount as number);
+    };
+
+    for (const id of [a, b]) expect((await api(`/budgets/${id}`, { method: 'PATCH', token: user.token, body: { action: 'stop' } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    expect(await limitOf()).toBe(800_000); // the lowest of the holders
+    expect((await api(`/budgets/${a}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    await sync(user.accountId, connectionId);
+    expect(await limitOf()).toBe(900_000);
+    expect((await api(`/budgets/${b}`, { method: 'DELETE', token: user.token })).status).toBe(204);
+    await sync(user.accountId, connectionId);
+    expect(await limitOf()).toBe(5_000_000);
+    expect((await enforceItems(user.accountId)).filter((i) => i.entity === 'EnforcementState')).toEqual([]);
+  });
+});
