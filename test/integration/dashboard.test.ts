@@ -11,7 +11,9 @@ import { gunzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
-import { stack, uniqueEmail } from './harness.ts';
+import { putActions } from '#shared/db/enforcement.ts';
+import { newId } from '#shared/ids.ts';
+import { pointAtStack, stack, uniqueEmail } from './harness.ts';
 import { linkInMail } from './outbox.ts';
 
 // Browser globals inside page.evaluate callbacks (this project's tsconfig has no DOM lib; declared here only).
@@ -255,6 +257,7 @@ describe('the dashboard in Chromium', () => {
       body: JSON.stringify({ name: 'Search bot stop', monthlyLimit: 5, alertThreshold: 80, scope: 'KEY', keyHash: openaiKey, action: 'stop' }),
     });
     expect(stopBudget.status).toBe(201);
+    const stopId = ((await stopBudget.json()) as { id: string }).id;
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await screen(page, 'Keys', ' (a stopped key)');
     const stoppedRow = page.locator('table.keys tbody tr').filter({ has: page.getByRole('link', { name: 'Details of Search bot' }) });
@@ -321,6 +324,21 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => acts.count()).toBe(4);
     expect(await acts.nth(0).textContent()).toMatch(/The reporter lets calls of key r4nw through again DoneFor Spend-anomaly rule “Runaway keys” · because released by hand · by Ada Lovelace/);
     expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key (r4nw|[0-9a-f]{12}) DoneFor Spend-anomaly rule “Runaway keys” · because the key spent far more than usual · by Burnrate/);
+    // A failed act stands out, with the provider's answer: one recorded as the enforcement writer records a refusal
+    // (a real refusal needs a provider connection: levers-held.test.ts), shown under the "Failed" filter.
+    const me = (await (await fetch(`${stack().apiUrl}/auth/me`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { account: { accountId: string } };
+    const restoreEnv = pointAtStack();
+    try {
+      await putActions(me.account.accountId, [
+        { id: newId('action'), budgetId: stopId, holder: { kind: 'budget', id: stopId }, kind: 'key_deactivated', provider: 'anthropic', keyHash: anthropicKey, projectId: null, reason: 'limit_reached', actor: 'burnrate', result: 'failed', detail: 'Anthropic answered 403 permission_error: the admin key may only read.', at: new Date().toISOString(), holderName: 'Search bot stop', targetName: 'a9Zz' },
+      ]);
+    } finally {
+      restoreEnv();
+    }
+    await page.getByLabel('Result').selectOption({ label: 'Failed' });
+    await expect.poll(() => acts.count()).toBe(1);
+    expect(await acts.nth(0).getAttribute('class')).toBe('act failed');
+    expect(await acts.nth(0).textContent()).toMatch(/Key a9Zz set inactive at Anthropic FailedFor Budget “Search bot stop” · because the limit was reached · by BurnrateAnthropic answered 403 permission_error: the admin key may only read\. Burnrate tries again at the next sync\.$/);
 
     // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
     await page.getByRole('link', { name: 'Prices' }).click();
