@@ -105,6 +105,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Go to the overview' }).click();
     await screen(page, 'Overview', ' (empty)');
     await page.getByText('No spend yet.').waitFor();
+    // Nothing stopped yet: the Actions screen says what will appear there.
+    await page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await screen(page, 'Actions', ' (empty)');
+    await page.getByText(/^Nothing done yet\. When a stop budget reaches its limit, or a spend-anomaly rule stops a key, each act appears here/).waitFor();
 
     // Sending keys: create one; the secret is shown once, with a copy button and snippets.
     await page.getByRole('link', { name: 'Sending keys' }).click();

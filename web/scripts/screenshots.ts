@@ -223,7 +223,7 @@ async function shootIncomplete(origin: string, who: { email: string; password: s
   await page.close();
 }
 
-/** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */
+/** A new account, in light: the empty Overview (connections offered first), Connections with its form (also at 360 px) and the empty Actions screen. */
 async function shootNewcomer(api: string, origin: string): Promise<void> {
   const res = await fetch(`${api}/auth/register`, {
     method: 'POST',
@@ -235,7 +235,7 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
   await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
-  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
+  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections'], ['actions-empty', '/actions']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
   await browser.close();
 }
 
