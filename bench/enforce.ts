@@ -15,8 +15,9 @@
  *   5. a runaway key against the default spend-anomaly rule (stop, 10×, $20 an hour): a connection key starting to spend
  *      RUNAWAY dollars a minute (simulated clock, syncs every 60 s) → seconds until it is inactive at the stand-in; a
  *      reporter key doing the same → calls until it is on the block list.
- *   6. false spend-anomaly alerts over 90 days of the demo account's proxy keys (local/demo-seed.ts's generator), replayed
- *      through the rule's own functions every 5 minutes (target 0).
+ *   6. false spend-anomaly alerts over 90 days of ALL the demo account's keys: its proxy keys (local/demo-seed.ts's
+ *      generator) and its OpenAI and Anthropic connections' keys (the stand-ins' seeded organizations, synced every 5
+ *      minutes), replayed through the rule's own functions (target 0).
  *
  * Options (env): SAMPLES 3, RATE 2 (dollars a minute), REPORTERS 1000, BLOCKED 10 (blocked keys in the account),
  * RUNAWAY 50 (dollars a minute).
@@ -35,7 +36,10 @@ const { syncConnection, HOT_SYNC_INTERVAL_MS } = await import('#shared/sync/all.
 const { createReporter } = await import('../reporter/src/index.ts');
 const { demoProxyEvents } = await import('../local/demo-seed.ts');
 const { baselineMicrosPerHour, baselineOf, isAnomalous, rateMicros } = await import('#shared/anomaly/rate.ts');
-const { hourCostName } = await import('#shared/db/rolling.ts');
+const { hourCostName, spreadOverHours, syncRead } = await import('#shared/db/rolling.ts');
+const { seedOpenAiOrg, openAiLineItems } = await import('../local/openai-admin.ts');
+const { seedAnthropicOrg, anthropicCostItems } = await import('../local/anthropic-admin.ts');
+const { seriesWindow, indexAdditions, dayStart, DAY_S } = await import('../local/provider-org.ts');
 const { startInferenceStandin, OPENAI_KEY } = await import('../reporter/test/inference-standin.ts');
 
 const SAMPLES = intOption('samples', 3);
@@ -230,54 +234,138 @@ async function run(): Promise<number> {
     'the first ingest that sees it',
   ]);
 
-  // 6. false spend-anomaly alerts over the demo account's proxy keys (local/demo-seed.ts), 90 days, default rule.
-  const falseAlerts = demoFalseAlerts(90);
+  // 6. false spend-anomaly alerts over ALL the demo account's keys, 90 days, default rule: its proxy keys (events by
+  //    their time) and its connections' keys (the stand-ins' seeded organizations, synced every 5 minutes).
+  const proxy = demoFalseAlerts(90);
+  const linked = demoConnectionFalseAlerts(90);
+  const all = [...proxy.keys, ...linked.keys];
+  const worst = all.reduce((w, k) => (k.maxRatio > w.maxRatio ? k : w), all[0]!);
+  const fastest = all.reduce((w, k) => (k.maxRate > w.maxRate ? k : w), all[0]!);
   rows.push([
-    `false spend-anomaly alerts: the demo's ${falseAlerts.keys} proxy keys over 90 days (rule: 10×, $20 an hour; checked every 5 minutes)`,
-    `${falseAlerts.alerts} (highest rate seen: ${falseAlerts.maxRatio.toFixed(1)}× a key's usual hour, $${falseAlerts.maxRate.toFixed(2)} an hour)`,
+    `false spend-anomaly alerts: the demo's ${all.length} keys (${proxy.keys.length} proxy, ${linked.keys.length} of its OpenAI and Anthropic connections, whose seeded history starts ${linked.from}) over 90 days (rule: 10×, $20 an hour; proxy keys checked every 5 minutes, connections synced every 5 minutes)`,
+    `${all.reduce((n, k) => n + k.alerts, 0)} (proxy ${proxy.keys.reduce((n, k) => n + k.alerts, 0)}, connections ${linked.keys.reduce((n, k) => n + k.alerts, 0)}); highest rate against its usual hour: ${worst.maxRatio.toFixed(1)}× (${worst.name}); fastest: $${fastest.maxRate.toFixed(2)} an hour (${fastest.name})`,
     '0',
   ]);
+  for (const k of all.filter((x) => x.alerts > 0)) rows.push([`  alerted: ${k.name}`, `${k.alerts} (${k.why})`, '']);
 
   console.log(table(rows, { left: [0, 1] }));
   return 0;
 }
 
+interface KeyReplay {
+  name: string;
+  alerts: number;
+  /** The highest rate seen against the key's usual hour (keys with a baseline), and the highest rate ($ an hour). */
+  maxRatio: number;
+  maxRate: number;
+  /** Why the first alert fired: its rate and baseline. */
+  why: string;
+}
+
+/** The rule's test at `at` for a key (its hour counters, its per-day spend): counts an alert once per UTC day. */
+function check(k: KeyReplay, fired: Set<string>, item: Record<string, bigint>, dayMicros: Map<string, bigint>, firstSeenDay: string | undefined, at: Date): void {
+  const today = at.toISOString().slice(0, 10);
+  const rate = rateMicros(item, at);
+  const baseline = baselineOf(dayMicros, today, firstSeenDay);
+  const perHour = Number(baselineMicrosPerHour(baseline));
+  if (perHour > 0) k.maxRatio = Math.max(k.maxRatio, Number(rate) / perHour);
+  k.maxRate = Math.max(k.maxRate, Number(rate) / 1e6);
+  if (isAnomalous(rate, baseline, { minUsdPerHour: 20, multiplier: 10 }) && !fired.has(today)) {
+    fired.add(today);
+    k.alerts += 1;
+    if (!k.why) k.why = `${at.toISOString().slice(0, 16)}: $${(Number(rate) / 1e6).toFixed(2)} in the last hour against $${(perHour / 1e6).toFixed(2)} usual (${baseline.days} days)`;
+  }
+}
+
 /**
  * Replays the demo's proxy keys (the generator of local/demo-seed.ts, `days` + 14 days back) through the rule's own
  * functions (shared/anomaly/rate.ts): each key's events land in its hour counters by their time; every 5 minutes of
- * the last `days` complete days the rate is compared with the baseline of the 14 days before, at the default rule.
+ * the last `days` complete days the rate is compared with the baseline of the 14 days before, at the default rule
+ * (more often than ingests would: an upper bound on alerts).
  */
-function demoFalseAlerts(days: number) {
+function demoFalseAlerts(days: number): { keys: KeyReplay[] } {
   const now = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 1; // the end of yesterday: complete days only
   const events = demoProxyEvents(days + 15, now);
-  const byKey = new Map<string, { hours: Map<string, bigint>; days: Map<string, bigint> }>();
+  const byKey = new Map<string, { name: string; hours: Map<string, bigint>; days: Map<string, bigint> }>();
   for (const e of events) {
-    const k = byKey.get(e.keyHash) ?? { hours: new Map(), days: new Map() };
+    const k = byKey.get(e.keyHash) ?? { name: `${e.provider} ${e.keyHint}`, hours: new Map(), days: new Map() };
     byKey.set(e.keyHash, k);
     const micros = BigInt(Math.round(e.costUsd * 1e6));
     k.hours.set(e.timestamp.slice(0, 13), (k.hours.get(e.timestamp.slice(0, 13)) ?? 0n) + micros);
     k.days.set(e.timestamp.slice(0, 10), (k.days.get(e.timestamp.slice(0, 10)) ?? 0n) + micros);
   }
-  const rule = { minUsdPerHour: 20, multiplier: 10 };
-  let alerts = 0;
-  let maxRatio = 0;
-  let maxRate = 0;
+  const keys: KeyReplay[] = [];
   for (const k of byKey.values()) {
+    const replay: KeyReplay = { name: `proxy key ${k.name}`, alerts: 0, maxRatio: 0, maxRate: 0, why: '' };
     const item = Object.fromEntries([...k.hours].map(([h, m]) => [hourCostName(h), m]));
     const fired = new Set<string>();
-    for (let t = now - days * 86_400_000; t <= now; t += 5 * 60_000) {
-      const at = new Date(t);
-      const today = at.toISOString().slice(0, 10);
-      const rate = rateMicros(item, at);
-      const baseline = baselineOf(k.days, today, undefined);
-      const perHour = Number(baselineMicrosPerHour(baseline));
-      if (perHour > 0) maxRatio = Math.max(maxRatio, Number(rate) / perHour);
-      maxRate = Math.max(maxRate, Number(rate) / 1e6);
-      if (isAnomalous(rate, baseline, rule) && !fired.has(today)) {
-        fired.add(today);
-        alerts += 1;
+    for (let t = now - days * 86_400_000; t <= now; t += 5 * 60_000) check(replay, fired, item, k.days, undefined, new Date(t));
+    keys.push(replay);
+  }
+  return { keys };
+}
+
+/**
+ * Replays the keys of the demo's two connections: the stand-ins' own seeded organizations (local/openai-admin.ts,
+ * local/anthropic-admin.ts: the organizations `npm start` serves and the demo connects), each key's today figure as
+ * the provider reports it at each sync (every 5 minutes over the last `days` complete days), through the sync's own
+ * rules: the growth since the figure's last read spread over the hours between (shared/db/rolling.ts `syncRead`,
+ * `spreadOverHours`: the rate from the second sync that sees the key on the day), the baseline from the complete days'
+ * figures (late arrivals included), the default rule's test.
+ */
+function demoConnectionFalseAlerts(days: number): { keys: KeyReplay[]; from: string } {
+  const nowS = Math.floor(Date.now() / 86_400_000) * DAY_S - 1; // the end of yesterday
+  const startS = dayStart(nowS) - (days - 1) * DAY_S;
+  const keys: KeyReplay[] = [];
+  let from = '9999-12-31';
+  for (const org of [seedOpenAiOrg(nowS, 'sk-admin-bench'), seedAnthropicOrg(nowS, 'sk-ant-admin01-bench')]) {
+    const additions = indexAdditions(org);
+    // µ$ of a series' usage in [a, b) as seen at `seen` (the stand-in's own prices, as its cost report bills them).
+    const cost = (s: (typeof org.series)[number], a: number, b: number, seen: number): bigint => {
+      const m = seriesWindow(org, s, a, b, seen, additions);
+      const items: { nanos: number }[] = org.provider === 'openai' ? openAiLineItems(s, m) : anthropicCostItems(s, m);
+      return BigInt(Math.round(items.reduce((n, i) => n + i.nanos, 0) / 1000));
+    };
+    const groups = new Map<string | null, (typeof org.series)[number][]>();
+    for (const s of org.series) groups.set(s.keyId, [...(groups.get(s.keyId) ?? []), s]);
+    for (const [keyId, series] of groups) {
+      const key = org.keys.find((k) => k.id === keyId);
+      const replay: KeyReplay = { name: `${org.provider} ${key?.name ?? '(usage without a key)'}`, alerts: 0, maxRatio: 0, maxRate: 0, why: '' };
+      // Complete days as the bill shows them later (late arrivals in), the 14 before the window included.
+      const dayMicros = new Map<string, bigint>();
+      for (let d = startS - 14 * DAY_S; d < dayStart(nowS) + DAY_S; d += DAY_S) {
+        const total = series.reduce((n, s) => n + cost(s, d, d + DAY_S, d + 3 * DAY_S), 0n);
+        if (total > 0n) dayMicros.set(new Date(d * 1000).toISOString().slice(0, 10), total);
       }
+      // Burnrate finds the key at the connection's first sync, or when it first spends.
+      const firstSpend = [...dayMicros.keys()].sort()[0];
+      if (firstSpend && firstSpend < from) from = firstSpend;
+      const firstSeenMs = Math.max((startS - 14 * DAY_S) * 1000, firstSpend ? Date.parse(`${firstSpend}T00:00:00Z`) : 0);
+      const item: Record<string, bigint> = {};
+      const fired = new Set<string>();
+      let figure = 0n;
+      let figureDay = -1;
+      let rateAt: string | undefined;
+      let previousSyncAt: number | undefined;
+      for (let t = startS; t <= nowS; t += 300) {
+        const day = dayStart(t);
+        if (day !== figureDay) {
+          figure = 0n;
+          figureDay = day;
+        }
+        const seen = series.reduce((n, s) => n + cost(s, day, t, t), 0n);
+        const at = new Date(t * 1000);
+        if (seen > figure) {
+          const read = syncRead({ now: at, previousSyncAt, keyFirstSeenAt: firstSeenMs, rateAt });
+          for (const [hour, micros] of spreadOverHours(seen - figure, read.from, t * 1000, at)) item[hourCostName(hour)] = (item[hourCostName(hour)] ?? 0n) + micros;
+          figure = seen;
+          rateAt = at.toISOString();
+          if (read.rated) check(replay, fired, item, dayMicros, new Date(firstSeenMs).toISOString().slice(0, 10), at);
+        }
+        previousSyncAt = t * 1000;
+      }
+      keys.push(replay);
     }
   }
-  return { alerts, keys: byKey.size, maxRatio, maxRate };
+  return { keys, from: from < new Date(startS * 1000).toISOString().slice(0, 10) ? new Date(startS * 1000).toISOString().slice(0, 10) : from };
 }

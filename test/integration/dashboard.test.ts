@@ -302,32 +302,54 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Result').selectOption({ label: 'Any result' });
     await expect.poll(() => acts.count()).toBe(2);
 
-    // A runaway key stopped by a spend-anomaly rule is released on its own page; the act names the rule.
-    const rule = await fetch(`${stack().apiUrl}/alert-rules`, {
+    // A spend-anomaly rule that stops keys (set through the API: its form is in the screenshots): the key suddenly
+    // spends $50 and the reporter refuses it. Keys names the rule; its link opens the key's alerts, whose incident
+    // draws the key's last day and releases it.
+    const anomalyRule = await fetch(`${stack().apiUrl}/alert-rules`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
-      body: JSON.stringify({ type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, action: 'stop' } }),
+      body: JSON.stringify({ type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, multiplier: 2, action: 'stop' } }),
     });
-    expect(rule.status).toBe(201);
-    const runaway = sha256(`sk-runaway-${randomBytes(4).toString('hex')}`);
+    expect(anomalyRule.status).toBe(201);
+    await ingest(secret, [{ requestId: 'o-runaway', keyHash: openaiKey, keyHint: 'o7Qa', provider: 'openai', model: 'gpt-4o', inputTokens: 1000, outputTokens: 100, costUsd: 50, timestamp: new Date().toISOString() }]);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (a runaway key)');
+    await expect.poll(() => stoppedRow.getByTestId('stopped-by').textContent()).toMatch(/^Stopped by spend-anomaly rule “Runaway keys” \(its calls refused by the reporter, since /);
+    await stoppedRow.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).click();
+    await screen(page, 'Alerts', ' (the runaway key)');
+    const runaway = page.getByRole('listitem').filter({ hasText: 'Runaway keys: key' });
+    await runaway.getByText("Incident: the key's last 24 hours").click();
+    const incident = runaway.getByTestId('incident');
+    await incident.getByRole('img', { name: /^Spend of the last 24 hours by hour against the usual \$/ }).waitFor();
+    expect(await incident.getByText(/^Stopped$/).count()).toBe(1);
+    page.once('dialog', (d) => void d.accept());
+    await incident.getByRole('button', { name: 'Release the key' }).click();
+    await incident.getByText(/^Released$/).waitFor();
+    expect(await incident.getByRole('button', { name: 'Release the key' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (the runaway key released)');
+    await expect.poll(() => page.getByTestId('stopped-by').count()).toBe(0);
+
+    // Another runaway key, new (no usual spend): stopped by the same rule, released on its own page; the acts name the rule.
+    const runawayKey = sha256(`sk-runaway-${randomBytes(4).toString('hex')}`);
     // (A key's rate exists from the second ingest that sees it on the day.)
     for (const [i, costUsd] of [0.01, 5].entries()) {
-      await ingest(secret, [{ requestId: `runaway-${i}`, keyHash: runaway, keyHint: 'r4nw', provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }]);
+      await ingest(secret, [{ requestId: `runaway-${i}`, keyHash: runawayKey, keyHint: 'r4nw', provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }]);
     }
-    await page.goto(`${origin()}/keys/${runaway}`);
+    await page.goto(`${origin()}/keys/${runawayKey}`);
     await screen(page, 'Key …r4nw', ' (stopped by a rule)');
     const notice = page.getByTestId('key-stopped');
     expect(await notice.textContent()).toMatch(/^Stopped: this key can’t spendBy spend-anomaly rule “Runaway keys”: its calls refused by the reporter, since .*Release the key$/);
-    expect(await notice.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).getAttribute('href')).toBe(`/alerts?status=all&type=spend_anomaly&keyHash=${runaway}`);
+    expect(await notice.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).getAttribute('href')).toBe(`/alerts?status=all&type=spend_anomaly&keyHash=${runawayKey}`);
     page.once('dialog', (dialog) => void dialog.accept());
     await notice.getByRole('button', { name: 'Release the key' }).click();
     await page.getByTestId('key-released').waitFor();
     expect(await notice.textContent()).toBe('ReleasedReleased: its calls go through again.');
     await page.getByRole('link', { name: 'Actions', exact: true }).click();
     await screen(page, 'Actions', ' (a rule’s acts)');
-    await expect.poll(() => acts.count()).toBe(4);
+    await expect.poll(() => acts.count()).toBe(6);
     expect(await acts.nth(0).textContent()).toMatch(/The reporter lets calls of key r4nw through again DoneFor Spend-anomaly rule “Runaway keys” · because released by hand · by Ada Lovelace/);
-    expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key (r4nw|[0-9a-f]{12}) DoneFor Spend-anomaly rule “Runaway keys” · because the key spent far more than usual · by Burnrate/);
+    expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key r4nw DoneFor Spend-anomaly rule “Runaway keys” · because the key spent far more than usual · by Burnrate/);
     // A failed act stands out, with the provider's answer: one recorded as the enforcement writer records a refusal
     // (a real refusal needs a provider connection: levers-held.test.ts), shown under the "Failed" filter.
     const me = (await (await fetch(`${stack().apiUrl}/auth/me`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { account: { accountId: string } };
