@@ -18,9 +18,18 @@
  *   6. false spend-anomaly alerts over 90 days of ALL the demo account's keys: its proxy keys (local/demo-seed.ts's
  *      generator) and its OpenAI and Anthropic connections' keys (the stand-ins' seeded organizations, synced every 5
  *      minutes), replayed through the rule's own functions (target 0).
+ *   7. native caps with Burnrate down: a stop budget on an OpenAI project (its hard limit), on an OpenRouter key (its
+ *      own limit, monthly reset) and on an Anthropic workspace (its spend limit, early access) sets the provider's cap;
+ *      then Burnrate's stack is stopped (no syncs, no block list) and only the providers' stand-ins run on, from the
+ *      state they kept; an application calls through the official SDKs (`openai`, `@anthropic-ai/sdk`; OpenRouter
+ *      through `openai`), a call every 5 s of the stand-in's clock at about CALL_USD each, until the stand-in refuses:
+ *      the dollars spent past each cap. The stand-ins check a cap before each call and bill a call whole when it ends,
+ *      as the providers document; OpenAI documents a lag ("Enforcement is not instantaneous") without a figure, so its
+ *      row is measured at no lag and again at OPENAI_LAG seconds (an assumption, said so in the row).
  *
  * Options (env): SAMPLES 3, RATE 2 (dollars a minute), REPORTERS 1000, BLOCKED 10 (blocked keys in the account),
- * RUNAWAY 50 (dollars a minute).
+ * RUNAWAY 50 (dollars a minute), CAP 5 (each native cap, dollars), CALL_USD 0.4, OPENAI_LAG 60 (seconds),
+ * ONLY=caps (section 7 alone).
  */
 import { createHash } from 'node:crypto';
 import { benchSession, benchTenant, call, heading, intOption, machine, ms, num, startBenchStack, table } from './lib.ts';
@@ -47,6 +56,10 @@ const RATE = Number(process.env.RATE ?? 2);
 const REPORTERS = intOption('reporters', 1000);
 const BLOCKED = intOption('blocked', 10);
 const RUNAWAY = Number(process.env.RUNAWAY ?? 50);
+const CAP = Number(process.env.CAP ?? 5);
+const CALL_USD = Number(process.env.CALL_USD ?? 0.4);
+const OPENAI_LAG = intOption('openai_lag', 60, 0);
+const ONLY_CAPS = process.env.ONLY === 'caps';
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 let rcu = 0;
@@ -71,10 +84,19 @@ async function run(): Promise<number> {
   const { stack } = await startBenchStack(session);
   installCounter();
   const tenant = await benchTenant(stack, 'enforce');
+  // Section 7's accounts (one connection per provider and account: the tenant above has an Anthropic one), made now:
+  // a first call after section 6's long replay could meet a pooled connection the server just closed.
+  const capsTenant = await benchTenant(stack, 'caps');
+  const lagTenant = await benchTenant(stack, 'caps-lag');
   const auth = { authorization: `Bearer ${tenant.token}` };
   const ingest = (events: unknown[]) => call(`${stack.apiUrl}/ingest`, { method: 'POST', headers: { 'x-api-key': tenant.ingestKey }, json: { events } });
   const event = (hash: string, costUsd: number) => ({ requestId: `r-${Math.random()}`, keyHash: hash, provider: 'openai', model: 'gpt-4o', inputTokens: 1, outputTokens: 1, costUsd });
   const rows: string[][] = [['measure', 'figure', 'target']];
+  if (ONLY_CAPS) {
+    rows.push(...(await nativeCapsWithBurnrateDown(stack, capsTenant, lagTenant)));
+    console.log(table(rows, { left: [0, 1] }));
+    return 0;
+  }
 
   // 1. crossing → reporter refusal
   const inference = await startInferenceStandin();
@@ -248,8 +270,144 @@ async function run(): Promise<number> {
   ]);
   for (const k of all.filter((x) => x.alerts > 0)) rows.push([`  alerted: ${k.name}`, `${k.alerts} (${k.why})`, '']);
 
+  // 7. native caps with Burnrate down (last: it stops the stack)
+  rows.push(...(await nativeCapsWithBurnrateDown(stack, capsTenant, lagTenant)));
+
   console.log(table(rows, { left: [0, 1] }));
   return 0;
+}
+
+type BenchStack = Awaited<ReturnType<typeof startBenchStack>>['stack'];
+
+/**
+ * Section 7: three stop budgets whose native caps are set while Burnrate runs; then Burnrate stopped and the stand-ins
+ * alone, called through the official SDKs until they refuse. Each target is new (no spend before), so what the
+ * application spent is the sum of its answered calls at the stand-in's prices, and the dollars past the cap that sum
+ * less the cap.
+ */
+async function nativeCapsWithBurnrateDown(stack: BenchStack, tenant: { accountId: string; token: string }, lagTenant: { accountId: string; token: string }): Promise<string[][]> {
+  const { default: OpenAI } = await import('openai');
+  const { default: Anthropic } = await import('@anthropic-ai/sdk');
+  const { startOpenAiAdmin, OPENAI_STANDIN_PRICES } = await import('#local/openai-admin.ts');
+  const { startAnthropicAdmin, ANTHROPIC_STANDIN_PRICES } = await import('#local/anthropic-admin.ts');
+  const { startOpenRouterAdmin } = await import('#local/openrouter-admin.ts');
+  const { join } = await import('node:path');
+  // Syncs are run here, on the stand-ins' frozen clock (the stack's own queue would run them on the real one).
+  setLocalSyncSink(undefined);
+  const start = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 15, 12) / 1000;
+  let who = tenant;
+  const api = async <T = any>(path: string, method: string, json?: unknown, expected = 200): Promise<T> => {
+    const res = await call<T>(`${stack.apiUrl}${path}`, { method, headers: { authorization: `Bearer ${who.token}` }, ...(json === undefined ? {} : { json }) });
+    if (res.status !== expected) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  type Setup = { provider: 'openai' | 'anthropic' | 'openrouter'; label: string; orgId: string; secret: string; lag: number; before: number };
+  const setups: Setup[] = [];
+
+  // While Burnrate runs: an organization per cap, connected, a new target with a key, a stop budget of $CAP; synced
+  // until the budget says its native cap is set.
+  // (One connection per provider and account: the lag case is another account's.)
+  async function prepare(provider: Setup['provider'], label: string, lag = 0): Promise<void> {
+    who = lag > 0 ? lagTenant : tenant;
+    const base = provider === 'openai' ? stack.openaiAdmin.url : provider === 'anthropic' ? stack.anthropicAdmin.url : stack.openrouter.url;
+    const org = await call<{ id: string; adminKey: string }>(`${base}/_burnrate/orgs`, { method: 'POST', json: { now: start, late: null } });
+    const control = async (path: string, json: unknown) => (await call<any>(`${base}/_burnrate/orgs/${org.body.id}${path}`, { method: 'POST', json })).body;
+    let projectId: string | null = null;
+    if (provider !== 'openrouter') projectId = (await control('/projects', { name: `${label} (capped)` })).id;
+    const model = provider === 'openai' ? 'gpt-4.1-2025-04-14' : provider === 'anthropic' ? 'claude-opus-4-5-20251101' : 'openai/gpt-4.1';
+    const key = await control('/keys', { name: `${label} app`, projectId, model, ...(provider === 'openrouter' ? { tier: 'OpenAI' } : {}) });
+    // A first small call (Burnrate lists a key once it has spent): its cost counts toward the cap.
+    const first = provider === 'openai' ? { output: 1000, requests: 1 } : provider === 'anthropic' ? { output: 1000 } : { requests: 1, prompt: 10, completion: 10, cost: 10_000 };
+    await control('/usage', { apiKeyId: key.id, model, ...(provider === 'openrouter' ? { tier: 'OpenAI' } : {}), add: first });
+    const before = provider === 'openai' ? (1000 * OPENAI_STANDIN_PRICES[model]!.output) / 1e9 : provider === 'anthropic' ? (1000 * ANTHROPIC_STANDIN_PRICES[model]!.output) / 1e9 : 0.01;
+    if (lag > 0) await control('/spend-limits', { lagSeconds: lag });
+    await control('/clock', { now: start + 3600 }); // the first call's hour complete
+    const con = await api<{ id: string }>('/connections', 'POST', { provider, adminKey: org.body.adminKey }, 201);
+    await api(`/connections/${con.id}`, 'PATCH', { enforcement: 'on' });
+    const sync = async () => {
+      for (let i = 0; i < 100; i++) {
+        const r = await syncConnection(who.accountId, con.id, { now: new Date((start + 3600) * 1000), budgetMs: 600_000, whenBusy: 'skip' });
+        if (r.status !== 'busy') return r;
+        await new Promise((done) => setTimeout(done, 200));
+      }
+      throw new Error(`${label}: the connection's lease was never free`);
+    };
+    await sync();
+    const hash = sha256(`${provider}:${key.id}`);
+    const scope = provider === 'openrouter' ? { scope: 'KEY', keyHash: hash } : { scope: 'PROJECT', connectionId: con.id, projectId, ...(provider === 'anthropic' ? { nativeCap: true } : {}) };
+    const budget = await api<{ id: string }>('/budgets', 'POST', { name: `${label} cap`, monthlyLimit: CAP, alertThreshold: 80, action: 'stop', ...scope }, 201);
+    for (let i = 0; i < 5; i++) {
+      const b = ((await api<{ items: any[] }>('/budgets', 'GET')).items).find((x) => x.id === budget.id);
+      if (b?.enforcement?.nativeCap?.status === 'set') break;
+      if (i === 4) throw new Error(`${label}: the native cap was not set (${JSON.stringify(b?.enforcement)})`);
+      await sync();
+    }
+    setups.push({ provider, label, orgId: org.body.id, secret: key.secret, lag, before });
+  }
+  await prepare('openai', 'OpenAI project hard limit');
+  await prepare('openai', `OpenAI project hard limit, ${OPENAI_LAG} s lag assumed`, OPENAI_LAG);
+  await prepare('openrouter', 'OpenRouter key limit (monthly reset)');
+  await prepare('anthropic', 'Anthropic workspace spend limit');
+
+  // Burnrate down: the whole local stack stopped (API, syncs, block list, DynamoDB); the providers' stand-ins started
+  // again alone from the state they kept (their organizations, caps and clocks).
+  await stack.stop();
+  const dataDir = join(stack.outboxDir, '..');
+  const standIns = {
+    openai: await startOpenAiAdmin({ port: 0, dataDir: join(dataDir, 'openai-admin') }),
+    anthropic: await startAnthropicAdmin({ port: 0, dataDir: join(dataDir, 'anthropic-admin') }),
+    openrouter: await startOpenRouterAdmin({ port: 0, dataDir: join(dataDir, 'openrouter') }),
+  };
+  const rows: string[][] = [];
+  try {
+    for (const s of setups) {
+      const url = standIns[s.provider].url;
+      const clock = (now: number) => call(`${url}/_burnrate/orgs/${s.orgId}/clock`, { method: 'POST', json: { now } });
+      // About CALL_USD of output a call at the stand-in's price.
+      const perMillion = s.provider === 'openai' ? OPENAI_STANDIN_PRICES['gpt-4.1-2025-04-14']!.output / 1000 : s.provider === 'anthropic' ? ANTHROPIC_STANDIN_PRICES['claude-opus-4-5-20251101']!.output / 1000 : 8;
+      const maxTokens = Math.round((CALL_USD / perMillion) * 1_000_000);
+      const messages = [{ role: 'user' as const, content: 'Summarise the quarterly report.' }];
+      const openai = s.provider !== 'anthropic' ? new OpenAI({ apiKey: s.secret, baseURL: `${url}${s.provider === 'openrouter' ? '/api/v1' : '/v1'}`, maxRetries: 0 }) : undefined;
+      const anthropic = s.provider === 'anthropic' ? new Anthropic({ apiKey: s.secret, baseURL: url, maxRetries: 0 }) : undefined;
+      let spent = s.before;
+      let calls = 0;
+      let refusal = '';
+      let now = start + 3600;
+      for (; calls < 1000; ) {
+        now += 5;
+        await clock(now);
+        try {
+          if (anthropic) {
+            const m = await anthropic.messages.create({ model: 'claude-opus-4-5-20251101', max_tokens: maxTokens, messages });
+            const p = ANTHROPIC_STANDIN_PRICES['claude-opus-4-5-20251101']!;
+            spent += (m.usage.input_tokens * p.input + m.usage.output_tokens * p.output) / 1e9;
+          } else {
+            const model = s.provider === 'openai' ? 'gpt-4.1-2025-04-14' : 'openai/gpt-4.1';
+            const c = await openai!.chat.completions.create({ model, max_tokens: maxTokens, messages });
+            const p = OPENAI_STANDIN_PRICES['gpt-4.1-2025-04-14']!;
+            spent += s.provider === 'openrouter' ? (c.usage as unknown as { cost: number }).cost : (c.usage!.prompt_tokens * p.input + c.usage!.completion_tokens * p.output) / 1e9;
+          }
+          calls += 1;
+        } catch (error) {
+          const e = error as { status?: number; error?: any };
+          if (typeof e.status !== 'number') throw error;
+          const body = e.error ?? {};
+          // (`openai`'s `error` is the body's `error` object; `@anthropic-ai/sdk`'s the whole body.)
+          const code = body.metadata?.limit_source ?? (typeof body.code === 'string' ? body.code : undefined) ?? body.error?.type ?? body.type ?? '';
+          refusal = `${e.status} ${code}`.trim();
+          break;
+        }
+      }
+      rows.push([
+        `Burnrate down: ${s.label}, $${CAP.toFixed(2)} cap, a ~$${CALL_USD.toFixed(2)} call every 5 s`,
+        `$${Math.max(0, spent - CAP).toFixed(2)} past the cap (${calls} calls answered, $${spent.toFixed(2)} spent in all; then ${refusal || 'never refused'})`,
+        s.lag > 0 ? `≈ ${s.lag} s of spend (the assumed lag)` : '< one call',
+      ]);
+    }
+  } finally {
+    await Promise.all(Object.values(standIns).map((x) => x.stop()));
+  }
+  return rows;
 }
 
 interface KeyReplay {
