@@ -3,8 +3,8 @@
  * (local/demo-seed.ts), then a PNG of every screen in light and dark into docs/screenshots/ (Chromium via
  * playwright-core, as the browser tests).
  *
- * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px) and Budgets (its form's key
- * picker) of a SCALE
+ * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px; three of its busiest keys
+ * stopped by KEY stop budgets) and Budgets (its form's key picker) of a SCALE
  * account with that many keys × 10 models × 7 days, loaded with ingestion's own item builders (bench/spend-lib.ts),
  * as `*-1000-keys-light.png`.
  */
@@ -88,6 +88,7 @@ try {
     }
     await page.setViewportSize({ width: 1366, height: 900 });
     await shootStopBudgets(page, origin, stop, shoot);
+    await shootStoppedKeysAndActions(page, origin, api, login.token, shoot);
     await shootGetStarted(api, origin, await browser.another(), shoot);
     await shootIncomplete(origin, incomplete, await browser.another(), shoot);
     await shootAnomaly(origin, anomaly, await browser.another(), shoot);
@@ -283,7 +284,7 @@ async function shootIncomplete(origin: string, who: { email: string; password: s
   await page.close();
 }
 
-/** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */
+/** A new account, in light: the empty Overview (connections offered first), Connections with its form (also at 360 px) and the empty Actions screen. */
 async function shootNewcomer(api: string, origin: string): Promise<void> {
   const res = await fetch(`${api}/auth/register`, {
     method: 'POST',
@@ -295,13 +296,14 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
   await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
-  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
+  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections'], ['actions-empty', '/actions']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
   await browser.close();
 }
 
 /** An account with `n` keys, shot in light at 1366 and 360 px. */
 async function shootScale(info: typeof stack.info, origin: string, n: number): Promise<void> {
   const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
+  await stopSomeKeys(info.apiUrl, email, password);
   const browser = await launchChromium({ colorScheme: 'light', width: 1366 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
@@ -325,5 +327,40 @@ async function shootAll(page: Page, origin: string, wide: [string, string][], ph
       await page.waitForTimeout(300);
       await page.screenshot({ path: `${OUT}${file(name)}.png`, fullPage: true });
     }
+  }
+}
+
+/**
+ * What is stopped, where people look (the stop budget of `stopBudgets` holds its project's keys): Keys with the stopped
+ * rows, the page of a stopped key, and the Actions screen, at 1366 and 360 px.
+ */
+async function shootStoppedKeysAndActions(page: Page, origin: string, api: string, token: string, shoot: (name: string, on?: Page) => Promise<void>): Promise<void> {
+  const keys = (await (await fetch(`${api}/keys?provider=openai&source=connection&limit=100`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { hash: string; stoppedBy: unknown[] }[] };
+  const stopped = keys.items.find((k) => k.stoppedBy.length > 0);
+  if (!stopped) throw new Error('no key of the stopped project says it is stopped');
+  for (const width of [1366, 360]) {
+    await page.setViewportSize({ width, height: width === 360 ? 780 : 900 });
+    const tail = width === 360 ? '-360' : '';
+    await page.goto(`${origin}/keys?provider=openai&source=connection&sort=name`);
+    await page.getByTestId('stopped-by').first().waitFor();
+    await shoot(`keys-stopped${tail}`);
+    await page.goto(`${origin}/keys/${stopped.hash}`);
+    await page.getByTestId('key-stopped').waitFor();
+    await shoot(`key-stopped${tail}`);
+    await page.goto(`${origin}/actions`);
+    await page.getByRole('list', { name: 'Actions' }).getByRole('listitem').first().waitFor();
+    await shoot(`actions${tail}`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
+}
+
+/** Three of the busiest keys of the scale account stopped by KEY stop budgets (the reporter refuses them), as a person would set them. */
+async function stopSomeKeys(api: string, email: string, password: string): Promise<void> {
+  const { token } = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string };
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const top = (await (await fetch(`${api}/keys?limit=6`, { headers: auth })).json()) as { items: { hash: string }[] };
+  for (const [i, k] of top.items.filter((_, i) => i % 2 === 0).entries()) {
+    const res = await fetch(`${api}/budgets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `Key cap ${i + 1}`, monthlyLimit: 1, alertThreshold: 80, scope: 'KEY', keyHash: k.hash, action: 'stop' }) });
+    if (res.status !== 201) throw new Error(`a stop budget on a key answered ${res.status}: ${await res.text()}`);
   }
 }
