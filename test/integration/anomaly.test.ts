@@ -8,7 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// Scenarios of up to nine syncs each: 28 s alone, more on a loaded 2-core CI machine (one timed out at 30 s there).
+vi.setConfig({ testTimeout: 90_000 });
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { ingest as ingestAt } from '#shared/ingest/service.ts';
 import { getConnection } from '#shared/db/connections.ts';
