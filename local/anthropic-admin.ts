@@ -15,6 +15,12 @@
  *   GET  /v1/organizations/workspaces[/{id}]        after_id | before_id, limit 1..1000 (20), include_archived,
  *                                                   include_default (both false by default); `data_residency` as
  *                                                   the reference's defaults (us, unrestricted, global)
+ *   POST|GET /v1/organizations/spend_limits[/{id}], DELETE …/{id}   workspace limits (beta, early access; below)
+ *   POST /v1/messages                               inference, with the secret of a key made through the control API:
+ *                                                   an inactive key 401; a workspace at its monthly spend limit 400
+ *                                                   invalid_request_error "You have reached your specified workspace
+ *                                                   API usage limits…" before the call runs; a call bills its input
+ *                                                   (JSON length / 4 tokens) and `max_tokens` of output
  *
  * Headers `x-api-key: <admin key>` (`sk-ant-admin01-…`, printed by `npm start`) and `anthropic-version`; errors as
  * `{type: "error", error: {type, message}, request_id}`. Buckets snap to the UTC minute/hour/day; a bucket is
@@ -527,8 +533,11 @@ function workspaceMonthNanos(store: OrgStore, workspaceId: string): number {
   let nanos = 0;
   for (const s of store.org.series) {
     if (s.projectId !== workspaceId) continue;
-    const m = seriesWindow(store.org, s, monthStart, now + 1, now, additions);
-    for (const item of anthropicCostItems(s, m)) nanos += item.nanos;
+    // Day by day: a window is one UTC day's (a month-long one would count only its first day).
+    for (let day = monthStart; day <= now; day += DAY_S) {
+      const m = seriesWindow(store.org, s, day, Math.min(day + DAY_S, now + 1), now, additions);
+      for (const item of anthropicCostItems(s, m)) nanos += item.nanos;
+    }
   }
   return nanos;
 }
@@ -644,6 +653,41 @@ export const ANTHROPIC_ADMIN_SPEC: StandInSpec = {
     return limit && workspaceMonthNanos(store, s.projectId!) >= limit.cents * 10_000_000 ? 'workspace_spend_limit_exceeded' : undefined;
   },
   readOnlyMessage: 'This API key does not have permission to perform this action (a read-only admin key).',
+  newSecret: () => `sk-ant-api03-${randomBytes(70).toString('base64url').slice(0, 93)}AA`,
+  inference: {
+    // Messages (platform.claude.com/docs/en/api/messages), as `@anthropic-ai/sdk` calls them: the key in `x-api-key`
+    // (or `Authorization: Bearer`).
+    paths: ['/v1/messages'],
+    credential: (req) => String(req.headers['x-api-key'] ?? /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '').trim(),
+    matches: (key, secret) => key.secret === secret,
+    series: () => ({}),
+    usage: (_s, input, output) => ({
+      metrics: { uncached: input, cacheRead: 0, cache5m: 0, cache1h: 0, output, webSearch: 0 },
+      usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' },
+    }),
+    answer: (id, model, usage) => ({
+      id: `msg_01${id}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'Hello.' }],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
+      usage,
+    }),
+    // A workspace at its spend limit: 400 invalid_request_error "You have reached your specified workspace API usage
+    // limits. You will regain access on <the 1st of next month> at 00:00 UTC." (the API's words, as
+    // github.com/anthropics/claude-code/issues/1047 quotes them).
+    refusal: (reason, store) => {
+      const body = (type: string, message: string) => ({ type: 'error', error: { type, message }, request_id: `req_011C${randomBytes(12).toString('base64url')}` });
+      if (reason === 'workspace_spend_limit_exceeded') {
+        const d = new Date((store?.now() ?? Date.now() / 1000) * 1000);
+        const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+        return { status: 400, body: body('invalid_request_error', `You have reached your specified workspace API usage limits. You will regain access on ${next} at 00:00 UTC.`) };
+      }
+      return { status: 401, body: body('authentication_error', 'invalid x-api-key') };
+    },
+  },
   newKey: (store, input) => anthropicKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.lin, store.now()),
 };
 

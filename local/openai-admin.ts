@@ -16,8 +16,14 @@
  *   GET|POST|DELETE /v1/organization/projects/{id}/spend_limit   the project's hard limit {threshold_amount (cents),
  *                                            currency USD, interval month} with enforcement.status inactive|enforcing;
  *                                            an enforcing project's usage stops growing (control: POST
- *                                            /_burnrate/spend-limits {overshootCents}: how far past it spend gets
- * first)
+ *                                            /_burnrate/spend-limits {overshootCents, lagSeconds}: how far past it
+ *                                            spend gets first, and how long after reaching it the refusals begin:
+ *                                            "Enforcement is not instantaneous", developers.openai.com/api/docs/
+ *                                            guides/spend-limits, gives no figure; both 0 by default)
+ *   POST /v1/chat/completions                inference, with the secret of a key made through the control API
+ *                                            (`POST /_burnrate/keys` answers it): a project at its hard limit is
+ *                                            refused 429 `project_spend_limit_exceeded` before the call runs; a call
+ *                                            bills its input (JSON length / 4 tokens) and `max_tokens` of output
  *
  * `Authorization: Bearer <admin key>` (`sk-admin-…`, printed by `npm start`); errors as `{error: {message, type,
  * param, code}}`. Buckets: the first one starts at start_time floored to the minute (truncated, not snapped), the
@@ -559,8 +565,13 @@ function refreshEnforcement(store: OrgStore): void {
   const limits = store.org.spendLimits;
   if (!limits) return;
   const now = store.now();
+  const lag = store.org.enforcementLagSeconds ?? 0;
   for (const [projectId, limit] of Object.entries(limits)) {
-    const over = projectMonthNanos(store, projectId, now) >= (limit.thresholdCents + (store.org.overshootCents ?? 0)) * 10_000_000;
+    // Reached when spend is at the limit (plus the overshoot); enforced `lag` seconds after it was first seen reached.
+    const reached = projectMonthNanos(store, projectId, now) >= (limit.thresholdCents + (store.org.overshootCents ?? 0)) * 10_000_000;
+    if (reached) limit.reachedAt ??= now;
+    else delete limit.reachedAt;
+    const over = reached && now >= limit.reachedAt! + lag;
     if (over !== limit.enforcing) {
       limit.enforcing = over;
       limit.since = now;
@@ -602,7 +613,7 @@ async function spendLimit(store: OrgStore, req: IncomingMessage, projectId: stri
   if (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 1) throw new StandInError(400, 'invalid_request', 'threshold_amount must be an integer number of cents ≥ 1.', 'threshold_amount');
   if (body.currency !== 'USD') throw new StandInError(400, 'invalid_request', "currency must be 'USD'.", 'currency');
   if (body.interval !== 'month') throw new StandInError(400, 'invalid_request', "interval must be 'month'.", 'interval');
-  limits[projectId] = { thresholdCents: amount, enforcing: limits[projectId]?.enforcing ?? false, since: store.now() };
+  limits[projectId] = { thresholdCents: amount, enforcing: limits[projectId]?.enforcing ?? false, since: store.now(), ...(limits[projectId]?.reachedAt !== undefined ? { reachedAt: limits[projectId]!.reachedAt } : {}) };
   refreshEnforcement(store);
   await store.save();
   return spendLimitView(limits[projectId]);
@@ -669,6 +680,37 @@ export const OPENAI_ADMIN_SPEC: StandInSpec = {
     return s.projectId && store.org.spendLimits?.[s.projectId]?.enforcing ? 'project_spend_limit_exceeded' : undefined;
   },
   readOnlyMessage: 'You have insufficient permissions for this operation. Missing scopes: api.management.write (a read-only admin key).',
+  newSecret: () => `sk-proj-${randomBytes(60).toString('base64url').slice(0, 80)}`,
+  inference: {
+    // Chat completions (platform.openai.com/docs/api-reference/chat/create), as the `openai` SDK calls them.
+    paths: ['/v1/chat/completions'],
+    credential,
+    matches: (key, secret) => key.secret === secret,
+    series: () => ({}),
+    usage: (_s, input, output) => ({
+      metrics: { uncached: input, cached: 0, cacheWrite: 0, output, requests: 1 },
+      usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    }),
+    answer: (id, model, usage, created) => ({
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.', refusal: null }, logprobs: null, finish_reason: 'length' }],
+      usage,
+      service_tier: 'default',
+    }),
+    // At a project's hard limit: 429 `project_spend_limit_exceeded` (developers.openai.com/api/docs/guides/spend-limits).
+    refusal: (reason) =>
+      reason === 'project_spend_limit_exceeded'
+        ? {
+            status: 429,
+            body: { error: { message: "You exceeded your project's monthly spend limit. Raise or remove the project's hard limit, or wait for the next month.", type: 'insufficient_quota', param: null, code: 'project_spend_limit_exceeded' } },
+          }
+        : { status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } },
+    // The spend a call adds is tracked at once: a limit it reaches starts its lag now.
+    afterCall: (store) => refreshEnforcement(store),
+  },
   newKey: (store, input) => openAiKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, input.projectId, users.ada, store.now()),
 };
 

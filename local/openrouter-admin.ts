@@ -10,6 +10,10 @@
  *                                 a disabled key's usage stops; enabled again, it resumes from then on; a key
  *                                 past its own limit (usage since its reset: daily, weekly from Monday, monthly from
  *                                 the 1st, at midnight UTC; else its lifetime) is refused (control API `usage`)
+ *   POST  /api/v1/chat/completions inference with a key's secret (its hash is the key's `hash`): a disabled key 403, a
+ *                                 key past its own limit 402 `metadata.limit_source: "openrouter_key_limit"`
+ *                                 (openrouter.ai/docs/api-reference/limits) before the call runs; a call bills its
+ *                                 input and `max_tokens` of output, its `usage.cost` in dollars
  *   GET   /api/v1/activity        date (YYYY-MM-DD, one of the last 30 completed UTC days, else 400),
  *                                 api_key_hash, user_id; `{data: [{date, model, model_permaslug, endpoint_id,
  *                                 provider_name, usage, byok_usage_inference, requests, prompt_tokens,
@@ -52,6 +56,13 @@ import {
 } from '#local/provider-org.ts';
 
 const PAGE = 100;
+/** Prices of the inference endpoint, in thousandths of a micro-dollar per token (USD per 1M tokens × 1000). */
+const INFERENCE_PRICES: Record<string, { input: number; output: number }> = {
+  'openai/gpt-4.1': { input: 2000, output: 8000 },
+  'anthropic/claude-sonnet-4.5': { input: 3000, output: 15_000 },
+  'google/gemini-2.5-flash': { input: 300, output: 2500 },
+  default: { input: 1000, output: 4000 },
+};
 const HISTORY_DAYS = 30;
 
 export const newOpenRouterKey = () => `sk-or-v1-${randomBytes(32).toString('hex')}`;
@@ -63,7 +74,7 @@ const ada = { type: 'user' as const, id: 'user_2ada0Lovelace0000000000000', name
 /** A key with a deterministic secret (from `seed` and `name`), its hash as id and its label as redacted value. */
 function routerKey(seed: string, name: string, createdAt: number, status: OrgKey['status'] = 'active', limit: number | null = null): OrgKey {
   const secret = `sk-or-v1-${createHash('sha256').update(`${seed}|secret|${name}`).digest('hex')}`;
-  return { id: openRouterKeyHash(secret), name, projectId: null, redacted: `sk-or-v1-${secret.slice(9, 12)}...${secret.slice(-3)}`, createdAt, status, owner: ada, limit };
+  return { id: openRouterKeyHash(secret), name, projectId: null, redacted: `sk-or-v1-${secret.slice(9, 12)}...${secret.slice(-3)}`, createdAt, status, owner: ada, limit, secret };
 }
 
 function series(key: OrgKey, model: string, endpoint: string, base: Metrics, since: number, until: number | null = null): Series {
@@ -235,7 +246,7 @@ function windowUsage(store: OrgStore, k: OrgKey): number {
   return costBetween(store, list, from, now + 1);
 }
 
-/** Why OpenRouter refuses a call with this key now: disabled, or past its own limit (403 "Key limit exceeded"). */
+/** Why OpenRouter refuses a call with this key now: disabled, or past its own limit (402, `openrouter_key_limit`). */
 function refusal(store: OrgStore, k: OrgKey | undefined): string | undefined {
   if (!k) return undefined;
   if (k.status !== 'active') return 'key_disabled';
@@ -358,6 +369,48 @@ export const OPENROUTER_SPEC: StandInSpec = {
   },
   // A call OpenRouter would refuse adds no usage: a disabled key, a key past its own limit.
   refuses: (store, s) => refusal(store, store.org.keys.find((k) => k.id === s.keyId)),
+  inference: {
+    // Chat completions (openrouter.ai/docs/api-reference/chat-completion), as the `openai` SDK calls them with
+    // baseURL https://openrouter.ai/api/v1. A key is known by its hash (SHA-256 of its secret).
+    paths: ['/api/v1/chat/completions'],
+    credential,
+    matches: (key, secret) => key.id === openRouterKeyHash(secret),
+    series: (model) => ({ tier: vendorOf(model) }),
+    usage: (s, input, output) => {
+      const p = INFERENCE_PRICES[s.model] ?? INFERENCE_PRICES.default!;
+      const costMicros = Math.round((input * p.input + output * p.output) / 1000);
+      return {
+        metrics: { requests: 1, prompt: input, completion: output, reasoning: 0, cost: costMicros },
+        usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output, cost: costMicros / 1e6 },
+      };
+    },
+    answer: (id, model, usage, created) => ({
+      id: `gen-${created}-${id}`,
+      provider: vendorOf(model),
+      model,
+      object: 'chat.completion',
+      created,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'length', native_finish_reason: 'max_tokens' }],
+      usage,
+    }),
+    // A key past its own credit limit: 402 with `metadata.limit_source: "openrouter_key_limit"`
+    // (openrouter.ai/docs/api-reference/limits, "Handling 402 errors").
+    refusal: (reason) =>
+      reason === 'key_limit_exceeded'
+        ? {
+            status: 402,
+            body: {
+              error: {
+                code: 402,
+                message: 'This API key has reached its credit limit. Raise the key\'s limit or wait for it to reset.',
+                metadata: { limit_source: 'openrouter_key_limit', remedy_hint: 'Raise the key\'s credit limit or wait for its limit_reset.' },
+              },
+            },
+          }
+        : reason === 'key_disabled' || reason === 'key_inactive'
+          ? { status: 403, body: { error: { code: 403, message: 'This API key is disabled.', metadata: null } } }
+          : { status: 401, body: { error: { code: 401, message: 'User not found.', metadata: null } } },
+  },
   newKey: (store, input) => {
     const key = routerKey(`${store.org.seed}|${input.index}|${Date.now()}`, input.name, store.now());
     return key;

@@ -83,6 +83,11 @@ export interface OrgKey {
   limit?: number | null;
   /** OpenRouter: when the limit resets (`daily`, `weekly`, `monthly`; null: never, a lifetime limit). */
   limitReset?: string | null;
+  /**
+   * The key's secret, for its calls to the stand-in's inference endpoint (keys made through the control API; OpenRouter
+   * keys always: their id is the secret's hash).
+   */
+  secret?: string;
 }
 
 export interface Series {
@@ -124,13 +129,18 @@ export interface OrgState {
   /** An admin key that may read but not write (`POST /_burnrate/admin-key {readOnly: true}`): writes answer 403. */
   readOnlyAdminKey?: string | null;
   /** OpenAI: projects' hard spend limits (`/v1/organization/projects/{id}/spend_limit`). */
-  spendLimits?: Record<string, { thresholdCents: number; enforcing: boolean; since: number }>;
+  spendLimits?: Record<string, { thresholdCents: number; enforcing: boolean; since: number; reachedAt?: number }>;
   /** Anthropic: workspaces' monthly spend limits (`POST /v1/organizations/spend_limits`), by workspace id. */
   workspaceLimits?: Record<string, { id: string; cents: number; createdAt: number; updatedAt: number }>;
   /** Anthropic: the organization has the Spend Limits early access (default true; `POST /_burnrate/spend-limits {earlyAccess}`). */
   spendLimitsEarlyAccess?: boolean;
   /** OpenAI: how far past its limit a project's recorded spend gets before enforcement begins (cents; default 0). */
   overshootCents?: number;
+  /**
+   * OpenAI: seconds between a project's spend reaching its limit and the refusals beginning (default 0): "Enforcement
+   * is not instantaneous" (developers.openai.com/api/docs/guides/spend-limits), with no figure given.
+   */
+  enforcementLagSeconds?: number;
   /** Keys that exist but are not admin keys (a test can try one): answered 401/403. */
   inferenceKeys: string[];
   projects: OrgProject[];
@@ -734,6 +744,65 @@ export interface ControlDeps {
   newKey: (store: OrgStore, input: { name: string; projectId: string | null; index: number }) => OrgKey;
   /** Why the provider would refuse a call of this series now (key inactive, project over its limit), if it would. */
   refuses?: (store: OrgStore, s: Series) => string | undefined;
+  /** A new key's secret (its calls to the inference endpoint present it). */
+  newSecret?: () => string;
+}
+
+/**
+ * A provider's inference endpoint as the stand-in serves it, so an application's calls through the official SDKs
+ * spend, and are refused, as at the provider: each call is checked BEFORE it runs (a key switched off, a cap reached:
+ * the provider's refusal, nothing added); a call that starts under a cap runs to its end and is billed whole (the
+ * providers charge a request when it finishes), so a cap is passed by at most the calls in flight when it is reached.
+ * The call's usage: its input (the request's JSON length / 4 tokens) and `max_tokens` of output, at the stand-in's
+ * prices.
+ */
+export interface InferenceSpec {
+  /** POST paths the SDKs call. */
+  paths: string[];
+  /** The inference key a request presents. */
+  credential(req: IncomingMessage): string;
+  /** Whether `secret` is this key's. */
+  matches(key: OrgKey, secret: string): boolean;
+  /** The series a call of `model` grows (its fields for the control API's series lookup). */
+  series(model: string): Record<string, unknown>;
+  /** The call's metrics, its cost (nano-dollars) and the usage object of the answer. */
+  usage(s: Series, input: number, output: number): { metrics: Metrics; usage: Record<string, unknown> };
+  /** The provider's answer. */
+  answer(id: string, model: string, usage: Record<string, unknown>, created: number): unknown;
+  /** The provider's refusal for a reason of `refuses` (or an unknown key: `unknown_key`). */
+  refusal(reason: string, store: OrgStore | undefined): { status: number; body: unknown; headers?: Record<string, string> };
+  /** After a call is billed: the provider notes a cap it reached (OpenAI: when a lag before enforcement starts). */
+  afterCall?(store: OrgStore): void;
+}
+
+/** One call to the inference endpoint: found key, refusal or usage added and answered. */
+async function inferenceCall(registry: OrgRegistry, spec: StandInSpec, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const inf = spec.inference!;
+  const secret = inf.credential(req);
+  const body = await readJsonBody(req);
+  const found = secret ? registry.all().flatMap((st) => st.org.keys.filter((k) => k.status !== 'deleted' && inf.matches(k, secret)).map((k) => ({ st, k })))[0] : undefined;
+  const refuse = (reason: string, st: OrgStore | undefined) => {
+    const r = inf.refusal(reason, st);
+    sendJson(res, r.status, r.body, r.headers ?? {});
+  };
+  if (!found) return refuse('unknown_key', undefined);
+  const { st, k } = found;
+  if (k.status === 'archived' || k.status === 'expired') return refuse('unknown_key', st);
+  const model = typeof body.model === 'string' ? body.model : '';
+  if (!model) return sendJson(res, 400, spec.errorBody(new StandInError(400, 'invalid_request', 'model: Field required', 'model')));
+  countRequest(st, new URL(req.url ?? '/', 'http://localhost').pathname);
+  const s = findSeries(st, { apiKeyId: k.id, model, ...inf.series(model) }, true);
+  const reason = spec.refuses?.(st, s) ?? (k.status !== 'active' ? 'key_inactive' : undefined);
+  if (reason) return refuse(reason, st);
+  const { max_tokens: maxTokens, max_completion_tokens: maxCompletion, model: _m, stream: _s, ...rest } = body;
+  const output = Math.max(1, Math.floor(Number(maxCompletion ?? maxTokens ?? 16)));
+  const input = Math.max(1, Math.ceil(JSON.stringify(rest).length / 4));
+  const { metrics, usage } = inf.usage(s, input, output);
+  const now = st.now();
+  st.org.additions.push({ seriesId: s.id, at: Math.max(dayStart(now), now - 1), metrics });
+  await st.save(); // (also renews the additions' index the caps read)
+  inf.afterCall?.(st);
+  sendJson(res, 200, inf.answer(`${randomBytes(12).toString('hex')}`, model, usage, now));
 }
 
 /** Pauses a series from `now` (no-op while paused), or ends its pause at `now`. */
@@ -873,11 +942,14 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     return ok({ earlyAccess: body.earlyAccess, workspaceLimits: org.workspaceLimits ?? {} });
   }
   if (route === 'POST /spend-limits') {
-    const cents = Number(body.overshootCents ?? 0);
+    const cents = Number(body.overshootCents ?? org.overshootCents ?? 0);
     if (!Number.isInteger(cents) || cents < 0) throw new StandInError(400, 'invalid_request', 'overshootCents: a whole number ≥ 0 expected.');
+    const lag = Number(body.lagSeconds ?? org.enforcementLagSeconds ?? 0);
+    if (!Number.isInteger(lag) || lag < 0 || lag > 86_400) throw new StandInError(400, 'invalid_request', 'lagSeconds: a whole number of seconds in [0, 86400] expected.');
     org.overshootCents = cents;
+    org.enforcementLagSeconds = lag;
     await store.save();
-    return ok({ overshootCents: cents, spendLimits: org.spendLimits ?? {} });
+    return ok({ overshootCents: cents, lagSeconds: lag, spendLimits: org.spendLimits ?? {} });
   }
   if (route === 'POST /late') {
     const share = Number(body.share ?? 0);
@@ -905,6 +977,7 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     if (projectId === null && store.provider === 'openai') throw new StandInError(400, 'invalid_request', 'An OpenAI key belongs to a project.');
     const key = deps.newKey(store, { name, projectId, index: org.keys.length });
     key.createdAt = store.now();
+    key.secret ??= deps.newSecret?.();
     org.keys.push(key);
     if (body.model) {
       const s = findSeries(store, { ...body, apiKeyId: key.id }, true);
@@ -1153,6 +1226,9 @@ export interface StandInSpec {
   /** Makes a key of this provider for the control API. */
   newKey: ControlDeps['newKey'];
   refuses?: ControlDeps['refuses'];
+  newSecret?: ControlDeps['newSecret'];
+  /** Its inference endpoint (the calls an application makes with a key). */
+  inference?: InferenceSpec;
   /** What the provider says to a write with a read-only admin key (403). */
   readOnlyMessage: string;
 }
@@ -1191,10 +1267,11 @@ export async function startStandIn(spec: StandInSpec, options: StandInOptions): 
     const work = async () => {
       if (url.pathname.startsWith('/_burnrate/')) {
         const body = req.method === 'POST' ? await readJsonBody(req) : {};
-        const out = await control(registry, { newKey: spec.newKey, ...(spec.refuses ? { refuses: spec.refuses } : {}) }, req.method ?? 'GET', url.pathname, url.searchParams, body);
+        const out = await control(registry, { newKey: spec.newKey, ...(spec.refuses ? { refuses: spec.refuses } : {}), ...(spec.newSecret ? { newSecret: spec.newSecret } : {}) }, req.method ?? 'GET', url.pathname, url.searchParams, body);
         if (out.status === 204) return res.writeHead(204).end();
         return sendJson(res, out.status, out.body);
       }
+      if (spec.inference && req.method === 'POST' && spec.inference.paths.includes(url.pathname)) return inferenceCall(registry, spec, req, res);
       const key = spec.credential(req);
       const store = key ? registry.byAdminKey(key) : undefined;
       if (store) countRequest(store, url.pathname);

@@ -75,3 +75,4 @@ export function isAnomalous(rate: bigint, baseline: Baseline, rule: { minUsdPerH
   const m = BigInt(Math.round(rule.multiplier * 100));
   return rate * BigInt(baseline.days * 24) * 100n >= m * baseline.totalMicros;
 }
+

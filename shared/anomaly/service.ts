@@ -98,12 +98,15 @@ const actionKind = (t: Target, on: boolean): ActionKind =>
         ? 'key_deactivated'
         : 'key_reactivated';
 
-async function record(accountId: string, ruleId: string, t: Target, on: boolean, result: 'ok' | 'failed', detail: string, now: Date) {
+/** The act in the actions log, under the rule as its holder (named, as a budget's acts are). */
+async function record(accountId: string, rule: Rule, t: Target, on: boolean, result: 'ok' | 'failed', detail: string, now: Date) {
   await putActions(accountId, [
     {
       id: newId('action'),
       budgetId: null,
-      holder: { kind: 'anomaly', id: ruleId },
+      holder: { kind: 'anomaly', id: rule.id },
+      holderName: rule.name,
+      targetName: t.name || null,
       kind: actionKind(t, on),
       provider: t.provider,
       keyHash: t.keyHash,
@@ -187,7 +190,7 @@ async function stopKey(accountId: string, t: Trigger, enforcement: EnforcementIt
   }
   const outcome = await takeAct(act, target.kind === 'reporter' ? undefined : opts.lever, { write: (prev, next) => writeState(accountId, prev, next) }, { now, month: isoMonth(now) });
   if (!outcome) return { kind: 'stopped', detail: onText(target) }; // another writer took it first
-  await record(accountId, rule.id, target, true, outcome.result, outcome.detail, now);
+  await record(accountId, rule, target, true, outcome.result, outcome.detail, now);
   return outcome.result === 'ok' ? { kind: 'stopped', detail: outcome.detail } : { kind: 'failed', detail: outcome.detail };
 }
 

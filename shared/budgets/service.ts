@@ -60,8 +60,8 @@ const view = (budget: Budget, spend: SpendSnapshot, extra?: Extra, now = new Dat
 
 const needsExtra = (budgets: Budget[]) => budgets.some((b) => b.action === 'stop' || b.scope === 'PROJECT' || b.scope === 'TAG');
 
-async function loadExtra(accountId: string, now: Date): Promise<Extra> {
-  const view = await loadAccount(accountId, now);
+async function loadExtra(accountId: string, now: Date, readOnly = false): Promise<Extra> {
+  const view = await loadAccount(accountId, now, undefined, readOnly);
   return { keys: view.keys, connections: view.connections, states: view.states, releases: view.releases, month: view.month };
 }
 
@@ -129,7 +129,7 @@ export async function listBudgets(accountId: string, now = new Date()): Promise<
   const budgets = await repo.listBudgets(accountId);
   if (budgets.length === 0) return { items: [], nextCursor: null };
   const keyHashes = budgets.flatMap((b) => (b.scope === 'KEY' && b.keyHash ? [b.keyHash] : []));
-  const [spend, extra] = await Promise.all([loadSpend(accountId, now, { keyHashes }), needsExtra(budgets) ? loadExtra(accountId, now) : undefined]);
+  const [spend, extra] = await Promise.all([loadSpend(accountId, now, { keyHashes }), needsExtra(budgets) ? loadExtra(accountId, now, true) : undefined]);
   return { items: budgets.map((b) => view(b, spend, extra)), nextCursor: null };
 }
 

@@ -50,9 +50,12 @@ export interface EnforcementItems {
 /**
  * Every lever state and release of the account: ONE Query (strongly consistent unless `consistent` is false). Items of
  * the earlier layout found there are carried over (shared/db/enforcement-legacy.ts): written by a consistent read (the
- * writers' read), in memory only by an eventually consistent one (readers that only show states).
+ * writers' read), in memory only by an eventually consistent one or with `persist: false` (readers that only show
+ * states: their functions may not write).
  */
-export async function listEnforcement(accountId: string, consistent = true, now = new Date(), attempt = 0): Promise<EnforcementItems> {
+export async function listEnforcement(accountId: string, consistent = true, options: { now?: Date; persist?: boolean; attempt?: number } = {}): Promise<EnforcementItems> {
+  const now = options.now ?? new Date();
+  const attempt = options.attempt ?? 0;
   const q = queries.accountItems(accountId, 'ENFORCE');
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -66,10 +69,10 @@ export async function listEnforcement(accountId: string, consistent = true, now 
   const legacy = items.filter((i) => i.entity === LEGACY_STATE_ENTITY).map(toLegacy);
   if (legacy.length === 0) return found;
   const carried = carryAll(legacy, found, now);
-  if (!consistent) return carried.view;
+  if (!consistent || options.persist === false) return carried.view;
   // Written target by target, each conditioned on the state read; one that lost a race is read again.
   const lost = await persistCarried(accountId, carried.targets, now);
-  return lost && attempt < 3 ? listEnforcement(accountId, true, now, attempt + 1) : carried.view;
+  return lost && attempt < 3 ? listEnforcement(accountId, true, { now, attempt: attempt + 1 }) : carried.view;
 }
 
 /** The carry-over of every old item found (pure): per target, and the view the readers get. */

@@ -31,7 +31,7 @@ export async function loadIngestContext(
   months: string[],
   priceNames: { provider: string; model: string }[] = [],
   currentMonth?: string,
-): Promise<{ account?: Account; known: Set<string>; trackedRequests: number; ceiling: CeilingRoom; ownPrices: OwnPriceLookup; closedMonths: Set<string> }> {
+): Promise<{ account?: Account; known: Set<string>; lastSeen: Map<string, unknown>; trackedRequests: number; ceiling: CeilingRoom; ownPrices: OwnPriceLookup; closedMonths: Set<string> }> {
   const accountKey = keys.account(accountId);
   const usageKey = keys.usagePeriod(accountId, periodStart);
   const items = await batchGet([
@@ -54,10 +54,13 @@ export async function loadIngestContext(
   );
   const accountItem = items.find((item) => item.pk === accountKey.pk && item.sk === accountKey.sk);
   const usageItem = items.find((item) => item.pk === usageKey.pk && item.sk === usageKey.sk);
-  const known = new Set(items.filter((item) => item.sk === keys.providerKey(accountId, '').sk).map((item) => item.keyHash as string));
+  const keyItems = items.filter((item) => item.sk === keys.providerKey(accountId, '').sk);
+  const known = new Set(keyItems.map((item) => item.keyHash as string));
   return {
     account: accountItem && toAccount(accountItem),
     known,
+    // When an ingest last saw each known key (the spend-anomaly rate exists from the second ingest of the day).
+    lastSeen: new Map(keyItems.map((item) => [item.keyHash as string, item.lastSeenAt])),
     trackedRequests: readNumber(usageItem?.trackedRequests, 'trackedRequests'),
     ceiling: ceilingRoomOf(accountId, items),
     ownPrices,

@@ -86,3 +86,31 @@ export function spreadOverHours(micros: bigint, from: number, to: number, now: D
   }
   return out;
 }
+
+/**
+ * After an ingest: whether the key's rate exists, from its item as read before the ingest (undefined: the ingest
+ * creates it). A key's rate exists from the SECOND ingest that sees it on the day: an earlier ingest today wrote its
+ * `lastSeenAt` (an ingest's own time; a key last seen yesterday is seen for the first time today by this one).
+ */
+export function ratedAfterIngest(before: { lastSeenAt?: unknown } | undefined, now: Date): boolean {
+  return typeof before?.lastSeenAt === 'string' && before.lastSeenAt.slice(0, 10) === now.toISOString().slice(0, 10) && Date.parse(before.lastSeenAt) <= now.getTime();
+}
+
+/**
+ * After a sync that saw a key's today figure grow: where the growth is spread from (the figure's last read: the later
+ * of the connection's previous complete sync, if the key existed then, and the last sync that wrote the key's today
+ * figure; never before midnight) and whether the key's rate exists: from the SECOND sync that sees it on the day, i.e.
+ * when an earlier sync today wrote its today figure (`rateAt`). A connection's first sync, the day's first sync, and a
+ * sync that sees a key idle until now all only start the count. `previousSyncAt`: the connection's previous complete
+ * sync; `keyFirstSeenAt`: when the key was found.
+ */
+export function syncRead(input: { now: Date; previousSyncAt: number | undefined; keyFirstSeenAt: number | undefined; rateAt: unknown }): { from: number; rated: boolean } {
+  const now = input.now.getTime();
+  const midnight = Date.parse(`${input.now.toISOString().slice(0, 10)}T00:00:00.000Z`);
+  const today = (t: number) => t >= midnight && t < now;
+  const previous = input.previousSyncAt ?? NaN;
+  const firstSeen = input.keyFirstSeenAt ?? NaN;
+  const rateAt = typeof input.rateAt === 'string' ? Date.parse(input.rateAt) : NaN;
+  const reads = [midnight, ...(today(previous) && firstSeen <= previous ? [previous] : []), ...(today(rateAt) ? [rateAt] : [])];
+  return { from: Math.max(...reads), rated: today(rateAt) };
+}

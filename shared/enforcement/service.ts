@@ -102,14 +102,20 @@ export interface AccountView {
 }
 
 /** Everything a decision needs: budgets, keys, connections, lever states (one Query each) and the account's month (one BatchGetItem). */
-export async function loadAccount(accountId: string, now: Date, known?: { budgets: Budget[]; states: LeverState[]; releases: Release[] }): Promise<AccountView> {
+export async function loadAccount(
+  accountId: string,
+  now: Date,
+  known?: { budgets: Budget[]; states: LeverState[]; releases: Release[] },
+  /** A reader that writes nothing (GET /budgets: its function may not write): state of the earlier layout carried over in memory only. */
+  readOnly = false,
+): Promise<AccountView> {
   const month = isoMonth(now);
   const today = isoDate(now);
   const [budgets, keyItems, connections, enforcement, spend] = await Promise.all([
     known?.budgets ?? listBudgets(accountId),
     listProviderKeys(accountId),
     listConnections(accountId),
-    known ? { states: known.states, releases: known.releases } : listEnforcement(accountId),
+    known ? { states: known.states, releases: known.releases } : listEnforcement(accountId, true, { persist: !readOnly }),
     loadSpend(accountId, now),
   ]);
   return {

@@ -8,7 +8,7 @@ import { planChunks, type Chunk, type ChunkContext } from '#shared/ingest/chunks
 import { fitToLimits } from '#shared/ingest/limits.ts';
 import { fitToCeiling, type CeilingRoom } from '#shared/ingest/ceiling.ts';
 import { writeChunk } from '#shared/db/usage-writes.ts';
-import { isoHour, keptHours, recentDays } from '#shared/db/rolling.ts';
+import { isoHour, keptHours, ratedAfterIngest, recentDays } from '#shared/db/rolling.ts';
 import { applyOwnPrices, ownPriceNames } from '#shared/ingest/own-prices.ts';
 import { countedBefore, loadCeilingRoom, loadIngestContext } from '#shared/db/ingest-context.ts';
 import { countCustomers, knownCustomers } from '#shared/db/customers.ts';
@@ -123,7 +123,7 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
 
   let accepted = 0;
   const discovered: Discovered[] = [];
-  /** Keys this ingest wrote spend for, and those it created (a key's rate exists from the second ingest that sees it). */
+  /** Keys this ingest wrote spend for, and those it created (a key's rate exists from the second ingest that sees it on the day). */
   const spentOn = new Set<string>();
   const created = new Set<string>();
   /** Events written without a given cost: their models are checked for a price (the `unpriced_model` alert). */
@@ -188,7 +188,8 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
     });
     await evaluateAfterIngest(accountId, discovered, now, config);
     // Spend-anomaly rules: keys past them are blocked here (the reporter's block) and alerted once a day.
-    const candidates = [...spentOn].map((keyHash) => ({ keyHash, rated: !created.has(keyHash) }));
+    // A key's rate exists from the second ingest that sees it on the day (one that creates it, or the day's first, starts the count).
+    const candidates = [...spentOn].map((keyHash) => ({ keyHash, rated: !created.has(keyHash) && ratedAfterIngest(context.known.has(keyHash) ? { lastSeenAt: context.lastSeen.get(keyHash) } : undefined, now) }));
     if (config) await anomaliesAfterIngest(accountId, candidates, { now, rules: config.rules });
     // Stop budgets: keys that send events are blocked here; a connection's levers wait for a sync queued now.
     await enforceWithoutKeys(accountId, now);

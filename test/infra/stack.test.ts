@@ -643,6 +643,13 @@ describe('provider connections: the sync and its alerts', () => {
     expect(producers.length).toBeGreaterThanOrEqual(3 + 1 + routes.filter((r) => r.queuesSyncs).length);
   });
 
+  it('each worker syncs a connection again in 15 minutes, in 5 when its account has a spend-anomaly rule that stops keys', () => {
+    for (const name of ['OpenAI', 'Anthropic', 'OpenRouter']) {
+      const [id, worker] = fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`));
+      expect(props(worker).Environment.Variables, id).toMatchObject({ CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000), ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000) });
+    }
+  });
+
   it('the evaluator has its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
     const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]).sort();
     const [evaluatorId, evaluator] = fnBy(/^Raises the alerts a connection sync calls for/);

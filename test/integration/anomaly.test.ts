@@ -8,13 +8,22 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// Scenarios of up to nine syncs each: 28 s alone, more on a loaded 2-core CI machine (one timed out at 30 s there).
+vi.setConfig({ testTimeout: 90_000 });
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
+import { ingest as ingestAt } from '#shared/ingest/service.ts';
+import { getConnection } from '#shared/db/connections.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '#shared/db/client.ts';
+import { keys as dbKeys } from '#shared/db/keys.ts';
+import { syncIntervalMs } from '#shared/connections/sync.ts';
 import { createReporter } from '../../reporter/src/index.ts';
 import { OPENAI_KEY, startInferenceStandin, type Standin } from '../../reporter/test/inference-standin.ts';
-import { api, clearOfUtcMidnight, DATED_FILE_MS, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
+import { api, clearOfUtcMidnight, DATED_FILE_MS, markEmailVerified, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
-import { linkInMail } from './outbox.ts';
+import { linkInMail, mailTo } from './outbox.ts';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const DAY = 86_400_000;
@@ -30,6 +39,7 @@ beforeAll(async () => {
     CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
     OPENAI_ADMIN_URL: stack().openaiAdmin.url,
     ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
+    OPENROUTER_URL: stack().openrouter.url,
   });
   inference = await startInferenceStandin();
 });
@@ -90,8 +100,11 @@ async function reporting(): Promise<Reporting> {
   };
 }
 
-/** 14 days of steady spend: `perDay` dollars a day (one event at noon UTC of each of the 14 days before today). */
-async function history(r: Reporting, hash: string, perDay: (daysAgo: number) => number): Promise<void> {
+/**
+ * 14 days of steady spend: `perDay` dollars a day (one event at noon UTC of each of the 14 days before today), sent
+ * now through the API, or (`sentAt`) by ingestion in this process at that time (a key last seen then).
+ */
+async function history(r: Reporting, hash: string, perDay: (daysAgo: number) => number, sentAt?: Date): Promise<void> {
   const midnight = Math.floor(Date.now() / DAY) * DAY;
   const events = Array.from({ length: 14 }, (_, i) => ({
     requestId: `h-${hash.slice(0, 8)}-${i}`,
@@ -103,6 +116,11 @@ async function history(r: Reporting, hash: string, perDay: (daysAgo: number) => 
     costUsd: perDay(i + 1),
     timestamp: new Date(midnight - (i + 1) * DAY + 12 * 3_600_000).toISOString(),
   }));
+  if (sentAt) {
+    const res = await ingestAt(r.user.accountId, events, sentAt);
+    expect(res.accepted, JSON.stringify(res)).toBe(14);
+    return;
+  }
   const res = await api('/ingest', { method: 'POST', headers: { 'x-api-key': r.ingestKey }, body: { events } });
   expect(res.body.accepted, JSON.stringify(res.body)).toBe(14);
 }
@@ -162,7 +180,11 @@ describe('reporter keys', () => {
     expect(alert.message).toContain(`/keys/${hash}/release`);
     const blocked = await r.blocks();
     expect(blocked).toMatchObject([{ keyHash: hash, budgetId: null, budgetName: 'Runaway keys', holder: { kind: 'anomaly', id: alert.ruleId } }]);
-    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null, holder: { kind: 'anomaly', id: alert.ruleId } }]);
+    expect(await ruleActions(r.user)).toMatchObject([{ kind: 'reporter_blocked', keyHash: hash, reason: 'anomaly', actor: 'burnrate', result: 'ok', budgetId: null, holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys' }]);
+    // Right after the act (no sync in between), the Keys list and the key page say who stops it.
+    const stoppedBy = [{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'reporter', since: expect.any(String) }];
+    expect((await api(`/keys/${hash}`, { token: r.user.token })).body.stoppedBy).toEqual(stoppedBy);
+    expect(((await api('/keys', { token: r.user.token })).body.items as any[]).find((k) => k.hash === hash).stoppedBy).toEqual(stoppedBy);
 
     // The reporter refuses it within its refresh (read the list again).
     await reporter.refreshBlocks();
@@ -191,7 +213,8 @@ describe('reporter keys', () => {
     expect(released.status, JSON.stringify(released.body)).toBe(200);
     expect(released.body).toMatchObject({ keyHash: hash, released: [{ ruleId: alert.ruleId, lever: 'reporter', status: 'released' }] });
     expect(await r.blocks()).toHaveLength(0);
-    expect((await ruleActions(r.user))[0]).toMatchObject({ kind: 'reporter_unblocked', reason: 'released', actor: member.userId });
+    expect((await ruleActions(r.user))[0]).toMatchObject({ kind: 'reporter_unblocked', reason: 'released', actor: member.userId, holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys' });
+    expect((await api(`/keys/${hash}`, { token: r.user.token })).body.stoppedBy).toEqual([]);
     const again = await api(`/keys/${hash}/release`, { method: 'POST', token: member.token });
     expect(again.status).toBe(409);
     expect(again.body.type ?? again.body.code).toContain('not-stopped');
@@ -217,6 +240,7 @@ describe('reporter keys', () => {
 
   it('a new key spending past minUsdPerHour in its first hour is caught (baseline 0)', async () => {
     const r = await reporting();
+    await markEmailVerified(r.user.accountId, r.user.userId);
     const hash = sha256('new-key-first-hour');
     expect((await rule(r.user, { minUsdPerHour: 2, action: 'notify' })).status).toBe(201);
     await r.ingest(hash, 0.5);
@@ -228,6 +252,39 @@ describe('reporter keys', () => {
     expect(alert.message).toMatch(/new/i);
     expect(alert.message).toMatch(/only notifies/);
     expect(await r.blocks()).toHaveLength(0);
+    // To the rule's channel: the e-mail arrives, naming the alert.
+    let mail: Awaited<ReturnType<typeof mailTo>>[number] | undefined;
+    for (let i = 0; i < 100 && !mail; i++) {
+      mail = (await mailTo(r.user.email)).find((m) => m.text.includes(`X-Burnrate-Alert-Id: ${alert.id}`));
+      if (!mail) await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(mail?.subject).toMatch(/^\[Burnrate\] Spend anomaly: Runaway keys: key /);
+  });
+
+  it('a key last seen yesterday: today’s first ingest only starts its rate, the second compares it', async () => {
+    const r = await reporting();
+    const hash = sha256('seen-yesterday');
+    await history(r, hash, () => 2.4, new Date(Math.floor(Date.now() / DAY) * DAY - 3_600_000)); // sent yesterday at 23:00
+    expect((await rule(r.user, { minUsdPerHour: 1, action: 'stop' })).status).toBe(201);
+    await r.ingest(hash, 5); // 50× its usual hour, in the day's first ingest that sees it
+    expect(await anomalies(r.user)).toHaveLength(0);
+    expect(await r.blocks()).toHaveLength(0);
+    await r.ingest(hash, 0.01); // the second: its last hour is $5.01
+    expect(await anomalies(r.user)).toHaveLength(1);
+    expect(await r.blocks()).toMatchObject([{ keyHash: hash }]);
+  });
+
+  it('events count in the hour of their own time: a backlog sent late is not a spike', async () => {
+    const r = await reporting();
+    const hash = sha256('late-backlog');
+    await history(r, hash, () => 2.4); // $0.10 an hour
+    expect((await rule(r.user, { minUsdPerHour: 1, action: 'stop' })).status).toBe(201);
+    // $40 of calls made three to six hours ago, sent now (a reporter that was offline), in two batches.
+    const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
+    for (const h of [6, 5, 4, 3]) await r.ingest(hash, 10, hoursAgo(h));
+    expect(await anomalies(r.user)).toHaveLength(0);
+    expect(await r.blocks()).toHaveLength(0);
+    expect((await api(`/keys/${hash}/incident`, { token: r.user.token })).body.ratePerHour).toBe(0);
   });
 
   it('a key whose spend grows slowly into its budget raises nothing', async () => {
@@ -299,9 +356,10 @@ describe('connection keys', () => {
   const T0 = new Date(Math.max(Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000, Math.floor(Date.now() / DAY) * DAY));
   const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
-  async function connected(user: RegisteredUser, provider: 'anthropic' | 'openai') {
+  async function connected(user: RegisteredUser, provider: 'anthropic' | 'openai' | 'openrouter', before?: (org: StandInOrg) => Promise<void>) {
     const org = await newStandInOrg(provider, { now: T0.toISOString(), late: null });
     orgs.push(org);
+    await before?.(org);
     const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
@@ -338,7 +396,12 @@ describe('connection keys', () => {
     expect(alert).toMatchObject({ keyHash: hash });
     expect(alert.message).toContain('prod-api');
     expect(alert.message).toMatch(/set inactive at Anthropic/);
-    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_deactivated', provider: 'anthropic', keyHash: hash, reason: 'anomaly', result: 'ok' }]);
+    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_deactivated', provider: 'anthropic', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys', targetName: 'prod-api' }]);
+    const stoppedBy = [{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'anthropic_key', since: at(3).toISOString() }];
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual(stoppedBy);
+    expect(((await api('/keys?source=connection', { token: user.token })).body.items as any[]).find((k) => k.hash === hash).stoppedBy).toEqual(stoppedBy);
+    // A stopping rule: the connection syncs again after ANOMALY_SYNC_INTERVAL_MS (an hour in this file), not the usual interval.
+    expect((await getConnection(user.accountId, connectionId))!.nextSyncAt).toBe(new Date(at(3).getTime() + 3_600_000).toISOString());
     // Stays so across syncs (a budget's decision never undoes it).
     for (const m of [4, 5]) {
       await clock(org, at(m));
@@ -393,6 +456,59 @@ describe('connection keys', () => {
     expect(await status()).toBe('active');
     expect(await anomalies(user)).toHaveLength(1);
     expect((await api(`/keys/${hash}/release`, { method: 'POST', token: member.token })).status).toBe(409);
+  });
+
+  it('Anthropic: a key idle today is first seen by a sync, which only starts its rate; the next sync sees the rate and stops it', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    let keyId = '';
+    const { org, connectionId } = await connected(user, 'anthropic', async (o) => {
+      // A key that spent yesterday and nothing today so far.
+      keyId = ((await o.control('/keys', { name: 'night-batch' })) as any).id as string;
+      await o.control('/usage', { apiKeyId: keyId, model: 'claude-sonnet-4-5-20250929', at: new Date(Math.floor(T0.getTime() / DAY) * DAY - DAY / 2).toISOString(), add: { output: 20_000 } });
+    });
+    const hash = keyHash('anthropic', keyId);
+    const status = async () => ((await org.state()).keys as any[]).find((k) => k.id === keyId)!.status as string;
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.spend.today).toBe(0);
+    // Burnrate found the key yesterday (here, the stack's own first sync of the connection ran at the real clock,
+    // after this file's syncs).
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: dbKeys.providerKey(user.accountId, hash), UpdateExpression: 'SET firstSeenAt = :t', ExpressionAttributeValues: { ':t': new Date(T0.getTime() - DAY).toISOString() } }));
+    expect((await rule(user, { minUsdPerHour: 5, action: 'stop' })).status).toBe(201);
+    const runaway = { apiKeyId: keyId, model: 'claude-sonnet-4-5-20250929', add: { output: 1_000_000 } }; // $15
+    await clock(org, at(2));
+    await org.control('/usage', runaway);
+    await clock(org, at(3));
+    await sync(user.accountId, connectionId, at(3)); // the first sync that sees it today
+    expect(await anomalies(user)).toHaveLength(0);
+    expect(await status()).toBe('active');
+    await org.control('/usage', runaway);
+    await clock(org, at(4));
+    await sync(user.accountId, connectionId, at(4));
+    expect(await status()).toBe('inactive');
+    expect(await anomalies(user)).toMatchObject([{ keyHash: hash }]);
+  });
+
+  it('OpenRouter: a runaway key is disabled by the sync that sees it and the key page says so', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'openrouter');
+    const prod = ((await org.state()).keys as any[]).find((k) => k.name === 'Production')!;
+    const hash = keyHash('openrouter', prod.id);
+    expect((await rule(user, { minUsdPerHour: 20, action: 'stop' })).status).toBe(201);
+    await clock(org, at(2));
+    await org.control('/usage', { apiKeyId: prod.id, model: 'openai/gpt-4.1', tier: 'OpenAI', add: { cost: 100_000_000, requests: 50, prompt: 10, completion: 10 } }); // $100
+    await clock(org, at(3));
+    await sync(user.accountId, connectionId, at(3));
+    expect((await org.get(`/api/v1/keys/${prod.id}`)).body.data).toMatchObject({ disabled: true });
+    const [alert] = await anomalies(user);
+    expect(alert).toMatchObject({ keyHash: hash });
+    expect(alert.message).toMatch(/disabled at OpenRouter/);
+    expect(await ruleActions(user)).toMatchObject([{ kind: 'key_disabled', provider: 'openrouter', keyHash: hash, reason: 'anomaly', result: 'ok', holder: { kind: 'anomaly', id: alert.ruleId }, holderName: 'Runaway keys', targetName: 'Production' }]);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toEqual([{ kind: 'anomaly', id: alert.ruleId, name: 'Runaway keys', lever: 'openrouter_key', since: at(3).toISOString() }]);
+    expect((await api(`/keys/${hash}/release`, { method: 'POST', token: user.token })).body.released).toMatchObject([{ lever: 'key', status: 'releasing' }]);
+    await clock(org, at(4));
+    await sync(user.accountId, connectionId, at(4));
+    expect((await org.get(`/api/v1/keys/${prod.id}`)).body.data).toMatchObject({ disabled: false });
   });
 
   it('OpenAI: an anomaly alerts, saying OpenAI can’t pause a key, and calls no lever', async () => {

@@ -387,6 +387,13 @@ describe('Connections in Chromium', () => {
     await page.goto(`${origin()}/keys/${keys.body.items[0].hash}`);
     await page.getByTestId('key-stopped').getByRole('link', { name: `budget “${title}”` }).waitFor();
     expect(await page.getByTestId('key-stopped').textContent()).toContain('its project’s spend limit at OpenAI is reached');
+    // And the project's own view lists its keys stopped, from the same GET /keys.
+    await page.goto(projectUrl);
+    const projectKeys = page.getByRole('region', { name: `Keys of ${project.name}` });
+    const stoppedNow = ((await api(`/keys?projectId=${encodeURIComponent(project.id)}&provider=openai&limit=100`, { token: admin.token })).body.items as { stoppedBy: unknown[] }[]).filter((k) => k.stoppedBy.length > 0);
+    expect(stoppedNow.length).toBeGreaterThan(0);
+    await expect.poll(() => projectKeys.getByTestId('stopped-by').count()).toBe(stoppedNow.length);
+    expect(new Set(await projectKeys.getByTestId('stopped-by').allTextContents()).size).toBe(1);
     await page.goto(budgetsUrl);
     await budgetCard.getByText('Spend stopped').waitFor();
     // Release for this month: the card says so as soon as the release answers (no reload); the limit comes off at

@@ -199,5 +199,21 @@ describe('the dashboard with 1,000 keys', () => {
     await page.getByText('130 alerts acknowledged.').waitFor();
     await expect.poll(() => page.getByTestId('alert-counts').textContent()).toBe(`0 open · ${ALERTS} acknowledged`);
     expect((await ok('/alerts?limit=1')).counts).toEqual({ triggered: 0, acknowledged: ALERTS });
+
+    // Stopped keys among 1,000: three of the busiest held by KEY stop budgets. Keys names each one's budget from the
+    // page's own GET /keys (stoppedBy is in its items): no call per row.
+    const top = (await ok('/keys?limit=3')).items as { hash: string }[];
+    for (const [i, k] of top.entries()) {
+      await ok('/budgets', { method: 'POST', body: { name: `Stop ${i + 1}`, monthlyLimit: 0.01, alertThreshold: 80, scope: 'KEY', keyHash: k.hash, action: 'stop' } });
+    }
+    const keysCalls: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/api/')) keysCalls.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    });
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await heading(page, 'Keys');
+    await expect.poll(() => page.getByTestId('stopped-by').count()).toBe(3);
+    expect((await page.getByTestId('stopped-by').allTextContents()).map((t) => t.match(/budget “(Stop \d)”/)?.[1]).sort()).toEqual(['Stop 1', 'Stop 2', 'Stop 3']);
+    expect(keysCalls.sort()).toEqual(['GET /api/keys', 'GET /api/spend']);
   });
 });

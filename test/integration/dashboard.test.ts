@@ -11,7 +11,9 @@ import { gunzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
-import { stack, uniqueEmail } from './harness.ts';
+import { putActions } from '#shared/db/enforcement.ts';
+import { newId } from '#shared/ids.ts';
+import { pointAtStack, stack, uniqueEmail } from './harness.ts';
 import { linkInMail } from './outbox.ts';
 
 // Browser globals inside page.evaluate callbacks (this project's tsconfig has no DOM lib; declared here only).
@@ -103,6 +105,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Go to the overview' }).click();
     await screen(page, 'Overview', ' (empty)');
     await page.getByText('No spend yet.').waitFor();
+    // Nothing stopped yet: the Actions screen says what will appear there.
+    await page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await screen(page, 'Actions', ' (empty)');
+    await page.getByText(/^Nothing done yet\. When a stop budget reaches its limit, or a spend-anomaly rule stops a key, each act appears here/).waitFor();
 
     // Sending keys: create one; the secret is shown once, with a copy button and snippets.
     await page.getByRole('link', { name: 'Sending keys' }).click();
@@ -255,6 +261,7 @@ describe('the dashboard in Chromium', () => {
       body: JSON.stringify({ name: 'Search bot stop', monthlyLimit: 5, alertThreshold: 80, scope: 'KEY', keyHash: openaiKey, action: 'stop' }),
     });
     expect(stopBudget.status).toBe(201);
+    const stopId = ((await stopBudget.json()) as { id: string }).id;
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await screen(page, 'Keys', ' (a stopped key)');
     const stoppedRow = page.locator('table.keys tbody tr').filter({ has: page.getByRole('link', { name: 'Details of Search bot' }) });
@@ -294,6 +301,70 @@ describe('the dashboard in Chromium', () => {
     await page.getByText('No act matches these filters.').waitFor();
     await page.getByLabel('Result').selectOption({ label: 'Any result' });
     await expect.poll(() => acts.count()).toBe(2);
+
+    // A spend-anomaly rule that stops keys (set through the API: its form is in the screenshots): the key suddenly
+    // spends $50 and the reporter refuses it. Keys names the rule; its link opens the key's alerts, whose incident
+    // draws the key's last day and releases it.
+    const anomalyRule = await fetch(`${stack().apiUrl}/alert-rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 1, multiplier: 2, action: 'stop' } }),
+    });
+    expect(anomalyRule.status).toBe(201);
+    await ingest(secret, [{ requestId: 'o-runaway', keyHash: openaiKey, keyHint: 'o7Qa', provider: 'openai', model: 'gpt-4o', inputTokens: 1000, outputTokens: 100, costUsd: 50, timestamp: new Date().toISOString() }]);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (a runaway key)');
+    await expect.poll(() => stoppedRow.getByTestId('stopped-by').textContent()).toMatch(/^Stopped by spend-anomaly rule “Runaway keys” \(its calls refused by the reporter, since /);
+    await stoppedRow.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).click();
+    await screen(page, 'Alerts', ' (the runaway key)');
+    const runaway = page.getByRole('listitem').filter({ hasText: 'Runaway keys: key' });
+    await runaway.getByText("Incident: the key's last 24 hours").click();
+    const incident = runaway.getByTestId('incident');
+    await incident.getByRole('img', { name: /^Spend of the last 24 hours by hour against the usual \$/ }).waitFor();
+    expect(await incident.getByText(/^Stopped$/).count()).toBe(1);
+    page.once('dialog', (d) => void d.accept());
+    await incident.getByRole('button', { name: 'Release the key' }).click();
+    await incident.getByText(/^Released$/).waitFor();
+    expect(await incident.getByRole('button', { name: 'Release the key' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await screen(page, 'Keys', ' (the runaway key released)');
+    await expect.poll(() => page.getByTestId('stopped-by').count()).toBe(0);
+
+    // Another runaway key, new (no usual spend): stopped by the same rule, released on its own page; the acts name the rule.
+    const runawayKey = sha256(`sk-runaway-${randomBytes(4).toString('hex')}`);
+    // (A key's rate exists from the second ingest that sees it on the day.)
+    for (const [i, costUsd] of [0.01, 5].entries()) {
+      await ingest(secret, [{ requestId: `runaway-${i}`, keyHash: runawayKey, keyHint: 'r4nw', provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }]);
+    }
+    await page.goto(`${origin()}/keys/${runawayKey}`);
+    await screen(page, 'Key …r4nw', ' (stopped by a rule)');
+    const notice = page.getByTestId('key-stopped');
+    expect(await notice.textContent()).toMatch(/^Stopped: this key can’t spendBy spend-anomaly rule “Runaway keys”: its calls refused by the reporter, since .*Release the key$/);
+    expect(await notice.getByRole('link', { name: 'spend-anomaly rule “Runaway keys”' }).getAttribute('href')).toBe(`/alerts?status=all&type=spend_anomaly&keyHash=${runawayKey}`);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await notice.getByRole('button', { name: 'Release the key' }).click();
+    await page.getByTestId('key-released').waitFor();
+    expect(await notice.textContent()).toBe('ReleasedReleased: its calls go through again.');
+    await page.getByRole('link', { name: 'Actions', exact: true }).click();
+    await screen(page, 'Actions', ' (a rule’s acts)');
+    await expect.poll(() => acts.count()).toBe(6);
+    expect(await acts.nth(0).textContent()).toMatch(/The reporter lets calls of key r4nw through again DoneFor Spend-anomaly rule “Runaway keys” · because released by hand · by Ada Lovelace/);
+    expect(await acts.nth(1).textContent()).toMatch(/The reporter refuses calls of key r4nw DoneFor Spend-anomaly rule “Runaway keys” · because the key spent far more than usual · by Burnrate/);
+    // A failed act stands out, with the provider's answer: one recorded as the enforcement writer records a refusal
+    // (a real refusal needs a provider connection: levers-held.test.ts), shown under the "Failed" filter.
+    const me = (await (await fetch(`${stack().apiUrl}/auth/me`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { account: { accountId: string } };
+    const restoreEnv = pointAtStack();
+    try {
+      await putActions(me.account.accountId, [
+        { id: newId('action'), budgetId: stopId, holder: { kind: 'budget', id: stopId }, kind: 'key_deactivated', provider: 'anthropic', keyHash: anthropicKey, projectId: null, reason: 'limit_reached', actor: 'burnrate', result: 'failed', detail: 'Anthropic answered 403 permission_error: the admin key may only read.', at: new Date().toISOString(), holderName: 'Search bot stop', targetName: 'a9Zz' },
+      ]);
+    } finally {
+      restoreEnv();
+    }
+    await page.getByLabel('Result').selectOption({ label: 'Failed' });
+    await expect.poll(() => acts.count()).toBe(1);
+    expect(await acts.nth(0).getAttribute('class')).toBe('act failed');
+    expect(await acts.nth(0).textContent()).toMatch(/Key a9Zz set inactive at Anthropic FailedFor Budget “Search bot stop” · because the limit was reached · by BurnrateAnthropic answered 403 permission_error: the admin key may only read\. Burnrate tries again at the next sync\.$/);
 
     // Prices: the built-in table with a filter; an admin sets an own price (the API's field errors next to the fields).
     await page.getByRole('link', { name: 'Prices' }).click();

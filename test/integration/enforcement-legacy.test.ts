@@ -110,6 +110,57 @@ describe('enforcement state of the earlier layout', () => {
     expect(await keyStatus(org, keyId)).toBe('active');
   });
 
+  it('a connection turned off before any writer ran puts back a key the earlier levers switched off', async () => {
+    const user = await registerUser();
+    await setPlan(user.accountId, 'GROWTH');
+    const { org, connectionId } = await connected(user, 'anthropic');
+    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+    const hash = keyHash('anthropic', keyId);
+    const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    await org.control(`/keys/${keyId}`, { status: 'inactive' });
+    const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
+    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '' });
+
+    expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'off' } })).status).toBe(200);
+    await sync(user.accountId, connectionId);
+    // The stack's own worker (the change queued a sync) may be the one putting it back.
+    await expect.poll(() => keyStatus(org, keyId), { timeout: 20_000 }).toBe('active');
+    await expect.poll(async () => (await api(`/enforcement-actions?budgetId=${budgetId}`, { token: user.token })).body.items[0], { timeout: 20_000 }).toMatchObject({ kind: 'key_reactivated', reason: 'connection_changed', result: 'ok' });
+  });
+
+  it('a key the reporter refused under the earlier layout stays refused: shown at once by the readers, carried over by the next writer', async () => {
+    const user = await registerUser();
+    const ingestKey = (await api('/ingest-keys', { method: 'POST', token: user.token, body: { name: 'app' } })).body.key as string;
+    const hash = 'c'.repeat(63) + '3';
+    const ingest = async (costUsd: number, keyHash = hash) => {
+      const res = await api('/ingest', { method: 'POST', headers: { 'x-api-key': ingestKey }, body: { events: [{ requestId: `r-${Math.random()}`, keyHash, provider: 'openai', model: 'gpt-4o', inputTokens: 10, outputTokens: 10, costUsd }] } });
+      expect(res.status).toBe(200);
+    };
+    await ingest(2);
+    const budgetId = await notifyBudget(user, { name: 'App cap', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+    // Another stop budget (not reached): GET /budgets then reads the levers for its view.
+    await ingest(0.01, 'd'.repeat(64));
+    const other = await api('/budgets', { method: 'POST', token: user.token, body: { name: 'Other', monthlyLimit: 1000, alertThreshold: 80, action: 'stop', scope: 'KEY', keyHash: 'd'.repeat(64) } });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    const target = { id: `reporter:${hash}`, kind: 'reporter', provider: 'openai', connectionId: null, keyHash: hash, keyId: null, projectId: null, name: hash.slice(0, 8) };
+    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '' });
+
+    // Readers (eventually consistent, no writes): the block list and stoppedBy show it; the old item is untouched.
+    const blocks = (await api('/ingest/blocks', { headers: { 'x-api-key': ingestKey } })).body.blocked as any[];
+    expect(blocks).toMatchObject([{ keyHash: hash, budgetId, holder: { kind: 'budget', id: budgetId } }]);
+    expect((await api(`/keys/${hash}`, { token: user.token })).body.stoppedBy).toMatchObject([{ kind: 'budget', id: budgetId, lever: 'reporter' }]);
+    expect((await api('/budgets', { token: user.token })).status).toBe(200); // a consistent read, by a function that may not write
+    expect((await enforceItems(user.accountId)).filter((i) => i.entity === 'EnforcementState')).toHaveLength(1);
+
+    // The budget turned to stop and a writer's pass (an ingest): carried over, still blocked, named, then released.
+    expect((await api(`/budgets/${budgetId}`, { method: 'PATCH', token: user.token, body: { action: 'stop' } })).status).toBe(200);
+    await ingest(0.01);
+    expect((await enforceItems(user.accountId)).filter((i) => i.entity === 'EnforcementState')).toEqual([]);
+    expect(((await api('/ingest/blocks', { headers: { 'x-api-key': ingestKey } })).body.blocked as any[]).map((b) => [b.keyHash, b.budgetName])).toEqual([[hash, 'App cap']]);
+    expect((await api(`/budgets/${budgetId}/release`, { method: 'POST', token: user.token })).status).toBe(200);
+    expect((await api('/ingest/blocks', { headers: { 'x-api-key': ingestKey } })).body.blocked).toEqual([]);
+  });
+
   it('OpenAI: two old budgets on one project; the customer’s own limit (not the first budget’s) comes back after the last goes', async () => {
     const user = await registerUser();
     await setPlan(user.accountId, 'GROWTH');

@@ -1,7 +1,7 @@
 /** The spend-anomaly rule's figures (shared/anomaly/rate.ts) and the hour counters they read (shared/db/rolling.ts). */
 import { describe, expect, it } from 'vitest';
 import { baselineMicrosPerHour, baselineOf, isAnomalous, lastDayByHour, rateMicros } from '#shared/anomaly/rate.ts';
-import { hourCostName, keptHours, spreadOverHours, staleHourNames } from '#shared/db/rolling.ts';
+import { hourCostName, keptHours, ratedAfterIngest, spreadOverHours, staleHourNames, syncRead } from '#shared/db/rolling.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -63,5 +63,35 @@ describe('baseline and the rule’s test', () => {
     expect(isAnomalous(5_000_000n, baselineOf(new Map(), today, today), { minUsdPerHour: 5, multiplier: 10 })).toBe(true); // new key
     expect(isAnomalous(1_500_000n, b, { minUsdPerHour: 1, multiplier: 15.5 })).toBe(false);
     expect(isAnomalous(1_550_000n, b, { minUsdPerHour: 1, multiplier: 15.5 })).toBe(true);
+  });
+});
+
+describe('when a key’s rate exists: from the second ingest or sync that sees it on the day', () => {
+  const now = at('2026-11-21T14:30:00Z');
+  const midnight = Date.parse('2026-11-21T00:00:00Z');
+  const ms = (iso: string) => Date.parse(iso);
+
+  it('an ingest: only when an earlier ingest saw the key today (its item as read before this one)', () => {
+    expect(ratedAfterIngest(undefined, now)).toBe(false); // this ingest creates it
+    expect(ratedAfterIngest({ lastSeenAt: '2026-11-20T23:59:00.000Z' }, now)).toBe(false); // seen yesterday: this is the first today
+    expect(ratedAfterIngest({}, now)).toBe(false);
+    expect(ratedAfterIngest({ lastSeenAt: '2026-11-21T00:00:01.000Z' }, now)).toBe(true);
+  });
+
+  it('a sync: only when an earlier sync today read the key’s today figure; the growth is spread from the last read', () => {
+    // The connection's first sync: it starts the count.
+    expect(syncRead({ now, previousSyncAt: undefined, keyFirstSeenAt: undefined, rateAt: undefined })).toEqual({ from: midnight, rated: false });
+    // The first sync of the day (the last one was yesterday): spread from midnight, no rate yet.
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-20T23:55:00Z'), keyFirstSeenAt: ms('2026-10-01T00:00:00Z'), rateAt: '2026-11-20T23:55:00.000Z' })).toEqual({ from: midnight, rated: false });
+    // A key idle today until now: an earlier sync today ran but did not see it. Spread from that sync; this sync is
+    // the first that sees it on the day, so no rate yet.
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-21T14:15:00Z'), keyFirstSeenAt: ms('2026-10-01T00:00:00Z'), rateAt: '2026-11-20T18:00:00.000Z' })).toEqual({ from: ms('2026-11-21T14:15:00Z'), rated: false });
+    // The second sync that sees it today: rated, spread from the sync that last wrote its today figure.
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-21T14:15:00Z'), keyFirstSeenAt: ms('2026-10-01T00:00:00Z'), rateAt: '2026-11-21T14:15:00.000Z' })).toEqual({ from: ms('2026-11-21T14:15:00Z'), rated: true });
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-21T14:15:00Z'), keyFirstSeenAt: ms('2026-10-01T00:00:00Z'), rateAt: '2026-11-21T09:00:00.000Z' })).toEqual({ from: ms('2026-11-21T14:15:00Z'), rated: true });
+    // A key found by the previous sync's own run after it read (firstSeen later): from its today figure's read.
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-21T14:15:00Z'), keyFirstSeenAt: ms('2026-11-21T14:16:00Z'), rateAt: '2026-11-21T14:16:00.000Z' })).toEqual({ from: ms('2026-11-21T14:16:00Z'), rated: true });
+    // A read from the future (a sync at an earlier clock) is ignored.
+    expect(syncRead({ now, previousSyncAt: ms('2026-11-21T15:00:00Z'), keyFirstSeenAt: ms('2026-10-01T00:00:00Z'), rateAt: '2026-11-21T15:00:00.000Z' })).toEqual({ from: midnight, rated: false });
   });
 });

@@ -3,8 +3,8 @@
  * (local/demo-seed.ts), then a PNG of every screen in light and dark into docs/screenshots/ (Chromium via
  * playwright-core, as the browser tests).
  *
- * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px) and Budgets (its form's key
- * picker) of a SCALE
+ * `SCREENSHOT_KEYS=1000 npm run screenshots` also shoots Overview, Keys (wide and 360 px; three of its busiest keys
+ * stopped by KEY stop budgets) and Budgets (its form's key picker) of a SCALE
  * account with that many keys × 10 models × 7 days, loaded with ingestion's own item builders (bench/spend-lib.ts),
  * as `*-1000-keys-light.png`.
  */
@@ -30,6 +30,7 @@ try {
   const login = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: demo.email, password: demo.password }) })).json()) as { token: string };
   const anthropicKeys = (await (await fetch(`${api}/keys?source=connection&provider=anthropic&limit=1`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { items: { hash: string }[] };
   const stop = await stopBudgets(api, login.token);
+  const anomaly = await anomalyAccount(api);
   const screens: [string, string][] = [
     ['overview', '/'],
     ['keys', '/keys'],
@@ -87,8 +88,10 @@ try {
     }
     await page.setViewportSize({ width: 1366, height: 900 });
     await shootStopBudgets(page, origin, stop, shoot);
+    await shootStoppedKeysAndActions(page, origin, api, login.token, shoot);
     await shootGetStarted(api, origin, await browser.another(), shoot);
     await shootIncomplete(origin, incomplete, await browser.another(), shoot);
+    await shootAnomaly(origin, anomaly, await browser.another(), shoot);
     await browser.close();
   }
   await shootNewcomer(api, origin);
@@ -151,6 +154,65 @@ async function shootStopBudgets(page: Page, origin: string, stop: { title: strin
     await shoot(`budgets-stop-form${tail}`);
   }
   await page.setViewportSize({ width: 1366, height: 900 });
+}
+
+/**
+ * The spend-anomaly screens, in an account of their own: a reporter key with two usual weeks (about $1.20 an hour)
+ * that suddenly spends $60 in a few minutes, caught and blocked by a stopping rule (10×, $20 an hour). Returns how to
+ * sign in and the alert's id.
+ */
+async function anomalyAccount(api: string): Promise<{ email: string; password: string; alertId: string }> {
+  const email = `anomaly-${Date.now()}@demo.burnrate.local`;
+  const password = 'Anomaly-demo-2026';
+  const reg = await fetch(`${api}/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, firstName: 'Dana', lastName: 'Demo', companyName: 'Demo Robotics' }) });
+  const { token } = (await reg.json()) as { token: string };
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = { authorization: `Bearer ${token}` }) => {
+    const res = await fetch(`${api}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  const ingestKey = (await call('POST', '/ingest-keys', { name: 'Agents' })).key as string;
+  const hash = createHash('sha256').update('demo-Research agent').digest('hex');
+  const midnight = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  const event = (i: string, costUsd: number, at: number) => ({ requestId: `agent-${i}`, keyHash: hash, keyHint: 'a9Xk', provider: 'mistral', model: 'mistral-large', inputTokens: 4000, outputTokens: 800, costUsd, timestamp: new Date(at).toISOString() });
+  // Two usual weeks, in calls through the day; then today's usual hours up to two hours ago.
+  const history = Array.from({ length: 14 * 12 }, (_, i) => event(`h${i}`, 2.4, midnight - Math.floor(i / 12 + 1) * 86_400_000 + (i % 12) * 7_200_000 + 1_800_000));
+  const now = Date.now();
+  const today = Array.from({ length: Math.max(0, Math.floor((now - midnight) / 3_600_000) - 2) }, (_, i) => event(`t${i}`, 1 + (i % 3) * 0.2, midnight + i * 3_600_000 + 1_200_000));
+  await call('POST', '/ingest', { events: [...history, ...today] }, { 'x-api-key': ingestKey });
+  await call('PATCH', `/keys/${hash}`, { label: 'Research agent' });
+  await call('POST', '/alert-rules', { type: 'spend_anomaly', name: 'Runaway keys', channels: ['email'], config: { minUsdPerHour: 20, multiplier: 10, action: 'stop' } });
+  for (let i = 0; i < 4; i++) await call('POST', '/ingest', { events: [event(`r${i}`, 15, now - (3 - i) * 60_000)] }, { 'x-api-key': ingestKey });
+  const alerts = await call('GET', '/alerts?type=spend_anomaly');
+  if (!alerts.items[0]) throw new Error('the runaway key raised no spend_anomaly alert');
+  return { email, password, alertId: alerts.items[0].id as string };
+}
+
+/** The incident of the spend_anomaly alert (its chart, "Release the key"), at 1366 and 360 px, and the rule form with the type chosen. */
+async function shootAnomaly(origin: string, who: { email: string; password: string; alertId: string }, context: Awaited<ReturnType<typeof launchChromium>>['context'], shoot: (name: string, on: Page) => Promise<void>): Promise<void> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.goto(`${origin}/sign-in`);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'));
+  for (const width of [1366, 360]) {
+    await page.setViewportSize({ width, height: width === 360 ? 780 : 900 });
+    await page.goto(`${origin}/alerts/${who.alertId}`);
+    const incident = page.getByTestId('incident');
+    await incident.getByRole('button', { name: 'Release the key' }).waitFor();
+    await incident.scrollIntoViewIfNeeded();
+    await shoot(width === 360 ? 'alert-anomaly-incident-360' : 'alert-anomaly-incident', page);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.goto(`${origin}/alert-rules`);
+  await page.locator('h1').waitFor();
+  await page.getByLabel('Type').selectOption('spend_anomaly');
+  await page.getByTestId('anomaly-words').waitFor();
+  await shoot('alert-rule-anomaly-form', page);
+  await page.close();
 }
 
 /**
@@ -222,7 +284,7 @@ async function shootIncomplete(origin: string, who: { email: string; password: s
   await page.close();
 }
 
-/** A new account, in light: the empty Overview (connections offered first) and Connections with its form, also at 360 px. */
+/** A new account, in light: the empty Overview (connections offered first), Connections with its form (also at 360 px) and the empty Actions screen. */
 async function shootNewcomer(api: string, origin: string): Promise<void> {
   const res = await fetch(`${api}/auth/register`, {
     method: 'POST',
@@ -234,13 +296,14 @@ async function shootNewcomer(api: string, origin: string): Promise<void> {
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
   await page.evaluate((token) => (globalThis as any).sessionStorage.setItem('burnrate.refreshToken', token), refreshToken);
-  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
+  await shootAll(page, origin, [['overview-empty', '/'], ['connections-new', '/connections'], ['actions-empty', '/actions']], [['connections-new-360', '/connections']], (name) => `${name}-light`);
   await browser.close();
 }
 
 /** An account with `n` keys, shot in light at 1366 and 360 px. */
 async function shootScale(info: typeof stack.info, origin: string, n: number): Promise<void> {
   const { email, password } = await scaleAccount(info, { keys: n, days: 7 });
+  await stopSomeKeys(info.apiUrl, email, password);
   const browser = await launchChromium({ colorScheme: 'light', width: 1366 });
   const page: Page = browser.context.pages()[0] ?? (await browser.context.newPage());
   await page.goto(`${origin}/sign-in`);
@@ -264,5 +327,40 @@ async function shootAll(page: Page, origin: string, wide: [string, string][], ph
       await page.waitForTimeout(300);
       await page.screenshot({ path: `${OUT}${file(name)}.png`, fullPage: true });
     }
+  }
+}
+
+/**
+ * What is stopped, where people look (the stop budget of `stopBudgets` holds its project's keys): Keys with the stopped
+ * rows, the page of a stopped key, and the Actions screen, at 1366 and 360 px.
+ */
+async function shootStoppedKeysAndActions(page: Page, origin: string, api: string, token: string, shoot: (name: string, on?: Page) => Promise<void>): Promise<void> {
+  const keys = (await (await fetch(`${api}/keys?provider=openai&source=connection&limit=100`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { hash: string; stoppedBy: unknown[] }[] };
+  const stopped = keys.items.find((k) => k.stoppedBy.length > 0);
+  if (!stopped) throw new Error('no key of the stopped project says it is stopped');
+  for (const width of [1366, 360]) {
+    await page.setViewportSize({ width, height: width === 360 ? 780 : 900 });
+    const tail = width === 360 ? '-360' : '';
+    await page.goto(`${origin}/keys?provider=openai&source=connection&sort=name`);
+    await page.getByTestId('stopped-by').first().waitFor();
+    await shoot(`keys-stopped${tail}`);
+    await page.goto(`${origin}/keys/${stopped.hash}`);
+    await page.getByTestId('key-stopped').waitFor();
+    await shoot(`key-stopped${tail}`);
+    await page.goto(`${origin}/actions`);
+    await page.getByRole('list', { name: 'Actions' }).getByRole('listitem').first().waitFor();
+    await shoot(`actions${tail}`);
+  }
+  await page.setViewportSize({ width: 1366, height: 900 });
+}
+
+/** Three of the busiest keys of the scale account stopped by KEY stop budgets (the reporter refuses them), as a person would set them. */
+async function stopSomeKeys(api: string, email: string, password: string): Promise<void> {
+  const { token } = (await (await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string };
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const top = (await (await fetch(`${api}/keys?limit=6`, { headers: auth })).json()) as { items: { hash: string }[] };
+  for (const [i, k] of top.items.filter((_, i) => i % 2 === 0).entries()) {
+    const res = await fetch(`${api}/budgets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `Key cap ${i + 1}`, monthlyLimit: 1, alertThreshold: 80, scope: 'KEY', keyHash: k.hash, action: 'stop' }) });
+    if (res.status !== 201) throw new Error(`a stop budget on a key answered ${res.status}: ${await res.text()}`);
   }
 }

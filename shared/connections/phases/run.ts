@@ -10,7 +10,7 @@ import { listProviderKeys } from '#shared/db/discovered-keys.ts';
 import { getAccount, type Account } from '#shared/db/accounts.ts';
 import { trackedRequests } from '#shared/db/usage.ts';
 import { listOwnPrices } from '#shared/db/prices.ts';
-import { isoHour, keptHours, recentDays, spreadOverHours } from '#shared/db/rolling.ts';
+import { isoHour, keptHours, recentDays, spreadOverHours, syncRead } from '#shared/db/rolling.ts';
 import { loadCells, toStoredCell, type Connection } from '#shared/db/connections.ts';
 import { settleCellItems, type SettleChange } from '#shared/db/settlement.ts';
 import { reconDayItems, snapshotCellItems } from '#shared/db/import-snapshot.ts';
@@ -447,26 +447,15 @@ export class Importer {
   readonly grown = new Map<string, boolean>();
 
   /**
-   * When the key's today figure was last read: the later of the previous complete sync (if the key existed then) and
-   * the last sync that wrote the key's today figure (`rateAt`), not before today's midnight (the figure starts at 0).
+   * When the key's today figure was last read and whether its rate exists (shared/anomaly/rate.ts `syncRead`: from the
+   * second sync that sees it on the day).
    */
   private lastRead(keyHash: string): { at: number; seen: boolean } {
-    const midnight = Date.parse(`${this.ctx.chunkContext.today}T00:00:00.000Z`);
     const item = this.ctx.knownKeys.get(keyHash);
-    let at = midnight;
-    let seen = false;
-    const previous = this.conn.lastSuccessAt ? Date.parse(this.conn.lastSuccessAt) : NaN;
-    const firstSeen = typeof item?.firstSeenAt === 'string' ? Date.parse(item.firstSeenAt) : NaN;
-    if (item && previous >= midnight && previous < this.now.getTime() && firstSeen <= previous) {
-      at = previous;
-      seen = true;
-    }
-    const rateAt = typeof item?.rateAt === 'string' ? Date.parse(item.rateAt) : NaN;
-    if (rateAt >= midnight && rateAt < this.now.getTime() && rateAt > at) {
-      at = rateAt;
-      seen = true;
-    }
-    return { at, seen };
+    const previous = item && this.conn.lastSuccessAt ? Date.parse(this.conn.lastSuccessAt) : undefined;
+    const firstSeen = typeof item?.firstSeenAt === 'string' ? Date.parse(item.firstSeenAt) : undefined;
+    const read = syncRead({ now: this.now, previousSyncAt: previous, keyFirstSeenAt: firstSeen, rateAt: item?.rateAt });
+    return { at: read.from, seen: read.rated };
   }
 
   private hashToKeyId = new Map<string, string | null>();

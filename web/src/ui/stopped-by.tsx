@@ -5,27 +5,12 @@
  */
 import type { Schemas } from '../api/client.ts';
 import { Link } from '../router.tsx';
-import { providerWords, when } from './format.ts';
+import { when } from './format.ts';
+import { leverWords } from './lever-words.ts';
+
+export { leverWords };
 
 export type Stop = Schemas['Key']['stoppedBy'][number];
-
-/** The lever in words: `set inactive at Anthropic`, `disabled at OpenRouter`, `project’s hard limit at OpenAI`, `refused by the reporter`. */
-export function leverWords(lever: string): string {
-  if (lever === 'reporter') return 'its calls refused by the reporter';
-  const m = /^(.+)_(key|project_limit|key_limit|workspace_cap)$/.exec(lever);
-  if (!m) return lever;
-  const provider = providerWords(m[1]!);
-  switch (m[2]) {
-    case 'key':
-      return m[1] === 'openrouter' ? `disabled at ${provider}` : m[1] === 'anthropic' ? `set inactive at ${provider}` : `switched off at ${provider}`;
-    case 'project_limit':
-      return `its ${m[1] === 'anthropic' ? 'workspace' : 'project'}’s spend limit at ${provider} is reached`;
-    case 'key_limit':
-      return `its credit limit at ${provider} is reached`;
-    default:
-      return `its workspace’s spend limit at ${provider} is reached`;
-  }
-}
 
 /** The holder as a link: the budget (its card, where it is released) or the rule's incident of this key. */
 export function HolderLink({ stop, keyHash }: { stop: Pick<Stop, 'kind' | 'id' | 'name'>; keyHash: string }) {

@@ -156,7 +156,7 @@ export function Actions({ query }: { query: URLSearchParams }) {
   const filtered = Boolean(f.budgetId || f.provider || f.result);
   document.title = 'Actions · Burnrate';
   const budgetOptions: [string, string][] = [
-    ['', 'Any budget or rule'],
+    ['', 'Any budget'],
     ...(names.data?.budgets.map((b): [string, string] => [b.id, b.name]) ?? []),
     ...(f.budgetId && !names.data?.budgets.some((b) => b.id === f.budgetId) ? [[f.budgetId, 'A deleted budget'] as [string, string]] : []),
   ];

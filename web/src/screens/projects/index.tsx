@@ -8,6 +8,7 @@ import { api, ok, type Schemas } from '../../api/client.ts';
 import { Link } from '../../router.tsx';
 import { providerWords, UTC_NOTE } from '../../ui/format.ts';
 import { keyName, providerStatusWords } from '../../ui/key-name.ts';
+import { StoppedLine } from '../../ui/stopped-by.tsx';
 import { useLoad } from '../../ui/load.ts';
 import { Money } from '../../ui/money.tsx';
 import { Empty, Screen, Show } from '../../ui/states.tsx';
@@ -83,6 +84,7 @@ function ProjectKeys({ provider, project, month }: { provider: string; project: 
                       <td data-label="Key">
                         <Link href={`/keys/${k.hash}`}>{keyName(k)}</Link>
                         {providerStatusWords(k) && <span class="badge warning"> {providerStatusWords(k)}</span>}
+                        <StoppedLine stops={k.stoppedBy} keyHash={k.hash} />
                       </td>
                       <td class="num" data-label={past ? monthWords(month) : 'Month to date'}>
                         <Money value={past ? (k.spend.month ?? 0) : k.spend.monthToDate} />
