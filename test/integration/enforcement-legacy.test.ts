@@ -5,14 +5,13 @@
  * levers run: the lever is released exactly (the key back on, the customer's own project limit back), the old items
  * are taken in once (a second read changes nothing) and replaced by expiring markers.
  */
-import { readFile } from 'node:fs/promises';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys, queries } from '#shared/db/keys.ts';
 import { listEnforcement } from '#shared/db/enforcement.ts';
-import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, dynamo, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+import type { SyncResult } from '#shared/sync/all.ts';
+import { api, dynamo, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
+import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
 let restore: () => void;
 const frozenAt = new Date();
@@ -20,36 +19,16 @@ const month = frozenAt.toISOString().slice(0, 7);
 const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-    OPENROUTER_URL: stack().openrouter.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
   restore?.();
 });
 
-async function sync(accountId: string, connectionId: string): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now: frozenAt, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
-async function connected(user: RegisteredUser, provider: Provider): Promise<{ org: StandInOrg; connectionId: string }> {
-  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
-  orgs.push(org);
-  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await sync(user.accountId, res.body.id);
-  expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
-  return { org, connectionId: res.body.id };
-}
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
 
 /** A budget that only notifies (no lever pulled by the new levers yet): the earlier levers' items name it. */
 async function notifyBudget(user: RegisteredUser, body: Record<string, unknown>): Promise<string> {

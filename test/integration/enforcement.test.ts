@@ -6,12 +6,11 @@
  * failed act, then success after rotation; 20 concurrent ingests past a limit → one act, one alert; another
  * account's ids → 404; a viewer can't release.
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, pointAtStack, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, type StandInOrg } from './standins.ts';
+import type { SyncResult } from '#shared/sync/all.ts';
+import { api, registerUser, setPlan, uniqueEmail, type RegisteredUser } from './harness.ts';
+import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type StandInOrg } from './standins.ts';
 import { linkInMail } from './outbox.ts';
 
 let restore: () => void;
@@ -19,11 +18,7 @@ const frozenAt = new Date();
 const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
@@ -31,24 +26,10 @@ afterAll(async () => {
 });
 
 /** Runs one sync here at `now` (waiting while the stack's own worker holds the lease). */
-async function sync(accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);
 
-async function connected(user: RegisteredUser, provider: 'openai' | 'anthropic'): Promise<{ org: StandInOrg; connectionId: string }> {
-  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
-  orgs.push(org);
-  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  expect(res.body.enforcement).toBe('off');
-  await sync(user.accountId, res.body.id);
-  return { org, connectionId: res.body.id };
-}
+/** Connected with enforcement still off (the default): the tests turn it on themselves. */
+const connected = (user: RegisteredUser, provider: 'openai' | 'anthropic') => connectStandIn(user, provider, { now: frozenAt, orgs, enforcement: 'off' });
 
 const enforcementOn = (user: RegisteredUser, connectionId: string) =>
   api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } });

@@ -8,47 +8,26 @@
  * - an ACCOUNT budget armed, then a PROJECT budget on the same project: the lower limit holds, nothing deletes it;
  * - an ACCOUNT budget never raises a customer's own lower project limit.
  */
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+import { api, registerUser, setPlan, type RegisteredUser } from './harness.ts';
+import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
 let restore: () => void;
 const frozenAt = new Date();
 const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-    OPENROUTER_URL: stack().openrouter.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
   restore?.();
 });
 
-async function sync(accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);
 
-async function connected(user: RegisteredUser, provider: Provider): Promise<{ org: StandInOrg; connectionId: string }> {
-  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
-  orgs.push(org);
-  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await sync(user.accountId, res.body.id);
-  expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
-  return { org, connectionId: res.body.id };
-}
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
 
 const post = (user: RegisteredUser, path: string, body?: unknown) => api(path, { method: 'POST', token: user.token, ...(body === undefined ? {} : { body }) });
 const budgetOf = async (user: RegisteredUser, id: string) => ((await api('/budgets', { token: user.token })).body.items as any[]).find((b) => b.id === id);

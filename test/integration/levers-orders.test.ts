@@ -7,47 +7,29 @@
  * - an ACCOUNT stop budget and a PROJECT stop budget on the same project, created in either order: the lower limit
  *   holds, deleting either leaves the other's, the customer's own comes back after the last.
  */
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+import type { SyncResult } from '#shared/sync/all.ts';
+import { api, registerUser, setPlan, type RegisteredUser } from './harness.ts';
+import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
 let restore: () => void;
 const frozenAt = new Date();
 const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
   restore?.();
 });
 
-async function sync(accountId: string, connectionId: string): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now: frozenAt, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
 async function connected(provider: Provider): Promise<{ user: RegisteredUser; org: StandInOrg; connectionId: string }> {
   const user = await registerUser();
   await setPlan(user.accountId, 'GROWTH');
-  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
-  orgs.push(org);
-  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await sync(user.accountId, res.body.id);
-  expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
-  return { user, org, connectionId: res.body.id };
+  return { user, ...(await connectStandIn(user, provider, { now: frozenAt, orgs })) };
 }
 
 type Removal = 'release' | 'delete';

@@ -6,41 +6,28 @@
  * the cap is reached, with the provider's documented error, at most one call past it; the key's own switch is never
  * touched (the cap did it, not Burnrate).
  */
-import { readFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANTHROPIC_STANDIN_PRICES } from '#local/anthropic-admin.ts';
 import { OPENAI_STANDIN_PRICES } from '#local/openai-admin.ts';
-import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, pointAtStack, registerUser, setPlan, stack } from './harness.ts';
-import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+import type { SyncResult } from '#shared/sync/all.ts';
+import { api, registerUser, setPlan } from './harness.ts';
+import { keyHash, newStandInOrg, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
 let restore: () => void;
 const frozenAt = new Date();
 const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-    OPENROUTER_URL: stack().openrouter.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
   restore?.();
 });
 
-async function sync(accountId: string, connectionId: string): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now: frozenAt, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
 const MODEL = { openai: 'gpt-4.1-2025-04-14', anthropic: 'claude-opus-4-5-20251101', openrouter: 'openai/gpt-4.1' } as const;
 const CAP = 5; // dollars

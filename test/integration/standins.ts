@@ -4,9 +4,12 @@
  * faults and request counts, so files running side by side never disturb each other.
  */
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { expect } from 'vitest';
+import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 import { unitEndpointOf, unitModelName } from '#shared/usage/units.ts';
-import { stack } from './harness.ts';
+import { api, pointAtStack, stack, type RegisteredUser } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic' | 'openrouter';
 
@@ -179,4 +182,45 @@ export function pricedTruth(provider: Provider, t: { cells: Record<string, any>[
     out.set(id, cell);
   }
   return out;
+}
+
+/** Points this process (the in-process sync and levers) at the stack, its connections key and all three stand-ins. */
+export async function pointAtStandIns(): Promise<() => void> {
+  return pointAtStack({
+    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
+    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
+    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
+    OPENROUTER_URL: stack().openrouter.url,
+  });
+}
+
+/** One sync of a connection at `now`, waiting while another holds its lease (the one `POST /connections` started, say). */
+export async function syncWhenFree(accountId: string, connectionId: string, now: Date): Promise<SyncResult> {
+  for (let attempt = 0; attempt < 150; attempt++) {
+    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now, whenBusy: 'skip' });
+    if (result.status !== 'busy') return result;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the lease was never free');
+}
+
+/**
+ * A new stand-in organization (its clock frozen at `now`, no late arrivals) connected for `user` and synced once, with
+ * enforcement turned on unless `enforcement: 'off'`. The organization joins `orgs`, for the file's afterAll to remove.
+ */
+export async function connectStandIn(
+  user: RegisteredUser,
+  provider: Provider,
+  options: { now: Date; orgs: StandInOrg[]; enforcement?: 'on' | 'off' },
+): Promise<{ org: StandInOrg; connectionId: string }> {
+  const org = await newStandInOrg(provider, { now: options.now.toISOString(), late: null });
+  options.orgs.push(org);
+  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  expect(res.body.enforcement).toBe('off');
+  await syncWhenFree(user.accountId, res.body.id, options.now);
+  if (options.enforcement !== 'off') {
+    expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
+  }
+  return { org, connectionId: res.body.id };
 }

@@ -6,11 +6,10 @@
  * capped (every key of the project), a key the reporter refuses, and a spend-anomaly rule's hold (kind `anomaly`).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
-import { api, clearOfUtcMidnight, DATED_FILE_MS, pointAtStack, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, type Provider, type StandInOrg } from './standins.ts';
+import type { SyncResult } from '#shared/sync/all.ts';
+import { api, clearOfUtcMidnight, DATED_FILE_MS, registerUser, setPlan, type RegisteredUser } from './harness.ts';
+import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
 const DAY = 86_400_000;
 let restore: () => void;
@@ -19,36 +18,16 @@ const orgs: StandInOrg[] = [];
 
 beforeAll(async () => {
   await clearOfUtcMidnight(DATED_FILE_MS);
-  restore = pointAtStack({
-    CONNECTIONS_LOCAL_KEY: (await readFile(stack().connectionsKeyFile, 'utf8')).trim(),
-    OPENAI_ADMIN_URL: stack().openaiAdmin.url,
-    ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
-    OPENROUTER_URL: stack().openrouter.url,
-  });
+  restore = await pointAtStandIns();
 });
 afterAll(async () => {
   await Promise.all(orgs.map((o) => o.remove()));
   restore?.();
 });
 
-async function sync(accountId: string, connectionId: string): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now: frozenAt, whenBusy: 'skip' });
-    if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the lease was never free');
-}
+const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
-async function connected(user: RegisteredUser, provider: Provider): Promise<{ org: StandInOrg; connectionId: string }> {
-  const org = await newStandInOrg(provider, { now: frozenAt.toISOString(), late: null });
-  orgs.push(org);
-  const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await sync(user.accountId, res.body.id);
-  expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
-  return { org, connectionId: res.body.id };
-}
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
 
 const stopBudget = async (user: RegisteredUser, body: Record<string, unknown>) => {
   const res = await api('/budgets', { method: 'POST', token: user.token, body: { alertThreshold: 80, action: 'stop', ...body } });
