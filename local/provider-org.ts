@@ -124,6 +124,11 @@ export interface OrgState {
   seed: string;
   /** First day of usage (unix s at 00:00 UTC): the first day of the previous UTC month when made. */
   originDay: number;
+  /**
+   * A test organization with a short history (`POST /_burnrate/orgs {historyDays}`): no seeded usage before this day
+   * (unix s at 00:00 UTC); its projects, keys and their dates are the seed's. Null or absent: the seed's whole history.
+   */
+  historyFrom?: number | null;
   adminKey: string;
   adminRevoked: boolean;
   /** An admin key that may read but not write (`POST /_burnrate/admin-key {readOnly: true}`): writes answer 403. */
@@ -817,9 +822,11 @@ export function pauseSeries(s: Series, paused: boolean, now: number): void {
  * organization, or on another one under `/_burnrate/orgs/<id>/…`:
  *
  *   GET  /_burnrate/orgs                       the organizations: id, admin key
- *   POST /_burnrate/orgs       {big?: {keys, models, days}, seed?, now?, late?, empty?}   a new organization (the seed, or a big
- *                                                                  one) with its own admin key, optionally a frozen
- *                                                                  clock and late arrivals (null: none) → its state
+ *   POST /_burnrate/orgs       {big?: {keys, models, days}, seed?, now?, late?, empty?, historyDays?}   a new organization (the
+ *                                                                  seed, or a big one) with its own admin key, optionally
+ *                                                                  a frozen clock, late arrivals (null: none) and a short
+ *                                                                  history (seeded usage only on its last N days, today
+ *                                                                  counted) → its state
  *   DELETE /_burnrate/orgs/:id                 remove one (not main)
  *   GET  /_burnrate/state                      admin key, clock, projects, keys (deleted too), series
  *   POST /_burnrate/clock      {now: ISO|unix s|null}              freeze the clock (null: the real one again)
@@ -854,9 +861,10 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
     const now = frozen ?? realNow();
     if (body.seed !== undefined && (typeof body.seed !== 'string' || !/^[a-z0-9-]{1,40}$/.test(body.seed))) throw new StandInError(400, 'invalid_request', 'seed: 1–40 characters of a-z, 0-9, "-".');
     const seed = typeof body.seed === 'string' ? body.seed : undefined;
+    const historyFrom = body.historyDays === undefined || body.historyDays === null ? null : dayStart(now) - (historyDaysOf(body.historyDays) - 1) * DAY_S;
     const made = body.big ? registry.options.bigOrg(now, adminKey, bigSize(body.big as Record<string, unknown>)) : registry.options.seedOrg(now, adminKey, seed);
     // `empty: true`: an organization with nothing in it (no projects or workspaces, no keys, no usage).
-    const org = body.empty === true ? { ...made, projects: [], keys: [], series: [], inferenceKeys: [] } : made;
+    const org = body.empty === true ? { ...made, projects: [], keys: [], series: [], inferenceKeys: [] } : withHistoryFrom(made, historyFrom);
     const store = registry.add({ ...org, id: `org_${randomBytes(8).toString('hex')}` });
     // Optional at once: a frozen clock, late arrivals.
     if (body.now !== undefined) await controlOrg(registry, store, deps, 'POST /clock', params, { now: body.now });
@@ -873,6 +881,22 @@ export async function control(registry: OrgRegistry, deps: ControlDeps, method: 
   const store = scoped ? registry.byId(scoped[1]!) : registry.main();
   if (!store) throw new StandInError(404, 'not_found', `No organization ${scoped?.[1]}.`);
   return controlOrg(registry, store, deps, `${method} ${scoped ? (scoped[2] ?? '/') : rest}`, params, body);
+}
+
+function historyDaysOf(value: unknown): number {
+  const days = Number(value);
+  if (!Number.isInteger(days) || days < 1 || days > 400) throw new StandInError(400, 'invalid_request', 'historyDays: a whole number of days in 1..400 expected.');
+  return days;
+}
+
+/**
+ * The organization with no seeded usage before `historyFrom` (null: as seeded): each series starts there at the
+ * earliest, so a series that ended before it has none. What a test sees is an organization whose keys and projects
+ * are the seed's but whose usage began recently: a first sync has only those days to import.
+ */
+function withHistoryFrom(org: OrgState, historyFrom: number | null): OrgState {
+  if (historyFrom === null) return org;
+  return { ...org, historyFrom, series: org.series.map((s) => (s.since >= historyFrom ? s : { ...s, since: historyFrom })) };
 }
 
 function bigSize(body: Record<string, unknown>) {
@@ -1037,7 +1061,8 @@ async function controlOrg(registry: OrgRegistry, store: OrgStore, deps: ControlD
     return ok({ faults: [] });
   }
   if (route === 'POST /reset') {
-    store.org = { ...registry.options.seedOrg(realNow(), org.adminKey, org.big ? undefined : org.seed), id: org.id };
+    // The seed again, with the organization's short history if it was made with one (from the same day).
+    store.org = { ...withHistoryFrom(registry.options.seedOrg(realNow(), org.adminKey, org.big ? undefined : org.seed), org.historyFrom ?? null), id: org.id };
     store.faults.length = 0;
     await store.save();
     return ok(stateView(store));
@@ -1071,6 +1096,7 @@ function stateView(store: OrgStore) {
     clockFrozen: org.clock !== null,
     late: org.late,
     importFrom: isoDate(org.originDay),
+    historyFrom: org.historyFrom ? isoDate(org.historyFrom) : null,
     big: org.big,
     projects: org.projects,
     keys: org.keys,

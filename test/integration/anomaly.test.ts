@@ -357,7 +357,9 @@ describe('connection keys', () => {
   const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
   async function connected(user: RegisteredUser, provider: 'anthropic' | 'openai' | 'openrouter', before?: (org: StandInOrg) => Promise<void>) {
-    const org = await newStandInOrg(provider, { now: T0.toISOString(), late: null });
+    // Fifteen days of seeded usage: the 14 complete days a key's baseline is taken over, and today (the seed's older
+    // usage would change no baseline, and a first sync imports just these days).
+    const org = await newStandInOrg(provider, { now: T0.toISOString(), late: null, historyDays: 15 });
     orgs.push(org);
     await before?.(org);
     const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });

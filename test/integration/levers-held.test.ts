@@ -27,7 +27,8 @@ afterAll(async () => {
 
 const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);
 
-const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
+// Two days of seeded usage (yesterday and today): no scenario here needs older spend, and a first sync imports just those.
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs, historyDays: 2 });
 
 const post = (user: RegisteredUser, path: string, body?: unknown) => api(path, { method: 'POST', token: user.token, ...(body === undefined ? {} : { body }) });
 const budgetOf = async (user: RegisteredUser, id: string) => ((await api('/budgets', { token: user.token })).body.items as any[]).find((b) => b.id === id);

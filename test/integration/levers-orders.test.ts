@@ -29,7 +29,8 @@ const sync = (accountId: string, connectionId: string): Promise<SyncResult> => s
 async function connected(provider: Provider): Promise<{ user: RegisteredUser; org: StandInOrg; connectionId: string }> {
   const user = await registerUser();
   await setPlan(user.accountId, 'GROWTH');
-  return { user, ...(await connectStandIn(user, provider, { now: frozenAt, orgs })) };
+  // Two days of seeded usage (yesterday and today): the budgets here need spend this month, no older history.
+  return { user, ...(await connectStandIn(user, provider, { now: frozenAt, orgs, historyDays: 2 })) };
 }
 
 type Removal = 'release' | 'delete';

@@ -39,7 +39,8 @@ describe.each(['openai', 'openrouter', 'anthropic'] as const)('%s: with Burnrate
     const user = await registerUser();
     await setPlan(user.accountId, 'GROWTH');
     // A new project / workspace / key with a first small call an hour ago (Burnrate lists a key once it has spent).
-    const org = await newStandInOrg(provider, { now: new Date(frozenAt.getTime() - 3_600_000).toISOString(), late: null });
+    // Today's seeded usage only: the cap is on a new project / workspace / key, the seed's history plays no part.
+    const org = await newStandInOrg(provider, { now: new Date(frozenAt.getTime() - 3_600_000).toISOString(), late: null, historyDays: 1 });
     orgs.push(org);
     const projectId = provider === 'openrouter' ? null : ((await org.control('/projects', { name: 'Capped' })).id as string);
     const model = MODEL[provider];

@@ -53,6 +53,11 @@ export async function newStandInOrg(
     seed?: string;
     /** An organization with nothing in it: no projects or workspaces, no keys, no usage. */
     empty?: boolean;
+    /**
+     * A short history: seeded usage only on the last N days (today counted); keys and projects as seeded. Its first
+     * sync imports those days instead of the seed's ~2 months: for tests whose scenario needs no older usage.
+     */
+    historyDays?: number;
   } = {},
 ): Promise<StandInOrg> {
   const url = standInUrl(provider);
@@ -194,12 +199,17 @@ export async function pointAtStandIns(): Promise<() => void> {
   });
 }
 
-/** One sync of a connection at `now`, waiting while another holds its lease (the one `POST /connections` started, say). */
+/**
+ * One sync of a connection at `now`, waiting while another holds its lease (the one `POST /connections` started, or
+ * the one a budget's change queued, say). The stack's own sync takes a few hundred milliseconds: asked again every
+ * 25 ms (a busy attempt is one conditional write), the wait ends right after it, for up to 30 s.
+ */
 export async function syncWhenFree(accountId: string, connectionId: string, now: Date): Promise<SyncResult> {
-  for (let attempt = 0; attempt < 150; attempt++) {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
     const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, http: { backoffMs: 20 }, now, whenBusy: 'skip' });
     if (result.status !== 'busy') return result;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('the lease was never free');
 }
@@ -211,9 +221,9 @@ export async function syncWhenFree(accountId: string, connectionId: string, now:
 export async function connectStandIn(
   user: RegisteredUser,
   provider: Provider,
-  options: { now: Date; orgs: StandInOrg[]; enforcement?: 'on' | 'off' },
+  options: { now: Date; orgs: StandInOrg[]; enforcement?: 'on' | 'off'; historyDays?: number },
 ): Promise<{ org: StandInOrg; connectionId: string }> {
-  const org = await newStandInOrg(provider, { now: options.now.toISOString(), late: null });
+  const org = await newStandInOrg(provider, { now: options.now.toISOString(), late: null, ...(options.historyDays === undefined ? {} : { historyDays: options.historyDays }) });
   options.orgs.push(org);
   const res = await api('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);

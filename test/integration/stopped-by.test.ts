@@ -27,7 +27,8 @@ afterAll(async () => {
 
 const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
-const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
+// Two days of seeded usage (yesterday and today): no scenario here needs older spend, and a first sync imports just those.
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs, historyDays: 2 });
 
 const stopBudget = async (user: RegisteredUser, body: Record<string, unknown>) => {
   const res = await api('/budgets', { method: 'POST', token: user.token, body: { alertThreshold: 80, action: 'stop', ...body } });
