@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicAdmin } from '#local/anthropic-admin.ts';
 import { stack } from './harness.ts';
-import { authHeaders, newStandInOrg, type StandInOrg } from './standins.ts';
+import { authHeaders, newStandInOrg, standInUrl, type StandInOrg } from './standins.ts';
 
 const DAY = 86_400;
 const dayOf = (t: number) => Math.floor(t / DAY) * DAY;
@@ -658,5 +658,66 @@ describe('Anthropic admin stand-in', () => {
     expect((await org.get('/v1/organizations/api_keys')).status).toBe(200);
     const counted = await org.control('/requests');
     expect(counted.total).toBeGreaterThan(3);
+  });
+});
+
+describe.each(['openai', 'anthropic', 'openrouter'] as const)('%s stand-in: a test organization with a short history (historyDays)', (provider) => {
+  const now = Math.floor(Date.now() / 1000);
+  const today = dayOf(now);
+  let full: StandInOrg;
+  let short: StandInOrg;
+  beforeAll(async () => {
+    [full, short] = await Promise.all([newStandInOrg(provider, { now, late: null }), newStandInOrg(provider, { now, late: null, historyDays: 2 })]);
+  });
+  afterAll(async () => {
+    await Promise.all([full?.remove(), short?.remove()]);
+  });
+  /** The provider's own report of one completed UTC day's usage: its rows. */
+  const dayRows = async (org: StandInOrg, day: number): Promise<any[]> => {
+    const path =
+      provider === 'openai'
+        ? `/v1/organization/usage/completions?start_time=${day}&end_time=${day + DAY}&bucket_width=1d&group_by=api_key_id&group_by=model`
+        : provider === 'anthropic'
+          ? `/v1/organizations/usage_report/messages?starting_at=${iso(day)}&ending_at=${iso(day + DAY)}&bucket_width=1d&group_by[]=api_key_id&group_by[]=model`
+          : `/api/v1/activity?date=${iso(day).slice(0, 10)}`;
+    const res = await org.get(path);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return provider === 'openrouter' ? res.body.data : res.body.data.flatMap((b: any) => b.results);
+  };
+
+  it('has the seed’s projects and keys, and the seed’s usage on its last 2 days (today counted) only', async () => {
+    const [f, s] = await Promise.all([full.state(), short.state()]);
+    expect(s.historyFrom).toBe(iso(today - DAY).slice(0, 10));
+    expect(f.historyFrom).toBeNull();
+    expect(s.importFrom).toBe(f.importFrom);
+    expect(s.projects).toEqual(f.projects);
+    expect(s.keys.map(({ secret: _, ...k }: any) => k)).toEqual(f.keys.map(({ secret: _, ...k }: any) => k));
+
+    // The truth: nothing before yesterday; yesterday and today exactly the seed's.
+    const [ft, st] = await Promise.all([full.control(`/truth?from=${f.importFrom}`), short.control(`/truth?from=${s.importFrom}`)]);
+    const recent = (t: any) => t.cells.filter((c: any) => c.date >= s.historyFrom);
+    expect(ft.cells.length).toBeGreaterThan(recent(ft).length);
+    expect(st.cells.every((c: any) => c.date >= s.historyFrom)).toBe(true);
+    expect(st.cells).toEqual(recent(ft));
+    expect(st.cells.length).toBeGreaterThan(0);
+
+    // The provider's API says the same: the day before holds nothing, yesterday the seed's rows.
+    expect((await dayRows(full, today - 2 * DAY)).length).toBeGreaterThan(0);
+    expect(await dayRows(short, today - 2 * DAY)).toEqual([]);
+    const yesterday = await dayRows(short, today - DAY);
+    expect(yesterday.length).toBeGreaterThan(0);
+    expect(yesterday).toEqual(await dayRows(full, today - DAY));
+  });
+
+  it('keeps its short history through a reset; historyDays outside 1..400 is a 400', async () => {
+    const reset = await short.control('/reset', {});
+    expect(reset.historyFrom).toBe(iso(today - DAY).slice(0, 10));
+    await short.control('/clock', { now });
+    expect(await dayRows(short, today - 2 * DAY)).toEqual([]);
+    for (const historyDays of [0, 401, 1.5, 'two']) {
+      const res = await fetch(`${standInUrl(provider)}/_burnrate/orgs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ historyDays }) });
+      expect(res.status, String(historyDays)).toBe(400);
+      expect(await res.text()).toMatch(/historyDays/);
+    }
   });
 });
