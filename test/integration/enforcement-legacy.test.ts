@@ -28,7 +28,9 @@ afterAll(async () => {
 
 const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 
-const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs });
+// Two days of seeded usage (yesterday and today): no scenario here needs older spend, and a first sync imports just those.
+// Settled: the sync the stack runs when enforcement is turned on is over before a test writes the earlier layout.
+const connected = (user: RegisteredUser, provider: Provider) => connectStandIn(user, provider, { now: frozenAt, orgs, historyDays: 2, settled: true });
 
 /** A budget that only notifies (no lever pulled by the new levers yet): the earlier levers' items name it. */
 async function notifyBudget(user: RegisteredUser, body: Record<string, unknown>): Promise<string> {

@@ -29,7 +29,8 @@ afterAll(async () => {
 const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);
 
 /** Connected with enforcement still off (the default): the tests turn it on themselves. */
-const connected = (user: RegisteredUser, provider: 'openai' | 'anthropic') => connectStandIn(user, provider, { now: frozenAt, orgs, enforcement: 'off' });
+// Two days of seeded usage (yesterday and today): the budgets here need spend this month, no older history.
+const connected = (user: RegisteredUser, provider: 'openai' | 'anthropic') => connectStandIn(user, provider, { now: frozenAt, orgs, enforcement: 'off', historyDays: 2 });
 
 const enforcementOn = (user: RegisteredUser, connectionId: string) =>
   api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } });

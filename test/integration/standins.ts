@@ -5,11 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
+import { keys } from '#shared/db/keys.ts';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
 import { unitEndpointOf, unitModelName } from '#shared/usage/units.ts';
-import { api, pointAtStack, stack, type RegisteredUser } from './harness.ts';
+import { api, dynamo, pointAtStack, stack, type RegisteredUser } from './harness.ts';
 
 export type Provider = 'openai' | 'anthropic' | 'openrouter';
 
@@ -215,13 +217,35 @@ export async function syncWhenFree(accountId: string, connectionId: string, now:
 }
 
 /**
+ * Waits until the syncs the stack's own worker ran for a connection from `since` (real time) on are over: one of them
+ * finished (its `lastSyncAt` at or after `since`) and no sync holds the lease, on two reads 100 ms apart (a sync asked
+ * for while another ran is queued as that one releases the lease).
+ */
+export async function stackSyncsDone(user: RegisteredUser, connectionId: string, since: Date, timeoutMs = 30_000): Promise<void> {
+  const quiet = async () => {
+    const conn = await api(`/connections/${connectionId}`, { token: user.token });
+    if (!(conn.body.lastSyncAt >= since.toISOString())) return false;
+    const lease = await dynamo().send(new GetCommand({ TableName: stack().tableName, Key: keys.connectionLease(user.accountId, connectionId), ConsistentRead: true }));
+    return lease.Item === undefined;
+  };
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if ((await quiet()) && (await new Promise((r) => setTimeout(r, 100)), await quiet())) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the stack's syncs of ${connectionId} did not settle within ${timeoutMs} ms`);
+}
+
+/**
  * A new stand-in organization (its clock frozen at `now`, no late arrivals) connected for `user` and synced once, with
- * enforcement turned on unless `enforcement: 'off'`. The organization joins `orgs`, for the file's afterAll to remove.
+ * enforcement turned on unless `enforcement: 'off'`. Turning it on queues a sync on the stack's own worker: `settled`
+ * waits until that one is over too (for a test that next writes items behind the API's back). The organization joins
+ * `orgs`, for the file's afterAll to remove.
  */
 export async function connectStandIn(
   user: RegisteredUser,
   provider: Provider,
-  options: { now: Date; orgs: StandInOrg[]; enforcement?: 'on' | 'off'; historyDays?: number },
+  options: { now: Date; orgs: StandInOrg[]; enforcement?: 'on' | 'off'; historyDays?: number; settled?: boolean },
 ): Promise<{ org: StandInOrg; connectionId: string }> {
   const org = await newStandInOrg(provider, { now: options.now.toISOString(), late: null, ...(options.historyDays === undefined ? {} : { historyDays: options.historyDays }) });
   options.orgs.push(org);
@@ -230,7 +254,9 @@ export async function connectStandIn(
   expect(res.body.enforcement).toBe('off');
   await syncWhenFree(user.accountId, res.body.id, options.now);
   if (options.enforcement !== 'off') {
+    const askedAt = new Date();
     expect((await api(`/connections/${res.body.id}`, { method: 'PATCH', token: user.token, body: { enforcement: 'on' } })).status).toBe(200);
+    if (options.settled) await stackSyncsDone(user, res.body.id, askedAt);
   }
   return { org, connectionId: res.body.id };
 }
