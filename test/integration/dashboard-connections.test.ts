@@ -10,10 +10,10 @@
  * admin's buttons. Then the admin connects Anthropic (an organization of this file's own, its clock frozen): every key
  * of it is on Keys, each with the stand-in's token counts priced by the table as its spend.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { money } from '../../web/src/ui/format.ts';
+import { axeViolations } from '../browser/axe.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { api, registerUser, setPlan, stack, uniqueEmail, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
@@ -57,8 +57,7 @@ afterAll(async () => {
 async function screen(page: Page, heading: string | RegExp, note = ''): Promise<void> {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   await page.waitForFunction(() => !document.querySelector('[role="status"][aria-live]'), undefined, { timeout: 10_000 });
-  const result = await new AxeBuilder({ page }).analyze();
-  for (const v of result.violations) {
+  for (const v of await axeViolations(page)) {
     if (v.impact === 'serious' || v.impact === 'critical') axeFindings.push(`${heading}${note}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
 }

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from '../browser/axe.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { putActions } from '#shared/db/enforcement.ts';
 import { newId } from '#shared/ids.ts';
@@ -49,8 +50,7 @@ async function screen(page: Page, heading: string | RegExp, note = ''): Promise<
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   // Let loading states settle: no "Loading…" left.
   await page.waitForFunction(() => !document.querySelector('[role="status"][aria-live]'), undefined, { timeout: 10_000 });
-  const result = await new AxeBuilder({ page }).analyze();
-  for (const v of result.violations) {
+  for (const v of await axeViolations(page)) {
     if (v.impact === 'serious' || v.impact === 'critical') {
       axeFindings.push(`${heading}${note}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
     }
@@ -625,5 +625,30 @@ describe('the dashboard in Chromium', () => {
     await screen(page, 'Overview', ' (new password)');
 
     expect(axeFindings).toEqual([]);
+  });
+});
+
+describe('the axe check each screen gets (test/browser/axe.ts)', () => {
+  it('finds on a page with known faults exactly what axe’s default run finds, and refuses a page with a frame', async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(`${origin()}/sign-in`);
+      await page.setContent(`<!doctype html><html lang="en"><head><title>Faults</title></head><body><main><h1>Faults</h1>
+        <img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="20" height="20">
+        <button></button><a href="#x"></a><input type="text">
+        <p style="color:#bbb;background:#fff">Grey on white</p><div role="buttonish">?</div>
+        <ul><div>not a list item</div></ul></main></body></html>`);
+      const summary = (violations: { id: string; impact?: string | null; nodes: { target: unknown }[] }[]) =>
+        violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) })).sort((a, b) => a.id.localeCompare(b.id));
+      const fast = summary(await axeViolations(page));
+      expect(fast).toEqual(summary((await new AxeBuilder({ page }).analyze()).violations));
+      expect(fast.map((v) => v.id)).toEqual(expect.arrayContaining(['button-name', 'color-contrast', 'image-alt', 'label', 'link-name', 'list']));
+      expect(fast.filter((v) => v.impact === 'serious' || v.impact === 'critical').length).toBeGreaterThanOrEqual(5);
+
+      await page.setContent('<!doctype html><html lang="en"><head><title>Framed</title></head><body><main><h1>Framed</h1><iframe title="inner" srcdoc="<p>in a frame</p>"></iframe></main></body></html>');
+      await expect(axeViolations(page)).rejects.toThrow(/checks no frame/);
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -5,7 +5,6 @@
  * wrapping the OpenAI SDK, against a stand-in of OpenAI's inference API) → the waiting panel turns green with the
  * amount → the Overview shows the same spend as GET /spend. axe-core on Get started, waiting and received.
  */
-import AxeBuilder from '@axe-core/playwright';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -16,6 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInferenceStandin, type Standin } from '../../reporter/test/inference-standin.ts';
 import { money } from '../../web/src/ui/format.ts';
+import { axeViolations } from '../browser/axe.ts';
 import { launchChromium, type LaunchedBrowser } from '../browser/chromium.ts';
 import { api, stack, uniqueEmail } from './harness.ts';
 
@@ -49,7 +49,7 @@ afterAll(async () => {
 async function screen(page: Page, heading: string, note = ''): Promise<void> {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   await page.waitForFunction(() => !document.querySelector('[role="status"][aria-live]'), undefined, { timeout: 10_000 });
-  for (const v of (await new AxeBuilder({ page }).analyze()).violations) {
+  for (const v of await axeViolations(page)) {
     if (v.impact === 'serious' || v.impact === 'critical') findings.push(`${heading}${note}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
 }
