@@ -778,8 +778,8 @@ describe('plan limits', () => {
 describe('tiers: each at its own price', () => {
   it('estimates OpenAI priority, flex and batch usage at their tier prices: each key\'s day equals what the stand-in bills for it', { timeout: 120_000 }, async () => {
     // A fresh copy of the seeded organization (priority gpt-5.1 on web-prod, flex gpt-5-mini on support-bot), its
-    // clock frozen.
-    const org = await newStandInOrg('openai', { now: frozenAt, late: null });
+    // clock frozen; its usage on the two days looked at only (yesterday and today).
+    const org = await newStandInOrg('openai', { now: frozenAt, late: null, historyDays: 2 });
     try {
       const user = await registerUser();
       await setPlan(user.accountId, 'SCALE');

@@ -227,7 +227,8 @@ describe('allocating a settled Anthropic day to the keys of a workspace', () => 
   beforeAll(async () => {
     owner = await registerUser();
     await setPlan(owner.accountId, 'SCALE');
-    org = await newStandInOrg('anthropic', { now: `${today()}T12:00:00Z`, late: null });
+    // Two days of seeded usage: the day allocated is yesterday's, in a workspace of the test's own.
+    org = await newStandInOrg('anthropic', { now: `${today()}T12:00:00Z`, late: null, historyDays: 2 });
   });
   afterAll(async () => org?.remove());
 

@@ -236,18 +236,20 @@ export async function evaluationsDone(): Promise<void> {
 }
 
 /**
- * Runs one connector sync in this process, waiting while the stack's own worker holds the lease, and then for the
- * alerts it calls for (its evaluation): a 10-minute time budget and 20 ms retry backoff unless `options` says otherwise.
+ * Runs one connector sync in this process, waiting while the stack's own worker holds the lease (asked again every
+ * 25 ms, for up to 20 s: a busy attempt is one conditional write), and then for the alerts it calls for (its
+ * evaluation): a 10-minute time budget and 20 ms retry backoff unless `options` says otherwise.
  */
 export async function syncHere(accountId: string, connectionId: string, options: Partial<SyncOptions> = {}): Promise<SyncResult> {
   const { syncConnection } = await import('#shared/sync/all.ts');
-  for (let attempt = 0; attempt < 100; attempt++) {
+  const until = Date.now() + 20_000;
+  while (Date.now() < until) {
     const result = await syncConnection(accountId, connectionId, { budgetMs: 600_000, whenBusy: 'skip', ...options, http: { backoffMs: 20, ...options.http } });
     if (result.status !== 'busy') {
       await evaluationsDone();
       return result;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('the lease was never free');
 }
