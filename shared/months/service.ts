@@ -22,8 +22,8 @@ const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 /** The months `from`…`to` (YYYY-MM), in order. */
 export function monthsBetween(from: string, to: string): string[] {
   const out: string[] = [];
-  for (let m = to; m >= from; m = previousMonth(m)) out.unshift(m);
-  return out;
+  for (let m = to; m >= from; m = previousMonth(m)) out.push(m);
+  return out.reverse();
 }
 
 /** The first and last day of a month. */
@@ -148,7 +148,9 @@ export async function autoCloseMonths(accountId: string, now = new Date()): Prom
   const { connections } = await accountWithConnections(accountId);
   if (connections.length === 0) return [];
   let first = connections.map((c) => c.importedFrom.slice(0, 7)).sort()[0]!;
-  const floor = monthsBetween('0000-01', last).slice(-MAX_MONTHS)[0] ?? last;
+  // The oldest month that may close: MAX_MONTHS back, `last` counted.
+  let floor = last;
+  for (let i = 1; i < MAX_MONTHS; i++) floor = previousMonth(floor);
   if (first < floor) first = floor;
   if (first > last) return [];
   const closed = new Set((await listClosedMonths(accountId, first, last, true)).map((c) => c.month));

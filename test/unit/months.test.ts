@@ -10,6 +10,10 @@ const conn = (over: Record<string, unknown> = {}) =>
 describe('months', () => {
   it('monthsBetween and monthDays', () => {
     expect(monthsBetween('2025-11', '2026-02')).toEqual(['2025-11', '2025-12', '2026-01', '2026-02']);
+    expect(monthsBetween('2026-03', '2026-03')).toEqual(['2026-03']);
+    expect(monthsBetween('2026-04', '2026-03')).toEqual([]);
+    const three = monthsBetween('2023-12', '2026-11');
+    expect([three.length, three[0], three.at(-1)]).toEqual([36, '2023-12', '2026-11']);
     expect(monthDays('2024-02')).toEqual({ first: '2024-02-01', last: '2024-02-29' });
   });
 
