@@ -9,7 +9,6 @@ import { kitOf } from '#shared/connections/kit.ts';
 import { openAiKit } from '#shared/connections/kits/openai.ts';
 import { openRouterKit } from '#shared/connections/kits/openrouter.ts';
 import { syncWorker } from '#shared/sync/worker.ts';
-import { openAiLever } from '#shared/enforcement/levers.ts';
 
 const accountId = 'br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC';
 const connectionId = 'con_01JZ3N5Q8W4XKJ7T2M9R6V0ABD';
@@ -34,7 +33,7 @@ describe('the sync message names its provider', () => {
 
 describe('a worker per provider', () => {
   it('a worker refuses a message of a provider it does not carry: the record fails, nothing is synced', async () => {
-    const worker = syncWorker({ openai: openAiKit }, { openai: openAiLever });
+    const worker = syncWorker({ openai: openAiKit });
     await expect(worker(event({ accountId, connectionId, provider: 'openrouter' }), {} as Context)).rejects.toThrow(/syncs openai, not openrouter/);
   });
 
