@@ -15,6 +15,7 @@ import { limitsParts, parseLimitsMessage, queueLimits, setLocalLimitsSink, type 
 import { limitsWorker } from '#shared/sync/limits.ts';
 import { openAiLever } from '#shared/enforcement/levers.ts';
 import { esbuildOptions, PROJECT_ROOT } from '#infra/burnrate-function.ts';
+import { startLimitsQueue } from '#local/limits-queue.ts';
 
 const accountId = 'br_01JZ3N5Q8W4XKJ7T2M9R6V0ABC';
 const connectionId = 'con_01JZ3N5Q8W4XKJ7T2M9R6V0ABD';
@@ -118,5 +119,46 @@ describe('the limits phase off the worker (shared/sync/limits-queue.ts, shared/s
     );
     // The first fails (a routing mistake), the second waits behind it; another connection's malformed body is dropped.
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }]);
+  });
+});
+
+describe('the local FIFO limits queue (local/limits-queue.ts, local/queue.ts)', () => {
+  it("keeps a connection's passes in order: a failed one comes back before its connection's next; other connections go on", async () => {
+    const other = 'con_01JZ3N5Q8W4XKJ7T2M9R6V0ABE';
+    const seen: string[] = [];
+    let failedOnce = false;
+    const queue = startLimitsQueue('openai', {
+      baseDelayMs: 30,
+      concurrency: 2,
+      log: () => undefined,
+      handler: async (event) => {
+        const failures: { itemIdentifier: string }[] = [];
+        for (const r of event.Records) {
+          const m = JSON.parse(r.body) as LimitsMessage;
+          expect(r.attributes.MessageGroupId).toBe(m.connectionId);
+          if (m.at === '2026-11-28T23:00:01.000Z' && !failedOnce) {
+            failedOnce = true;
+            failures.push({ itemIdentifier: r.messageId });
+            seen.push(`${m.connectionId.slice(-1)}:${m.at.slice(17, 19)}:failed`);
+            continue;
+          }
+          seen.push(`${m.connectionId.slice(-1)}:${m.at.slice(17, 19)}`);
+        }
+        return { batchItemFailures: failures };
+      },
+    });
+    try {
+      const at = (s: number) => `2026-11-28T23:00:0${s}.000Z`;
+      await queueLimits({ accountId, connectionId, provider: 'openai', at: at(1), grown: [] });
+      await queueLimits({ accountId, connectionId, provider: 'openai', at: at(2), grown: [] });
+      await queueLimits({ accountId, connectionId: other, provider: 'openai', at: at(3), grown: [] });
+      await queue.drain();
+    } finally {
+      await queue.stop();
+    }
+    const mine = seen.filter((s) => s.startsWith('D:'));
+    expect(mine).toEqual(['D:01:failed', 'D:01', 'D:02']);
+    // The other connection did not wait for the retry.
+    expect(seen.indexOf('E:03')).toBeLessThan(seen.indexOf('D:01'));
   });
 });
