@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { syncWorker } from '#shared/sync/worker.ts';
 import { limitsParts, parseLimitsMessage, queueLimits, setLocalLimitsSink, type LimitsMessage } from '#shared/sync/limits-queue.ts';
 import { limitsWorker } from '#shared/sync/limits.ts';
+import { queuedLimitsHooks } from '#shared/sync/hooks.ts';
 import { openAiLever } from '#shared/enforcement/levers.ts';
 import { esbuildOptions, PROJECT_ROOT } from '#infra/burnrate-function.ts';
 import { startLimitsQueue } from '#local/limits-queue.ts';
@@ -161,4 +162,25 @@ describe('the local FIFO limits queue (local/limits-queue.ts, local/queue.ts)', 
     // The other connection did not wait for the retry.
     expect(seen.indexOf('E:03')).toBeLessThan(seen.indexOf('D:01'));
   });
+});
+
+describe("the worker's limits hooks when the queue refuses", () => {
+  it('a release that cannot be queued fails (its sync message comes back); a pass after an import is logged, the sync keeps its result', async () => {
+    const saved = { url: process.env.LIMITS_QUEUE_URL, key: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    // A queue URL nothing answers at (the SDK sends to the queue URL's host).
+    process.env.LIMITS_QUEUE_URL = 'http://127.0.0.1:9/000000000000/burnrate-limits.fifo';
+    process.env.AWS_ACCESS_KEY_ID ??= 'AKIAUNITTEST000000000';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'unit-test-secret';
+    try {
+      const hooks = queuedLimitsHooks('openai');
+      await expect(hooks.released!(accountId, connectionId, undefined, new Date('2026-11-28T23:00:00Z'), undefined)).rejects.toThrow(/was not queued/);
+      const conn = { accountId, id: connectionId, provider: 'openai' } as Parameters<NonNullable<typeof hooks.afterImport>>[0];
+      await expect(hooks.afterImport!(conn, 'sk-admin-never-sent', new Date('2026-11-28T23:00:00Z'), undefined, new Map())).resolves.toBeUndefined();
+    } finally {
+      for (const [name, value] of [['LIMITS_QUEUE_URL', saved.url], ['AWS_ACCESS_KEY_ID', saved.key], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  }, 30_000);
 });
