@@ -447,16 +447,23 @@ export class BurnrateStack extends Stack {
     }
     const syncEvaluator = new BurnrateFunction(this, 'ConnectorEvaluator', {
       entry: 'connections/evaluate',
-      description: 'Raises the alerts a connection sync calls for: plan limits, budgets and rules, new keys, unpriced models',
+      description: 'What new spend calls for, after a sync or an ingest: alerts, spend-anomaly rules, the reporter blocks of stop budgets',
       table: this.table,
       timeout: SYNC_EVALUATOR_TIMEOUT,
       environment: { ALERTS_QUEUE_URL: this.alertsQueue.queueUrl },
-      // The account (GetItem); budgets, rules and triggered plan_limit alerts (Query); spend and fired items
-      // (BatchGetItem); new alerts and their fired items (PutItem); acknowledgements and alert counts (UpdateItem).
-      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+      // The account (GetItem); budgets, rules, lever states and triggered plan_limit alerts (Query); spend and fired
+      // items (BatchGetItem); new alerts, fired items, lever states and acts (PutItem); acknowledgements and alert
+      // counts (UpdateItem); lever states of the old layout carried over (DeleteItem).
+      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'] },
     });
     syncEvaluator.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
     syncEvaluator.function.addEventSource(new SqsEventSource(evaluationQueue, { batchSize: 10, reportBatchItemFailures: true }));
+    // A key an anomaly rule or a stop budget wants off at its provider: the connection's sync is queued to pull it.
+    sendsSyncs(syncEvaluator);
+    const queuesEvaluations = (fn: BurnrateFunction) => {
+      fn.function.addEnvironment('EVALUATION_QUEUE_URL', evaluationQueue.queueUrl);
+      fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [evaluationQueue.queueArn] }));
+    };
     const connectorDispatcher = new BurnrateFunction(this, 'ConnectorDispatcher', {
       entry: 'connections/dispatch',
       description: 'Queues one sync per due provider connection (sparse index gsi2, 16 shards; no Scan)',
@@ -527,6 +534,7 @@ export class BurnrateStack extends Stack {
         fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
       }
       if (route.queuesSyncs) sendsSyncs(fn);
+      if (route.queuesEvaluations) queuesEvaluations(fn);
       if (route.sendsEmail) {
         for (const [name, value] of Object.entries(emailEnvironment(email, this.settings.dashboardUrl))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);

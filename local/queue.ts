@@ -62,6 +62,11 @@ export interface DeadLetter {
 
 export interface LocalQueue<M> {
   publish(messages: readonly M[]): void;
+  /**
+   * Publishes, and resolves once each of these messages was handled (or dead-lettered, or dropped at stop): for a
+   * producer the local stack lets wait for its consumer (an ingest for its evaluation, local/evaluation-queue.ts).
+   */
+  publishAndWait(messages: readonly M[]): Promise<void>;
   /** Resolves once nothing is queued, running or waiting for a retry (dead letters aside). */
   drain(): Promise<void>;
   /** Stops the loop: waits for the running batch; messages still queued or waiting are dropped (and counted). */
@@ -76,6 +81,9 @@ interface Message {
   sentTimestamp: number;
   firstReceiveTimestamp?: number;
   receiveCount: number;
+  /** Called once the message leaves the queue: handled, dead-lettered or dropped (`publishAndWait`). */
+  done?: () => void;
+  /** FIFO: its message group. */
   groupId?: string;
 }
 
@@ -91,7 +99,8 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   handler.catch((error: unknown) => log(`[${spec.label}] cannot load ${spec.workerFile}: ${errorText(error)}`));
 
   const ready: Message[] = [];
-  const retryTimers = new Set<NodeJS.Timeout>();
+  /** Messages waiting for their retry, by their timer. */
+  const retryTimers = new Map<NodeJS.Timeout, Message>();
   const deadLetters: DeadLetter[] = [];
   /** setImmediate callbacks still to run (publishes and retries on their way into `ready`). */
   let pendingTurns = 0;
@@ -157,15 +166,22 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
     }
     for (const m of batch) {
       if (!failed.has(m.messageId) || m.receiveCount >= maxReceiveCount) busyGroups.delete(m.groupId!);
-      if (!failed.has(m.messageId)) continue;
+      if (!failed.has(m.messageId)) {
+        m.done?.();
+        continue;
+      }
       if (m.receiveCount >= maxReceiveCount) {
         deadLetters.push({ messageId: m.messageId, body: m.body, receiveCount: m.receiveCount, deadLetteredAt: new Date().toISOString() });
         log(`[${spec.label}] dead letter after ${m.receiveCount} receives: ${m.body}`);
+        m.done?.();
         continue;
       }
       const timer = setTimeout(() => {
         retryTimers.delete(timer);
-        if (stopped) return notifyIdle();
+        if (stopped) {
+          m.done?.();
+          return notifyIdle();
+        }
         if (m.groupId !== undefined) {
           // FIFO: first again, before the later messages of its group.
           busyGroups.delete(m.groupId);
@@ -178,25 +194,50 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
           pump();
         });
       }, baseDelayMs * 2 ** (m.receiveCount - 1));
-      retryTimers.add(timer);
+      retryTimers.set(timer, m);
     }
   }
+
+  /** Messages on their way in (a turn later, so the producer's request answers first), each with its `done`. */
+  const enqueue = (messages: readonly M[], done?: () => void): void => {
+    const bodies = messages.map((m) => ({ body: spec.toBody(m), groupId: spec.groupOf?.(m) }));
+    pendingTurns += 1;
+    setImmediate(() => {
+      pendingTurns -= 1;
+      if (stopped) {
+        for (let i = 0; i < bodies.length; i++) done?.();
+        return notifyIdle();
+      }
+      const sentTimestamp = Date.now();
+      for (const { body, groupId } of bodies) {
+        ready.push({
+          messageId: randomUUID(),
+          body,
+          md5OfBody: createHash('md5').update(body).digest('hex'),
+          sentTimestamp,
+          receiveCount: 0,
+          ...(done ? { done } : {}),
+          ...(groupId === undefined ? {} : { groupId }),
+        });
+      }
+      pump();
+    });
+  };
 
   return {
     deadLetters,
     publish(messages) {
       if (stopped || messages.length === 0) return;
-      const bodies = messages.map((m) => ({ body: spec.toBody(m), groupId: spec.groupOf?.(m) }));
-      pendingTurns += 1;
-      // Off the caller's path: the request that queued the message answers first.
-      setImmediate(() => {
-        pendingTurns -= 1;
-        if (stopped) return notifyIdle();
-        const sentTimestamp = Date.now();
-        for (const { body, groupId } of bodies) {
-          ready.push({ messageId: randomUUID(), body, md5OfBody: createHash('md5').update(body).digest('hex'), sentTimestamp, receiveCount: 0, ...(groupId === undefined ? {} : { groupId }) });
-        }
-        pump();
+      enqueue(messages);
+    },
+    publishAndWait(messages) {
+      if (stopped || messages.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        let left = messages.length;
+        enqueue(messages, () => {
+          left -= 1;
+          if (left === 0) resolve();
+        });
       });
     },
     drain() {
@@ -207,8 +248,12 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
       if (stopped) return;
       stopped = true;
       const waiting = retryTimers.size + ready.length;
-      for (const timer of retryTimers) clearTimeout(timer);
+      for (const [timer, m] of retryTimers) {
+        clearTimeout(timer);
+        m.done?.();
+      }
       retryTimers.clear();
+      for (const m of ready) m.done?.();
       ready.length = 0;
       await Promise.all(running);
       if (waiting > 0) log(`[${spec.label}] stopped with ${waiting} message(s) undelivered; ${spec.droppedNote}`);

@@ -204,6 +204,7 @@ describe('IAM', () => {
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
         ...(route.queuesSyncs ? ['sqs:SendMessage'] : []),
+        ...(route.queuesEvaluations ? ['sqs:SendMessage'] : []),
         ...(route.sealsAdminKeys ? ['kms:Encrypt'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
         ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
@@ -399,8 +400,11 @@ describe('alert delivery', () => {
 
   it('lets exactly the routes that publish alerts send to the queue, with its URL in their env', () => {
     const { queueId } = alertsQueue();
+    // POST /ingest raises none itself: the evaluator does, from the evaluation it queues.
     const ingest = routes.find((r) => r.path === '/ingest' && r.method === 'POST')!;
-    expect(ingest.publishesAlerts).toBe(true);
+    expect(ingest.publishesAlerts).toBeUndefined();
+    expect(ingest.queuesEvaluations).toBe(true);
+    expect(routes.filter((r) => r.publishesAlerts).length).toBeGreaterThan(0);
     for (const route of routes) {
       const id = functionIdOf(route);
       const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
@@ -713,8 +717,9 @@ describe('provider connections: the sync and its alerts', () => {
   });
 
   it('the evaluator has its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
-    const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]).sort();
-    const [evaluatorId, evaluator] = fnBy(/^Raises the alerts a connection sync calls for/);
+    const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]);
+    const ingestId = functionIdOf(routes.find((r) => r.path === '/ingest' && r.method === 'POST')!);
+    const [evaluatorId, evaluator] = fnBy(/^What new spend calls for, after a sync or an ingest/);
     const mapping = mappingOf(evaluatorId);
     expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const queueId = refId(mapping.EventSourceArn)!;
@@ -725,15 +730,17 @@ describe('provider connections: the sync and its alerts', () => {
     const dlqId = refId(queue.RedrivePolicy.deadLetterTargetArn)!;
     const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && JSON.stringify(props(r).Dimensions ?? []).includes(dlqId));
     expect(alarms).toHaveLength(1);
-    // Only the worker queues evaluations (its env holds the URL); the evaluator publishes alerts and never sees a key.
+    // Only the workers and POST /ingest queue evaluations (their env holds the URL); the evaluator publishes alerts,
+    // queues the syncs that pull a connection's levers, and never sees a key.
     const senders = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && sendsTo(id, queueId)).map(([id]) => id);
-    expect(senders.sort()).toEqual(workerIds);
-    for (const workerId of workerIds) expect(refId(props(resources[workerId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
+    expect(senders.sort()).toEqual([...workerIds, ingestId].sort());
+    for (const senderId of [...workerIds, ingestId]) expect(refId(props(resources[senderId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
     const env = props(evaluator).Environment.Variables as Record<string, unknown>;
     expect(env.ALERTS_QUEUE_URL).toBeDefined();
     expect(env.CONNECTIONS_KMS_KEY_ID).toBeUndefined();
     const actions = roleStatements(resources, refId(props(evaluator).Role)!).flatMap((s) => asList(s.Action));
     expect(actions.filter((a) => a.startsWith('kms:'))).toEqual([]);
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(env.CONNECTOR_QUEUE_URLS)).toContain('openrouter');
   });
 });

@@ -392,22 +392,30 @@ describe.concurrent('one realistic request per function, through its artifact', 
     expect(res.body).toEqual({ blocked: [], refreshAfterSeconds: expect.any(Number) });
   });
 
-  it('POST /ingest → an alert on the queue (SQS) → the notifier with that SQS batch → SES', async () => {
+  it('POST /ingest → its evaluation on the evaluation queue (SQS) → the evaluator → an alert on the alerts queue → the notifier with that SQS batch → SES', async () => {
     const { res, run } = await expectStatus(
       '/ingest',
       { method: 'POST', headers: { 'x-api-key': world.ingestKey }, body: { events: [usage(newKeyHash()), usage(world.keyHash)] } },
       200,
-      ['dynamodb:TransactWriteItems', 'dynamodb:Query', 'sqs:SendMessageBatch'],
+      ['dynamodb:TransactWriteItems', 'sqs:SendMessageBatch'],
     );
     expect(res.body).toMatchObject({ accepted: 2, duplicates: 0 });
     // Every item of every transaction was authorized on its own (PutItem/UpdateItem/…), and allowed.
     const items = run.calls.filter((c) => c.operation === 'TransactWriteItems').flatMap((c) => c.authorizations);
     expect(items.length).toBeGreaterThan(1);
     expect(items.every((a) => a.allowed && /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a.action))).toBe(true);
+    // The ingest raises nothing itself: one message, to the evaluation queue, names the key it discovered.
     expect(run.messages).toHaveLength(1);
+    const evaluationArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
+    expect(evaluationArn).toMatch(/:burnrate-ConnectorEvaluationQueue[0-9A-F]+$/);
+    expect(JSON.parse(run.messages[0]!.body)).toMatchObject({ source: 'ingest', spendMoved: true, discovered: [expect.objectContaining({ keyHash: expect.stringMatching(/^[0-9a-f]{64}$/) })] });
+    const evaluator = await runtime.invoke('connections/evaluate', { Records: [sqsRecord(run.messages[0]!, evaluationArn)] });
+    expectClean(evaluator, ['dynamodb:Query', 'sqs:SendMessageBatch']);
+    expect(evaluator.invocation.result, explain(evaluator)).toEqual({ batchItemFailures: [] });
+    expect(evaluator.messages).toHaveLength(1);
 
-    const sent = run.messages[0]!;
-    const queueArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
+    const sent = evaluator.messages[0]!;
+    const queueArn = evaluator.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
     const notifier = await runtime.invoke('notify/worker', { Records: [sqsRecord(sent, queueArn)] });
     expectClean(notifier, ['dynamodb:GetItem', 'dynamodb:Query', 'ses:SendEmail']);
     expect(notifier.invocation.result, explain(notifier)).toEqual({ batchItemFailures: [] });
