@@ -27,6 +27,7 @@ import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS } from '#sh
 import { PROVIDERS, type Provider } from '#shared/connections/model.ts';
 import { providerName } from '#shared/providers/names.ts';
 import { BurnrateFunction, grantStripe, type StripeSettings } from './burnrate-function.ts';
+import { ConnectorLimits } from './connector-limits.ts';
 import { Dashboard } from './dashboard.ts';
 import { SpendExports } from './exports.ts';
 import { readDeploySettings, type DeploySettings, type EmailDeploySettings } from './settings.ts';
@@ -373,6 +374,9 @@ export class BurnrateStack extends Stack {
       retentionPeriod: Duration.days(14),
     });
     this.deadLetterAlarm('ConnectorSyncDeadLetterAlarm', connectorDeadLetterQueue, 'Burnrate: a connection sync failed 3 times and waits in the dead-letter queue');
+    // The limits phase of the syncs (shared/sync/limits.ts): per provider a FIFO queue the worker writes after the
+    // import and a function that opens the admin key itself to pull the levers, in a nested stack (infra/connector-limits.ts).
+    const limits = new ConnectorLimits(this, 'ConnectorLimits', { table: this.table, connectionsKey, adminKeyContext: ADMIN_KEY_CONTEXT, alertsQueue: this.alertsQueue });
     // One queue and one worker per provider: each worker bundles its own provider's client alone
     // (functions/connections/worker-<provider>.ts), and the message names the provider (shared/connections/queue.ts).
     // The queues share one dead-letter queue and its alarm.
@@ -387,6 +391,7 @@ export class BurnrateStack extends Stack {
         deadLetterQueue: { queue: connectorDeadLetterQueue, maxReceiveCount: CONNECTOR_MAX_RECEIVE_COUNT },
       });
       queues[provider] = queue;
+      const limitsQueue = limits.queues[provider];
       const worker = new BurnrateFunction(this, `ConnectorWorker${suffix}`, {
         entry: `connections/worker-${provider}`,
         description: `Syncs one provider connection per message, ${suffix} only: usage, keys and billed costs into the aggregates`,
@@ -396,19 +401,18 @@ export class BurnrateStack extends Stack {
           CONNECTIONS_KMS_KEY_ID: connectionsKey.keyArn,
           ALERTS_QUEUE_URL: this.alertsQueue.queueUrl,
           CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000),
-          // Accounts with a spend-anomaly rule that stops keys: their connections every 5 minutes (the dispatch runs every minute).
-          ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000),
+          LIMITS_QUEUE_URL: limitsQueue.queueUrl,
         },
-        // The connection, account and period counters (GetItem); keys, snapshot cells, days, prices, budgets and
-        // rules (Query); spend and fired items for alerts (BatchGetItem); the lease and new alerts (PutItem), the
-        // lease's release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem); the
-        // freeze of closed months: a write to a past open month is conditioned on it staying open (ConditionCheckItem),
-        // a month every connection settled closed (PutItem).
+        // The connection, account and period counters (GetItem); keys, snapshot cells, days and prices (Query); fired
+        // items for a connection's error alert (BatchGetItem); the lease and new alerts (PutItem), the lease's
+        // release (DeleteItem); the snapshot, aggregates, keys and the connection's state (UpdateItem); the freeze of
+        // closed months: a write to a past open month is conditioned on it staying open (ConditionCheckItem), a month
+        // every connection settled closed (PutItem).
         grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'DeleteItem', 'UpdateItem', 'ConditionCheckItem'] },
       });
-      // Only the sync may unwrap an admin key, and only with its encryption context.
+      // Only the sync and the limits pass may unwrap an admin key, and only with its encryption context.
       worker.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
-      worker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
+      worker.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn, limitsQueue.queueArn] }));
       // One sync per invocation: a sync that throws fails its record (no partial batch to report).
       worker.function.addEventSource(new SqsEventSource(queue, { batchSize: 1 }));
       connectorWorkers.push(worker);
@@ -420,8 +424,9 @@ export class BurnrateStack extends Stack {
       fn.function.addEnvironment('CONNECTOR_QUEUE_URLS', connectorQueueUrls);
       fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: PROVIDERS.map((p) => this.connectorQueues[p].queueArn) }));
     };
-    // A sync that found its lease taken queues itself again on its own queue.
-    for (const worker of connectorWorkers) sendsSyncs(worker);
+    // A sync that found its lease taken queues itself again on its own queue; a limits pass whose anomaly rule stops a
+    // key of another connection queues that connection's sync.
+    for (const fn of [...connectorWorkers, ...limits.functions]) sendsSyncs(fn);
     // What a sync calls for in alerts, off the worker (shared/alerting/evaluation-queue.ts): its own queue (with a
     // DLQ and alarm) and function, which never sees an admin key.
     const evaluationDeadLetterQueue = new Queue(this, 'ConnectorEvaluationDeadLetterQueue', {
@@ -442,16 +447,23 @@ export class BurnrateStack extends Stack {
     }
     const syncEvaluator = new BurnrateFunction(this, 'ConnectorEvaluator', {
       entry: 'connections/evaluate',
-      description: 'Raises the alerts a connection sync calls for: plan limits, budgets and rules, new keys, unpriced models',
+      description: 'What new spend calls for, after a sync or an ingest: alerts, spend-anomaly rules, the reporter blocks of stop budgets',
       table: this.table,
       timeout: SYNC_EVALUATOR_TIMEOUT,
       environment: { ALERTS_QUEUE_URL: this.alertsQueue.queueUrl },
-      // The account (GetItem); budgets, rules and triggered plan_limit alerts (Query); spend and fired items
-      // (BatchGetItem); new alerts and their fired items (PutItem); acknowledgements and alert counts (UpdateItem).
-      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+      // The account (GetItem); budgets, rules, lever states and triggered plan_limit alerts (Query); spend and fired
+      // items (BatchGetItem); new alerts, fired items, lever states and acts (PutItem); acknowledgements and alert
+      // counts (UpdateItem); lever states of the old layout carried over (DeleteItem).
+      grants: { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'] },
     });
     syncEvaluator.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.alertsQueue.queueArn] }));
     syncEvaluator.function.addEventSource(new SqsEventSource(evaluationQueue, { batchSize: 10, reportBatchItemFailures: true }));
+    // A key an anomaly rule or a stop budget wants off at its provider: the connection's sync is queued to pull it.
+    sendsSyncs(syncEvaluator);
+    const queuesEvaluations = (fn: BurnrateFunction) => {
+      fn.function.addEnvironment('EVALUATION_QUEUE_URL', evaluationQueue.queueUrl);
+      fn.function.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [evaluationQueue.queueArn] }));
+    };
     const connectorDispatcher = new BurnrateFunction(this, 'ConnectorDispatcher', {
       entry: 'connections/dispatch',
       description: 'Queues one sync per due provider connection (sparse index gsi2, 16 shards; no Scan)',
@@ -522,6 +534,7 @@ export class BurnrateStack extends Stack {
         fn.function.addToRolePolicy(new PolicyStatement({ actions: ['kms:Encrypt'], resources: [connectionsKey.keyArn], conditions: ADMIN_KEY_CONTEXT }));
       }
       if (route.queuesSyncs) sendsSyncs(fn);
+      if (route.queuesEvaluations) queuesEvaluations(fn);
       if (route.sendsEmail) {
         for (const [name, value] of Object.entries(emailEnvironment(email, this.settings.dashboardUrl))) fn.function.addEnvironment(name, value);
         if (email !== 'off') this.grantSendEmail(fn, email);

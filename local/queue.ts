@@ -8,6 +8,10 @@
  * One batch runs at a time, like one Lambda container: the handler's module-scope batch processor is not shared.
  * `concurrency` runs more at once, like as many containers, for a handler that keeps no batch state at module scope
  * (the sync worker: one record per invocation, many syncs at once).
+ *
+ * A FIFO queue (the spec's `groupOf`: the limits queues, local/limits-queue.ts) hands out a message group's messages
+ * in the order they were sent, and none of a group while one of it is in flight or waiting for its retry (SQS FIFO:
+ * a failed message comes back before the later ones of its group); each record names its `MessageGroupId`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -29,6 +33,8 @@ export interface QueueSpec<M> {
   toBody: (message: M) => string;
   /** What it means that messages are dropped at stop (`their alerts keep deliveries pending`). */
   droppedNote: string;
+  /** A FIFO queue: the message group of each message. */
+  groupOf?: (message: M) => string;
 }
 
 export interface QueueOptions {
@@ -56,6 +62,11 @@ export interface DeadLetter {
 
 export interface LocalQueue<M> {
   publish(messages: readonly M[]): void;
+  /**
+   * Publishes, and resolves once each of these messages was handled (or dead-lettered, or dropped at stop): for a
+   * producer the local stack lets wait for its consumer (an ingest for its evaluation, local/evaluation-queue.ts).
+   */
+  publishAndWait(messages: readonly M[]): Promise<void>;
   /** Resolves once nothing is queued, running or waiting for a retry (dead letters aside). */
   drain(): Promise<void>;
   /** Stops the loop: waits for the running batch; messages still queued or waiting are dropped (and counted). */
@@ -70,6 +81,10 @@ interface Message {
   sentTimestamp: number;
   firstReceiveTimestamp?: number;
   receiveCount: number;
+  /** Called once the message leaves the queue: handled, dead-lettered or dropped (`publishAndWait`). */
+  done?: () => void;
+  /** FIFO: its message group. */
+  groupId?: string;
 }
 
 export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {}): LocalQueue<M> {
@@ -84,13 +99,33 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   handler.catch((error: unknown) => log(`[${spec.label}] cannot load ${spec.workerFile}: ${errorText(error)}`));
 
   const ready: Message[] = [];
-  const retryTimers = new Set<NodeJS.Timeout>();
+  /** Messages waiting for their retry, by their timer. */
+  const retryTimers = new Map<NodeJS.Timeout, Message>();
   const deadLetters: DeadLetter[] = [];
   /** setImmediate callbacks still to run (publishes and retries on their way into `ready`). */
   let pendingTurns = 0;
   const running = new Set<Promise<void>>();
   let stopped = false;
   let idleWaiters: Array<() => void> = [];
+  /** FIFO: the groups with a message in flight or waiting for its retry. */
+  const busyGroups = new Set<string>();
+
+  /** Up to batchSize ready messages, in order; in a FIFO queue none of a busy group (and one message per group). */
+  function take(): Message[] {
+    if (!spec.groupOf) return ready.splice(0, batchSize);
+    const batch: Message[] = [];
+    for (let i = 0; i < ready.length && batch.length < batchSize; ) {
+      const m = ready[i]!;
+      if (busyGroups.has(m.groupId!)) {
+        i += 1;
+        continue;
+      }
+      busyGroups.add(m.groupId!);
+      batch.push(m);
+      ready.splice(i, 1);
+    }
+    return batch;
+  }
 
   const idle = () => pendingTurns === 0 && ready.length === 0 && retryTimers.size === 0 && running.size === 0;
   const notifyIdle = () => {
@@ -103,7 +138,8 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
   function pump(): void {
     if (stopped || ready.length === 0) return notifyIdle();
     while (running.size < concurrency && ready.length > 0) {
-      const batch = ready.splice(0, batchSize);
+      const batch = take();
+      if (batch.length === 0) break;
       const run: Promise<void> = runBatch(batch).finally(() => {
         running.delete(run);
         pump();
@@ -129,16 +165,28 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
       failed = new Set(batch.map((m) => m.messageId));
     }
     for (const m of batch) {
-      if (!failed.has(m.messageId)) continue;
+      if (!failed.has(m.messageId) || m.receiveCount >= maxReceiveCount) busyGroups.delete(m.groupId!);
+      if (!failed.has(m.messageId)) {
+        m.done?.();
+        continue;
+      }
       if (m.receiveCount >= maxReceiveCount) {
         deadLetters.push({ messageId: m.messageId, body: m.body, receiveCount: m.receiveCount, deadLetteredAt: new Date().toISOString() });
         log(`[${spec.label}] dead letter after ${m.receiveCount} receives: ${m.body}`);
+        m.done?.();
         continue;
       }
       const timer = setTimeout(() => {
         retryTimers.delete(timer);
-        if (stopped) return notifyIdle();
-        ready.push(m);
+        if (stopped) {
+          m.done?.();
+          return notifyIdle();
+        }
+        if (m.groupId !== undefined) {
+          // FIFO: first again, before the later messages of its group.
+          busyGroups.delete(m.groupId);
+          ready.unshift(m);
+        } else ready.push(m);
         // On the next turn: retries falling due together go out in one batch.
         pendingTurns += 1;
         setImmediate(() => {
@@ -146,25 +194,50 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
           pump();
         });
       }, baseDelayMs * 2 ** (m.receiveCount - 1));
-      retryTimers.add(timer);
+      retryTimers.set(timer, m);
     }
   }
+
+  /** Messages on their way in (a turn later, so the producer's request answers first), each with its `done`. */
+  const enqueue = (messages: readonly M[], done?: () => void): void => {
+    const bodies = messages.map((m) => ({ body: spec.toBody(m), groupId: spec.groupOf?.(m) }));
+    pendingTurns += 1;
+    setImmediate(() => {
+      pendingTurns -= 1;
+      if (stopped) {
+        for (let i = 0; i < bodies.length; i++) done?.();
+        return notifyIdle();
+      }
+      const sentTimestamp = Date.now();
+      for (const { body, groupId } of bodies) {
+        ready.push({
+          messageId: randomUUID(),
+          body,
+          md5OfBody: createHash('md5').update(body).digest('hex'),
+          sentTimestamp,
+          receiveCount: 0,
+          ...(done ? { done } : {}),
+          ...(groupId === undefined ? {} : { groupId }),
+        });
+      }
+      pump();
+    });
+  };
 
   return {
     deadLetters,
     publish(messages) {
       if (stopped || messages.length === 0) return;
-      const bodies = messages.map(spec.toBody);
-      pendingTurns += 1;
-      // Off the caller's path: the request that queued the message answers first.
-      setImmediate(() => {
-        pendingTurns -= 1;
-        if (stopped) return notifyIdle();
-        const sentTimestamp = Date.now();
-        for (const body of bodies) {
-          ready.push({ messageId: randomUUID(), body, md5OfBody: createHash('md5').update(body).digest('hex'), sentTimestamp, receiveCount: 0 });
-        }
-        pump();
+      enqueue(messages);
+    },
+    publishAndWait(messages) {
+      if (stopped || messages.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        let left = messages.length;
+        enqueue(messages, () => {
+          left -= 1;
+          if (left === 0) resolve();
+        });
       });
     },
     drain() {
@@ -175,8 +248,12 @@ export function startLocalQueue<M>(spec: QueueSpec<M>, options: QueueOptions = {
       if (stopped) return;
       stopped = true;
       const waiting = retryTimers.size + ready.length;
-      for (const timer of retryTimers) clearTimeout(timer);
+      for (const [timer, m] of retryTimers) {
+        clearTimeout(timer);
+        m.done?.();
+      }
       retryTimers.clear();
+      for (const m of ready) m.done?.();
       ready.length = 0;
       await Promise.all(running);
       if (waiting > 0) log(`[${spec.label}] stopped with ${waiting} message(s) undelivered; ${spec.droppedNote}`);
@@ -195,6 +272,7 @@ function toRecord(m: Message, region: string, queueName: string): SQSRecord {
       SentTimestamp: String(m.sentTimestamp),
       SenderId: 'LOCAL',
       ApproximateFirstReceiveTimestamp: String(m.firstReceiveTimestamp ?? m.sentTimestamp),
+      ...(m.groupId === undefined ? {} : { MessageGroupId: m.groupId }),
     },
     messageAttributes: {},
     md5OfBody: m.md5OfBody,

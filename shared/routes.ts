@@ -64,6 +64,11 @@ export interface Route {
   sealsAdminKeys?: true;
   /** The function queues connection syncs (`CONNECTOR_QUEUE_URL`: SQS SendMessage on the sync queue). */
   queuesSyncs?: true;
+  /**
+   * The function hands what follows new spend to the evaluator (`EVALUATION_QUEUE_URL`: SQS SendMessage on the
+   * evaluation queue; shared/alerting/evaluation-queue.ts).
+   */
+  queuesEvaluations?: true;
 }
 
 export const API_PREFIX = '/api';
@@ -135,13 +140,11 @@ export const routes: readonly Route[] = [
   { method: 'GET', path: '/ingest-keys', handler: 'ingest-keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },
   { method: 'DELETE', path: '/ingest-keys/{id}', handler: 'ingest-keys/delete', auth: 'jwt', role: 'admin', table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'PutItem'] },
   // Ingestion: the key lookup (GetItem), its once-a-minute touch and the aggregates (UpdateItem), the
-  // exactly-once event items (PutItem), the account and known keys (BatchGetItem).
-  // ... and then alert evaluation: the account's budgets and rules (Query), spend and fired items (BatchGetItem),
-  // new alerts with their fired item (PutItem) and the rule's lastTriggeredAt (UpdateItem).
-  // ... and then enforcement (shared/enforcement/): budgets, states, keys, connections (Query), conditional state and
-  // act writes (PutItem), alerts; a sync queued for a connection whose lever needs its admin key.
-  // An event of a past month: its write is conditioned on the month staying open (ConditionCheckItem).
-  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], publishesAlerts: true, queuesSyncs: true },
+  // exactly-once event items (PutItem), the account and known keys (BatchGetItem), closed months and the period's
+  // tracked requests (Query). An event of a past month: its write is conditioned on the month staying open
+  // (ConditionCheckItem). What follows the spend (alerts, anomaly rules, the stop budgets' pass) goes to the
+  // evaluator (SQS; infra: ConnectorEvaluator).
+  { method: 'POST', path: '/ingest', handler: 'ingest/post', auth: 'ingestKey', table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], queuesEvaluations: true },
   // The reporter's block list: the ingest key (GetItem), the account's enforcement states (Query).
   { method: 'GET', path: '/ingest/blocks', handler: 'ingest/blocks', auth: 'ingestKey', table: ['GetItem', 'UpdateItem', 'Query'] },
   { method: 'GET', path: '/keys', handler: 'keys/list', auth: 'jwt', role: 'viewer', table: ['GetItem', 'Query'] },

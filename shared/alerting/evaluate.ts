@@ -1,11 +1,10 @@
 /**
  * After each ingestion write: compare the account's active budgets and rules with the new totals and create
- * each alert exactly once per threshold and period. `planAlerts` is pure; `evaluateAfterIngest` does the I/O:
+ * each alert exactly once per threshold and period. `planAlerts` is pure; `evaluateSpend` does the I/O:
  * one Query (budgets + rules), one BatchGetItem (spend), one BatchGetItem (already fired?), then a conditional
  * transaction per NEW alert only — and hands the created alerts to delivery, which never runs on this path.
  */
 import { newId } from '#shared/ids.ts';
-import { logger } from '#shared/http/logger.ts';
 import { usdToMicros } from '#shared/pricing/money.ts';
 import { dayWords, momentWords, monthWords, moneyWords } from '#shared/alerting/words.ts';
 import { addDays } from '#shared/time/periods.ts';
@@ -285,14 +284,4 @@ export async function evaluateSpend(accountId: string, discovered: Discovered[],
   );
   if (created.length > 0) await publishAlerts(created.map((a) => ({ accountId, alertId: a.id })));
   return created;
-}
-
-/** `evaluateSpend` for ingestion, which has succeeded already: never throws, a failure is logged. */
-export async function evaluateAfterIngest(accountId: string, discovered: Discovered[], now = new Date(), known?: { budgets: Budget[]; rules: Rule[] }): Promise<Alert[]> {
-  try {
-    return await evaluateSpend(accountId, discovered, now, known);
-  } catch (error) {
-    logger.error('alert evaluation failed', error as Error);
-    return [];
-  }
 }

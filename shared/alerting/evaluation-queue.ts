@@ -1,15 +1,19 @@
 /**
- * A sync's alert evaluation, handed to its own function off the sync worker (docs/features/connections.md;
- * docs/architecture.md "After a sync"): the worker, which holds an admin key, only reads the provider
- * and writes what it read; `functions/connections/evaluate.ts` raises the alerts that what it wrote calls for
- * (shared/alerting/after-sync.ts). The evaluation runs at the sync's clock (`at`), so its periods are the sync's.
+ * What follows new spend, handed to its own function off the one that wrote the spend (docs/architecture.md "After
+ * spend lands"): a sync worker, which holds an admin key, only reads the provider and writes what it read; POST
+ * /ingest only prices and writes events. `functions/connections/evaluate.ts` (the evaluator) then raises the alerts
+ * that what they wrote calls for (shared/alerting/after-sync.ts) and, after an ingest, runs the spend-anomaly rules and
+ * the budgets' pass over the reporter's block list (shared/ingest/after-ingest.ts). An evaluation runs at its
+ * writer's clock (`at`), so its periods are the writer's.
  *
  * - In AWS (`EVALUATION_QUEUE_URL` set): one SQS message per part (its queue has a DLQ and an alarm);
- * - locally: the in-process queue the local stack registers (local/stack.ts), which runs the same handler;
+ * - locally: the in-process queue the local stack registers (local/evaluation-queue.ts), which runs the same handler
+ *   (an ingest's evaluation is handed over before the ingest answers there, see `LocalEvaluationSink`);
  * - neither: a warning, nothing else.
  *
- * A message that cannot be queued is logged: the alerts it would have raised are raised by the next sync that moves
- * spend (budgets and rules compare totals), except `new_key` for the keys it names (each key is discovered once).
+ * A message that cannot be queued is logged: the alerts it would have raised are raised by the next sync or ingest
+ * that moves spend (budgets and rules compare totals), except `new_key` for the keys it names (each key is
+ * discovered once).
  */
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
@@ -36,6 +40,23 @@ export interface SyncEvaluation {
   unpriced: ModelName[];
 }
 
+/** A key an ingest wrote spend for, and whether its rate exists yet (shared/db/rolling.ts `ratedAfterIngest`). */
+export interface RateCandidate {
+  keyHash: string;
+  rated: boolean;
+}
+
+/** An ingest's: what it wrote that alerts, spend-anomaly rules and stop budgets may follow from. */
+export interface IngestEvaluation extends Omit<SyncEvaluation, 'connectionId' | 'limitLifted'> {
+  source: 'ingest';
+  /** The keys it wrote spend for (the spend-anomaly rules look at their rate). */
+  rates: RateCandidate[];
+}
+
+export type Evaluation = SyncEvaluation | IngestEvaluation;
+
+export const isIngestEvaluation = (e: Evaluation): e is IngestEvaluation => 'source' in e && e.source === 'ingest';
+
 /** A part's body stays under this (SQS takes 256 KiB a message): a sync may add up to a plan's 1,000 keys. */
 export const EVALUATION_PART_BYTES = 200_000;
 
@@ -45,15 +66,15 @@ const byteLength = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
  * The messages of one evaluation: one, unless its discovered keys do not fit in a part; then each further part
  * carries more of them (and nothing else), so each names its keys in a `new_key` alert of its own.
  */
-export function evaluationParts(evaluation: SyncEvaluation, maxBytes = EVALUATION_PART_BYTES): SyncEvaluation[] {
-  const parts: SyncEvaluation[] = [];
-  let part: SyncEvaluation = { ...evaluation, discovered: [] };
+export function evaluationParts<E extends Evaluation>(evaluation: E, maxBytes = EVALUATION_PART_BYTES): E[] {
+  const parts: E[] = [];
+  let part: E = { ...evaluation, discovered: [] };
   let bytes = byteLength(part);
   for (const key of evaluation.discovered) {
     const size = byteLength(key) + 1;
     if (part.discovered.length > 0 && bytes + size > maxBytes) {
       parts.push(part);
-      part = { ...evaluation, reached: [], limitLifted: false, spendMoved: false, unpriced: [], discovered: [] };
+      part = { ...evaluation, reached: [], spendMoved: false, unpriced: [], discovered: [], ...(isIngestEvaluation(evaluation) ? { rates: [] } : { limitLifted: false }) };
       bytes = byteLength(part);
     }
     part.discovered.push(key);
@@ -64,9 +85,15 @@ export function evaluationParts(evaluation: SyncEvaluation, maxBytes = EVALUATIO
 }
 
 /** Whether an evaluation has anything to do (a sync that found nothing new queues nothing). */
-export const hasWork = (e: SyncEvaluation): boolean => e.reached.length > 0 || e.limitLifted || e.spendMoved || e.discovered.length > 0 || e.unpriced.length > 0;
+export const hasWork = (e: Evaluation): boolean =>
+  e.reached.length > 0 || e.spendMoved || e.discovered.length > 0 || e.unpriced.length > 0 || (isIngestEvaluation(e) ? e.rates.length > 0 : e.limitLifted);
 
-export type LocalEvaluationSink = (messages: SyncEvaluation[]) => void;
+/**
+ * The local stack's queue. Its promise, when it returns one, is awaited: the local stack hands an ingest's evaluation
+ * over before the ingest answers (local/evaluation-queue.ts), so what `npm start` and the tests send shows in alerts
+ * and the block list with the answer, where AWS shows it one queue hop later.
+ */
+export type LocalEvaluationSink = (messages: Evaluation[]) => void | Promise<void>;
 
 let localSink: LocalEvaluationSink | undefined;
 let sqs: SQSClient | undefined;
@@ -76,8 +103,8 @@ export function setLocalEvaluationSink(sink: LocalEvaluationSink | undefined): v
   localSink = sink;
 }
 
-/** Queues a sync's evaluation. Never throws: what the sync wrote stays written either way. */
-export async function queueEvaluation(evaluation: SyncEvaluation): Promise<void> {
+/** Queues an evaluation. Never throws: what the sync or ingest wrote stays written either way. */
+export async function queueEvaluation(evaluation: Evaluation): Promise<void> {
   if (!hasWork(evaluation)) return;
   const parts = evaluationParts(evaluation);
   const queueUrl = process.env.EVALUATION_QUEUE_URL;
@@ -93,11 +120,15 @@ export async function queueEvaluation(evaluation: SyncEvaluation): Promise<void>
       } catch (error) {
         reason = error instanceof Error ? error.name : 'error';
       }
-      if (reason) logger.error('sync evaluation not queued', { connectionId: part.connectionId, keys: part.discovered.length, reason });
+      if (reason) logger.error('evaluation not queued', { accountId: part.accountId, ...('connectionId' in part ? { connectionId: part.connectionId } : { source: 'ingest' }), keys: part.discovered.length, reason });
     }
   } else if (localSink) {
-    localSink(parts);
+    try {
+      await localSink(parts);
+    } catch (error) {
+      logger.error('evaluation not queued', error as Error);
+    }
   } else {
-    logger.warn('no evaluation queue configured: the sync raises no alerts', { connectionId: evaluation.connectionId });
+    logger.warn('no evaluation queue configured: nothing is evaluated', { accountId: evaluation.accountId });
   }
 }

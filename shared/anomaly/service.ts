@@ -36,7 +36,6 @@ import { needsLever, takeAct } from '#shared/enforcement/pull.ts';
 import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
 import { onText } from '#shared/enforcement/words.ts';
 import { Conflict, NotFound } from '#shared/http/errors.ts';
-import { logger } from '#shared/http/logger.ts';
 import { newId } from '#shared/ids.ts';
 import { keyDisplayName } from '#shared/usage/key-name.ts';
 import { publishAlerts } from '#shared/alerting/queue.ts';
@@ -219,7 +218,7 @@ export function anomalyText(t: Trigger, done: Done, now: Date): { title: string;
 
 /**
  * Compares the keys written with the account's active spend_anomaly rules; stops and alerts where they say so.
- * Returns the alerts created. Throws what DynamoDB throws (callers that must not fail wrap it: `anomaliesAfterIngest`).
+ * Returns the alerts created. Throws what DynamoDB throws (an ingest's evaluation goes on with the budgets' pass, then throws it: shared/ingest/after-ingest.ts).
  */
 export async function evaluateAnomalies(accountId: string, candidates: readonly AnomalyCandidate[], opts: AnomalyOptions): Promise<Alert[]> {
   const rated = [...new Map(candidates.filter((c) => c.rated).map((c) => [c.keyHash, c])).values()];
@@ -277,16 +276,6 @@ export async function evaluateAnomalies(accountId: string, candidates: readonly 
   }
   if (created.length > 0) await publishAlerts(created.map((a) => ({ accountId, alertId: a.id })));
   return created;
-}
-
-/** `evaluateAnomalies` after an ingest, which has succeeded already: never throws, a failure is logged. */
-export async function anomaliesAfterIngest(accountId: string, candidates: readonly AnomalyCandidate[], opts: AnomalyOptions): Promise<Alert[]> {
-  try {
-    return await evaluateAnomalies(accountId, candidates, opts);
-  } catch (error) {
-    logger.error('anomaly evaluation failed', error as Error);
-    return [];
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

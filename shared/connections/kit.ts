@@ -16,10 +16,11 @@ export interface ProviderKit {
   firstReadableDay(today: string): string | undefined;
 }
 
-/** What runs around a sync, from the layers above connections (the enforcement levers). */
+/** What runs around a sync, from the layers above connections (closed months, the limits phase). */
 export interface SyncHooks {
   /**
-   * After the import, with the admin key open: the connection's levers read back and pulled. `grown`: the keys whose
+   * After the import, with the admin key open: the connection's limits phase (its levers read back and pulled), run
+   * there or queued for the provider's limits function (shared/sync/hooks.ts). `grown`: the keys whose
    * today figure this sync saw grow, and whether an earlier sync saw each today (the spend-anomaly rate exists).
    */
   afterImport?(conn: Connection, adminKey: string, now: Date, http: ProviderHttpOptions | undefined, grown?: ReadonlyMap<string, boolean>): Promise<void>;

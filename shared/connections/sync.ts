@@ -9,7 +9,8 @@
  * then a past month every connection has settled closes by itself (shared/months/);
  * 4. evaluation: what alerts may follow (plan limits, spend, new keys, unpriced models), queued for the evaluation
  *    function (phases/evaluation.ts), which raises them;
- * 5. limits: the enforcement levers read back and pulled (the `afterImport` hook: shared/sync/levers.ts).
+ * 5. limits: the enforcement levers read back and pulled (the `afterImport` hook: in AWS queued for the provider's
+ *    limits function, shared/sync/limits.ts; locally run right here, shared/sync/levers.ts).
  * The provider's client comes from the kit the caller hands in (shared/connections/kit.ts): a connector worker carries
  * one provider's kit (shared/sync/), so it bundles one client.
  */

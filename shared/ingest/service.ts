@@ -1,6 +1,6 @@
 /**
  * POST /ingest: price each event, drop repeats, fit the plan's limits, and write the rest exactly once with
- * their aggregates; then evaluate alerts. One bad event is reported by index and does not sink the batch.
+ * their aggregates; then queue what follows the spend for the evaluator (shared/ingest/after-ingest.ts). One bad event is reported by index and does not sink the batch.
  */
 import { listClosedMonths } from '#shared/db/months.ts';
 import { isRejection, priceEvent, type PricedEvent, type Rejection } from '#shared/ingest/events.ts';
@@ -20,12 +20,10 @@ import { limitsInForce } from '#shared/billing/limits.ts';
 import { isoDate, isoMonth } from '#shared/time/periods.ts';
 import { logger } from '#shared/http/logger.ts';
 import { NotFound } from '#shared/http/errors.ts';
-import { evaluateAfterIngest, type Discovered } from '#shared/alerting/evaluate.ts';
-import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
-import { anomaliesAfterIngest } from '#shared/anomaly/service.ts';
-import { loadAlertConfig } from '#shared/db/alerts.ts';
-import { raisePlanLimitAlert, type PlanLimitReached } from '#shared/alerting/plan-limit.ts';
-import { raiseUnpricedModelAlerts, unpricedModels } from '#shared/alerting/unpriced-model.ts';
+import type { Discovered } from '#shared/alerting/evaluate.ts';
+import { queueEvaluation } from '#shared/alerting/evaluation-queue.ts';
+import type { PlanLimitReached } from '#shared/alerting/plan-limit.ts';
+import { unpricedModels } from '#shared/alerting/unpriced-model.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -180,20 +178,18 @@ export async function ingest(accountId: string, rawEvents: readonly unknown[], n
   rejected.sort((a, b) => a.index - b.index);
   // The months' new customers counted (after their events: a failed write can only over-count, never let one past).
   if (accepted > 0) await Promise.all([...admitted.added].map(([month, n]) => countCustomers(accountId, month, n)));
-  if (limitsReached.size > 0) await raisePlanLimitAlert(accountId, account, period, [...limitsReached], now);
-  if (accepted > 0) {
-    const config = await loadAlertConfig(accountId).catch((error: unknown) => {
-      logger.error('alert config not read', error as Error);
-      return undefined;
-    });
-    await evaluateAfterIngest(accountId, discovered, now, config);
-    // Spend-anomaly rules: keys past them are blocked here (the reporter's block) and alerted once a day.
-    // A key's rate exists from the second ingest that sees it on the day (one that creates it, or the day's first, starts the count).
-    const candidates = [...spentOn].map((keyHash) => ({ keyHash, rated: !created.has(keyHash) && ratedAfterIngest(context.known.has(keyHash) ? { lastSeenAt: context.lastSeen.get(keyHash) } : undefined, now) }));
-    if (config) await anomaliesAfterIngest(accountId, candidates, { now, rules: config.rules });
-    // Stop budgets: keys that send events are blocked here; a connection's levers wait for a sync queued now.
-    await enforceWithoutKeys(accountId, now);
-  }
-  await raiseUnpricedModelAlerts(accountId, unpricedModels(written, context.ownPrices), now);
+  // What follows the spend (alerts, spend-anomaly rules, the stop budgets' pass over the reporter's block list) runs in
+  // the evaluator, off this request (shared/ingest/after-ingest.ts). A key's rate exists from the second ingest that
+  // sees it on the day (one that creates it, or the day's first, starts the count).
+  await queueEvaluation({
+    source: 'ingest',
+    accountId,
+    at: now.toISOString(),
+    reached: [...limitsReached],
+    spendMoved: accepted > 0,
+    discovered,
+    unpriced: unpricedModels(written, context.ownPrices),
+    rates: [...spentOn].map((keyHash) => ({ keyHash, rated: !created.has(keyHash) && ratedAfterIngest(context.known.has(keyHash) ? { lastSeenAt: context.lastSeen.get(keyHash) } : undefined, now) })),
+  });
   return { accepted, duplicates, rejected };
 }

@@ -1,7 +1,9 @@
 /**
- * A sync's limits phase (the sync's hooks, shared/connections/kit.ts `SyncHooks`): the connection's levers after the
- * import, read back and pulled where a stop budget or a spend-anomaly rule says so (shared/anomaly/). Only during a sync is the admin key open. A connection that holds a stop budget at or past its
- * alert threshold is due again in a minute.
+ * A sync's limits phase: the connection's levers read back and pulled where a stop budget or a spend-anomaly rule
+ * says so (shared/anomaly/), and released when the connection is paused or deleted. It runs with the connection's
+ * admin key open, either in the process of the sync right after the import (`leverHooks`: the local stack, tests and
+ * benches, shared/sync/all.ts) or in the provider's limits function a queue hop after it (shared/sync/limits.ts). A
+ * connection that holds a stop budget at or past its alert threshold is due again in a minute.
  */
 import { setConnectionFields, type Connection } from '#shared/db/connections.ts';
 import { deleteReleaseJob, getReleaseJob, heldOn } from '#shared/db/enforcement.ts';

@@ -4,17 +4,18 @@
  * deployed stack would hold, with DynamoDB Local's table, cognito-local's pool and the proxy's queue in place of
  * the AWS ones.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildApp } from '#infra/app.ts';
 import { BurnrateFunction, PROJECT_ROOT } from '#infra/burnrate-function.ts';
+import { NestedStack, Stack, type CfnResource } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { PolicyStatement } from './iam.ts';
 import { kmsKeyId } from './kms.ts';
 import { findSecret, type LocalSecret } from './proxy.ts';
 
-export type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+export type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }>; Outputs?: Record<string, { Value: unknown }>; Parameters?: Record<string, unknown> };
 
 /** What a `Ref` and each `Fn::GetAtt` attribute of one logical id stand for locally. */
 export interface LocalResource {
@@ -134,10 +135,11 @@ export function synthesize(context: Record<string, unknown>): SynthesizedApp {
   const outdir = mkdtempSync(join(tmpdir(), 'burnrate-artifacts-cdk-'));
   try {
     const { app, stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [], ...context }, outdir } });
-    const template = app.synth().getStackByName(stack.stackName).template as Template;
+    const assembly = app.synth();
+    const template = flattenNestedStacks(assembly.getStackByName(stack.stackName).template as Template, stack, assembly.directory);
     const ours = stack.node.findAll().filter((c): c is BurnrateFunction => c instanceof BurnrateFunction);
     const functions = ours.map((fn): ArtifactFunction => {
-      const logicalId = stack.getLogicalId(fn.function.node.defaultChild as CfnFunction);
+      const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
       const properties = template.Resources[logicalId]?.Properties;
       if (!properties) throw new Error(`${logicalId} is not in the template`);
       return {
@@ -160,6 +162,47 @@ export function synthesize(context: Record<string, unknown>): SynthesizedApp {
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The stack's template with the resources of its nested stacks (infra/connector-limits.ts) in it, as if they were one
+ * stack: in a nested resource, a `Ref` to one of its parameters becomes the value the parent passes; in the parent, a
+ * `Fn::GetAtt` of a nested stack's output becomes that output's value. The AWS::CloudFormation::Stack resources go.
+ * So every reader of the template (the artifact tests, the infra tests) sees every function, queue and grant.
+ */
+export function flattenNestedStacks(parent: Template, stack: Stack, assemblyDir: string): Template {
+  const resources = { ...parent.Resources };
+  const outputs = new Map<string, Map<string, unknown>>();
+  for (const nested of stack.node.findAll().filter((c): c is NestedStack => c instanceof NestedStack && Stack.of(c.node.scope!) === stack)) {
+    const stackId = stack.getLogicalId(nested.nestedStackResource as CfnResource);
+    const child = flattenNestedStacks(JSON.parse(readFileSync(join(assemblyDir, nested.templateFile), 'utf8')) as Template, nested, assemblyDir);
+    const parameters = (parent.Resources[stackId]?.Properties?.Parameters ?? {}) as Record<string, unknown>;
+    const substitute = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(substitute);
+      if (!value || typeof value !== 'object') return value;
+      const ref = (value as { Ref?: unknown }).Ref;
+      if (typeof ref === 'string' && Object.keys(value).length === 1 && ref in parameters) return parameters[ref];
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v)]));
+    };
+    for (const [id, resource] of Object.entries(child.Resources)) {
+      if (id in resources) throw new Error(`${id} is in the stack and in its nested stack ${stackId}`);
+      resources[id] = substitute(resource) as Template['Resources'][string];
+    }
+    outputs.set(stackId, new Map(Object.entries(child.Outputs ?? {}).map(([name, output]) => [`Outputs.${name}`, substitute(output.Value)])));
+    delete resources[stackId];
+  }
+  const fromOutputs = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(fromOutputs);
+    if (!value || typeof value !== 'object') return value;
+    const getAtt = (value as { 'Fn::GetAtt'?: unknown })['Fn::GetAtt'];
+    if (Array.isArray(getAtt) && outputs.has(String(getAtt[0]))) {
+      const got = outputs.get(String(getAtt[0]))!.get(String(getAtt[1]));
+      if (got === undefined) throw new Error(`no output ${String(getAtt[1])} in the nested stack ${String(getAtt[0])}`);
+      return got;
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromOutputs(v)]));
+  };
+  return { ...parent, Resources: fromOutputs(resources) as Template['Resources'], ...(parent.Outputs ? { Outputs: fromOutputs(parent.Outputs) as Template['Outputs'] } : {}) };
 }
 
 /** The statements of the role a function's `Role` points at: its inline policies and the AWS::IAM::Policy resources on it. */

@@ -253,6 +253,9 @@ export interface SentMessage {
   messageId: string;
   body: string;
   md5OfBody: string;
+  /** A FIFO queue's message group and deduplication id, as sent. */
+  groupId?: string;
+  deduplicationId?: string;
 }
 
 export interface RecordingProxy {
@@ -347,9 +350,20 @@ export async function startRecordingProxy(options: ProxyOptions): Promise<Record
       case 'dynamodb':
         return forward(options.upstream[service], req, body, res, call);
       case 'sqs': {
-        const entries: { Id?: string; MessageBody: string }[] = operation === 'SendMessageBatch' ? input.Entries : [{ MessageBody: input.MessageBody }];
+        const entries: { Id?: string; MessageBody: string; MessageGroupId?: string; MessageDeduplicationId?: string }[] =
+          operation === 'SendMessageBatch' ? input.Entries : [{ MessageBody: input.MessageBody, MessageGroupId: input.MessageGroupId, MessageDeduplicationId: input.MessageDeduplicationId }];
         if (operation !== 'SendMessageBatch' && operation !== 'SendMessage') return reply(400, { __type: 'UnsupportedOperation', message: `SQS ${operation} is not stood in for` });
-        const sent = entries.map((e) => ({ id: e.Id, message: { queueUrl: String(input.QueueUrl), messageId: randomUUID(), body: e.MessageBody, md5OfBody: md5(e.MessageBody) } }));
+        const sent = entries.map((e) => ({
+          id: e.Id,
+          message: {
+            queueUrl: String(input.QueueUrl),
+            messageId: randomUUID(),
+            body: e.MessageBody,
+            md5OfBody: md5(e.MessageBody),
+            ...(e.MessageGroupId === undefined ? {} : { groupId: e.MessageGroupId }),
+            ...(e.MessageDeduplicationId === undefined ? {} : { deduplicationId: e.MessageDeduplicationId }),
+          },
+        }));
         messages.push(...sent.map((s) => s.message));
         if (operation === 'SendMessage') return reply(200, { MessageId: sent[0]!.message.messageId, MD5OfMessageBody: sent[0]!.message.md5OfBody });
         return reply(200, { Successful: sent.map((s) => ({ Id: s.id, MessageId: s.message.messageId, MD5OfMessageBody: s.message.md5OfBody })), Failed: [] });

@@ -94,14 +94,19 @@ describe("the synthesized roles, checked as the artifact test's proxy checks the
     expect(allowed(decide('auth/login', 'ses', 'SendEmail', mail('alerts@example.com')))).toBe(false);
   });
 
-  it('SQS: the functions that publish alerts may send to the alerts queue, not to its dead-letter queue', () => {
+  it('SQS: the functions that publish alerts may send to the alerts queue, not to its dead-letter queue; ingestion to the evaluation queue only', () => {
     const queue = (name: string) => ({ QueueUrl: `http://127.0.0.1:1/000000000000/${name}`, Entries: [] });
     const alerts = Object.keys(app.template.Resources).find((id) => id.startsWith('AlertsQueue'))!;
     const dlq = Object.keys(app.template.Resources).find((id) => id.startsWith('AlertsDeadLetterQueue'))!;
-    expect(allowed(decide('ingest/post', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(true);
+    const evaluations = Object.keys(app.template.Resources).find((id) => id.startsWith('ConnectorEvaluationQueue'))!;
+    expect(allowed(decide('budgets/create', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(true);
     expect(allowed(decide('notify/sweep', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(true);
-    expect(allowed(decide('ingest/post', 'sqs', 'SendMessageBatch', queue(`burnrate-${dlq}`)))).toBe(false);
+    expect(allowed(decide('connections/evaluate', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(true);
+    expect(allowed(decide('budgets/create', 'sqs', 'SendMessageBatch', queue(`burnrate-${dlq}`)))).toBe(false);
     expect(allowed(decide('budgets/list', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(false);
+    // POST /ingest raises no alert itself: it hands its evaluation to the evaluator's queue, and only that.
+    expect(allowed(decide('ingest/post', 'sqs', 'SendMessageBatch', queue(`burnrate-${evaluations}`)))).toBe(true);
+    expect(allowed(decide('ingest/post', 'sqs', 'SendMessageBatch', queue(`burnrate-${alerts}`)))).toBe(false);
   });
 
   it('exports: the worker writes export files only (its prefix, its bucket), the status route reads them to sign links, the start route queues jobs', () => {

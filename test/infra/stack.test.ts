@@ -9,6 +9,7 @@ import { buildApp } from '#infra/app.ts';
 import { TABLE } from '#shared/db/table.ts';
 import { API_PREFIX, routes } from '#shared/routes.ts';
 import type { Route } from '#shared/routes.ts';
+import { flattenNestedStacks, type Template as CfnTemplate } from '../artifacts/cfn.ts';
 import { asList, DEPLOY_CONTEXT, deploymentRoleIds, props, refId, roleStatements, ROOT, statementsIn, type Resource, type Statement } from './template.ts';
 
 
@@ -99,7 +100,8 @@ beforeAll(() => {
   outdir = mkdtempSync(join(ROOT, '.test-data', 'cdk.out-'));
   const { stack } = buildApp({ app: { context: { 'aws:cdk:bundling-stacks': [], ...DEPLOY_CONTEXT }, outdir } });
   template = Template.fromStack(stack);
-  resources = template.toJSON().Resources as Record<string, Resource>;
+  // With the nested stack's resources (the limits phase: infra/connector-limits.ts), as one template.
+  resources = flattenNestedStacks(template.toJSON() as CfnTemplate, stack, outdir).Resources as Record<string, Resource>;
 }, 60_000);
 
 afterAll(() => {
@@ -202,6 +204,7 @@ describe('IAM', () => {
         'logs:PutLogEvents',
         ...(route.publishesAlerts ? ['sqs:SendMessage'] : []),
         ...(route.queuesSyncs ? ['sqs:SendMessage'] : []),
+        ...(route.queuesEvaluations ? ['sqs:SendMessage'] : []),
         ...(route.sealsAdminKeys ? ['kms:Encrypt'] : []),
         ...(route.stripe ? ['secretsmanager:GetSecretValue'] : []),
         ...(route.sendsEmail ? ['ses:SendEmail', 'ses:SendRawEmail'] : []),
@@ -397,8 +400,11 @@ describe('alert delivery', () => {
 
   it('lets exactly the routes that publish alerts send to the queue, with its URL in their env', () => {
     const { queueId } = alertsQueue();
+    // POST /ingest raises none itself: the evaluator does, from the evaluation it queues.
     const ingest = routes.find((r) => r.path === '/ingest' && r.method === 'POST')!;
-    expect(ingest.publishesAlerts).toBe(true);
+    expect(ingest.publishesAlerts).toBeUndefined();
+    expect(ingest.queuesEvaluations).toBe(true);
+    expect(routes.filter((r) => r.publishesAlerts).length).toBeGreaterThan(0);
     for (const route of routes) {
       const id = functionIdOf(route);
       const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
@@ -600,7 +606,10 @@ describe('provider connections: egress', () => {
     expect(sealing).toHaveLength(2);
     const workers = callers.filter(([, fn]) => /Syncs one provider connection/.test(props(fn).Description)).map(([id]) => id);
     expect(workers).toHaveLength(3);
-    expect(callers.map(([id]) => id).sort()).toEqual([...sealing, ...workers].sort());
+    // And each provider's limits function, which pulls the levers after the sync (infra/connector-limits.ts).
+    const limits = callers.filter(([, fn]) => /^Pulls and lets go the levers of one/.test(props(fn).Description)).map(([id]) => id);
+    expect(limits).toHaveLength(3);
+    expect(callers.map(([id]) => id).sort()).toEqual([...sealing, ...workers, ...limits].sort());
     for (const [id, fn] of all) {
       const names = Object.keys((props(fn).Environment?.Variables ?? {}) as Record<string, unknown>);
       expect(names.filter((n) => /_ADMIN_URL$|^OPENROUTER_URL$|^DYNAMODB_ENDPOINT$|^COGNITO_ENDPOINT$|^AWS_ENDPOINT_URL/.test(n)), id).toEqual([]);
@@ -643,16 +652,74 @@ describe('provider connections: the sync and its alerts', () => {
     expect(producers.length).toBeGreaterThanOrEqual(3 + 1 + routes.filter((r) => r.queuesSyncs).length);
   });
 
-  it('each worker syncs a connection again in 15 minutes, in 5 when its account has a spend-anomaly rule that stops keys', () => {
+  it('each worker syncs a connection again in 15 minutes; its limits pass brings that to 5 when its account has a spend-anomaly rule that stops keys', () => {
     for (const name of ['OpenAI', 'Anthropic', 'OpenRouter']) {
       const [id, worker] = fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`));
-      expect(props(worker).Environment.Variables, id).toMatchObject({ CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000), ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000) });
+      expect(props(worker).Environment.Variables, id).toMatchObject({ CONNECTOR_SYNC_INTERVAL_MS: String(15 * 60_000) });
+      expect(props(worker).Environment.Variables.ANOMALY_SYNC_INTERVAL_MS, id).toBeUndefined();
+      const [limitsId, limits] = fnBy(new RegExp(`^Pulls and lets go the levers of one ${name} connection per message`));
+      expect(props(limits).Environment.Variables, limitsId).toMatchObject({ ANOMALY_SYNC_INTERVAL_MS: String(5 * 60_000) });
     }
   });
 
+  it('the limits phase: per provider a FIFO queue (one FIFO DLQ after 3 receives, alarmed) and a function that opens the admin key; each worker sends to its own provider\'s queue only', () => {
+    const names = ['OpenAI', 'Anthropic', 'OpenRouter'];
+    const workerIds = names.map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]);
+    const limitsIds = names.map((name) => fnBy(new RegExp(`^Pulls and lets go the levers of one ${name} connection per message`))[0]);
+    const queueIds = limitsIds.map((id) => {
+      const mapping = mappingOf(id);
+      expect(mapping, id).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+      return refId(mapping.EventSourceArn)!;
+    });
+    expect(new Set(queueIds).size).toBe(3);
+    const dlqIds = new Set<string>();
+    for (const queueId of queueIds) {
+      const queue = props(resources[queueId]!);
+      expect(queue, queueId).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
+      // Six times the function's timeout (AWS's advice for an event source), so a pass in flight is not handed out twice.
+      expect(queue.VisibilityTimeout).toBe(6 * props(resources[limitsIds[queueIds.indexOf(queueId)]!]!).Timeout);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+      dlqIds.add(refId(queue.RedrivePolicy.deadLetterTargetArn)!);
+    }
+    expect(dlqIds.size).toBe(1);
+    const [dlqId] = [...dlqIds];
+    expect(props(resources[dlqId!]!)).toMatchObject({ FifoQueue: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    expect(Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && JSON.stringify(props(r).Dimensions ?? []).includes(dlqId!))).toHaveLength(1);
+    // Plain HTTP refused on every one of them.
+    for (const queueId of [...queueIds, dlqId!]) {
+      const policies = Object.values(resources).filter((r) => r.Type === 'AWS::SQS::QueuePolicy' && asList(props(r).Queues).some((q) => refId(q) === queueId));
+      expect(JSON.stringify(policies), queueId).toContain('"aws:SecureTransport":"false"');
+    }
+    // Each worker knows and may send to its own provider's limits queue only; nothing else sends there.
+    queueIds.forEach((queueId, i) => {
+      const senders = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && sendsTo(id, queueId)).map(([id]) => id);
+      expect(senders).toEqual([workerIds[i]]);
+      expect(refId(props(resources[workerIds[i]!]!).Environment.Variables.LIMITS_QUEUE_URL)).toBe(queueId);
+    });
+    // The limits function opens the admin key with the same condition as the worker, raises alerts, and queues the
+    // sync of another connection whose key an anomaly rule stops; it reads and writes the table like the pass did.
+    const decryptOf = (id: string) => roleStatements(resources, refId(props(resources[id]!).Role)!).filter((st) => asList(st.Action).includes('kms:Decrypt'));
+    limitsIds.forEach((id, i) => {
+      expect(decryptOf(id), id).toEqual(decryptOf(workerIds[i]!));
+      expect(decryptOf(id)[0]!.Condition, id).toBeDefined();
+      const env = props(resources[id]!).Environment.Variables as Record<string, unknown>;
+      expect(Object.keys(env).sort()).toEqual(expect.arrayContaining(['ALERTS_QUEUE_URL', 'CONNECTIONS_KMS_KEY_ID', 'CONNECTOR_QUEUE_URLS']));
+      expect(env.LIMITS_QUEUE_URL).toBeUndefined();
+      const actions = roleStatements(resources, refId(props(resources[id]!).Role)!).flatMap((st) => asList(st.Action));
+      expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    });
+  });
+
+  it('the main stack keeps room under CloudFormation\'s 500 resources (the limits phase is a nested stack of its own)', () => {
+    const count = Object.keys(template.toJSON().Resources as object).length;
+    expect(count).toBeLessThanOrEqual(500);
+    template.resourceCountIs('AWS::CloudFormation::Stack', 1);
+  });
+
   it('the evaluator has its own queue (DLQ after 5 receives, alarmed) in batches of 10, with no admin key', () => {
-    const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]).sort();
-    const [evaluatorId, evaluator] = fnBy(/^Raises the alerts a connection sync calls for/);
+    const workerIds = ['OpenAI', 'Anthropic', 'OpenRouter'].map((name) => fnBy(new RegExp(`^Syncs one provider connection per message, ${name} only`))[0]);
+    const ingestId = functionIdOf(routes.find((r) => r.path === '/ingest' && r.method === 'POST')!);
+    const [evaluatorId, evaluator] = fnBy(/^What new spend calls for, after a sync or an ingest/);
     const mapping = mappingOf(evaluatorId);
     expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const queueId = refId(mapping.EventSourceArn)!;
@@ -663,15 +730,17 @@ describe('provider connections: the sync and its alerts', () => {
     const dlqId = refId(queue.RedrivePolicy.deadLetterTargetArn)!;
     const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && JSON.stringify(props(r).Dimensions ?? []).includes(dlqId));
     expect(alarms).toHaveLength(1);
-    // Only the worker queues evaluations (its env holds the URL); the evaluator publishes alerts and never sees a key.
+    // Only the workers and POST /ingest queue evaluations (their env holds the URL); the evaluator publishes alerts,
+    // queues the syncs that pull a connection's levers, and never sees a key.
     const senders = Object.entries(resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Function' && sendsTo(id, queueId)).map(([id]) => id);
-    expect(senders.sort()).toEqual(workerIds);
-    for (const workerId of workerIds) expect(refId(props(resources[workerId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
+    expect(senders.sort()).toEqual([...workerIds, ingestId].sort());
+    for (const senderId of [...workerIds, ingestId]) expect(refId(props(resources[senderId]!).Environment.Variables.EVALUATION_QUEUE_URL)).toBe(queueId);
     const env = props(evaluator).Environment.Variables as Record<string, unknown>;
     expect(env.ALERTS_QUEUE_URL).toBeDefined();
     expect(env.CONNECTIONS_KMS_KEY_ID).toBeUndefined();
     const actions = roleStatements(resources, refId(props(evaluator).Role)!).flatMap((s) => asList(s.Action));
     expect(actions.filter((a) => a.startsWith('kms:'))).toEqual([]);
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(env.CONNECTOR_QUEUE_URLS)).toContain('openrouter');
   });
 });

@@ -325,7 +325,7 @@ afterAll(async () => {
 describe('the stack and its artifacts', () => {
   it('every function of the template is ours, one per route plus the notifier and the sweeper; CDK helpers aside', () => {
     const names = app.functions.map((f) => f.name).sort();
-    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker-openai', 'connections/worker-anthropic', 'connections/worker-openrouter', 'connections/evaluate'].sort());
+    expect(names).toEqual([...routes.map((r) => r.handler), 'notify/sweep', 'notify/worker', 'spend/export-worker', 'connections/dispatch', 'connections/worker-openai', 'connections/worker-anthropic', 'connections/worker-openrouter', 'connections/evaluate', 'connections/limits-openai', 'connections/limits-anthropic', 'connections/limits-openrouter'].sort());
     // Helper functions CDK adds (custom-resource providers, BucketDeployment) are not built from functions/.
     for (const id of app.helperFunctions) expect(app.functions.some((f) => f.logicalId === id)).toBe(false);
     expect(artifacts.every((a) => a.bytes > 10_000)).toBe(true);
@@ -392,22 +392,30 @@ describe.concurrent('one realistic request per function, through its artifact', 
     expect(res.body).toEqual({ blocked: [], refreshAfterSeconds: expect.any(Number) });
   });
 
-  it('POST /ingest → an alert on the queue (SQS) → the notifier with that SQS batch → SES', async () => {
+  it('POST /ingest → its evaluation on the evaluation queue (SQS) → the evaluator → an alert on the alerts queue → the notifier with that SQS batch → SES', async () => {
     const { res, run } = await expectStatus(
       '/ingest',
       { method: 'POST', headers: { 'x-api-key': world.ingestKey }, body: { events: [usage(newKeyHash()), usage(world.keyHash)] } },
       200,
-      ['dynamodb:TransactWriteItems', 'dynamodb:Query', 'sqs:SendMessageBatch'],
+      ['dynamodb:TransactWriteItems', 'sqs:SendMessageBatch'],
     );
     expect(res.body).toMatchObject({ accepted: 2, duplicates: 0 });
     // Every item of every transaction was authorized on its own (PutItem/UpdateItem/…), and allowed.
     const items = run.calls.filter((c) => c.operation === 'TransactWriteItems').flatMap((c) => c.authorizations);
     expect(items.length).toBeGreaterThan(1);
     expect(items.every((a) => a.allowed && /^dynamodb:(PutItem|UpdateItem|DeleteItem|ConditionCheckItem)$/.test(a.action))).toBe(true);
+    // The ingest raises nothing itself: one message, to the evaluation queue, names the key it discovered.
     expect(run.messages).toHaveLength(1);
+    const evaluationArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
+    expect(evaluationArn).toMatch(/:burnrate-ConnectorEvaluationQueue[0-9A-F]+$/);
+    expect(JSON.parse(run.messages[0]!.body)).toMatchObject({ source: 'ingest', spendMoved: true, discovered: [expect.objectContaining({ keyHash: expect.stringMatching(/^[0-9a-f]{64}$/) })] });
+    const evaluator = await runtime.invoke('connections/evaluate', { Records: [sqsRecord(run.messages[0]!, evaluationArn)] });
+    expectClean(evaluator, ['dynamodb:Query', 'sqs:SendMessageBatch']);
+    expect(evaluator.invocation.result, explain(evaluator)).toEqual({ batchItemFailures: [] });
+    expect(evaluator.messages).toHaveLength(1);
 
-    const sent = run.messages[0]!;
-    const queueArn = run.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
+    const sent = evaluator.messages[0]!;
+    const queueArn = evaluator.calls.find((c) => c.operation === 'SendMessageBatch')!.authorizations[0]!.resource;
     const notifier = await runtime.invoke('notify/worker', { Records: [sqsRecord(sent, queueArn)] });
     expectClean(notifier, ['dynamodb:GetItem', 'dynamodb:Query', 'ses:SendEmail']);
     expect(notifier.invocation.result, explain(notifier)).toEqual({ batchItemFailures: [] });
@@ -663,6 +671,32 @@ describe.concurrent('one realistic request per function, through its artifact', 
       const decrypt = worker.calls.filter((c) => c.service === 'kms');
       expect(decrypt.map((c) => [c.operation, c.status, c.input.KeyId, c.input.EncryptionContext, c.authorizations[0]!.resource])).toEqual([['Decrypt', 200, keyArn, context, keyArn]]);
 
+      // The limits pass, on the OpenAI limits queue (FIFO: the connection's message group) → the limits function with
+      // that record: it opens the admin key itself, with the same context, and runs the budgets' pass.
+      const limitsSend = worker.calls.find((c) => c.operation === 'SendMessageBatch' && /:burnrate-ConnectorLimitsQueueOpenAI[0-9A-F]+$/.test(c.authorizations[0]!.resource));
+      expect(limitsSend, explain(worker)).toBeDefined();
+      const pass = worker.messages.find((m) => m.queueUrl.includes('ConnectorLimitsQueueOpenAI'))!;
+      expect(JSON.parse(pass.body)).toMatchObject({ ...context, provider: 'openai', at: expect.any(String), grown: expect.any(Array) });
+      expect(pass.groupId).toBe(id);
+      expect(pass.deduplicationId).toBe(`${id}:${JSON.parse(pass.body).at}:0`);
+      const limitsRecord = (sent: typeof pass, arn: string) => ({ ...sqsRecord(sent, arn), attributes: { ...sqsRecord(sent, arn).attributes, MessageGroupId: sent.groupId ?? '', MessageDeduplicationId: sent.deduplicationId ?? '' } });
+      const limitsArn = limitsSend!.authorizations[0]!.resource;
+      const limits = await runtime.invoke('connections/limits-openai', { Records: [limitsRecord(pass, limitsArn)] });
+      expectClean(limits, ['kms:Decrypt', 'dynamodb:GetItem', 'dynamodb:Query']);
+      expect(limits.invocation.result, explain(limits)).toEqual({ batchItemFailures: [] });
+      expect(logged(limits, 'limits pass done'), explain(limits)).toMatchObject([{ connectionId: id, outcome: 'enforced' }]);
+      expect(limits.calls.filter((c) => c.service === 'kms').map((c) => [c.operation, c.status, c.input.EncryptionContext])).toEqual([['Decrypt', 200, context]]);
+      // The other providers' limits functions, each with a pass of a connection that is gone: nothing held, nothing opened.
+      for (const provider of ['anthropic', 'openrouter'] as const) {
+        const gone = { accountId: user.accountId, connectionId: id.replace(/.$/, (c) => (c === 'Z' ? 'Y' : 'Z')), provider, at: new Date().toISOString(), grown: [] };
+        const name = `connections/limits-${provider}` as const;
+        const sent = { ...pass, body: JSON.stringify(gone), groupId: gone.connectionId };
+        const other = await runtime.invoke(name, { Records: [limitsRecord(sent, limitsArn.replace('OpenAI', provider === 'anthropic' ? 'Anthropic' : 'OpenRouter'))] });
+        expect(other.invocation.result, explain(other)).toEqual({ batchItemFailures: [] });
+        expect(logged(other, 'limits pass done'), explain(other)).toMatchObject([{ connectionId: gone.connectionId, outcome: 'released' }]);
+        expect(other.calls.filter((c) => c.service === 'kms')).toEqual([]);
+      }
+
       // What the sync calls for in alerts, on the evaluation queue → the evaluator with that record (no KMS): the
       // new_key rule names the organization's keys.
       const evaluationSend = worker.calls.find((c) => c.operation === 'SendMessageBatch' && /:burnrate-ConnectorEvaluationQueue[0-9A-F]+$/.test(c.authorizations[0]!.resource));
@@ -713,12 +747,14 @@ describe.concurrent('one realistic request per function, through its artifact', 
       await expectStatus(`/connections/${id}`, { method: 'DELETE', ...t }, 204);
       expect((await db().send(new GetCommand({ TableName: stack().tableName, Key: keys.connection(user.accountId, id), ConsistentRead: true }))).Item).toBeUndefined();
 
-      // Only the worker unwrapped: the functions that seal may Encrypt, never Decrypt (their policies say so too).
+      // Only the worker and the limits function unwrapped: the functions that seal may Encrypt, never Decrypt (their
+      // policies say so too).
       const kmsCalls = runtime.runs.flatMap((r) => r.calls.filter((c) => c.service === 'kms').map((c) => `${r.artifact.fn.name} ${c.operation}`));
-      expect(kmsCalls.filter((c) => c.endsWith('Decrypt'))).toEqual(['connections/worker-openai Decrypt']);
+      expect(kmsCalls.filter((c) => c.endsWith('Decrypt'))).toEqual(['connections/worker-openai Decrypt', 'connections/limits-openai Decrypt']);
       const decryptRequest = { action: 'kms:Decrypt', resource: keyArn!, context: { 'kms:EncryptionContextKeys': ['accountId', 'connectionId'], 'kms:EncryptionContext:accountId': context.accountId, 'kms:EncryptionContext:connectionId': id } };
       for (const fn of ['connections/create', 'connections/update']) expect(evaluate(runtime.statements(fn), decryptRequest).allowed, fn).toBe(false);
       expect(evaluate(runtime.statements('connections/worker-openai'), decryptRequest).allowed).toBe(true);
+      expect(evaluate(runtime.statements('connections/limits-openai'), decryptRequest).allowed).toBe(true);
     } finally {
       await org.remove();
     }
@@ -733,9 +769,9 @@ describe('coverage', () => {
     expect(broken).toEqual([]);
   });
 
-  it('KMS: only the functions that seal admin keys encrypted, only the sync worker decrypted', () => {
+  it('KMS: only the functions that seal admin keys encrypted, only the sync worker and its limits function decrypted', () => {
     const byOperation = (operation: string) => [...new Set(runtime.runs.filter((r) => r.calls.some((c) => c.service === 'kms' && c.operation === operation)).map((r) => r.artifact.fn.name))].sort();
     expect(byOperation('Encrypt')).toEqual(['connections/create', 'connections/update']);
-    expect(byOperation('Decrypt')).toEqual(['connections/worker-openai']);
+    expect(byOperation('Decrypt')).toEqual(['connections/limits-openai', 'connections/worker-openai']);
   });
 });

@@ -3,8 +3,8 @@
  * evaluator (shared/alerting/after-sync.ts): what is queued, how a large one is split, what the evaluator refuses.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { evaluationParts, hasWork, queueEvaluation, setLocalEvaluationSink, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
-import { parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
+import { evaluationParts, hasWork, isIngestEvaluation, queueEvaluation, setLocalEvaluationSink, type Evaluation, type IngestEvaluation, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
+import { parseEvaluation, parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
 import { evaluationOf } from '#shared/connections/phases/evaluation.ts';
 import { LIMIT_DETAIL } from '#shared/connections/sync-plan.ts';
 import type { Importer } from '#shared/connections/phases/run.ts';
@@ -21,8 +21,8 @@ afterEach(() => setLocalEvaluationSink(undefined));
 
 describe('what a sync queues', () => {
   it('nothing when it found nothing: no spend moved, no key, no limit, no unpriced model', async () => {
-    const sent: SyncEvaluation[][] = [];
-    setLocalEvaluationSink((m) => sent.push(m));
+    const sent: Evaluation[][] = [];
+    setLocalEvaluationSink((m) => void sent.push(m));
     expect(hasWork(nothing)).toBe(false);
     await queueEvaluation(nothing);
     expect(sent).toEqual([]);
@@ -32,8 +32,8 @@ describe('what a sync queues', () => {
   });
 
   it('one message for a usual sync, which the evaluator reads back as it was sent', async () => {
-    const sent: SyncEvaluation[][] = [];
-    setLocalEvaluationSink((m) => sent.push(m));
+    const sent: Evaluation[][] = [];
+    setLocalEvaluationSink((m) => void sent.push(m));
     const evaluation: SyncEvaluation = { ...nothing, spendMoved: true, reached: ['trackedRequests'], discovered: keys(3), unpriced: [{ provider: 'openai', model: 'gpt-x' }] };
     await queueEvaluation(evaluation);
     expect(sent).toEqual([[evaluation]]);
@@ -54,6 +54,50 @@ describe('what a sync queues', () => {
     for (const part of parts.slice(1)) expect(part).toMatchObject({ accountId: ACCOUNT, connectionId: CONNECTION, at: evaluation.at, reached: [], limitLifted: false, spendMoved: false, unpriced: [] });
     // Each part names its own first key: its new_key alert is raised once (its fired item), never taken by another part.
     expect(new Set(parts.map((p) => p.discovered[0]!.keyHash)).size).toBe(parts.length);
+  });
+});
+
+describe('what an ingest queues', () => {
+  const ingestNothing: IngestEvaluation = { source: 'ingest', accountId: ACCOUNT, at: '2026-11-27T10:00:00.000Z', reached: [], spendMoved: false, discovered: [], unpriced: [], rates: [] };
+
+  it('its evaluation (the keys whose rate the anomaly rules read) reads back as it was sent; a sync’s and an ingest’s are told apart', async () => {
+    const sent: Evaluation[][] = [];
+    setLocalEvaluationSink((m) => void sent.push(m));
+    expect(hasWork(ingestNothing)).toBe(false);
+    await queueEvaluation(ingestNothing);
+    expect(sent).toEqual([]);
+    expect(hasWork({ ...ingestNothing, rates: [{ keyHash: hash(1), rated: false }] })).toBe(true);
+    const evaluation: IngestEvaluation = { ...ingestNothing, spendMoved: true, reached: ['keys'], discovered: keys(2), rates: [{ keyHash: hash(1), rated: true }, { keyHash: hash(2), rated: false }] };
+    await queueEvaluation(evaluation);
+    expect(sent).toEqual([[evaluation]]);
+    const back = parseEvaluation(JSON.stringify(sent[0]![0]))!;
+    expect(back).toEqual(evaluation);
+    expect(isIngestEvaluation(back)).toBe(true);
+    expect(isIngestEvaluation(parseEvaluation(JSON.stringify({ ...nothing, spendMoved: true }))!)).toBe(false);
+    // Neither shape half of each: an ingest's with a connection, a sync's without one, a rate that is not a key.
+    expect(parseEvaluation(JSON.stringify({ ...evaluation, connectionId: CONNECTION }))).toBeUndefined();
+    expect(parseEvaluation(JSON.stringify({ ...nothing, connectionId: undefined }))).toBeUndefined();
+    expect(parseEvaluation(JSON.stringify({ ...evaluation, rates: [{ keyHash: 'x', rated: true }] }))).toBeUndefined();
+    expect(parseSyncEvaluation(JSON.stringify(evaluation))).toBeUndefined();
+  });
+
+  it('a local queue that takes an ingest’s evaluation is awaited (what the local stack shows with the answer)', async () => {
+    let handed = false;
+    setLocalEvaluationSink(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      handed = true;
+    });
+    await queueEvaluation({ ...ingestNothing, spendMoved: true });
+    expect(handed).toBe(true);
+  });
+
+  it('further parts carry only keys: the rates, limits and unpriced models go in the first', () => {
+    const evaluation: IngestEvaluation = { ...ingestNothing, spendMoved: true, reached: ['trackedRequests'], unpriced: [{ provider: 'openai', model: 'gpt-x' }], rates: [{ keyHash: hash(1), rated: true }], discovered: keys(1_000).map((k) => ({ ...k, name: 'x'.repeat(300) })) };
+    const parts = evaluationParts(evaluation);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts[0]).toMatchObject({ source: 'ingest', rates: evaluation.rates, reached: ['trackedRequests'], spendMoved: true });
+    for (const part of parts.slice(1)) expect(part).toMatchObject({ source: 'ingest', rates: [], reached: [], spendMoved: false, unpriced: [] });
+    expect(parts.flatMap((p) => p.discovered)).toEqual(evaluation.discovered);
   });
 });
 
