@@ -13,7 +13,7 @@ import { syncConnection } from '#shared/sync/all.ts';
 import { dispatchDue } from '#shared/connections/dispatch.ts';
 import { unitEndpointOf } from '#shared/usage/units.ts';
 import { api, clearOfUtcMidnight, DATED_FILE_MS, pointConnectorsAtStack, registerUser, syncHere, setPlan, stack, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
-import { keyHash, newStandInOrg, pricedTruth, type PricedCell } from './standins.ts';
+import { keyHash, newStandInOrg, pricedTruth, type PricedCell, type StandInOrg } from './standins.ts';
 import { parseCsv } from './csv.ts';
 
 type Provider = 'openai' | 'anthropic';
@@ -57,9 +57,13 @@ const sync = syncHere;
 
 type Cell = PricedCell;
 
+/** The stand-in's truth (of its main organization, or of `org`) over [from, to]: its cells. */
+const truthCells = async (provider: Provider, from: string, to: string, org?: StandInOrg): Promise<any> =>
+  org ? org.control(`/truth?from=${from}&to=${to}`) : control(provider, 'GET', `/truth?from=${from}&to=${to}`);
+
 /** The stand-in's truth per (key hash, day, model) over [from, to], with the cost the price table gives. */
-async function truth(provider: Provider, from: string, to: string): Promise<Map<string, Cell>> {
-  return pricedTruth(provider, await control(provider, 'GET', `/truth?from=${from}&to=${to}`));
+async function truth(provider: Provider, from: string, to: string, org?: StandInOrg): Promise<Map<string, Cell>> {
+  return pricedTruth(provider, await truthCells(provider, from, to, org));
 }
 
 /** The export's rows per (key hash, day, model) of one provider. */
@@ -95,8 +99,8 @@ async function exported(token: string, provider: Provider, from: string, to: str
  * Every (key, day, model) of the stand-in's usage imported exactly: requests and tokens always; the cost the table
  * gives on days not settled (today), and on settled days the provider's bill (expectSettled).
  */
-async function expectExact(token: string, provider: Provider, from = firstOfPreviousMonth(), to = today()) {
-  const [want, got] = await Promise.all([truth(provider, from, to), exported(token, provider, from, to)]);
+async function expectExact(token: string, provider: Provider, from = firstOfPreviousMonth(), to = today(), org?: StandInOrg) {
+  const [want, got] = await Promise.all([truth(provider, from, to, org), exported(token, provider, from, to)]);
   // Rows of a billed line no model or unit names carry money only: not usage. Rows of units (images, tool calls,
   // storage) are usage even without requests or tokens (the CSV has no quantity: they are known by their row's name).
   const isUnitRow = (id: string) => unitEndpointOf(id.split('|')[2]!.split(':')[0]!) !== undefined;
@@ -111,7 +115,7 @@ async function expectExact(token: string, provider: Provider, from = firstOfPrev
     expect(gotCounts, id).toEqual(counts);
     if (id.split('|')[1] === today()) expect(gotCost, `${id}: today is an estimate`).toBe(costMicros);
   }
-  await expectSettled(token, provider, from, to);
+  await expectSettled(token, provider, from, to, org);
   return want;
 }
 
@@ -124,9 +128,9 @@ const picos = (text: string, centsUnit: boolean) => {
 };
 const picosToMicros = (p: bigint) => (p + 50_000_000n) / 100_000_000n;
 
-/** Every result of a stand-in cost endpoint over [from, to] (all pages), with its day. */
-async function billRows(provider: Provider, from: string, to: string): Promise<{ date: string; row: any }[]> {
-  const key = await adminKey(provider);
+/** Every result of a stand-in cost endpoint over [from, to] (all pages), with its day (the main organization's, or `org`'s). */
+async function billRows(provider: Provider, from: string, to: string, org?: StandInOrg): Promise<{ date: string; row: any }[]> {
+  const key = org ? org.adminKey : await adminKey(provider);
   const end = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
   const out: { date: string; row: any }[] = [];
   let page: string | null = null;
@@ -136,7 +140,7 @@ async function billRows(provider: Provider, from: string, to: string): Promise<{
         ? `/v1/organization/costs?start_time=${Date.parse(`${from}T00:00:00Z`) / 1000}&end_time=${Date.parse(`${end}T00:00:00Z`) / 1000}&bucket_width=1d&group_by=api_key_id&group_by=line_item&limit=180`
         : `/v1/organizations/cost_report?starting_at=${from}T00:00:00Z&ending_at=${end}T00:00:00Z&group_by[]=workspace_id&group_by[]=description&limit=31`;
     // A page token is base64: its `+` must be sent encoded (unencoded it reads as a space, and the token as another's).
-    const res = await fetch(`${standIn(provider).url}${url}${page ? `&page=${encodeURIComponent(page)}` : ''}`, {
+    const res = await fetch(`${org ? org.url : standIn(provider).url}${url}${page ? `&page=${encodeURIComponent(page)}` : ''}`, {
       headers: provider === 'openai' ? { authorization: `Bearer ${key}` } : { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
     });
     const body = (await res.json()) as any;
@@ -157,10 +161,10 @@ const TO_THE_CENT = 100n;
  * Every settled (past) day equals the provider's bill: OpenAI per key; Anthropic per workspace (the keys whose usage
  * is in it, token lines, Priority Tier's estimate apart) and in total (bill + Priority Tier's estimate).
  */
-async function expectSettled(token: string, provider: Provider, from: string, to: string) {
+async function expectSettled(token: string, provider: Provider, from: string, to: string, org?: StandInOrg) {
   const last = to < today() ? to : new Date(Date.parse(`${today()}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
   if (last < from) return;
-  const [rows, got, cells] = await Promise.all([billRows(provider, from, last), exported(token, provider, from, last), control(provider, 'GET', `/truth?from=${from}&to=${last}`)]);
+  const [rows, got, cells] = await Promise.all([billRows(provider, from, last, org), exported(token, provider, from, last), truthCells(provider, from, last, org)]);
   const ours = new Map<string, bigint>();
   for (const [id, c] of got) {
     const [hash, date, model] = id.split('|');
@@ -233,7 +237,11 @@ beforeAll(async () => {
   }
 }, DATED_FILE_MS + 120_000);
 
+/** Stand-in organizations of single tests, removed at the end. */
+const onExit: Array<() => Promise<unknown>> = [];
+
 afterAll(async () => {
+  await Promise.all(onExit.map((f) => f().catch(() => undefined)));
   for (const p of ['openai', 'anthropic'] as const) {
     await control(p, 'POST', '/reset', {}).catch(() => undefined);
     await control(p, 'POST', '/clock', { now: null }).catch(() => undefined);
@@ -700,7 +708,13 @@ describe('one canonical provider name', () => {
 describe('plan limits', () => {
   it('FREE: keys past the limit wait (statusDetail, one plan_limit alert); after an upgrade the rest is imported', { timeout: 120_000 }, async () => {
     const user = await registerUser();
-    const id = await connect(user, 'openai');
+    // An organization of the test's own with the seed's keys, its usage on the last 4 days (3 settled): the key limit
+    // and the upgrade need no older usage, and its imports are a few days each.
+    const org = await newStandInOrg('openai', { now: frozenAt, late: null, historyDays: 4 });
+    onExit.push(() => org.remove());
+    const created = await call('/connections', { method: 'POST', token: user.token, body: { provider: 'openai', adminKey: org.adminKey } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
     expect((await sync(user.accountId, id)).limitsReached).toContain('keys');
     const conn = await call(`/connections/${id}`, { token: user.token });
     expect(conn.body.statusDetail).toMatch(/key limit \(5 keys\)/);
@@ -713,7 +727,7 @@ describe('plan limits', () => {
     await setPlan(user.accountId, 'SCALE');
     const result = await sync(user.accountId, id);
     expect(result.limitsReached).toEqual([]);
-    await expectExact(user.token, 'openai');
+    await expectExact(user.token, 'openai', undefined, undefined, org);
     expect((await call(`/connections/${id}`, { token: user.token })).body.statusDetail).toBeNull();
   });
 
