@@ -560,6 +560,18 @@ describe('the sync', () => {
 });
 
 describe('a running sync obeys pause and delete', () => {
+  /**
+   * An organization of the test's own with 2 days of usage, connected: the stack's own first sync (this file's syncs
+   * wait for it) imports 2 days, not 2 months; the sync acted on reads day by day all the same.
+   */
+  async function connectShort(user: RegisteredUser, provider: Provider): Promise<string> {
+    const org = await newStandInOrg(provider, { now: frozenAt, late: null, historyDays: 2 });
+    onExit.push(() => org.remove());
+    const res = await call('/connections', { method: 'POST', token: user.token, body: { provider, adminKey: org.adminKey } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.id as string;
+  }
+
   /** Runs a sync whose provider requests are counted; at the `at`-th one, `act` runs first (a PATCH or DELETE). */
   async function syncActingAt(user: RegisteredUser, id: string, at: number, act: () => Promise<ApiResponse>) {
     let requests = 0;
@@ -581,7 +593,7 @@ describe('a running sync obeys pause and delete', () => {
   it('a pause mid-sync stops it within one provider request; the pause stays and updatedAt never goes back', async () => {
     const user = await registerUser();
     await setPlan(user.accountId, 'SCALE');
-    const id = await connect(user, 'anthropic');
+    const id = await connectShort(user, 'anthropic');
     const { result, after, acted, actedAt } = await syncActingAt(user, id, 4, () => call(`/connections/${id}`, { method: 'PATCH', token: user.token, body: { status: 'paused' } }));
     expect(acted.status).toBe(200);
     expect(actedAt).toBe(4);
@@ -597,7 +609,7 @@ describe('a running sync obeys pause and delete', () => {
   it('a DELETE mid-sync stops it: no provider request with the deleted key after the one under way', async () => {
     const user = await registerUser();
     await setPlan(user.accountId, 'SCALE');
-    const id = await connect(user, 'openai');
+    const id = await connectShort(user, 'openai');
     const { result, after, acted } = await syncActingAt(user, id, 8, () => call(`/connections/${id}`, { method: 'DELETE', token: user.token }));
     expect(acted.status).toBe(204);
     expect(result.status).toBe('stopped');

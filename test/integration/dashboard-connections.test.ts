@@ -117,7 +117,7 @@ describe('Connections in Chromium', () => {
     await card.getByRole('button', { name: 'Sync now' }).click();
     await card.getByText('Sync queued').waitFor();
     await failed.waitFor({ state: 'detached', timeout: 60_000 });
-    await expect.poll(async () => card.locator('dd').nth(1).textContent(), { timeout: 60_000, interval: 500 }).not.toBe('not yet');
+    await expect.poll(async () => card.locator('dd').nth(1).textContent(), { timeout: 60_000, interval: 100 }).not.toBe('not yet');
     await screen(page, 'Connections', ' (connected)');
     // Again at once: the API's 429, its Retry-After in words.
     await card.getByRole('button', { name: 'Sync now' }).click();
@@ -224,7 +224,7 @@ describe('Connections in Chromium', () => {
     const asked = await api(`/connections/${connection.id}/sync`, { method: 'POST', token: admin.token });
     if (asked.status === 202) {
       const askedAt = new Date().toISOString();
-      await expect.poll(async () => ((await api(`/connections/${connection.id}`, { token: admin.token })).body.lastSyncAt ?? '') > askedAt, { timeout: 60_000, interval: 500 }).toBe(true);
+      await expect.poll(async () => ((await api(`/connections/${connection.id}`, { token: admin.token })).body.lastSyncAt ?? '') > askedAt, { timeout: 60_000, interval: 100 }).toBe(true);
     }
     const taken = await send([{ requestId: 'gs-anthropic', keyHash: 'b'.repeat(64), keyHint: 'x7Qb', provider: 'anthropic', model: 'claude-3-5-haiku-latest', inputTokens: 10, outputTokens: 10, costUsd: 0.0015 }]);
     expect(taken.accepted).toBe(1);
@@ -244,7 +244,7 @@ describe('Connections in Chromium', () => {
     // Both providers connected: the form gives way to the new connection's card.
     await page.getByRole('article', { name: /Anthropic organization/ }).getByText('Active').waitFor();
     const anthropicConnection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'anthropic');
-    await expect.poll(async () => (await anthropicConnection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 500 }).not.toBeNull();
+    await expect.poll(async () => (await anthropicConnection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 100 }).not.toBeNull();
     const want = pricedTruth('anthropic', await anthropicOrg.control(`/truth?from=${anthropicOrg.importFrom}&to=${today}`));
     const perKey = new Map<string, bigint>();
     for (const [cell, c] of want) perKey.set(cell.split('|')[0]!, (perKey.get(cell.split('|')[0]!) ?? 0n) + c.costMicros);
@@ -307,7 +307,7 @@ describe('Connections in Chromium', () => {
     await page.getByRole('button', { name: 'Connect OpenRouter' }).click();
     await page.getByRole('article', { name: /OpenRouter organization/ }).getByText('Active').waitFor();
     const connection = async () => ((await api('/connections', { token: admin.token })).body.items as { provider: string; lastSuccessAt: string | null }[]).find((c) => c.provider === 'openrouter');
-    await expect.poll(async () => (await connection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 500 }).not.toBeNull();
+    await expect.poll(async () => (await connection())?.lastSuccessAt ?? null, { timeout: 60_000, interval: 100 }).not.toBeNull();
 
     const state = await openrouterOrg.state();
     const listedKeys = (state.keys as { id: string; name: string; status: string }[]).filter((k) => k.status !== 'deleted');
