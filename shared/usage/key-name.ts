@@ -1,6 +1,6 @@
 /**
  * How people read a key's name (docs/features/spend-and-exports.md): its label, else its provider name (a connection's
- * key), else its hint (a bare tail as `…r4nw`), else the first 12 characters of its hash.
+ * key), else its hint, else the first 12 characters of its hash.
  * ONE rule for every alert text (title, message, e-mail, webhook, Slack). Pure.
  */
 
@@ -20,8 +20,6 @@ const present = (text: string | null | undefined): text is string => typeof text
 export function keyDisplayName(key: KeyNameParts): string {
   if (present(key.label)) return key.label.trim();
   if (present(key.name)) return key.name.trim();
-  // A hint that marks its own gap (`sk-…b9d5`, a connection's `sk-abc...def`) as it is; a bare tail (`r4nw`) as `…r4nw`:
-  // the dashboard's rule too (web/src/ui/key-name.ts), so a key reads the same on every screen and in every text.
-  if (present(key.hint)) return /…|\.\.\./.test(key.hint) ? key.hint.trim() : `…${key.hint.trim()}`;
+  if (present(key.hint)) return key.hint.trim();
   return key.hash.slice(0, HASH_PREFIX_LENGTH);
 }

@@ -8,7 +8,6 @@ import { planAlerts, type Discovered } from '#shared/alerting/evaluate.ts';
 import { alertKeyName, type Budget, type Rule } from '#shared/alerting/model.ts';
 import type { SpendSnapshot } from '#shared/alerting/spend.ts';
 import { keyDisplayName } from '#shared/usage/key-name.ts';
-import { keyName as webKeyName } from '../../web/src/ui/key-name.ts';
 import { renderBody } from '#shared/notify/email.ts';
 import { alertSubject } from '#shared/notify/subject.ts';
 import { slackMessage } from '#shared/notify/slack.ts';
@@ -30,25 +29,6 @@ describe('keyDisplayName', () => {
   it('an empty or blank label or hint counts as none', () => {
     expect(keyDisplayName({ hash: HINTED, label: '', hint: 'sk-…beef' })).toBe('sk-…beef');
     expect(keyDisplayName({ hash: BARE, label: '  ', hint: ' ' })).toBe('c3c3c3c3c3c3');
-  });
-});
-
-describe('one name on every screen and in every text', () => {
-  // The dashboard's rule (web/src/ui/key-name.ts) and this one name every key alike: a hint that is only the key's
-  // tail reads `…r4nw` on the Actions screen (names recorded at act time) and in alerts as it does on Keys.
-  const cases = [
-    { hash: BARE, label: 'Prod bot', name: 'web-prod', hint: 'r4nw' },
-    { hash: BARE, label: null, name: 'web-prod', hint: 'r4nw' },
-    { hash: BARE, label: null, name: null, hint: 'r4nw' },
-    { hash: BARE, label: null, name: null, hint: 'sk-…b9d5' },
-    { hash: BARE, label: null, name: null, hint: 'sk-abc...def' },
-    { hash: BARE, label: null, name: null, hint: null },
-  ];
-  it('a bare hint is shown as the key’s tail; a hint that marks its own gap as it is', () => {
-    expect(keyDisplayName({ hash: BARE, hint: 'r4nw' })).toBe('…r4nw');
-    expect(keyDisplayName({ hash: BARE, hint: 'sk-…b9d5' })).toBe('sk-…b9d5');
-    expect(keyDisplayName({ hash: BARE, hint: 'sk-abc...def' })).toBe('sk-abc...def');
-    for (const c of cases) expect(keyDisplayName(c), JSON.stringify(c)).toBe(webKeyName(c));
   });
 });
 
