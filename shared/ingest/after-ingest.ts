@@ -17,7 +17,9 @@ import { enforceWithoutKeys } from '#shared/enforcement/service.ts';
 
 export async function evaluateAfterIngest(evaluation: IngestEvaluation): Promise<void> {
   const { accountId } = evaluation;
-  const now = new Date(evaluation.at);
+  // The alerts at the ingest's clock (its periods); the rules' and budgets' acts never behind the clock either: a
+  // message retried minutes later acts on the lever states as they are now.
+  const now = new Date(Math.max(Date.parse(evaluation.at), Date.now()));
   const failures: unknown[] = [];
   const step = async (run: () => Promise<unknown>) => {
     try {

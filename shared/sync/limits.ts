@@ -5,7 +5,7 @@
  * - deleted or paused: every lever Burnrate still holds there goes back (a deleted one's with the admin key sealed in
  *   its release job; shared/sync/levers.ts `releaseConnectionLevers`);
  * - else: its admin key opened (KMS Decrypt with the connection's encryption context, as the worker does) and the
- *   anomaly rules, the budgets' pass and the levers run at the sync's clock (`enforceLimits`), which also brings the
+ *   anomaly rules, the budgets' pass and the levers run at the sync's clock or later (`enforceLimits`), which also brings the
  *   next sync forward for a budget near its limit or a rule that stops keys.
  *
  * The records of an event run in order; one that throws comes back (`batchItemFailures`) with every later record of
@@ -25,7 +25,9 @@ export type LimitsOutcome = 'released' | 'enforced';
 /** One message's pass. */
 export async function runLimits(levers: LeverFactories, message: LimitsMessage, http?: ProviderHttpOptions): Promise<LimitsOutcome> {
   const { accountId, connectionId } = message;
-  const at = new Date(message.at);
+  // Never behind the sync that queued it, nor behind the clock: a pass retried minutes later acts on the states as they
+  // are now (a pass dated before the states an earlier pass wrote would read them from its future).
+  const at = new Date(Math.max(Date.parse(message.at), Date.now()));
   const conn = await getConnection(accountId, connectionId, true);
   if (!conn || conn.status === 'paused') {
     await releaseConnectionLevers(levers, accountId, connectionId, conn, at, http);
