@@ -73,7 +73,7 @@ describe('Anthropic: the worker queues the limits pass, the limits function pull
     const user = await registerUser();
     await setPlan(user.accountId, 'GROWTH');
     const now = new Date();
-    const { org, connectionId } = await connectStandIn(user, 'anthropic', { now, orgs });
+    const { org, connectionId } = await connectStandIn(user, 'anthropic', { now, orgs, historyDays: 2, settled: true });
     const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
     const hash = keyHash('anthropic', keyId);
     // A stop budget the key's spend is well under (no act waits: nothing queues a sync on the stack's worker).
