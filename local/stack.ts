@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { rmSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { resetConfig } from '#shared/config.ts';
 import { assertPortFree, describeExit, type SupervisedChild } from '#local/child.ts';
@@ -322,7 +322,10 @@ async function startOnLockedDir(options: LocalStackOptions, dataDir: string, hos
       ? new Error(`Port ${options.port} (the API) is already in use. Stop whatever holds it, or set PORT to another port.`)
       : error;
   }
-  await writeFile(join(dataDir, STACK_INFO_FILE), `${JSON.stringify(info, null, 2)}\n`);
+  // Whole or not at all (a reader that found the API answering may read it at once): written aside, then renamed.
+  const infoFile = join(dataDir, STACK_INFO_FILE);
+  await writeFile(`${infoFile}.${process.pid}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
+  await rename(`${infoFile}.${process.pid}.tmp`, infoFile);
 
   let stopping = false;
   const unexpectedExit = new Promise<string>((resolveExit) => {

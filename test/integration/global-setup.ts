@@ -117,7 +117,17 @@ export async function startStackProcess(
       await res?.body?.cancel();
       await Promise.race([sleep(200), exited]);
     }
-    const info = JSON.parse(await readFile(join(dir, 'local-stack.json'), 'utf8')) as LocalStackInfo;
+    // The stack writes local-stack.json just after its API starts answering: read once it is there.
+    let info: LocalStackInfo | undefined;
+    while (!info) {
+      if (exit !== undefined) throw new Error(`the local stack ${exit} while starting:\n${output}`);
+      try {
+        info = JSON.parse(await readFile(join(dir, 'local-stack.json'), 'utf8')) as LocalStackInfo;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`the local stack wrote no readable local-stack.json within ${READY_TIMEOUT_MS / 1000} s (${String(error)}):\n${output}`);
+        await Promise.race([sleep(50), exited]);
+      }
+    }
     return { info, dataDir: dir, child, output: () => output, stop };
   } catch (error) {
     await stop();

@@ -299,7 +299,13 @@ describe('SIGTERM to the `npm start` process', () => {
         if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`the stack did not start:\n${output}`);
         await sleep(300);
       }
-      const info = JSON.parse(await readFile(join(dir, 'local-stack.json'), 'utf8')) as LocalStackInfo;
+      // Written just after the API starts answering: read once it is there.
+      let info: LocalStackInfo | undefined;
+      while (!info) {
+        info = await readFile(join(dir, 'local-stack.json'), 'utf8').then((text) => JSON.parse(text) as LocalStackInfo).catch(() => undefined);
+        if (!info && Date.now() > deadline) throw new Error(`no local-stack.json:\n${output}`);
+        if (!info) await sleep(50);
+      }
       const pids = [info.pids.stack, info.pids.dynamodb!, info.pids.cognito!];
       expect(pids.every(alive)).toBe(true);
       process.kill(npm.pid!, 'SIGTERM');
