@@ -26,8 +26,10 @@ const providersOf = (notes: Note[]) => [...new Set(notes.filter((n) => n.provide
 
 beforeAll(async () => {
   restore = await pointConnectorsAtStack(sent);
-  openai = await newStandInOrg('openai');
-  anthropic = await newStandInOrg('anthropic');
+  // Two days of seeded usage each: the notes asked about are this month's and today's, and the first syncs (the stack's
+  // own, which this file waits for) import 2 days, not 2 months.
+  openai = await newStandInOrg('openai', { historyDays: 2 });
+  anthropic = await newStandInOrg('anthropic', { historyDays: 2 });
   user = await registerUser();
   await setPlan(user.accountId, 'SCALE');
   const connect = async (provider: string, adminKey: string) => {
