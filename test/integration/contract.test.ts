@@ -14,7 +14,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { routes } from '#shared/routes.ts';
@@ -23,6 +23,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { api, dynamo, registerUser, setPlan, stack, uniqueEmail, type ApiOptions, type ApiResponse, type RegisteredUser } from './harness.ts';
 import { linkInMail } from './outbox.ts';
+import { newStandInOrg } from './standins.ts';
 import { freePort } from './global-setup.ts';
 
 // ajv-formats is CommonJS with a default export: under NodeNext the import is the module object.
@@ -645,7 +646,11 @@ describe('provider connections', () => {
   it('POST /connections → 201, 400, 409; GET → 200, 404; PATCH → 200, 400; sync → 202, 429; reconciliation → 200, 400; DELETE → 204, 404', async () => {
     const owner = await registerUser();
     const auth = { token: owner.token };
-    const state = (await (await fetch(`${stack().anthropicAdmin.url}/_burnrate/state`)).json()) as { adminKey: string };
+    // An organization of the test's own with 2 days of usage: the first sync the connection queues on the stack imports
+    // 2 days (this test deletes the connection in a moment), not the main organization's 2 months.
+    const org = await newStandInOrg('anthropic', { historyDays: 2 });
+    onTestFinished(() => org.remove());
+    const state = { adminKey: org.adminKey };
     const created = await expectCall(201, 'POST', '/connections', '/connections', { ...auth, body: { provider: 'anthropic', adminKey: state.adminKey } });
     const id = created.body.id as string;
     await expectCall(400, 'POST', '/connections', '/connections', { ...auth, body: { provider: 'anthropic', adminKey: 'sk-ant-api03-notanadminkey000' } });
