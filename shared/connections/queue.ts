@@ -18,18 +18,24 @@ export interface SyncMessage {
   provider: Provider;
 }
 
+/** A parsed body's account, connection and provider, when it names them (the sync's message, and those built on it). */
+export function syncMessageIn(v: Record<string, unknown>): SyncMessage | undefined {
+  if (
+    typeof v.accountId === 'string' &&
+    /^br_[0-9A-Z]{26}$/.test(v.accountId) &&
+    typeof v.connectionId === 'string' &&
+    /^con_[0-9A-Z]{26}$/.test(v.connectionId) &&
+    (PROVIDERS as readonly unknown[]).includes(v.provider)
+  ) {
+    return { accountId: v.accountId, connectionId: v.connectionId, provider: v.provider as Provider };
+  }
+  return undefined;
+}
+
 export function parseSyncMessage(body: string): SyncMessage | undefined {
   try {
-    const v = JSON.parse(body) as Record<string, unknown>;
-    if (
-      typeof v.accountId === 'string' &&
-      /^br_[0-9A-Z]{26}$/.test(v.accountId) &&
-      typeof v.connectionId === 'string' &&
-      /^con_[0-9A-Z]{26}$/.test(v.connectionId) &&
-      (PROVIDERS as readonly unknown[]).includes(v.provider)
-    ) {
-      return { accountId: v.accountId, connectionId: v.connectionId, provider: v.provider as Provider };
-    }
+    const v: unknown = JSON.parse(body);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? syncMessageIn(v as Record<string, unknown>) : undefined;
   } catch {
     // not JSON
   }

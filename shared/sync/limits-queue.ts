@@ -16,7 +16,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/http/logger.ts';
-import { PROVIDERS, type Provider } from '#shared/connections/model.ts';
+import type { Provider } from '#shared/connections/model.ts';
+import { syncMessageIn } from '#shared/connections/queue.ts';
 
 /** One message's body: one limits pass of one connection (a paused or deleted one: its levers' release). */
 export interface LimitsMessage {
@@ -62,20 +63,19 @@ const KEY_HASH = /^[0-9a-f]{64}$/;
 /** A message as sent, or undefined (a body retrying cannot fix). */
 export function parseLimitsMessage(body: string): LimitsMessage | undefined {
   try {
-    const v = JSON.parse(body) as Record<string, unknown>;
+    const v: unknown = JSON.parse(body);
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    const { at, grown } = v as Record<string, unknown>;
+    const base = syncMessageIn(v as Record<string, unknown>);
     if (
-      typeof v.accountId === 'string' &&
-      /^br_[0-9A-Z]{26}$/.test(v.accountId) &&
-      typeof v.connectionId === 'string' &&
-      /^con_[0-9A-Z]{26}$/.test(v.connectionId) &&
-      (PROVIDERS as readonly unknown[]).includes(v.provider) &&
-      typeof v.at === 'string' &&
-      ISO_INSTANT.test(v.at) &&
-      !Number.isNaN(Date.parse(v.at)) &&
-      Array.isArray(v.grown) &&
-      v.grown.every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && KEY_HASH.test(e[0]) && typeof e[1] === 'boolean')
+      base &&
+      typeof at === 'string' &&
+      ISO_INSTANT.test(at) &&
+      !Number.isNaN(Date.parse(at)) &&
+      Array.isArray(grown) &&
+      grown.every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && KEY_HASH.test(e[0]) && typeof e[1] === 'boolean')
     ) {
-      return { accountId: v.accountId, connectionId: v.connectionId, provider: v.provider as Provider, at: v.at, grown: (v.grown as [string, boolean][]).map(([k, r]) => [k, r]) };
+      return { ...base, at, grown: (grown as [string, boolean][]).map(([k, r]) => [k, r]) };
     }
   } catch {
     // not JSON
