@@ -427,14 +427,15 @@ export class BurnrateStack extends Stack {
     // A sync that found its lease taken queues itself again on its own queue; a limits pass whose anomaly rule stops a
     // key of another connection queues that connection's sync.
     for (const fn of [...connectorWorkers, ...limits.functions]) sendsSyncs(fn);
-    // What a sync calls for in alerts, off the worker (shared/alerting/evaluation-queue.ts): its own queue (with a
-    // DLQ and alarm) and function, which never sees an admin key.
+    // What new spend calls for, off the function that wrote it (a sync worker, POST /ingest;
+    // shared/alerting/evaluation-queue.ts): its own queue (with a DLQ and alarm) and function, which never sees an
+    // admin key.
     const evaluationDeadLetterQueue = new Queue(this, 'ConnectorEvaluationDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    this.deadLetterAlarm('ConnectorEvaluationDeadLetterAlarm', evaluationDeadLetterQueue, 'Burnrate: the alerts of a connection sync failed 5 times and wait in the dead-letter queue');
+    this.deadLetterAlarm('ConnectorEvaluationDeadLetterAlarm', evaluationDeadLetterQueue, 'Burnrate: the evaluation of a sync or an ingest (alerts, anomaly rules, reporter blocks) failed 5 times and waits in the dead-letter queue');
     const evaluationQueue = new Queue(this, 'ConnectorEvaluationQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
