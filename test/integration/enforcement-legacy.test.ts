@@ -6,25 +6,16 @@
  * are taken in once (a second read changes nothing) and replaced by expiring markers.
  */
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keys, queries } from '#shared/db/keys.ts';
 import { listEnforcement } from '#shared/db/enforcement.ts';
 import type { SyncResult } from '#shared/sync/all.ts';
 import { api, dynamo, registerUser, setPlan, stack, type RegisteredUser } from './harness.ts';
-import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
+import { connectStandIn, keyHash, standInsForFile, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
-let restore: () => void;
 const frozenAt = new Date();
 const month = frozenAt.toISOString().slice(0, 7);
-const orgs: StandInOrg[] = [];
-
-beforeAll(async () => {
-  restore = await pointAtStandIns();
-});
-afterAll(async () => {
-  await Promise.all(orgs.map((o) => o.remove()));
-  restore?.();
-});
+const orgs = standInsForFile();
 
 // At the real clock, never behind it: the stack's own worker also syncs these connections (the syncs a budget's save
 // queues) at the real time, and a pass dated before the states an earlier pass wrote would read them from the future.
@@ -58,18 +49,26 @@ const enforceItems = async (accountId: string) => {
 };
 const keyStatus = async (org: StandInOrg, id: string): Promise<string> => ((await org.state()).keys as any[]).find((k) => k.id === id)!.status;
 
+/**
+ * What the earlier levers left on an Anthropic key: `prod-api` switched off by Burnrate under a budget (a notify one for
+ * now), its state `stopped` since `since` in the earlier layout.
+ */
+async function oldStoppedKey(since: string, detail: string) {
+  const user = await registerUser();
+  await setPlan(user.accountId, 'GROWTH');
+  const { org, connectionId } = await connected(user, 'anthropic');
+  const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
+  const hash = keyHash('anthropic', keyId);
+  const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
+  await org.control(`/keys/${keyId}`, { status: 'inactive' });
+  const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
+  await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since, detail });
+  return { user, org, connectionId, keyId, budgetId, target };
+}
+
 describe('enforcement state of the earlier layout', () => {
   it('Anthropic: a key the earlier levers switched off is switched back on by the release (not taken as off by a person)', async () => {
-    const user = await registerUser();
-    await setPlan(user.accountId, 'GROWTH');
-    const { org, connectionId } = await connected(user, 'anthropic');
-    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
-    const hash = keyHash('anthropic', keyId);
-    const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
-    // What the earlier levers left: the key switched off by Burnrate, its state `stopped`.
-    await org.control(`/keys/${keyId}`, { status: 'inactive' });
-    const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
-    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: new Date(frozenAt.getTime() - 3_600_000).toISOString(), detail: 'Key prod-api deactivated' });
+    const { user, org, connectionId, keyId, budgetId, target } = await oldStoppedKey(new Date(frozenAt.getTime() - 3_600_000).toISOString(), 'Key prod-api deactivated');
 
     expect((await api(`/budgets/${budgetId}`, { method: 'PATCH', token: user.token, body: { action: 'stop' } })).status).toBe(200);
     await sync(user.accountId, connectionId);
@@ -94,15 +93,7 @@ describe('enforcement state of the earlier layout', () => {
   });
 
   it('a connection turned off before any writer ran puts back a key the earlier levers switched off', async () => {
-    const user = await registerUser();
-    await setPlan(user.accountId, 'GROWTH');
-    const { org, connectionId } = await connected(user, 'anthropic');
-    const keyId = ((await org.state()).keys as any[]).find((k) => k.name === 'prod-api')!.id as string;
-    const hash = keyHash('anthropic', keyId);
-    const budgetId = await notifyBudget(user, { name: 'Old stop', monthlyLimit: 1, scope: 'KEY', keyHash: hash });
-    await org.control(`/keys/${keyId}`, { status: 'inactive' });
-    const target = { id: `key:${hash}`, kind: 'key', provider: 'anthropic', connectionId, keyHash: hash, keyId, projectId: null, name: 'prod-api' };
-    await putLegacy(user.accountId, budgetId, { target, status: 'stopped', want: 'on', hold: false, period: month, since: frozenAt.toISOString(), detail: '' });
+    const { user, org, connectionId, keyId, budgetId } = await oldStoppedKey(frozenAt.toISOString(), '');
 
     expect((await api(`/connections/${connectionId}`, { method: 'PATCH', token: user.token, body: { enforcement: 'off' } })).status).toBe(200);
     await sync(user.accountId, connectionId);

@@ -7,23 +7,14 @@
  * account's ids → 404; a viewer can't release.
  */
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SyncResult } from '#shared/sync/all.ts';
 import { api, registerUser, setPlan, uniqueEmail, type RegisteredUser } from './harness.ts';
-import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type StandInOrg } from './standins.ts';
+import { connectStandIn, keyHash, standInsForFile, syncWhenFree, type StandInOrg } from './standins.ts';
 import { linkInMail } from './outbox.ts';
 
-let restore: () => void;
 const frozenAt = new Date();
-const orgs: StandInOrg[] = [];
-
-beforeAll(async () => {
-  restore = await pointAtStandIns();
-});
-afterAll(async () => {
-  await Promise.all(orgs.map((o) => o.remove()));
-  restore?.();
-});
+const orgs = standInsForFile();
 
 /** Runs one sync here at `now` (waiting while the stack's own worker holds the lease). */
 const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);

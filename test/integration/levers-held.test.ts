@@ -8,22 +8,13 @@
  * - an ACCOUNT budget armed, then a PROJECT budget on the same project: the lower limit holds, nothing deletes it;
  * - an ACCOUNT budget never raises a customer's own lower project limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { api, registerUser, setPlan, type RegisteredUser } from './harness.ts';
-import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
+import { connectStandIn, keyHash, standInsForFile, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
-let restore: () => void;
 const frozenAt = new Date();
-const orgs: StandInOrg[] = [];
-
-beforeAll(async () => {
-  restore = await pointAtStandIns();
-});
-afterAll(async () => {
-  await Promise.all(orgs.map((o) => o.remove()));
-  restore?.();
-});
+const orgs = standInsForFile();
 
 const sync = (accountId: string, connectionId: string, now = frozenAt): Promise<SyncResult> => syncWhenFree(accountId, connectionId, now);
 

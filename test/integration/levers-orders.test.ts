@@ -7,22 +7,13 @@
  * - an ACCOUNT stop budget and a PROJECT stop budget on the same project, created in either order: the lower limit
  *   holds, deleting either leaves the other's, the customer's own comes back after the last.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SyncResult } from '#shared/sync/all.ts';
 import { api, registerUser, setPlan, type RegisteredUser } from './harness.ts';
-import { connectStandIn, keyHash, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
+import { connectStandIn, keyHash, standInsForFile, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
 
-let restore: () => void;
 const frozenAt = new Date();
-const orgs: StandInOrg[] = [];
-
-beforeAll(async () => {
-  restore = await pointAtStandIns();
-});
-afterAll(async () => {
-  await Promise.all(orgs.map((o) => o.remove()));
-  restore?.();
-});
+const orgs = standInsForFile();
 
 const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 

@@ -8,24 +8,15 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ANTHROPIC_STANDIN_PRICES } from '#local/anthropic-admin.ts';
 import { OPENAI_STANDIN_PRICES } from '#local/openai-admin.ts';
 import type { SyncResult } from '#shared/sync/all.ts';
 import { api, registerUser, setPlan } from './harness.ts';
-import { keyHash, newStandInOrg, pointAtStandIns, syncWhenFree, type Provider, type StandInOrg } from './standins.ts';
+import { keyHash, newStandInOrg, standInsForFile, syncWhenFree, type Provider } from './standins.ts';
 
-let restore: () => void;
 const frozenAt = new Date();
-const orgs: StandInOrg[] = [];
-
-beforeAll(async () => {
-  restore = await pointAtStandIns();
-});
-afterAll(async () => {
-  await Promise.all(orgs.map((o) => o.remove()));
-  restore?.();
-});
+const orgs = standInsForFile();
 
 const sync = (accountId: string, connectionId: string): Promise<SyncResult> => syncWhenFree(accountId, connectionId, frozenAt);
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { syncConnection, type SyncResult } from '#shared/sync/all.ts';
 import { normalizeTier, priceUsage, tierOf, unitCost, unitPriceFor } from '#shared/pricing/pricing.ts';
@@ -199,6 +199,24 @@ export async function pointAtStandIns(): Promise<() => void> {
     ANTHROPIC_ADMIN_URL: stack().anthropicAdmin.url,
     OPENROUTER_URL: stack().openrouter.url,
   });
+}
+
+/**
+ * A file's stand-ins: points this process at them for the file (its beforeAll) and removes the organizations the file
+ * made, then undoes the environment (its afterAll). Returns the list a test adds its organizations to (`orgs` of
+ * `connectStandIn`).
+ */
+export function standInsForFile(): StandInOrg[] {
+  const orgs: StandInOrg[] = [];
+  let restore: (() => void) | undefined;
+  beforeAll(async () => {
+    restore = await pointAtStandIns();
+  });
+  afterAll(async () => {
+    await Promise.all(orgs.map((o) => o.remove()));
+    restore?.();
+  });
+  return orgs;
 }
 
 /**

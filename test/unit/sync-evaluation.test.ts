@@ -2,7 +2,10 @@
  * A sync's alert evaluation as a queue message (shared/alerting/evaluation-queue.ts) and its reading by the
  * evaluator (shared/alerting/after-sync.ts): what is queued, how a large one is split, what the evaluator refuses.
  */
+import { join } from 'node:path';
+import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
+import { esbuildOptions, PROJECT_ROOT } from '#infra/burnrate-function.ts';
 import { evaluationParts, hasWork, isIngestEvaluation, queueEvaluation, setLocalEvaluationSink, type Evaluation, type IngestEvaluation, type SyncEvaluation } from '#shared/alerting/evaluation-queue.ts';
 import { parseEvaluation, parseSyncEvaluation } from '#shared/alerting/after-sync.ts';
 import { evaluationOf } from '#shared/connections/phases/evaluation.ts';
@@ -80,6 +83,19 @@ describe('what an ingest queues', () => {
     expect(parseEvaluation(JSON.stringify({ ...evaluation, rates: [{ keyHash: 'x', rated: true }] }))).toBeUndefined();
     expect(parseSyncEvaluation(JSON.stringify(evaluation))).toBeUndefined();
   });
+
+  it("POST /ingest's bundle carries no enforcement, anomaly rules or alert evaluation; the evaluator carries them", async () => {
+    const inputsOf = async (entry: string) => {
+      const built = await build({ ...esbuildOptions(join(PROJECT_ROOT, 'functions', `${entry}.ts`), join(PROJECT_ROOT, '.test-data', 'never-written.mjs')), write: false, metafile: true });
+      // What ends up in the bundle (a module imported only for a function the bundle never calls weighs nothing).
+      return Object.values(built.metafile!.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([k]) => k));
+    };
+    const ingest = await inputsOf('ingest/post');
+    expect(ingest.filter((i) => /shared\/(enforcement|anomaly)\/|shared\/alerting\/(evaluate|after-sync|plan-limit)\.ts/.test(i))).toEqual([]);
+    expect(ingest).toContain('shared/alerting/evaluation-queue.ts');
+    const evaluator = await inputsOf('connections/evaluate');
+    expect(evaluator).toEqual(expect.arrayContaining(['shared/ingest/after-ingest.ts', 'shared/enforcement/service.ts', 'shared/anomaly/service.ts', 'shared/alerting/evaluate.ts']));
+  }, 60_000);
 
   it('a local queue that takes an ingest’s evaluation is awaited (what the local stack shows with the answer)', async () => {
     let handed = false;
